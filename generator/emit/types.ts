@@ -1,0 +1,59 @@
+/**
+ * types.ts: one TypeScript declaration per named type. json-schema-to-typescript writes
+ * each body; cross-file `$ref`s are replaced by the referenced type's name first, so every
+ * type is declared once and referenced by name (no inlined copies, no `Foo1`).
+ */
+import { compile } from "json-schema-to-typescript";
+import type { Json, JsonObject, ProtocolModel, TypeModel } from "../model.js";
+import { isObject, mapSchema } from "../walk.js";
+
+/** The schema json-schema-to-typescript sees: refs replaced by names, identifiers stripped. */
+function prepare(type: TypeModel, model: ProtocolModel): JsonObject {
+  const named = mapSchema(type.schema, (node) => {
+    if (typeof node.$ref !== "string") return undefined;
+    const target = model.byFile.get(node.$ref);
+    if (!target) return undefined;
+    const replacement: JsonObject = { tsType: target.title };
+    if (typeof node.description === "string") replacement.description = node.description;
+    return replacement;
+  }) as JsonObject;
+  const { $schema: _s, $id: _i, discriminator: _d, ...rest } = named;
+  // A tagged union's own `"type": "object"` is only there for the validator; the union of
+  // its variants is the whole TypeScript type.
+  if (Array.isArray(rest.oneOf)) delete rest.type;
+  return stripDiscriminators(rest) as JsonObject;
+}
+
+function stripDiscriminators(schema: Json): Json {
+  return mapSchema(schema, (node) => {
+    if (!("discriminator" in node)) return undefined;
+    const { discriminator: _d, ...rest } = node;
+    return stripDiscriminators(rest);
+  });
+}
+
+export async function emitTypes(model: ProtocolModel): Promise<string> {
+  const parts: string[] = [];
+  for (const type of model.types) {
+    const code = await compile(prepare(type, model) as never, type.title, {
+      bannerComment: "",
+      format: false,
+      declareExternallyReferenced: true,
+      additionalProperties: false,
+      strictIndexSignatures: true,
+      unknownAny: true,
+      unreachableDefinitions: false,
+      ignoreMinAndMaxItems: true,
+      $refOptions: { resolve: { external: false } } as never,
+    });
+    parts.push(code.trim());
+  }
+  return parts.join("\n\n") + "\n";
+}
+
+/** The name of every declared type, in output order (for the barrel and the registries). */
+export function typeNames(model: ProtocolModel): string[] {
+  return model.types.map((t) => t.title);
+}
+
+export const _internal = { prepare, isObject };

@@ -1,0 +1,249 @@
+/**
+ * Reads a schemas folder (protocol.json, errors.json and one file per named type),
+ * checks it, and returns the model every emitter works from. Every mistake found is
+ * reported with its file and JSON pointer; the run stops before anything is emitted.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import type { ErrorObject } from "ajv";
+import errorsMetaSchema from "../schemas/meta/errors.schema.json" with { type: "json" };
+import protocolMetaSchema from "../schemas/meta/protocol.schema.json" with { type: "json" };
+import type { ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ProtocolModel, TypeModel, UnionModel } from "./model.js";
+import { SchemaError, SchemaErrors } from "./schema-error.js";
+import { isObject, walkSchema } from "./walk.js";
+
+const DRAFT = "https://json-schema.org/draft/2020-12/schema";
+const RESERVED = new Set(["protocol.json", "errors.json"]);
+const IDENTIFIER = /^[A-Z][A-Za-z0-9]*$/;
+
+function readJson(dir: string, file: string, problems: SchemaError[]): Json | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, file), "utf8");
+  } catch (error) {
+    problems.push(new SchemaError(file, "", `cannot read the file: ${(error as Error).message}`));
+    return undefined;
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch (error) {
+    problems.push(new SchemaError(file, "", `not valid JSON: ${(error as Error).message}`));
+    return undefined;
+  }
+}
+
+function metaCheck(file: string, meta: object, value: Json, problems: SchemaError[]): boolean {
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  const validate = ajv.compile(meta);
+  if (validate(value)) return true;
+  for (const error of validate.errors as ErrorObject[]) {
+    const extra = error.keyword === "required" ? ` "${String(error.params.missingProperty)}"` : error.keyword === "additionalProperties" ? ` "${String(error.params.additionalProperty)}"` : "";
+    problems.push(new SchemaError(file, error.instancePath, `${error.message ?? error.keyword}${extra}`));
+  }
+  return false;
+}
+
+/** Splits a `$ref` into the file it names (undefined for a local ref) and its fragment. */
+function splitRef(ref: string): { file: string | undefined; fragment: string } {
+  const hash = ref.indexOf("#");
+  const file = hash === -1 ? ref : ref.slice(0, hash);
+  return { file: file === "" ? undefined : file, fragment: hash === -1 ? "" : ref.slice(hash + 1) };
+}
+
+const isNullSchema = (schema: Json | undefined) => isObject(schema) && schema.type === "null" && Object.keys(schema).length === 1;
+
+export function loadSchemas(dir: string): ProtocolModel {
+  const problems: SchemaError[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+  } catch (error) {
+    throw new SchemaErrors([new SchemaError(dir, "", `cannot read the schemas folder: ${(error as Error).message}`)]);
+  }
+  if (!entries.includes("protocol.json")) throw new SchemaErrors([new SchemaError("protocol.json", "", "the schemas folder has no protocol.json")]);
+  if (!entries.includes("errors.json")) throw new SchemaErrors([new SchemaError("errors.json", "", "the schemas folder has no errors.json")]);
+
+  const protocolRaw = readJson(dir, "protocol.json", problems);
+  const errorsRaw = readJson(dir, "errors.json", problems);
+  if (protocolRaw !== undefined) metaCheck("protocol.json", protocolMetaSchema, protocolRaw, problems);
+  if (errorsRaw !== undefined) metaCheck("errors.json", errorsMetaSchema, errorsRaw, problems);
+  if (problems.length) throw new SchemaErrors(problems);
+  const protocol = protocolRaw as JsonObject;
+  const baseUri = protocol.schemaBaseUri as string;
+
+  // Named types.
+  const byFile = new Map<string, TypeModel>();
+  const titles = new Map<string, string>();
+  const ids = new Map<string, string>();
+  for (const file of entries) {
+    if (RESERVED.has(file)) continue;
+    const raw = readJson(dir, file, problems);
+    if (raw === undefined) continue;
+    if (!isObject(raw)) {
+      problems.push(new SchemaError(file, "", "a type file must hold a JSON Schema object"));
+      continue;
+    }
+    if (raw.$schema !== DRAFT) problems.push(new SchemaError(file, "/$schema", `must be "${DRAFT}"`));
+    const id = raw.$id;
+    if (typeof id !== "string" || id !== baseUri + file) {
+      problems.push(new SchemaError(file, "/$id", `must be "${baseUri + file}" (the base URI of protocol.json and the file name)`));
+    } else if (ids.has(id)) {
+      problems.push(new SchemaError(file, "/$id", `the same $id as ${ids.get(id)}`));
+    } else ids.set(id, file);
+    const title = raw.title;
+    if (typeof title !== "string" || !IDENTIFIER.test(title)) {
+      problems.push(new SchemaError(file, "/title", "must be a PascalCase TypeScript name"));
+      continue;
+    }
+    if (titles.has(title)) {
+      problems.push(new SchemaError(file, "/title", `duplicate title "${title}": ${titles.get(title)} has it too`));
+      continue;
+    }
+    titles.set(title, file);
+    if (typeof raw.description !== "string" || raw.description.trim() === "") {
+      problems.push(new SchemaError(file, "/description", "every schema needs a description"));
+    }
+    byFile.set(file, { file, id: baseUri + file, title, description: String(raw.description ?? ""), schema: raw });
+  }
+
+  // Structural rules inside each type.
+  const unions: UnionModel[] = [];
+  for (const type of byFile.values()) {
+    walkSchema(type.schema, (node, pointer) => {
+      if (typeof node.$ref === "string") {
+        const { file, fragment } = splitRef(node.$ref);
+        if (file !== undefined && !byFile.has(file)) {
+          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `dangling $ref "${node.$ref}": no such file in the schemas folder`));
+        } else if (file !== undefined && fragment !== "") {
+          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `"${node.$ref}" points inside another file; reference a named type's file as a whole`));
+        } else if (file === undefined) {
+          problems.push(new SchemaError(type.file, `${pointer}/$ref`, `local $ref "${node.$ref}": a type used in two places gets its own file`));
+        }
+      }
+      if (pointer !== "" && (typeof node.title === "string" || typeof node.$id === "string")) {
+        problems.push(new SchemaError(type.file, pointer, "a nested schema has its own title or $id; a named type gets its own file"));
+      }
+      const isObjectSchema = (node.type === "object" && !Array.isArray(node.oneOf)) || isObject(node.properties);
+      if (isObjectSchema && !("additionalProperties" in node)) {
+        problems.push(new SchemaError(type.file, pointer, "object schema does not state additionalProperties (false to close it, true for a free-form payload)"));
+      }
+      if (node.uniqueItems !== undefined) problems.push(new SchemaError(type.file, `${pointer}/uniqueItems`, "uniqueItems is not supported; the gateway checks duplicates with its own error reason"));
+      if (node.allOf !== undefined) problems.push(new SchemaError(type.file, `${pointer}/allOf`, "allOf is not supported: it cannot extend a closed object"));
+      if (Array.isArray(node.anyOf)) {
+        const [a, b] = node.anyOf;
+        if (node.anyOf.length !== 2 || !(isNullSchema(a) || isNullSchema(b))) {
+          problems.push(new SchemaError(type.file, `${pointer}/anyOf`, "anyOf is only allowed as the nullable pair [schema, {\"type\": \"null\"}]; use a tagged oneOf for unions"));
+        }
+      }
+      if (Array.isArray(node.oneOf)) {
+        const union = checkUnion(type, node, pointer, byFile, problems);
+        if (union && pointer === "") unions.push(union);
+        else if (union) problems.push(new SchemaError(type.file, pointer, "a tagged union must be a named type of its own file"));
+      }
+      if (node.discriminator !== undefined && !Array.isArray(node.oneOf)) {
+        problems.push(new SchemaError(type.file, `${pointer}/discriminator`, "discriminator without oneOf"));
+      }
+    });
+  }
+
+  // The method and notification table.
+  const typeOfRef = (ref: string, where: string): string | undefined => {
+    const type = byFile.get(ref);
+    if (!type) {
+      problems.push(new SchemaError("protocol.json", where, `dangling $ref "${ref}": no such file in the schemas folder`));
+      return undefined;
+    }
+    if (type.schema.type !== "object" && !Array.isArray(type.schema.oneOf)) {
+      if (where.endsWith("/params/$ref")) problems.push(new SchemaError("protocol.json", where, `params "${ref}" must be an object schema (params are sent by name)`));
+    }
+    return type.title;
+  };
+
+  const errors: ErrorModel[] = (errorsRaw as { errors: JsonObject[] }).errors.map((e) => ({
+    code: e.code as number,
+    reason: e.reason as string,
+    message: e.message as string,
+    description: e.description as string,
+    standard: e.standard === true,
+    details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({ detail: d.detail as string, description: d.description as string })),
+  }));
+  const reasons = new Map<string, number>();
+  const codes = new Map<number, string>();
+  errors.forEach((e, i) => {
+    if (reasons.has(e.reason)) problems.push(new SchemaError("errors.json", `/errors/${i}/reason`, `duplicate reason "${e.reason}"`));
+    if (codes.has(e.code)) problems.push(new SchemaError("errors.json", `/errors/${i}/code`, `code ${e.code} is used by "${codes.get(e.code)}" too`));
+    if (!e.standard && (e.code < -32099 || e.code > -32000)) problems.push(new SchemaError("errors.json", `/errors/${i}/code`, `domain error codes lie in -32099…-32000; got ${e.code}`));
+    reasons.set(e.reason, i);
+    codes.set(e.code, e.reason);
+  });
+  for (const [code, reason] of [[-32700, "parse_error"], [-32600, "invalid_request"], [-32601, "method_not_found"], [-32602, "invalid_params"], [-32603, "internal_error"]] as const) {
+    if (codes.get(code) !== reason) problems.push(new SchemaError("errors.json", "/errors", `the standard error ${code} must be registered with reason "${reason}"`));
+  }
+
+  const names = new Set<string>();
+  const methods: MethodModel[] = [];
+  (protocol.methods as JsonObject[]).forEach((m, i) => {
+    const name = m.name as string;
+    if (names.has(name)) problems.push(new SchemaError("protocol.json", `/methods/${i}/name`, `"${name}" is declared twice`));
+    names.add(name);
+    const params = typeOfRef((m.params as JsonObject).$ref as string, `/methods/${i}/params/$ref`);
+    const result = typeOfRef((m.result as JsonObject).$ref as string, `/methods/${i}/result/$ref`);
+    const errs = m.errors as string[];
+    errs.forEach((reason, j) => {
+      if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json`));
+    });
+    if (params && result) methods.push({ name, direction: m.direction as MethodModel["direction"], summary: m.summary as string, params, result, errors: errs });
+  });
+  const notifications: NotificationModel[] = [];
+  (protocol.notifications as JsonObject[]).forEach((n, i) => {
+    const name = n.name as string;
+    if (names.has(name)) problems.push(new SchemaError("protocol.json", `/notifications/${i}/name`, `"${name}" is declared twice`));
+    names.add(name);
+    const params = typeOfRef((n.params as JsonObject).$ref as string, `/notifications/${i}/params/$ref`);
+    if (params) notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, params });
+  });
+
+  if (problems.length) throw new SchemaErrors(problems);
+  return {
+    title: protocol.title as string,
+    version: protocol.version as string,
+    description: protocol.description as string,
+    baseUri,
+    types: [...byFile.values()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
+    unions: unions.sort((a, b) => (a.title < b.title ? -1 : 1)),
+    methods,
+    notifications,
+    errors,
+    byFile,
+  };
+}
+
+function checkUnion(type: TypeModel, node: JsonObject, pointer: string, byFile: Map<string, TypeModel>, problems: SchemaError[]): UnionModel | undefined {
+  const discriminator = node.discriminator;
+  if (!isObject(discriminator) || typeof discriminator.propertyName !== "string") {
+    problems.push(new SchemaError(type.file, pointer, 'a union without a tag: oneOf needs "discriminator": { "propertyName": … }'));
+    return undefined;
+  }
+  const tag = discriminator.propertyName;
+  const variants: { tag: string; title: string }[] = [];
+  const seen = new Set<string>();
+  (node.oneOf as Json[]).forEach((branch, i) => {
+    const where = `${pointer}/oneOf/${i}`;
+    const variant = isObject(branch) && typeof branch.$ref === "string" ? byFile.get(branch.$ref) : undefined;
+    if (!variant) {
+      if (!(isObject(branch) && typeof branch.$ref === "string")) problems.push(new SchemaError(type.file, where, "each variant of a tagged union must be a $ref to its own file"));
+      return;
+    }
+    const property = isObject(variant.schema.properties) ? variant.schema.properties[tag] : undefined;
+    const required = Array.isArray(variant.schema.required) && variant.schema.required.includes(tag);
+    if (!isObject(property) || typeof property.const !== "string" || !required) {
+      problems.push(new SchemaError(variant.file, `/properties/${tag}`, `variant of the union ${type.title} must have a required "${tag}" with a string const`));
+      return;
+    }
+    if (seen.has(property.const)) problems.push(new SchemaError(type.file, where, `tag "${property.const}" is used by two variants`));
+    seen.add(property.const);
+    variants.push({ tag: property.const, title: variant.title });
+  });
+  return { id: type.id, title: type.title, propertyName: tag, variants };
+}

@@ -1,0 +1,66 @@
+/** The loaded, checked form of a schemas folder that every emitter reads. */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** One named type: a file of the schemas folder. */
+export interface TypeModel {
+  /** File name inside the schemas folder, e.g. `turn_start_params.json`. */
+  readonly file: string;
+  /** The schema's absolute `$id`. */
+  readonly id: string;
+  /** The TypeScript name. */
+  readonly title: string;
+  readonly description: string;
+  readonly schema: JsonObject;
+}
+
+/** A tagged union: a `oneOf` with a discriminator, and the tag value of each variant. */
+export interface UnionModel {
+  readonly id: string;
+  readonly title: string;
+  readonly propertyName: string;
+  readonly variants: readonly { readonly tag: string; readonly title: string }[];
+}
+
+export type Direction = "client_to_gateway" | "gateway_to_client";
+
+export interface MethodModel {
+  readonly name: string;
+  readonly direction: Direction;
+  readonly summary: string;
+  readonly params: string;
+  readonly result: string;
+  readonly errors: readonly string[];
+}
+
+export interface NotificationModel {
+  readonly name: string;
+  readonly direction: Direction;
+  readonly summary: string;
+  readonly params: string;
+}
+
+export interface ErrorModel {
+  readonly code: number;
+  readonly reason: string;
+  readonly message: string;
+  readonly description: string;
+  readonly standard: boolean;
+  readonly details: readonly { readonly detail: string; readonly description: string }[];
+}
+
+export interface ProtocolModel {
+  readonly title: string;
+  readonly version: string;
+  readonly description: string;
+  readonly baseUri: string;
+  /** Every named type, sorted by title. */
+  readonly types: readonly TypeModel[];
+  readonly unions: readonly UnionModel[];
+  readonly methods: readonly MethodModel[];
+  readonly notifications: readonly NotificationModel[];
+  readonly errors: readonly ErrorModel[];
+  /** The raw file contents, for hashing and for the OpenRPC/components emitters. */
+  readonly byFile: ReadonlyMap<string, TypeModel>;
+}

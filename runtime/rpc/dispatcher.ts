@@ -1,0 +1,149 @@
+/**
+ * The server half of JSON-RPC 2.0, shared by every generated dispatcher: parses frames,
+ * handles batches and notifications, validates params before a handler sees them, and
+ * turns whatever a handler throws into the right error response.
+ */
+import { classify, type JsonRpcId, type JsonRpcResponse } from "./envelope.js";
+import { DomainError, RpcError, type JsonRpcErrorObject } from "./errors.js";
+import type { ValidationIssue } from "./validation.js";
+
+/** A registered error: its code and default message. */
+export interface RegisteredError {
+  readonly code: number;
+  readonly message: string;
+}
+
+/** The standard codes every dispatcher answers with. */
+export const StandardErrors = {
+  parse_error: { code: -32700, message: "Parse error" },
+  invalid_request: { code: -32600, message: "Invalid Request" },
+  method_not_found: { code: -32601, message: "Method not found" },
+  invalid_params: { code: -32602, message: "Invalid params" },
+  internal_error: { code: -32603, message: "Internal error" },
+} as const;
+
+export type AnyHandler<Ctx> = (params: never, ctx: Ctx) => unknown;
+
+export interface DispatcherOptions<Ctx> {
+  /** The methods this side serves (those the peer may call), by name. */
+  readonly methods: ReadonlySet<string>;
+  /** The handler of each served method. */
+  readonly handlers: Readonly<Record<string, AnyHandler<Ctx>>>;
+  /** Validates a method's params; returns the issues, or undefined when valid. */
+  readonly validateParams: (method: string, params: unknown) => ValidationIssue[] | undefined;
+  /** Validates a handler's result before it is sent; a failure answers -32603 and is reported. */
+  readonly validateResult?: (method: string, result: unknown) => ValidationIssue[] | undefined;
+  /** The error registry, by reason. */
+  readonly errors: Readonly<Record<string, RegisteredError>>;
+  /** Called with every error that is answered as -32603, for logging. Never sent to the peer. */
+  readonly onInternalError?: (error: unknown, method: string) => void;
+  /** Called for notifications from the peer (no reply is ever sent for them). */
+  readonly onNotification?: (method: string, params: unknown, ctx: Ctx) => void;
+  /** Called for responses from the peer, which a pure server does not expect. */
+  readonly onResponse?: (response: JsonRpcResponse) => void;
+  /** Most messages one batch may hold. Default 1000. */
+  readonly maxBatchSize?: number;
+}
+
+export class Dispatcher<Ctx = void> {
+  constructor(private readonly options: DispatcherOptions<Ctx>) {}
+
+  /** Handles one frame of text; resolves to the frame to send back, or undefined when nothing is owed. */
+  async handleFrame(frame: string, ctx: Ctx): Promise<string | undefined> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(frame);
+    } catch (error) {
+      return JSON.stringify(this.errorResponse(null, "parse_error", `Parse error: ${(error as Error).message}`));
+    }
+    const reply = await this.handleParsed(parsed, ctx);
+    return reply === undefined ? undefined : JSON.stringify(reply);
+  }
+
+  /** Handles one parsed message or batch. */
+  async handleParsed(parsed: unknown, ctx: Ctx): Promise<JsonRpcResponse | JsonRpcResponse[] | undefined> {
+    if (!Array.isArray(parsed)) return this.handleOne(parsed, ctx);
+    if (parsed.length === 0) return this.errorResponse(null, "invalid_request", "Invalid Request: an empty batch");
+    const limit = this.options.maxBatchSize ?? 1000;
+    if (parsed.length > limit) {
+      return this.errorResponse(null, "invalid_request", `Invalid Request: a batch holds at most ${limit} messages`);
+    }
+    const replies = await Promise.all(parsed.map((message) => this.handleOne(message, ctx)));
+    const owed = replies.filter((r): r is JsonRpcResponse => r !== undefined);
+    return owed.length === 0 ? undefined : owed;
+  }
+
+  private async handleOne(message: unknown, ctx: Ctx): Promise<JsonRpcResponse | undefined> {
+    const classified = classify(message);
+    switch (classified.kind) {
+      case "invalid":
+        return this.errorResponse(classified.id, "invalid_request", `Invalid Request: ${classified.reason}`);
+      case "response":
+        this.options.onResponse?.(classified.message);
+        return undefined;
+      case "notification": {
+        const { method, params } = classified.message;
+        // A notification never gets a reply, not even an error.
+        if (this.options.onNotification && !this.options.validateParams(method, params ?? {})) {
+          this.options.onNotification(method, params ?? {}, ctx);
+        }
+        return undefined;
+      }
+      case "request":
+        return this.handleRequest(classified.message.id, classified.message.method, classified.message.params, ctx);
+    }
+  }
+
+  private async handleRequest(id: JsonRpcId, method: string, rawParams: unknown, ctx: Ctx): Promise<JsonRpcResponse> {
+    const handler = this.options.methods.has(method) ? this.options.handlers[method] : undefined;
+    if (!handler) {
+      return this.errorResponse(id, "method_not_found", `Method not found: ${method}`, { method });
+    }
+    const params = rawParams ?? {};
+    const issues = this.options.validateParams(method, params);
+    if (issues) {
+      return this.errorResponse(id, "invalid_params", `Invalid params for ${method}: ${describe(issues)}`, { errors: issues });
+    }
+    try {
+      const result = await handler(params as never, ctx);
+      const resultIssues = this.options.validateResult?.(method, result);
+      if (resultIssues) {
+        this.options.onInternalError?.(new Error(`result of ${method} does not match its schema: ${describe(resultIssues)}`), method);
+        return this.errorResponse(id, "internal_error", "Internal error");
+      }
+      return { jsonrpc: "2.0", id, result: result === undefined ? null : result };
+    } catch (error) {
+      return { jsonrpc: "2.0", id, error: this.toErrorObject(error, method) };
+    }
+  }
+
+  private toErrorObject(error: unknown, method: string): JsonRpcErrorObject {
+    if (error instanceof DomainError) {
+      const registered = this.options.errors[error.reason];
+      if (registered) return { code: registered.code, message: error.message, data: { ...error.data, reason: error.reason } };
+      this.options.onInternalError?.(new Error(`unregistered error reason "${error.reason}": ${error.message}`), method);
+      return this.registered("internal_error", "Internal error");
+    }
+    if (error instanceof RpcError) return error.toJSON();
+    this.options.onInternalError?.(error, method);
+    return this.registered("internal_error", "Internal error");
+  }
+
+  private registered(reason: keyof typeof StandardErrors, message: string, data?: Record<string, unknown>): JsonRpcErrorObject {
+    const code = this.options.errors[reason]?.code ?? StandardErrors[reason].code;
+    return { code, message, data: { ...data, reason } };
+  }
+
+  errorResponse(
+    id: JsonRpcId | null,
+    reason: keyof typeof StandardErrors,
+    message: string,
+    data?: Record<string, unknown>,
+  ): JsonRpcResponse {
+    return { jsonrpc: "2.0", id, error: this.registered(reason, message, data) };
+  }
+}
+
+function describe(issues: readonly ValidationIssue[]): string {
+  return issues.map((i) => `${i.pointer || "(params)"} ${i.message}`).join("; ");
+}

@@ -1,0 +1,165 @@
+/**
+ * Turns the errors of a precompiled validator into findings a person can act on: the
+ * JSON pointer of the failing value, a readable message, what was expected and what was
+ * received.
+ */
+
+/** One validation finding. `pointer` is a JSON pointer into the validated value ("" is the value itself). */
+export interface ValidationIssue {
+  pointer: string;
+  message: string;
+  expected?: unknown;
+  received?: unknown;
+}
+
+/** The result of validating a value as type `T`. */
+export type ValidationResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; errors: ValidationIssue[] };
+
+/** The subset of an ajv error object that the formatter reads. */
+export interface RawValidationError {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** A precompiled validation function, as ajv's standalone code exports it. */
+export type RawValidator = ((data: unknown) => boolean) & {
+  errors?: RawValidationError[] | null;
+};
+
+/** Allowed tag values of each tagged union, keyed by the union's file name (`user_input.json`). */
+export type UnionTags = Readonly<Record<string, { readonly propertyName: string; readonly values: readonly string[] }>>;
+
+const MISSING = Symbol("missing");
+
+function unescapePointerToken(token: string): string {
+  return token.replace(/~1/g, "/").replace(/~0/g, "~");
+}
+
+function escapePointerToken(token: string): string {
+  return token.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** Reads the value at a JSON pointer, or `MISSING` when nothing is there. */
+function valueAt(root: unknown, pointer: string): unknown {
+  if (pointer === "") return root;
+  let current: unknown = root;
+  for (const raw of pointer.slice(1).split("/")) {
+    const token = unescapePointerToken(raw);
+    if (current !== null && typeof current === "object" && Object.hasOwn(current, token)) {
+      current = (current as Record<string, unknown>)[token];
+    } else {
+      return MISSING;
+    }
+  }
+  return current;
+}
+
+function list(values: readonly unknown[]): string {
+  return values.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
+}
+
+function unionTagsFor(schemaPath: string, tags: UnionTags, rootFile: string | undefined) {
+  // A union is always the root of its own file, so its errors come from "#/discriminator"
+  // when it was validated directly, or "<file>/discriminator" when reached through a $ref.
+  const base = schemaPath.slice(0, schemaPath.lastIndexOf("/discriminator"));
+  const file = base === "#" ? rootFile : base.slice(base.lastIndexOf("/") + 1).replace(/#$/, "");
+  return file === undefined ? undefined : tags[file];
+}
+
+/** Converts raw validator errors into issues, reading received values from `root`. */
+export function toIssues(errors: readonly RawValidationError[], root: unknown, tags: UnionTags = {}, rootFile?: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  // A failing anyOf/oneOf also reports its branches' errors at the same place; the
+  // union's own issue says it better, so branch errors at exactly that place are dropped.
+  const unionPointers = new Set(
+    errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath),
+  );
+  for (const error of errors) {
+    const issue = toIssue(error, root, tags, rootFile);
+    if (!issue) continue;
+    if (error.keyword !== "anyOf" && error.keyword !== "oneOf" && unionPointers.has(issue.pointer) && error.instancePath === issue.pointer) continue;
+    const key = `${issue.pointer}\u0000${issue.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+function withReceived(issue: ValidationIssue, root: unknown): ValidationIssue {
+  const received = valueAt(root, issue.pointer);
+  return received === MISSING ? issue : { ...issue, received };
+}
+
+function toIssue(error: RawValidationError, root: unknown, tags: UnionTags, rootFile: string | undefined): ValidationIssue | undefined {
+  const at = error.instancePath;
+  const p = error.params;
+  switch (error.keyword) {
+    case "required":
+      return { pointer: `${at}/${escapePointerToken(String(p.missingProperty))}`, message: "is required", expected: "a value" };
+    case "additionalProperties":
+      return withReceived(
+        { pointer: `${at}/${escapePointerToken(String(p.additionalProperty))}`, message: "is not a known field", expected: "no such field" },
+        root,
+      );
+    case "enum": {
+      const allowed = (p.allowedValues as unknown[]) ?? [];
+      return withReceived({ pointer: at, message: `must be one of ${list(allowed)}`, expected: allowed }, root);
+    }
+    case "const":
+      return withReceived({ pointer: at, message: `must be ${JSON.stringify(p.allowedValue)}`, expected: p.allowedValue }, root);
+    case "type":
+      return withReceived({ pointer: at, message: `must be ${String(p.type).replace(",", " or ")}`, expected: p.type }, root);
+    case "discriminator": {
+      const tag = String(p.tag);
+      const union = unionTagsFor(error.schemaPath, tags, rootFile);
+      const pointer = `${at}/${escapePointerToken(tag)}`;
+      if (p.error === "mapping" && union) {
+        return withReceived({ pointer, message: `must be one of ${list(union.values)}`, expected: union.values }, root);
+      }
+      if (union) {
+        return withReceived({ pointer, message: `is required and must be one of ${list(union.values)}`, expected: union.values }, root);
+      }
+      return withReceived({ pointer, message: `must be a known "${tag}" tag` }, root);
+    }
+    case "anyOf":
+    case "oneOf":
+      return withReceived({ pointer: at, message: "does not match any allowed shape" }, root);
+    case "if":
+    case "then":
+    case "else":
+      return undefined;
+    default: {
+      const expected = p.limit ?? p.pattern ?? p.format;
+      return withReceived(
+        { pointer: at, message: error.message ?? `fails ${error.keyword}`, ...(expected === undefined ? {} : { expected }) },
+        root,
+      );
+    }
+  }
+}
+
+/** Runs a precompiled validator and returns the typed value or the issues found. */
+export function runValidator<T>(validator: RawValidator, value: unknown, tags: UnionTags = {}, rootFile?: string): ValidationResult<T> {
+  if (validator(value)) return { ok: true, value: value as T };
+  return { ok: false, errors: toIssues(validator.errors ?? [], value, tags, rootFile) };
+}
+
+/** One line per issue: `path/to/field: message; got "value"`, the path prefixed by `prefix`. */
+export function formatIssue(issue: ValidationIssue, prefix = ""): string {
+  const path = `${prefix}${issue.pointer}`.replace(/^\//, "") || "(value)";
+  const got = issue.received === undefined ? "" : `; got ${preview(issue.received)}`;
+  return `${path}: ${issue.message}${got}`;
+}
+
+/** A short JSON rendering of a received value, so one huge value cannot flood a report. */
+export function preview(value: unknown, max = 120): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
