@@ -166,6 +166,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     message: e.message as string,
     description: e.description as string,
     standard: e.standard === true,
+    anyMethod: e.standard === true || e.anyMethod === true,
     details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({ detail: d.detail as string, description: d.description as string })),
   }));
   const reasons = new Map<string, number>();

@@ -47,6 +47,8 @@ export interface ErrorModel {
   readonly message: string;
   readonly description: string;
   readonly standard: boolean;
+  /** Any request may get this error (standard and connection-level errors). */
+  readonly anyMethod: boolean;
   readonly details: readonly { readonly detail: string; readonly description: string }[];
 }
 

@@ -1,0 +1,94 @@
+/**
+ * Checks a sequence of JSON-RPC messages against the protocol: a request against its
+ * method's params, a response against the result of the request with the same id seen
+ * earlier (or as a registered error), a notification against its params.
+ */
+import { classify, type JsonRpcId } from "../runtime/rpc/envelope.js";
+import type { ValidationIssue } from "../runtime/rpc/validation.js";
+import { errors, isMethodName, isNotificationName, methods, type ErrorReason, type MethodName } from "../generated/registry.js";
+import { validate, validateNotification, validateParams, validateResult, type TypeName, type ValidationMode } from "../generated/validators.js";
+
+/** One problem with one message. */
+export interface Finding {
+  /** Index of the message in the input sequence. */
+  readonly index: number;
+  /** The method or notification the message is about, when known. */
+  readonly method?: string;
+  /** Where the pointer starts: "params", "result", "error" or "" for the message itself. */
+  readonly part: "params" | "result" | "error" | "";
+  readonly issue: ValidationIssue;
+}
+
+const registeredByCode = new Map<number, ErrorReason>(Object.entries(errors).map(([reason, e]) => [e.code, reason as ErrorReason]));
+
+/** Stateful: remembers request ids so that later responses can be matched to their method. */
+export class MessageChecker {
+  private readonly requests = new Map<string, MethodName>();
+
+  constructor(private readonly mode: ValidationMode = "strict") {}
+
+  private key(id: JsonRpcId): string {
+    return `${typeof id}:${String(id)}`;
+  }
+
+  /** Checks one message (or batch) and returns its findings. */
+  check(value: unknown, index: number): Finding[] {
+    if (Array.isArray(value)) {
+      if (value.length === 0) return [{ index, part: "", issue: { pointer: "", message: "an empty batch is not a valid JSON-RPC message" } }];
+      return value.flatMap((message, i) => this.checkOne(message, index).map((f) => ({ ...f, issue: { ...f.issue, pointer: f.part === "" ? `/${i}${f.issue.pointer}` : f.issue.pointer } })));
+    }
+    return this.checkOne(value, index);
+  }
+
+  private checkOne(value: unknown, index: number): Finding[] {
+    const classified = classify(value);
+    const issuesToFindings = (issues: ValidationIssue[], part: Finding["part"], method?: string): Finding[] =>
+      issues.map((issue) => ({ index, part, issue, ...(method === undefined ? {} : { method }) }));
+    switch (classified.kind) {
+      case "invalid":
+        return [{ index, part: "", issue: { pointer: "", message: `not a valid JSON-RPC 2.0 message: ${classified.reason}` } }];
+      case "request": {
+        const { method, params, id } = classified.message;
+        if (!isMethodName(method)) return [{ index, method, part: "", issue: { pointer: "/method", message: "is not a method of the protocol", received: method } }];
+        this.requests.set(this.key(id), method);
+        const result = validateParams(method, params ?? {}, this.mode);
+        return result.ok ? [] : issuesToFindings(result.errors, "params", method);
+      }
+      case "notification": {
+        const { method, params } = classified.message;
+        if (!isNotificationName(method)) {
+          const hint = isMethodName(method) ? " (it is a method: a request needs an id)" : "";
+          return [{ index, method, part: "", issue: { pointer: "/method", message: `is not a notification of the protocol${hint}`, received: method } }];
+        }
+        const result = validateNotification(method, params ?? {}, this.mode);
+        return result.ok ? [] : issuesToFindings(result.errors, "params", method);
+      }
+      case "response": {
+        const response = classified.message;
+        const method = response.id === null ? undefined : this.requests.get(this.key(response.id));
+        if ("error" in response) {
+          const reason = (response.error.data as { reason?: unknown } | undefined)?.reason;
+          const registered = registeredByCode.get(response.error.code);
+          if (typeof reason === "string" && Object.hasOwn(errors, reason) && errors[reason as ErrorReason].code !== response.error.code) {
+            return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${errors[reason as ErrorReason].code} of reason "${reason}"`, received: response.error.code }], "error", method);
+          }
+          if (!registered && (response.error.code > -32000 || response.error.code < -32768)) return [];
+          if (!registered) return issuesToFindings([{ pointer: "/code", message: "is not in the error registry", received: response.error.code }], "error", method);
+          if (method && !errors[registered].anyMethod && !(methods[method].errors as readonly string[]).includes(registered)) {
+            return issuesToFindings([{ pointer: "/code", message: `"${registered}" is not an error ${method} is registered to return`, received: response.error.code }], "error", method);
+          }
+          return [];
+        }
+        if (!method) return [{ index, part: "", issue: { pointer: "/id", message: "answers no request seen earlier in the input", received: response.id } }];
+        const result = validateResult(method, response.result, this.mode);
+        return result.ok ? [] : issuesToFindings(result.errors, "result", method);
+      }
+    }
+  }
+}
+
+/** Validates a bare value as a named type. */
+export function checkBareValue(type: TypeName, value: unknown, index: number, mode: ValidationMode): Finding[] {
+  const result = validate(type, value, mode);
+  return result.ok ? [] : result.errors.map((issue) => ({ index, part: "", issue, method: type }));
+}

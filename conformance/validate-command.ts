@@ -1,0 +1,96 @@
+/**
+ * `turnspec validate`: checks files (or standard input) of JSON-RPC messages or bare
+ * values and prints one finding per problem:
+ *   session.jsonl:12 turn/start params/permission_profile/mode: must be one of …; got "admin"
+ * Exit 0 when everything is valid, 1 when anything is invalid, 2 on usage or unreadable input.
+ */
+import { readFileSync } from "node:fs";
+import { formatIssue } from "../runtime/rpc/validation.js";
+import { isTypeName, schemaFiles } from "../generated/validators.js";
+import { checkBareValue, MessageChecker, type Finding } from "./check-messages.js";
+import { readJsonValues } from "./read-json.js";
+
+export interface ValidateCommand {
+  readonly files: readonly string[];
+  readonly type?: string;
+  readonly tolerant: boolean;
+  readonly json: boolean;
+}
+
+interface Io {
+  readonly out: { write(text: string): unknown };
+  readonly err: { write(text: string): unknown };
+  readonly stdin: () => string;
+}
+
+const defaultIo: Io = { out: process.stdout, err: process.stderr, stdin: () => readFileSync(0, "utf8") };
+
+/** A finding with its place in the input, as printed and as written by --json. */
+export interface LocatedFinding {
+  readonly file: string;
+  readonly line: number;
+  readonly method?: string;
+  readonly pointer: string;
+  readonly message: string;
+  readonly expected?: unknown;
+  readonly received?: unknown;
+}
+
+function suggest(name: string): string {
+  const lower = name.toLowerCase();
+  const close = Object.keys(schemaFiles).filter((t) => t.toLowerCase().includes(lower) || lower.includes(t.toLowerCase())).slice(0, 5);
+  return close.length ? ` Did you mean ${close.join(", ")}?` : " Run with a type name from generated/PROTOCOL.md.";
+}
+
+export async function runValidate(command: ValidateCommand, io: Io = defaultIo): Promise<number> {
+  if (command.type !== undefined && !isTypeName(command.type)) {
+    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type)}\n`);
+    return 2;
+  }
+  const mode = command.tolerant ? "tolerant" : "strict";
+  const inputs = command.files.length === 0 ? ["-"] : command.files;
+  const findings: LocatedFinding[] = [];
+  let checked = 0;
+  for (const file of inputs) {
+    const name = file === "-" ? "<stdin>" : file;
+    let text: string;
+    try {
+      text = file === "-" ? io.stdin() : readFileSync(file, "utf8");
+    } catch (error) {
+      io.err.write(`turnspec validate: cannot read ${name}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}\n`);
+      return 2;
+    }
+    const read = readJsonValues(text);
+    if (!read.ok) {
+      io.err.write(`turnspec validate: ${name}:${read.line}: ${read.message}\n`);
+      return 2;
+    }
+    const checker = new MessageChecker(mode);
+    read.values.forEach(({ line, value }, index) => {
+      checked++;
+      const found: Finding[] = command.type !== undefined && isTypeName(command.type) ? checkBareValue(command.type, value, index, mode) : checker.check(value, index);
+      for (const f of found) {
+        findings.push({
+          file: name,
+          line,
+          ...(f.method === undefined ? {} : { method: f.method }),
+          pointer: f.part === "" ? f.issue.pointer : `${f.part}${f.issue.pointer}`,
+          message: f.issue.message,
+          ...(f.issue.expected === undefined ? {} : { expected: f.issue.expected }),
+          ...(f.issue.received === undefined ? {} : { received: f.issue.received }),
+        });
+      }
+    });
+  }
+  if (command.json) {
+    io.out.write(`${JSON.stringify({ valid: findings.length === 0, checked, findings }, null, 2)}\n`);
+  } else {
+    for (const f of findings) {
+      const where = formatIssue({ pointer: f.pointer.startsWith("/") || f.pointer === "" ? f.pointer : `/${f.pointer}`, message: f.message, received: f.received });
+      io.out.write(`${f.file}:${f.line}${f.method ? ` ${f.method}` : ""} ${where}\n`);
+    }
+    const invalid = new Set(findings.map((f) => `${f.file}:${f.line}`)).size;
+    io.out.write(findings.length === 0 ? `${checked} value${checked === 1 ? "" : "s"} checked: all valid\n` : `${checked} value${checked === 1 ? "" : "s"} checked: ${invalid} invalid, ${findings.length} finding${findings.length === 1 ? "" : "s"}\n`);
+  }
+  return findings.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,103 @@
+/**
+ * Precompiled validators: ajv's standalone code for every named type, in two modes.
+ * Strict keeps the schemas as written (unknown fields and enum values are errors);
+ * tolerant opens every closed object, so a client keeps working against a newer gateway.
+ */
+import Ajv2020 from "ajv/dist/2020.js";
+import standaloneCode from "ajv/dist/standalone/index.js";
+import type { Json, JsonObject, ProtocolModel } from "../model.js";
+import { SchemaError, SchemaErrors } from "../schema-error.js";
+import { mapSchema } from "../walk.js";
+
+export type ValidationMode = "strict" | "tolerant";
+
+/** The ajv options every validator is compiled with, shared with the run-time comparison in bench/. */
+export const ajvOptions = {
+  strict: true,
+  discriminator: true,
+  // Formats are annotations in turnspec's schemas: the gateway checks what it relies on.
+  validateFormats: false,
+  // Lengths count UTF-16 code units, which keeps the standalone code free of runtime imports.
+  unicode: false,
+  allErrors: false,
+  // Each referenced type is its own function, called where it is used, instead of being
+  // inlined at every use: the module stays a fraction of the size for the same checks.
+  inlineRefs: false,
+  // Messages are written by the support module from keyword and params, not by ajv.
+  messages: false,
+  logger: {
+    log: () => undefined,
+    // ajv flags `unicode` as deprecated but still honours it; every other warning is shown.
+    warn: (...args: unknown[]) => {
+      if (!String(args[0]).startsWith("DEPRECATED: option unicode")) console.warn(...args);
+    },
+    error: (...args: unknown[]) => console.error(...args),
+  },
+} as const;
+
+/** Removes `additionalProperties: false` everywhere: the tolerant reading of a schema. */
+export function tolerantSchema(schema: JsonObject): JsonObject {
+  return mapSchema(schema, (node) => {
+    if (node.additionalProperties !== false) return undefined;
+    const { additionalProperties: _closed, ...open } = node;
+    return tolerantSchema(open as JsonObject);
+  }) as JsonObject;
+}
+
+const ANNOTATIONS = new Set(["title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly", "format"]);
+
+/** Drops annotation keywords: they do not change what is valid, and ajv would embed them in the code. */
+export function withoutAnnotations(schema: JsonObject): JsonObject {
+  return mapSchema(schema, (node) => {
+    const keys = Object.keys(node).filter((k) => ANNOTATIONS.has(k));
+    if (keys.length === 0) return undefined;
+    const copy: JsonObject = { ...node };
+    for (const key of keys) delete copy[key];
+    return withoutAnnotations(copy);
+  }) as JsonObject;
+}
+
+/** The schemas a validator set is compiled from, in the given mode. */
+export function schemasFor(model: ProtocolModel, mode: ValidationMode): JsonObject[] {
+  return model.types.map((t) => withoutAnnotations(mode === "strict" ? t.schema : tolerantSchema(t.schema)));
+}
+
+/** Compiles every type into one ES module exporting a validation function per title. */
+export function emitStandalone(model: ProtocolModel, mode: ValidationMode): string {
+  const ajv = new Ajv2020({ ...ajvOptions, code: { source: true, esm: true, lines: true } });
+  try {
+    for (const schema of schemasFor(model, mode)) ajv.addSchema(schema as object);
+  } catch (error) {
+    throw new SchemaErrors([new SchemaError("(schemas)", "", `ajv rejected a schema: ${(error as Error).message}`)]);
+  }
+  const exports: Record<string, string> = {};
+  for (const type of model.types) {
+    try {
+      ajv.getSchema(type.id);
+    } catch (error) {
+      throw new SchemaErrors([new SchemaError(type.file, "", `ajv cannot compile it: ${(error as Error).message}`)]);
+    }
+    exports[type.title] = type.id;
+  }
+  const code = standaloneCode(ajv, exports);
+  // ajv writes require() for a few runtime helpers even in ESM mode; turnspec's schema
+  // conventions avoid the keywords that need them, and this keeps it that way.
+  const required = /require\("([^"]+)"\)/.exec(code);
+  if (required) {
+    throw new SchemaErrors([new SchemaError("(schemas)", "", `a schema uses a keyword whose validator needs the runtime helper ${required[1]} (for example uniqueItems or a format); the generated validators must stay self-contained`)]);
+  }
+  return code;
+}
+
+/** The declaration file that types the standalone module. */
+export function emitStandaloneDeclarations(model: ProtocolModel, support: string): string {
+  const lines = [`import type { RawValidator } from "${support}";`, ""];
+  for (const type of model.types) lines.push(`export declare const ${type.title}: RawValidator;`);
+  return lines.join("\n") + "\n";
+}
+
+export function unionTagTable(model: ProtocolModel): Json {
+  return Object.fromEntries(
+    model.unions.map((u) => [model.types.find((t) => t.id === u.id)!.file, { propertyName: u.propertyName, values: u.variants.map((v) => v.tag) }]),
+  );
+}
