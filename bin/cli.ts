@@ -5,8 +5,6 @@
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { runGenerate } from "../generator/command.js";
-import { runValidate } from "../conformance/validate-command.js";
 
 /** Exit codes: 0 success, 1 the check failed, 2 usage or unreadable input. */
 const cli = yargs(hideBin(process.argv))
@@ -23,6 +21,8 @@ const cli = yargs(hideBin(process.argv))
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
         .option("support", { type: "string", default: "turnspec/rpc", describe: "Import specifier of the JSON-RPC support module" }),
     async (argv) => {
+      // Each command loads its own modules, so `--help` and the other commands stay quick.
+      const { runGenerate } = await import("../generator/command.js");
       process.exitCode = await runGenerate({
         schemasDir: resolve(argv.schemas),
         outDir: resolve(argv.out),
@@ -42,6 +42,7 @@ const cli = yargs(hideBin(process.argv))
         .option("tolerant", { type: "boolean", default: false, describe: "Accept unknown fields (tolerant mode)" })
         .option("json", { type: "boolean", default: false, describe: "Print the findings as JSON" }),
     async (argv) => {
+      const { runValidate } = await import("../conformance/validate-command.js");
       process.exitCode = await runValidate({
         files: argv.files ?? [],
         ...(argv.type === undefined ? {} : { type: argv.type }),

@@ -36,10 +36,28 @@ export interface LocatedFinding {
   readonly received?: unknown;
 }
 
+/** Edit distance between two names, for suggestions. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
 function suggest(name: string): string {
   const lower = name.toLowerCase();
-  const close = Object.keys(schemaFiles).filter((t) => t.toLowerCase().includes(lower) || lower.includes(t.toLowerCase())).slice(0, 5);
-  return close.length ? ` Did you mean ${close.join(", ")}?` : " Run with a type name from generated/PROTOCOL.md.";
+  const close = Object.keys(schemaFiles)
+    .map((t) => ({ t, d: distance(lower, t.toLowerCase()) }))
+    .filter(({ d }) => d <= Math.max(2, Math.floor(name.length / 4)))
+    .sort((a, b) => a.d - b.d || (a.t < b.t ? -1 : 1))
+    .slice(0, 3)
+    .map(({ t }) => t);
+  return close.length ? ` Did you mean ${close.join(", ")}?` : " The type names are the titles listed in generated/PROTOCOL.md.";
 }
 
 export async function runValidate(command: ValidateCommand, io: Io = defaultIo): Promise<number> {

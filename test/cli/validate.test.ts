@@ -1,0 +1,134 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runValidate, type ValidateCommand } from "../../conformance/validate-command.js";
+
+const thread = "thr_000000000000000001";
+const turnStart = (params: Record<string, unknown> = {}) => ({
+  jsonrpc: "2.0",
+  id: 7,
+  method: "turn/start",
+  params: { thread_id: thread, turn_id: "trn_1", input: [{ type: "text", text: "hi", textElements: [] }], ...params },
+});
+
+const dir = mkdtempSync(join(tmpdir(), "turnspec-validate-"));
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+const lines = (...values: unknown[]) => values.map((v) => JSON.stringify(v)).join("\n") + "\n";
+
+async function run(command: Partial<ValidateCommand>, stdin = "") {
+  let out = "";
+  let err = "";
+  const code = await runValidate(
+    { files: [], tolerant: false, json: false, ...command },
+    { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) }, stdin: () => stdin },
+  );
+  return { code, out, err };
+}
+
+describe("turnspec validate", () => {
+  it("reports file, line, method, pointer, expectation and received value", async () => {
+    const path = file("session.jsonl", lines({ jsonrpc: "2.0", method: "turn/started", params: {} }, turnStart({ permission_profile: { mode: "admin" } })));
+    const { code, out } = await run({ files: [path] });
+    expect(code).toBe(1);
+    expect(out).toContain(`${path}:2 turn/start params/permission_profile/mode: must be one of full_access, auto_accept_edits, supervised; got "admin"`);
+    expect(out).toMatch(new RegExp(`${path}:1 turn/started params/\\w+: is required`));
+  });
+
+  it("checks a response against the result of the request with the same id earlier in the input", async () => {
+    const path = file("responses.jsonl", lines(turnStart(), { jsonrpc: "2.0", id: 7, result: { turn: { id: "trn_1", status: "Running", prompt_manifest: null } } }));
+    const { code, out } = await run({ files: [path] });
+    expect(code).toBe(1);
+    expect(out).toContain(`${path}:2 turn/start result/turn/`);
+  });
+
+  it("flags a response to no known request, an unknown method and an error code that does not match its reason", async () => {
+    const path = file(
+      "odd.jsonl",
+      lines(
+        { jsonrpc: "2.0", id: 99, result: {} },
+        { jsonrpc: "2.0", id: 1, method: "turn/explode", params: {} },
+        turnStart(),
+        { jsonrpc: "2.0", id: 7, error: { code: -32002, message: "no", data: { reason: "thread_not_found" } } },
+      ),
+    );
+    const { out } = await run({ files: [path] });
+    expect(out).toContain(`${path}:1 id: answers no request seen earlier in the input; got 99`);
+    expect(out).toContain(`${path}:2 turn/explode method: is not a method of the protocol`);
+    expect(out).toContain(`${path}:4 turn/start error/code: does not match the registered code -32001 of reason "thread_not_found"`);
+  });
+
+  it("accepts a whole valid transcript and registered errors", async () => {
+    const { code, out } = await run({ files: ["examples/session.jsonl"] });
+    expect(out).toContain("15 values checked: all valid");
+    expect(code).toBe(0);
+  });
+
+  it("reads one JSON value, an array with element lines, and standard input", async () => {
+    const single = file("one.json", JSON.stringify(turnStart(), null, 2));
+    expect((await run({ files: [single] })).code).toBe(0);
+    const array = file("array.json", `[\n  ${JSON.stringify(turnStart())},\n  ${JSON.stringify(turnStart({ extra: true }))}\n]\n`);
+    const arrayRun = await run({ files: [array] });
+    expect(arrayRun.code).toBe(1);
+    expect(arrayRun.out).toContain(`${array}:3 turn/start params/extra: is not a known field; got true`);
+    const stdin = await run({ files: ["-"] }, lines(turnStart({ mode: "Sideways" })));
+    expect(stdin.out).toContain('<stdin>:1 turn/start params/mode: must be one of Chat, Agent; got "Sideways"');
+  });
+
+  it("validates bare values with --type, strictly unless --tolerant", async () => {
+    const item = { type: "agentMessage", id: "itm_1", status: "completed", text: "done", rendered_by: "v2" };
+    const path = file("item.json", JSON.stringify(item));
+    const strict = await run({ files: [path], type: "TurnItem" });
+    expect(strict.code).toBe(1);
+    expect(strict.out).toContain("rendered_by: is not a known field");
+    expect((await run({ files: [path], type: "TurnItem", tolerant: true })).code).toBe(0);
+    const wrongTag = await run({ files: [file("tag.json", JSON.stringify({ ...item, type: "hologram" }))], type: "TurnItem" });
+    expect(wrongTag.out).toContain('type: must be one of userMessage, agentMessage, reasoning');
+  });
+
+  it("prints findings as JSON with --json", async () => {
+    const path = file("json.jsonl", lines(turnStart({ permission_profile: { mode: "admin" } })));
+    const { code, out } = await run({ files: [path], json: true });
+    expect(code).toBe(1);
+    const report = JSON.parse(out);
+    expect(report).toMatchObject({ valid: false, checked: 1 });
+    expect(report.findings[0]).toEqual({
+      file: path,
+      line: 1,
+      method: "turn/start",
+      pointer: "params/permission_profile/mode",
+      message: "must be one of full_access, auto_accept_edits, supervised",
+      expected: ["full_access", "auto_accept_edits", "supervised"],
+      received: "admin",
+    });
+  });
+
+  it("exits 2 with a message on usage errors and unreadable input", async () => {
+    const unknownType = await run({ files: [file("x.json", "{}")], type: "TurnStartParam" });
+    expect(unknownType.code).toBe(2);
+    expect(unknownType.err).toContain('unknown type "TurnStartParam". Did you mean TurnStartParams');
+    const missing = await run({ files: [join(dir, "nope.json")] });
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain("no such file");
+    const garbage = await run({ files: [file("bad.jsonl", `${JSON.stringify(turnStart())}\n{not json\n`)] });
+    expect(garbage.code).toBe(2);
+    expect(garbage.err).toMatch(/bad\.jsonl:2: not valid JSON/);
+  });
+
+  it("works as a command: exit codes, no stack traces", () => {
+    const ok = spawnSync("node", ["bin/turnspec.js", "validate", "examples/session.jsonl"], { encoding: "utf8" });
+    expect(ok.status).toBe(0);
+    const bad = spawnSync("node", ["bin/turnspec.js", "validate", "-"], { input: lines(turnStart({ turn_id: 5 })), encoding: "utf8" });
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain("<stdin>:1 turn/start params/turn_id: must be string; got 5");
+    const usage = spawnSync("node", ["bin/turnspec.js", "validate", "--no-such-flag"], { encoding: "utf8" });
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).not.toMatch(/\n\s+at /);
+    expect(execFileSync("node", ["bin/turnspec.js", "--help"], { encoding: "utf8" })).toContain("generate");
+  });
+});
