@@ -6,7 +6,7 @@
  */
 import { Dispatcher, DomainError, LocalError, formatIssue, type JsonRpcResponse } from "turnspec/rpc";
 import type { GatewayNotificationName, ClientMethodName, ErrorReason, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
-import { errors, methods } from "./registry.js";
+import { errors, methods, notifications } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
 /** One handler per method the gateway serves. */
@@ -24,7 +24,7 @@ export interface ServerOptions<Ctx> {
   readonly validateResults?: boolean;
   /** Every error answered as -32603, for the gateway's own log. Never sent. */
   readonly onInternalError?: (error: unknown, method: string) => void;
-  /** Notifications from the client. */
+  /** Valid notifications the protocol lets the client send. */
   readonly onNotification?: (method: string, params: unknown, ctx: Ctx) => void;
   /** Responses from the client (to requests this side sent). */
   readonly onResponse?: (response: JsonRpcResponse) => void;
@@ -33,6 +33,7 @@ export interface ServerOptions<Ctx> {
 }
 
 const served = new Set<string>(Object.values(methods).filter((m) => m.direction === "client_to_gateway").map((m) => m.name));
+const heard = new Set<string>(Object.values(notifications).filter((n) => n.direction === "client_to_gateway").map((n) => n.name));
 
 /** Builds the dispatcher for a complete set of handlers. */
 export function createDispatcher<Ctx = void, H extends Handlers<Ctx> = Handlers<Ctx>>(
@@ -47,6 +48,8 @@ export function createDispatcher<Ctx = void, H extends Handlers<Ctx> = Handlers<
     ...(options.validateResults ? { validateResult: (method: string, result: unknown) => resultIssues(method, result, "strict") } : {}),
     errors,
     ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
+    notifications: heard,
+    validateNotification: (method, params) => notificationIssues(method, params, mode),
     ...(options.onNotification ? { onNotification: options.onNotification } : {}),
     ...(options.onResponse ? { onResponse: options.onResponse } : {}),
     ...(options.maxBatchSize === undefined ? {} : { maxBatchSize: options.maxBatchSize }),

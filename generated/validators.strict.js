@@ -2240,7 +2240,7 @@ validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const ContextCompressionReason = validate79;
 
 export const ExecutionBackend = validate83;
-const schema37 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend.json","type":"object","oneOf":[{"$ref":"execution_backend_api_provider.json"},{"$ref":"execution_backend_cli_agent_runtime.json"},{"$ref":"execution_backend_acp_agent_runtime.json"}],"discriminator":{"propertyName":"type"}};
+const schema37 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend.json","type":"object","oneOf":[{"$ref":"execution_backend_api_provider.json"},{"$ref":"execution_backend_cli_agent_runtime.json"},{"$ref":"execution_backend_acp_agent_runtime.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["apiProvider","cliAgentRuntime","acpAgentRuntime"]}}};
 const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_api_provider.json","type":"object","additionalProperties":false,"required":["type","provider"],"properties":{"type":{"type":"string","const":"apiProvider"},"provider":{"type":"string"}}};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2484,6 +2484,25 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(!(((data0 === "apiProvider") || (data0 === "cliAgentRuntime")) || (data0 === "acpAgentRuntime"))){
+validate83.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.type.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 const tag0 = data.type;
 if(typeof tag0 == "string"){
 if(tag0 === "apiProvider"){
@@ -2521,6 +2540,8 @@ validate83.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discrim
 return false;
 }
 }
+}
+}
 else {
 validate83.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
@@ -2540,7 +2561,7 @@ export const ExecutionBackendCliAgentRuntime = validate85;
 
 export const ItemCompletedNotification = validate90;
 const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
-const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}]};
+const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
 const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
 const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
 
@@ -2568,7 +2589,7 @@ return errors === 0;
 }
 validate93.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"}};
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
 const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3332,6 +3353,25 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(!(((((((((data0 === "text") || (data0 === "localFile")) || (data0 === "localImage")) || (data0 === "image")) || (data0 === "artifact")) || (data0 === "mention")) || (data0 === "file")) || (data0 === "audio")) || (data0 === "video"))){
+validate95.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema45.properties.type.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 const tag0 = data.type;
 if(typeof tag0 == "string"){
 if(tag0 === "text"){
@@ -3423,6 +3463,8 @@ validate95.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discrim
 return false;
 }
 }
+}
+}
 else {
 validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
@@ -3435,7 +3477,7 @@ return errors === 0;
 validate95.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
 const schema57 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3718,6 +3760,25 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(!(((data0 === "skill") || (data0 === "mcpServer")) || (data0 === "mcpTool"))){
+validate116.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.type.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 const tag0 = data.type;
 if(typeof tag0 == "string"){
 if(tag0 === "skill"){
@@ -3753,6 +3814,8 @@ return false;
 else {
 validate116.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}}];
 return false;
+}
+}
 }
 }
 else {
@@ -6283,6 +6346,25 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(!(((((((((((data0 === "userMessage") || (data0 === "agentMessage")) || (data0 === "reasoning")) || (data0 === "systemEvent")) || (data0 === "task")) || (data0 === "commandExecution")) || (data0 === "fileChange")) || (data0 === "webSearch")) || (data0 === "webFetch")) || (data0 === "download")) || (data0 === "dynamicToolCall"))){
+validate91.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 const tag0 = data.type;
 if(typeof tag0 == "string"){
 if(tag0 === "userMessage"){
@@ -6390,6 +6472,8 @@ return false;
 else {
 validate91.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}}];
 return false;
+}
+}
 }
 }
 else {
@@ -17406,7 +17490,7 @@ return errors === 0;
 validate361.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TurnWorkPageAnchor = validate363;
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"}};
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
 const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
 
 function validate364(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -17673,6 +17757,25 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate363.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
+validate363.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema163.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 const tag0 = data.kind;
 if(typeof tag0 == "string"){
 if(tag0 === "newest"){
@@ -17717,6 +17820,8 @@ return false;
 else {
 validate363.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
 return false;
+}
+}
 }
 }
 else {

@@ -6,10 +6,11 @@
  * - strict: unknown fields and enum values are errors (certification, a gateway's own input);
  * - tolerant: unknown fields are accepted, so a client keeps working against a newer gateway.
  */
-import { LocalError, formatIssue, runValidator, type RawValidator, type UnionTags, type ValidationIssue, type ValidationResult } from "turnspec/rpc";
+import { LocalError, formatIssue, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "turnspec/rpc";
 import type * as T from "./types.js";
 import * as strictValidators from "./validators.strict.js";
 import * as tolerantValidators from "./validators.tolerant.js";
+import * as reportValidators from "./validators.report.js";
 import { isMethodName, isNotificationName, methods, notifications, type MethodName, type NotificationName, type NotificationParamsOf, type ParamsOf, type ResultOf } from "./registry.js";
 
 export type { ValidationIssue, ValidationResult };
@@ -175,7 +176,7 @@ export interface TypeMap {
 
 export type TypeName = keyof TypeMap;
 
-/** The schema file of each type (for messages, and to look up union tags). */
+/** The schema file of each type. */
 export const schemaFiles = {
   AgentActorRef: "agent_actor_ref.json",
   AgentDelegationDisclosurePolicy: "agent_delegation_disclosure_policy.json",
@@ -332,9 +333,6 @@ export const schemaFiles = {
   UserInputVideo: "user_input_video.json",
 } as const satisfies { readonly [N in TypeName]: string };
 
-/** The tag values of each tagged union, so a wrong tag is reported with the allowed ones. */
-export const unionTags: UnionTags = { "execution_backend.json": { "propertyName": "type", "values": ["apiProvider", "cliAgentRuntime", "acpAgentRuntime"] }, "turn_capability_kind.json": { "propertyName": "type", "values": ["skill", "mcpServer", "mcpTool"] }, "turn_item.json": { "propertyName": "type", "values": ["userMessage", "agentMessage", "reasoning", "systemEvent", "task", "commandExecution", "fileChange", "webSearch", "webFetch", "download", "dynamicToolCall"] }, "turn_work_page_anchor.json": { "propertyName": "kind", "values": ["newest", "oldest", "before", "after"] }, "user_input.json": { "propertyName": "type", "values": ["text", "localFile", "localImage", "image", "artifact", "mention", "file", "audio", "video"] } };
-
 export function isTypeName(name: string): name is TypeName {
   return Object.hasOwn(schemaFiles, name);
 }
@@ -345,7 +343,9 @@ function validatorOf(name: TypeName, mode: ValidationMode): RawValidator {
 
 /** Validates `value` as the named type: the typed value, or every issue found with its JSON pointer. */
 export function validate<N extends TypeName>(name: N, value: unknown, mode: ValidationMode = "strict"): ValidationResult<TypeMap[N]> {
-  return runValidator<TypeMap[N]>(validatorOf(name, mode), value, unionTags, schemaFiles[name]);
+  // Messages are checked by the fast validators; only a value that fails is run again
+  // through the report validators, to list every issue rather than the first.
+  return runValidator<TypeMap[N]>(validatorOf(name, mode), value, reportValidators[name], mode);
 }
 
 /** Throws a local `invalid_incoming` error listing the issues unless `value` is a valid `name`. */

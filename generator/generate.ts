@@ -10,7 +10,7 @@ import { emitBarrel } from "./emit/barrel.js";
 import { emitDocs } from "./emit/docs.js";
 import { emitOpenRpc } from "./emit/openrpc.js";
 import { emitTypes } from "./emit/types.js";
-import { emitStandalone, emitStandaloneDeclarations, unionTagTable } from "./emit/validators.js";
+import { emitStandalone, emitStandaloneDeclarations } from "./emit/validators.js";
 import { loadSchemas } from "./load.js";
 import type { ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
@@ -77,7 +77,6 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     protocol,
     clientClass: options.clientClass ?? "ProtocolClient",
     types: model.types.map((t) => ({ title: t.title, file: t.file })),
-    unionTags: unionTagTable(model),
     methods: model.methods.map((m) => ({ ...m, camel: camelMethodName(m.name) })).filter((m) => m.direction === "client_to_gateway"),
     notifications: model.notifications,
     errors: model.errors.map((e) => ({ ...e, detailNames: e.details.map((d) => d.detail) })),
@@ -92,6 +91,8 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     { path: "validators.strict.d.ts", content: `${TS_HEADER}\n${emitStandaloneDeclarations(model, support)}` },
     { path: "validators.tolerant.js", content: `${TS_HEADER}\n${emitStandalone(model, "tolerant")}\n` },
     { path: "validators.tolerant.d.ts", content: `${TS_HEADER}\n${emitStandaloneDeclarations(model, support)}` },
+    { path: "validators.report.js", content: `${TS_HEADER}\n${emitStandalone(model, "report")}\n` },
+    { path: "validators.report.d.ts", content: `${TS_HEADER}\n${emitStandaloneDeclarations(model, support)}` },
     ts("client.ts", render("client.ts", context)),
     ts("server.ts", render("server.ts", context)),
     { path: "openrpc.json", content: `${JSON.stringify(emitOpenRpc(model, NOTE), null, 2)}\n` },

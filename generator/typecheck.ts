@@ -44,6 +44,6 @@ export function typeCheck(files: readonly GeneratedFile[], options: TypeCheckOpt
   return project.getPreEmitDiagnostics().map((d) => {
     const source = d.getSourceFile();
     const where = source ? `${source.getFilePath()}:${d.getLineNumber() ?? 0}` : "(project)";
-    return `${where} ${ts.flattenDiagnosticMessageText(d.getMessageText() as string | ts.DiagnosticMessageChain, "\n")}`;
+    return `${where} ${ts.flattenDiagnosticMessageText(d.compilerObject.messageText, "\n")}`;
   });
 }

@@ -74,7 +74,8 @@ export class RpcClient {
       const issues = this.validators.params(method, params);
       if (issues) throw new LocalError("invalid_outgoing", `params of ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
     }
-    options.signal?.throwIfAborted();
+    // An already-aborted signal is a local abort like any other, not the signal's DOMException.
+    if (options.signal?.aborted) throw new LocalError("aborted", `${method} was aborted`);
     const id = this.nextId++;
     const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params });
     return new Promise<unknown>((resolve, reject) => {
@@ -102,8 +103,8 @@ export class RpcClient {
   /** Sends a notification (no response is expected). */
   async notify(method: string, params: unknown): Promise<void> {
     if (this.options.validateOutgoing !== false) {
-      const issues = this.validators.params(method, params);
-      if (issues) throw new LocalError("invalid_outgoing", `params of ${method} are invalid`, issues);
+      const issues = this.validators.notification(method, params);
+      if (issues) throw new LocalError("invalid_outgoing", `params of notification ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
     }
     await this.transport.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
   }

@@ -37,7 +37,11 @@ export interface DispatcherOptions<Ctx> {
   readonly errors: Readonly<Record<string, RegisteredError>>;
   /** Called with every error that is answered as -32603, for logging. Never sent to the peer. */
   readonly onInternalError?: (error: unknown, method: string) => void;
-  /** Called for notifications from the peer (no reply is ever sent for them). */
+  /** The notifications the peer may send this side, by name. Others are ignored. */
+  readonly notifications?: ReadonlySet<string>;
+  /** Validates a notification's params; an invalid notification is ignored (no reply is ever sent). */
+  readonly validateNotification?: (method: string, params: unknown) => ValidationIssue[] | undefined;
+  /** Called for each valid notification from the peer. */
   readonly onNotification?: (method: string, params: unknown, ctx: Ctx) => void;
   /** Called for responses from the peer, which a pure server does not expect. */
   readonly onResponse?: (response: JsonRpcResponse) => void;
@@ -84,7 +88,8 @@ export class Dispatcher<Ctx = void> {
       case "notification": {
         const { method, params } = classified.message;
         // A notification never gets a reply, not even an error.
-        if (this.options.onNotification && !this.options.validateParams(method, params ?? {})) {
+        const known = this.options.notifications?.has(method) ?? false;
+        if (known && this.options.onNotification && !this.options.validateNotification?.(method, params ?? {})) {
           this.options.onNotification(method, params ?? {}, ctx);
         }
         return undefined;

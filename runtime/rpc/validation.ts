@@ -31,9 +31,6 @@ export type RawValidator = ((data: unknown) => boolean) & {
   errors?: RawValidationError[] | null;
 };
 
-/** Allowed tag values of each tagged union, keyed by the union's file name (`user_input.json`). */
-export type UnionTags = Readonly<Record<string, { readonly propertyName: string; readonly values: readonly string[] }>>;
-
 const MISSING = Symbol("missing");
 
 function unescapePointerToken(token: string): string {
@@ -63,16 +60,8 @@ function list(values: readonly unknown[]): string {
   return values.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
 }
 
-function unionTagsFor(schemaPath: string, tags: UnionTags, rootFile: string | undefined) {
-  // A union is always the root of its own file, so its errors come from "#/discriminator"
-  // when it was validated directly, or "<file>/discriminator" when reached through a $ref.
-  const base = schemaPath.slice(0, schemaPath.lastIndexOf("/discriminator"));
-  const file = base === "#" ? rootFile : base.slice(base.lastIndexOf("/") + 1).replace(/#$/, "");
-  return file === undefined ? undefined : tags[file];
-}
-
 /** Converts raw validator errors into issues, reading received values from `root`. */
-export function toIssues(errors: readonly RawValidationError[], root: unknown, tags: UnionTags = {}, rootFile?: string): ValidationIssue[] {
+export function toIssues(errors: readonly RawValidationError[], root: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   // A failing anyOf/oneOf also reports its branches' errors at the same place; the
@@ -81,7 +70,9 @@ export function toIssues(errors: readonly RawValidationError[], root: unknown, t
     errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.instancePath),
   );
   for (const error of errors) {
-    const issue = toIssue(error, root, tags, rootFile);
+    // The injected tag check reports a bad tag better than the discriminator does.
+    if (error.keyword === "discriminator" && errors.length > 1) continue;
+    const issue = toIssue(error, root);
     if (!issue) continue;
     if (error.keyword !== "anyOf" && error.keyword !== "oneOf" && unionPointers.has(issue.pointer) && error.instancePath === issue.pointer) continue;
     const key = `${issue.pointer}\u0000${issue.message}`;
@@ -97,7 +88,7 @@ function withReceived(issue: ValidationIssue, root: unknown): ValidationIssue {
   return received === MISSING ? issue : { ...issue, received };
 }
 
-function toIssue(error: RawValidationError, root: unknown, tags: UnionTags, rootFile: string | undefined): ValidationIssue | undefined {
+function toIssue(error: RawValidationError, root: unknown): ValidationIssue | undefined {
   const at = error.instancePath;
   const p = error.params;
   switch (error.keyword) {
@@ -116,18 +107,10 @@ function toIssue(error: RawValidationError, root: unknown, tags: UnionTags, root
       return withReceived({ pointer: at, message: `must be ${JSON.stringify(p.allowedValue)}`, expected: p.allowedValue }, root);
     case "type":
       return withReceived({ pointer: at, message: `must be ${String(p.type).replace(",", " or ")}`, expected: p.type }, root);
-    case "discriminator": {
-      const tag = String(p.tag);
-      const union = unionTagsFor(error.schemaPath, tags, rootFile);
-      const pointer = `${at}/${escapePointerToken(tag)}`;
-      if (p.error === "mapping" && union) {
-        return withReceived({ pointer, message: `must be one of ${list(union.values)}`, expected: union.values }, root);
-      }
-      if (union) {
-        return withReceived({ pointer, message: `is required and must be one of ${list(union.values)}`, expected: union.values }, root);
-      }
-      return withReceived({ pointer, message: `must be a known "${tag}" tag` }, root);
-    }
+    case "discriminator":
+      // The generator compiles every tagged union with an enum of its tags, which reports
+      // a wrong or missing tag first; this is the fallback for other validators.
+      return withReceived({ pointer: `${at}/${escapePointerToken(String(p.tag))}`, message: `must name a known variant` }, root);
     case "anyOf":
     case "oneOf":
       return withReceived({ pointer: at, message: "does not match any allowed shape" }, root);
@@ -145,10 +128,31 @@ function toIssue(error: RawValidationError, root: unknown, tags: UnionTags, root
   }
 }
 
-/** Runs a precompiled validator and returns the typed value or the issues found. */
-export function runValidator<T>(validator: RawValidator, value: unknown, tags: UnionTags = {}, rootFile?: string): ValidationResult<T> {
+/**
+ * Drops what tolerant mode accepts from a strict report: unknown fields, and a union
+ * failure whose only causes below it were unknown fields.
+ */
+function tolerated(errors: readonly RawValidationError[]): RawValidationError[] {
+  const kept = errors.filter((e) => e.keyword !== "additionalProperties");
+  return kept.filter((e) => {
+    if (e.keyword !== "anyOf" && e.keyword !== "oneOf") return true;
+    const below = errors.filter((o) => o !== e && (o.instancePath === e.instancePath || o.instancePath.startsWith(`${e.instancePath}/`)));
+    return below.length === 0 || below.some((o) => o.keyword !== "additionalProperties" && !(o.keyword === "type" && o.instancePath === e.instancePath));
+  });
+}
+
+/**
+ * Validates with the fast validator (first error only); when the value fails and a
+ * `report` validator (every error, strict) is given, lists every issue from it, minus
+ * what `mode` tolerates.
+ */
+export function runValidator<T>(validator: RawValidator, value: unknown, report?: RawValidator, mode: "strict" | "tolerant" = "strict"): ValidationResult<T> {
   if (validator(value)) return { ok: true, value: value as T };
-  return { ok: false, errors: toIssues(validator.errors ?? [], value, tags, rootFile) };
+  if (report && !report(value)) {
+    const errors = toIssues(mode === "tolerant" ? tolerated(report.errors ?? []) : (report.errors ?? []), value);
+    if (errors.length) return { ok: false, errors };
+  }
+  return { ok: false, errors: toIssues(validator.errors ?? [], value) };
 }
 
 /** One line per issue: `path/to/field: message; got "value"`, the path prefixed by `prefix`. */

@@ -1,0 +1,288 @@
+/**
+ * Mistakes in a schemas folder are reported, not generated: each row breaks a temporary
+ * copy of the mini protocol (test/fixtures/mini-protocol/schemas) in one way and wants
+ * loading to fail with SchemaErrors whose message names the file and the JSON pointer.
+ */
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { generateFiles } from "../../generator/generate.js";
+import { loadSchemas } from "../../generator/load.js";
+import { SchemaErrors } from "../../generator/schema-error.js";
+
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+const fixture = join(repoRoot, "test/fixtures/mini-protocol/schemas");
+
+// The edits reach into arbitrary schema JSON; the loader, not the type system, is under test.
+type Json = any;
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** A copy of the mini protocol with `mutate` applied to it. */
+function brokenCopy(mutate: (dir: string) => void): string {
+  const dir = tempDir("turnspec-broken-");
+  cpSync(fixture, dir, { recursive: true });
+  mutate(dir);
+  return dir;
+}
+
+/** Rewrites one JSON file of the copy through `change`. */
+const edit = (file: string, change: (json: Json) => void) => (dir: string) => {
+  const json = JSON.parse(readFileSync(join(dir, file), "utf8"));
+  change(json);
+  writeFileSync(join(dir, file), JSON.stringify(json, null, 2));
+};
+
+interface Mistake {
+  readonly mutate: (dir: string) => void;
+  readonly file: string;
+  readonly pointer: string;
+  readonly message: string;
+}
+
+const mistakes: [string, Mistake][] = [
+  [
+    "a dangling $ref",
+    {
+      mutate: edit("kv_put_params.json", (s) => (s.properties.value.$ref = "kv_valu.json")),
+      file: "kv_put_params.json",
+      pointer: "/properties/value/$ref",
+      message: 'dangling $ref "kv_valu.json"',
+    },
+  ],
+  [
+    "a method without params",
+    {
+      mutate: edit("protocol.json", (p) => delete p.methods[1].params),
+      file: "protocol.json",
+      pointer: "/methods/1",
+      message: "must have required property 'params'",
+    },
+  ],
+  [
+    "a duplicate title",
+    {
+      mutate: edit("kv_watch_result.json", (s) => (s.title = "KvPutResult")),
+      file: "kv_watch_result.json",
+      pointer: "/title",
+      message: 'duplicate title "KvPutResult": kv_put_result.json has it too',
+    },
+  ],
+  [
+    "a union without a tag (oneOf without discriminator)",
+    {
+      mutate: edit("kv_value.json", (s) => delete s.discriminator),
+      file: "kv_value.json",
+      pointer: "",
+      message: "a union without a tag",
+    },
+  ],
+  [
+    "a variant missing the tag const",
+    {
+      mutate: edit("kv_value_counter.json", (s) => delete s.properties.kind.const),
+      file: "kv_value_counter.json",
+      pointer: "/properties/kind",
+      message: 'variant of the union KvValue must have a required "kind" with a string const',
+    },
+  ],
+  [
+    "a variant whose tag is not required",
+    {
+      mutate: edit("kv_value_blob.json", (s) => (s.required = ["base64"])),
+      file: "kv_value_blob.json",
+      pointer: "/properties/kind",
+      message: 'must have a required "kind"',
+    },
+  ],
+  [
+    "an object without additionalProperties",
+    {
+      mutate: edit("kv_put_params.json", (s) => delete s.properties.labels.additionalProperties),
+      file: "kv_put_params.json",
+      pointer: "/properties/labels",
+      message: "object schema does not state additionalProperties",
+    },
+  ],
+  [
+    "invalid JSON in a file",
+    {
+      mutate: (dir) => writeFileSync(join(dir, "kv_expired_notification.json"), '{ "title": "KvExpiredNotification", }'),
+      file: "kv_expired_notification.json",
+      pointer: "",
+      message: "not valid JSON",
+    },
+  ],
+  [
+    "a method listing an unknown error reason",
+    {
+      mutate: edit("protocol.json", (p) => p.methods[0].errors.push("key_missing")),
+      file: "protocol.json",
+      pointer: "/methods/0/errors/1",
+      message: 'unknown error reason "key_missing": not in errors.json',
+    },
+  ],
+  [
+    "a duplicate method name",
+    {
+      mutate: edit("protocol.json", (p) => (p.methods[2].name = "kv/get")),
+      file: "protocol.json",
+      pointer: "/methods/2/name",
+      message: '"kv/get" is declared twice',
+    },
+  ],
+  [
+    "a notification with a method's name",
+    {
+      mutate: edit("protocol.json", (p) => (p.notifications[1].name = "kv/watch")),
+      file: "protocol.json",
+      pointer: "/notifications/1/name",
+      message: '"kv/watch" is declared twice',
+    },
+  ],
+  [
+    "allOf",
+    {
+      mutate: edit("kv_put_result.json", (s) => (s.properties.version.allOf = [{ minimum: 1 }])),
+      file: "kv_put_result.json",
+      pointer: "/properties/version/allOf",
+      message: "allOf is not supported",
+    },
+  ],
+  [
+    "uniqueItems",
+    {
+      mutate: edit("kv_watch_params.json", (s) => (s.properties.keys = { type: "array", items: { type: "string" }, uniqueItems: true })),
+      file: "kv_watch_params.json",
+      pointer: "/properties/keys/uniqueItems",
+      message: "uniqueItems is not supported",
+    },
+  ],
+  [
+    "anyOf that is not the nullable pair",
+    {
+      mutate: edit("kv_changed_notification.json", (s) => (s.properties.value.anyOf[1] = { type: "string" })),
+      file: "kv_changed_notification.json",
+      pointer: "/properties/value/anyOf",
+      message: "anyOf is only allowed as the nullable pair",
+    },
+  ],
+  [
+    "an $id that does not follow the base URI",
+    {
+      mutate: edit("kv_get_result.json", (s) => (s.$id = "https://turnspec.dev/schemas/kv_get_result.json")),
+      file: "kv_get_result.json",
+      pointer: "/$id",
+      message: 'must be "https://example.test/kv/kv_get_result.json"',
+    },
+  ],
+  [
+    "a domain error code outside -32099…-32000",
+    {
+      mutate: edit("errors.json", (e) => (e.errors[6].code = -32100)),
+      file: "errors.json",
+      pointer: "/errors/6/code",
+      message: "domain error codes lie in -32099…-32000",
+    },
+  ],
+];
+
+const row = (name: string): Mistake => {
+  const found = mistakes.find(([n]) => n === name);
+  if (!found) throw new Error(`no row named ${name}`);
+  return found[1];
+};
+
+function loadError(dir: string): SchemaErrors {
+  try {
+    loadSchemas(dir);
+  } catch (error) {
+    if (error instanceof SchemaErrors) return error;
+    throw error;
+  }
+  throw new Error(`loading ${dir} did not fail`);
+}
+
+describe("schema mistakes", () => {
+  it("the unbroken fixture loads (so each failure below is the mutation's)", () => {
+    expect(() => loadSchemas(brokenCopy(() => undefined))).not.toThrow();
+  });
+
+  it.each(mistakes)("%s is reported with its file and JSON pointer", (_name, { mutate, file, pointer, message }) => {
+    const error = loadError(brokenCopy(mutate));
+    const found = error.errors.find((e) => e.file === file && e.pointer === pointer);
+    expect(found, `no error at ${file}#${pointer}; got:\n${error.message}`).toBeDefined();
+    // What a person reads: the problem, then the place, in the combined message.
+    expect(found!.message).toContain(message);
+    expect(found!.message.endsWith(`\n  at ${file}#${pointer}`)).toBe(true);
+    expect(error.message).toContain(`- ${found!.message}`);
+  });
+
+  it("reports every mistake of a folder in one run, not only the first", () => {
+    const dir = brokenCopy((d) => {
+      for (const name of ["a dangling $ref", "an object without additionalProperties", "allOf"]) row(name).mutate(d);
+    });
+    const { errors } = loadError(dir);
+    expect(errors.map((e) => `${e.file}#${e.pointer}`)).toEqual(
+      expect.arrayContaining(["kv_put_params.json#/properties/value/$ref", "kv_put_params.json#/properties/labels", "kv_put_result.json#/properties/version/allOf"]),
+    );
+  });
+
+  it("generateFiles stops at the loader: nothing is emitted from broken schemas", async () => {
+    await expect(generateFiles({ schemasDir: brokenCopy(row("a dangling $ref").mutate) })).rejects.toBeInstanceOf(SchemaErrors);
+  });
+});
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, "bin/turnspec.js"), ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("turnspec generate on broken schemas", () => {
+  it("exits 1, names file and pointer on stderr without a stack trace, and writes nothing", async () => {
+    const schemas = brokenCopy((d) => {
+      row("a dangling $ref").mutate(d);
+      row("a variant missing the tag const").mutate(d);
+    });
+    const out = join(tempDir("turnspec-out-"), "generated");
+    const { code, stdout, stderr } = await run(["generate", "--schemas", schemas, "--out", out]);
+    expect(code).toBe(1);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("nothing was written");
+    expect(stderr).toContain("at kv_put_params.json#/properties/value/$ref");
+    expect(stderr).toContain("at kv_value_counter.json#/properties/kind");
+    expect(stderr).toContain('dangling $ref "kv_valu.json"');
+    // No stack trace: no "at fn (file:line:col)" frames, no internal file names.
+    expect(stderr).not.toMatch(/^\s+at .*:\d+:\d+\)?$/m);
+    expect(stderr).not.toMatch(/node:internal|generator\/load\.ts|SchemaErrors:/);
+    expect(existsSync(out), "the out folder was created").toBe(false);
+  });
+
+  it("leaves an existing out folder untouched", async () => {
+    const out = tempDir("turnspec-out-");
+    writeFileSync(join(out, "keep.txt"), "mine\n");
+    const { code } = await run(["generate", "--schemas", brokenCopy(row("invalid JSON in a file").mutate), "--out", out]);
+    expect(code).toBe(1);
+    expect(readdirSync(out)).toEqual(["keep.txt"]);
+    expect(readFileSync(join(out, "keep.txt"), "utf8")).toBe("mine\n");
+  });
+});
