@@ -5,7 +5,7 @@
  * maps errors to their registered codes, and a typed notifier.
  */
 import { Dispatcher, DomainError, LocalError, formatIssue, type JsonRpcResponse } from "turnspec/rpc";
-import type { GatewayNotificationName, ClientMethodName, ErrorReason, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
+import type { GatewayNotificationName, ClientMethodName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
 import { errors, methods, notifications } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
@@ -32,8 +32,9 @@ export interface ServerOptions<Ctx> {
   readonly maxBatchSize?: number;
 }
 
-const served = new Set<string>(Object.values(methods).filter((m) => m.direction === "client_to_gateway").map((m) => m.name));
-const heard = new Set<string>(Object.values(notifications).filter((n) => n.direction === "client_to_gateway").map((n) => n.name));
+// Widened to the entry types: a protocol may have no entry in one direction at all.
+const served = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "client_to_gateway").map((m) => m.name));
+const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "client_to_gateway").map((n) => n.name));
 
 /** Builds the dispatcher for a complete set of handlers. */
 export function createDispatcher<Ctx = void, H extends Handlers<Ctx> = Handlers<Ctx>>(

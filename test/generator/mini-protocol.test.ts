@@ -154,23 +154,20 @@ describe("types.ts of the mini protocol", () => {
   });
 });
 
-// ajv draft-07 with the OpenRPC meta-schema. That meta-schema refers to the JSON Schema
-// meta-schema of json-schema.tools (not a dependency here) for every schema it holds; the
-// draft-07 meta-schema, renamed, stands in for it, so component schemas are still checked.
+// The OpenRPC meta-schema (draft-07) refers to the JSON Schema meta-schema of
+// json-schema.tools for every schema it holds; both packages are loaded as published.
 async function openRpcValidator() {
   const Ajv = (await import("ajv")).default;
-  const draft07 = (await import("ajv/dist/refs/json-schema-draft-07.json", { with: { type: "json" } })).default as Record<string, unknown>;
-  // A CommonJS package: required as such, so that its named export is read the same way everywhere.
-  const { openrpcDocument } = createRequire(import.meta.url)("@open-rpc/meta-schema") as { openrpcDocument: object };
+  // CommonJS packages: required as such, so that their exports are read the same way everywhere.
+  const require = createRequire(import.meta.url);
+  const { openrpcDocument } = require("@open-rpc/meta-schema") as { openrpcDocument: object };
+  const jsonSchemaMeta = require("@json-schema-tools/meta-schema") as { default?: Record<string, unknown> } & Record<string, unknown>;
+  const meta = jsonSchemaMeta.default ?? jsonSchemaMeta;
   const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
-  const { $schema: _s, $id: _i, definitions, ...rest } = draft07;
   // Referred to both with and without the trailing slash, which ajv keeps apart.
   for (const $id of ["https://meta.json-schema.tools", "https://meta.json-schema.tools/"]) {
-    ajv.addSchema({
-      ...rest,
-      $id,
-      definitions: { ...(definitions as object), JSONSchemaObject: { type: "object", properties: { $ref: { type: "string" } } } },
-    });
+    const { $schema: _s, ...rest } = meta;
+    ajv.addSchema({ ...rest, $id });
   }
   return ajv.compile(openrpcDocument);
 }
