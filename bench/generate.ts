@@ -1,0 +1,160 @@
+/**
+ * Wall time of a full `turnspec generate`, as a user runs it: a fresh `node
+ * bin/turnspec.js generate --out <empty temp dir>` (process start, tsx, loading the
+ * schemas, every emitter, formatting, writing every file). Median of 3 runs; target < 5 s.
+ *
+ * Informational: the time the command itself reports (from loading the schemas to the
+ * last file written), the bare start-up cost (`turnspec --help`), and the phases of the
+ * generator timed in a fresh process.
+ *
+ * Run alone: npx tsx bench/generate.ts [--runs N] [--no-phases]
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isMain, median, now, resultTable, table, type ResultRow } from "./lib.js";
+
+const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+const BIN = join(ROOT, "bin", "turnspec.js");
+
+export interface GenerateBenchOptions {
+  readonly runs?: number;
+  readonly phases?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+interface Run {
+  readonly wallMs: number;
+  readonly reportedMs: number | undefined;
+  readonly files: number;
+}
+
+function generateOnce(): Run {
+  const out = mkdtempSync(join(tmpdir(), "turnspec-gen-bench-"));
+  try {
+    const t0 = now();
+    const child = spawnSync(process.execPath, [BIN, "generate", "--schemas", join(ROOT, "schemas"), "--out", out], { cwd: ROOT, encoding: "utf8" });
+    const wallMs = now() - t0;
+    if (child.status !== 0) throw new Error(`turnspec generate exited with ${child.status}: ${child.stderr || child.stdout}`);
+    if (!existsSync(join(out, "validators.strict.js"))) throw new Error("turnspec generate wrote no validators.strict.js");
+    const reported = /in (\d+) ms/.exec(child.stdout);
+    return { wallMs, reportedMs: reported ? Number(reported[1]) : undefined, files: readdirSync(out).length };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+function startupOnce(): number {
+  const t0 = now();
+  const child = spawnSync(process.execPath, [BIN, "--help"], { cwd: ROOT, encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`turnspec --help exited with ${child.status}`);
+  return now() - t0;
+}
+
+/** The generator's phases, timed once each in this (fresh) process, in the order generate runs them. */
+async function phases(): Promise<[string, number][]> {
+  const out: [string, number][] = [];
+  let t0 = now();
+  const { loadSchemas } = await import("../generator/load.js");
+  const { emitTypes } = await import("../generator/emit/types.js");
+  const { emitStandalone } = await import("../generator/emit/validators.js");
+  const { emitOpenRpc } = await import("../generator/emit/openrpc.js");
+  const { emitDocs } = await import("../generator/emit/docs.js");
+  const { emitAll, formatTypeScript, writeToDisk } = await import("../generator/generate.js");
+  out.push(["import the generator modules", now() - t0]);
+  t0 = now();
+  const model = loadSchemas(join(ROOT, "schemas"));
+  out.push(["loadSchemas (read + check)", now() - t0]);
+  t0 = now();
+  const types = await emitTypes(model);
+  out.push(["emitTypes (json-schema-to-typescript)", now() - t0]);
+  t0 = now();
+  formatTypeScript(types, "types.ts");
+  out.push(["formatTypeScript(types.ts)", now() - t0]);
+  t0 = now();
+  emitStandalone(model, "strict");
+  out.push(["emitStandalone strict (ajv compile + standalone)", now() - t0]);
+  t0 = now();
+  emitStandalone(model, "tolerant");
+  out.push(["emitStandalone tolerant", now() - t0]);
+  t0 = now();
+  emitOpenRpc(model, "note");
+  out.push(["emitOpenRpc", now() - t0]);
+  t0 = now();
+  emitDocs(model, "<!-- note -->");
+  out.push(["emitDocs", now() - t0]);
+  t0 = now();
+  const files = await emitAll(model, {});
+  out.push(["emitAll, all of it again (warmer)", now() - t0]);
+  for (const file of files.filter((f) => f.path.endsWith(".ts"))) {
+    t0 = now();
+    formatTypeScript(file.content, file.path);
+    out.push([`  formatTypeScript(${file.path}) again (${Math.round(file.content.length / 1024)} KiB)`, now() - t0]);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "turnspec-gen-bench-"));
+  try {
+    t0 = now();
+    writeToDisk(files, dir);
+    out.push(["writeToDisk", now() - t0]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+export async function runGenerateBench(options: GenerateBenchOptions = {}): Promise<ResultRow[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const runs = options.runs ?? 3;
+  log(`== generate: wall time of \`node bin/turnspec.js generate --out <fresh temp dir>\`, median of ${runs} runs`);
+  const results: Run[] = [];
+  for (let i = 0; i < runs; i++) {
+    const run = generateOnce();
+    results.push(run);
+    log(`  run ${i + 1}: ${(run.wallMs / 1000).toFixed(2)} s wall (the command reports ${run.reportedMs ?? "?"} ms), ${run.files} files`);
+  }
+  const wall = median(results.map((r) => r.wallMs));
+  const reported = median(results.flatMap((r) => (r.reportedMs === undefined ? [] : [r.reportedMs])));
+  const startups = [startupOnce(), startupOnce(), startupOnce()];
+  const startup = median(startups);
+  log(`  start-up alone (\`turnspec --help\`): ${(startup / 1000).toFixed(2)} s median of 3`);
+
+  const rows: ResultRow[] = [
+    { name: "turnspec generate (wall, fresh process)", value: `${(wall / 1000).toFixed(2)} s`, target: "< 5 s", status: wall < 5000 ? "PASS" : "MISS" },
+    { name: "  of which the command reports", value: `${(reported / 1000).toFixed(2)} s`, target: "(info)", status: "info" },
+    { name: "  start-up (turnspec --help)", value: `${(startup / 1000).toFixed(2)} s`, target: "(info)", status: "info" },
+  ];
+
+  if (options.phases ?? true) {
+    const child = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--phases-json"], { cwd: ROOT, encoding: "utf8" });
+    if (child.status !== 0) {
+      log(`  (phase timing failed: ${child.stderr.trim().split("\n").slice(-3).join(" ")})`);
+    } else {
+      const list = JSON.parse(child.stdout.trim().split("\n").pop()!) as [string, number][];
+      log("  generator phases, timed once each in a fresh process (informational):");
+      log(
+        table(
+          ["phase", "ms"],
+          list.map(([name, ms]) => [name, ms.toFixed(0)]),
+          [1],
+        )
+          .split("\n")
+          .map((l) => `    ${l}`)
+          .join("\n"),
+      );
+    }
+  }
+  return rows;
+}
+
+if (isMain(import.meta.url)) {
+  const args = process.argv.slice(2);
+  if (args.includes("--phases-json")) {
+    console.log(JSON.stringify(await phases()));
+  } else {
+    const runsAt = args.indexOf("--runs");
+    const rows = await runGenerateBench({ runs: runsAt >= 0 ? Number(args[runsAt + 1]) : 3, phases: !args.includes("--no-phases") });
+    console.log(`\n${resultTable(rows)}`);
+  }
+}
