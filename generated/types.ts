@@ -548,6 +548,84 @@ export interface ExecutionBackendCliAgentRuntime {
 }
 
 /**
+ * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, limits and timeouts. Not a wire message; every field is optional and has a documented default.
+ */
+export interface GatewayConfig {
+  /**
+   * Provider a thread uses when neither thread/start nor turn/start names one: "scripted" (the default) or "openai" (when configured).
+   */
+  default_provider?: string;
+  /**
+   * Model a thread uses when none is named. Defaults to the openai provider's model, or "scripted".
+   */
+  default_model?: string;
+  /**
+   * Model providers besides the built-in scripted one.
+   */
+  providers?: {
+    /**
+     * An OpenAI-compatible Chat Completions endpoint.
+     */
+    openai?: {
+      /**
+       * Base URL of the API, e.g. http://127.0.0.1:8080/v1.
+       */
+      base_url: string;
+      /**
+       * Model to request when a turn names none.
+       */
+      model: string;
+      /**
+       * Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept.
+       */
+      api_key_env?: string;
+    };
+  };
+  /**
+   * How the built-in tools run.
+   */
+  tools?: {
+    /**
+     * Working directory of threads started without cwd. Default: the directory the gateway was started in.
+     */
+    default_cwd?: string;
+    /**
+     * Timeout of a shell call that names none. Default 30000.
+     */
+    shell_timeout_ms?: number;
+    /**
+     * Upper bound of any shell call's timeout. Default 600000.
+     */
+    max_shell_timeout_ms?: number;
+    /**
+     * Timeout of a web_fetch call. Default 15000.
+     */
+    web_fetch_timeout_ms?: number;
+  };
+  /**
+   * Bounds that keep one client or one turn from taking the gateway down.
+   */
+  limits?: {
+    /**
+     * Largest frame accepted; a larger one gets payload_too_large. Default 8388608 (8 MiB).
+     */
+    max_frame_bytes?: number;
+    /**
+     * Most messages in one JSON-RPC batch. Default 1000.
+     */
+    max_batch_size?: number;
+    /**
+     * Most model calls in one Agent-mode turn before it fails. Default 25.
+     */
+    max_agent_rounds?: number;
+    /**
+     * How deep spawn_agent may nest child turns. Default 2.
+     */
+    max_spawn_depth?: number;
+  };
+}
+
+/**
  * Params of item/completed: an item reached a terminal status. Carries the final item, which is authoritative over anything accumulated from deltas.
  */
 export interface ItemCompletedNotification {
@@ -1966,6 +2044,10 @@ export interface TurnItemAgentMessage {
   id: string;
   status: TurnItemStatus;
   /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
+  /**
    * The visible answer text (Markdown source); while in progress, the text received so far.
    */
   text: string;
@@ -1994,6 +2076,10 @@ export interface TurnItemCommandExecution {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * The command line as run by the shell.
    */
@@ -2047,6 +2133,10 @@ export interface TurnItemCommandExecution {
     [k: string]: unknown | undefined;
   };
   outcome?: TurnItemToolOutcome;
+  /**
+   * The text the model received as the result of this call, once it finished. The conversation the model sees on the next round is rebuilt from it.
+   */
+  tool_result?: string;
 }
 
 /**
@@ -2062,6 +2152,10 @@ export interface TurnItemDownload {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * The URL downloaded.
    */
@@ -2099,6 +2193,10 @@ export interface TurnItemDownload {
     [k: string]: unknown | undefined;
   };
   outcome?: TurnItemToolOutcome;
+  /**
+   * The text the model received as the result of this call, once it finished. The conversation the model sees on the next round is rebuilt from it.
+   */
+  tool_result?: string;
 }
 
 /**
@@ -2114,6 +2212,10 @@ export interface TurnItemDynamicToolCall {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * Name of the tool as the model called it.
    */
@@ -2155,6 +2257,10 @@ export interface TurnItemDynamicToolCall {
     [k: string]: unknown | undefined;
   };
   outcome?: TurnItemToolOutcome;
+  /**
+   * The text the model received as the result of this call, once it finished. The conversation the model sees on the next round is rebuilt from it.
+   */
+  tool_result?: string;
 }
 
 /**
@@ -2194,6 +2300,10 @@ export interface TurnItemFileChange {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * Path of the changed file on the gateway host.
    */
@@ -2235,6 +2345,10 @@ export interface TurnItemFileChange {
     [k: string]: unknown | undefined;
   };
   outcome?: TurnItemToolOutcome;
+  /**
+   * The text the model received as the result of this call, once it finished. The conversation the model sees on the next round is rebuilt from it.
+   */
+  tool_result?: string;
 }
 
 /**
@@ -2268,6 +2382,10 @@ export interface TurnItemReasoning {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * The reasoning text, or a summary of it when the provider only exposes summaries.
    */
@@ -2319,6 +2437,10 @@ export interface TurnItemTask {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * Instructions given to the subagent.
    */
@@ -2403,6 +2525,10 @@ export interface TurnItemWebFetch {
   id: string;
   status: TurnItemStatus;
   /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
+  /**
    * The URL requested.
    */
   url: string;
@@ -2447,6 +2573,10 @@ export interface TurnItemWebFetch {
     [k: string]: unknown | undefined;
   };
   outcome?: TurnItemToolOutcome;
+  /**
+   * The text the model received as the result of this call, once it finished. The conversation the model sees on the next round is rebuilt from it.
+   */
+  tool_result?: string;
 }
 
 /**
@@ -2462,6 +2592,10 @@ export interface TurnItemWebSearch {
    */
   id: string;
   status: TurnItemStatus;
+  /**
+   * The agent-loop round (one model call and the tool calls it asked for) that produced this item, counted from 1 within the turn.
+   */
+  round?: number;
   /**
    * The search query.
    */
@@ -2499,6 +2633,10 @@ export interface TurnItemWebSearch {
     [k: string]: unknown | undefined;
   };
   outcome?: TurnItemToolOutcome;
+  /**
+   * The text the model received as the result of this call, once it finished. The conversation the model sees on the next round is rebuilt from it.
+   */
+  tool_result?: string;
 }
 
 /**

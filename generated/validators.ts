@@ -41,6 +41,7 @@ export interface TypeMap {
   ExecutionBackendAcpAgentRuntime: T.ExecutionBackendAcpAgentRuntime;
   ExecutionBackendApiProvider: T.ExecutionBackendApiProvider;
   ExecutionBackendCliAgentRuntime: T.ExecutionBackendCliAgentRuntime;
+  GatewayConfig: T.GatewayConfig;
   ItemCompletedNotification: T.ItemCompletedNotification;
   ItemDeltaNotification: T.ItemDeltaNotification;
   ItemDeltaStream: T.ItemDeltaStream;
@@ -200,6 +201,7 @@ export const schemaFiles = {
   ExecutionBackendAcpAgentRuntime: "execution_backend_acp_agent_runtime.json",
   ExecutionBackendApiProvider: "execution_backend_api_provider.json",
   ExecutionBackendCliAgentRuntime: "execution_backend_cli_agent_runtime.json",
+  GatewayConfig: "gateway_config.json",
   ItemCompletedNotification: "item_completed_notification.json",
   ItemDeltaNotification: "item_delta_notification.json",
   ItemDeltaStream: "item_delta_stream.json",
@@ -604,6 +606,16 @@ export function isExecutionBackendCliAgentRuntime(value: unknown, mode: Validati
 /** Throws a local error naming each failing place unless `value` is a valid `ExecutionBackendCliAgentRuntime`. */
 export function assertExecutionBackendCliAgentRuntime(value: unknown, mode: ValidationMode = "strict"): asserts value is T.ExecutionBackendCliAgentRuntime {
   assertValid("ExecutionBackendCliAgentRuntime", value, mode);
+}
+
+/** Whether `value` is a valid `GatewayConfig`. */
+export function isGatewayConfig(value: unknown, mode: ValidationMode = "strict"): value is T.GatewayConfig {
+  return validatorOf("GatewayConfig", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `GatewayConfig`. */
+export function assertGatewayConfig(value: unknown, mode: ValidationMode = "strict"): asserts value is T.GatewayConfig {
+  assertValid("GatewayConfig", value, mode);
 }
 
 /** Whether `value` is a valid `ItemCompletedNotification`. */

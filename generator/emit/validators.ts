@@ -27,9 +27,9 @@ export const ajvOptions = {
   // Lengths count UTF-16 code units, which keeps the standalone code free of runtime imports.
   unicode: false,
   allErrors: false,
-  // Each referenced type is its own function, called where it is used, instead of being
-  // inlined at every use: the module stays a fraction of the size for the same checks.
-  inlineRefs: false,
+  // Small referenced types are inlined where they are used (ajv's default): fewer calls
+  // per message, measured faster by bench/validation.ts for a module about 20% larger.
+  inlineRefs: true,
   // Messages are written by the support module from keyword and params, not by ajv.
   messages: false,
   logger: {
