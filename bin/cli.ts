@@ -51,7 +51,53 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: generate or validate.")
+  .command(
+    "serve",
+    "Run the reference gateway over stdio or WebSocket",
+    (y) =>
+      y
+        .option("stdio", { type: "boolean", default: false, describe: "Serve one client on stdin/stdout (one JSON message per line)" })
+        .option("port", { type: "number", describe: "Serve WebSocket on this port (0 picks a free one)" })
+        .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
+        .option("token", { type: "string", describe: "Bearer token clients must present (default: $TURNSPEC_TOKEN, or a generated one)" })
+        .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off)" })
+        .option("db", { type: "string", default: ".turnspec/gateway.sqlite", describe: "SQLite file of the event log" })
+        .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
+        .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
+        .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
+        .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
+        .check((argv) => {
+          if (argv.stdio === (argv.port !== undefined)) throw new Error("Choose one transport: --stdio or --port N.");
+          if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) throw new Error(`--port must be an integer from 0 to 65535, got ${argv.port}`);
+          return true;
+        }),
+    async (argv) => {
+      const { serve } = await import("../runtime/serve.js");
+      const { ConfigError } = await import("../runtime/config.js");
+      try {
+        const token = argv.token ?? process.env.TURNSPEC_TOKEN;
+        await serve({
+          stdio: argv.stdio,
+          ...(argv.port === undefined ? {} : { port: argv.port }),
+          host: argv.host,
+          ...(token === undefined || token === "" ? {} : { token }),
+          noAuth: !argv.auth,
+          db: argv.db,
+          memory: argv.memory,
+          ...(argv.config === undefined ? {} : { configFile: argv.config }),
+          ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
+          ...(argv["max-frame-bytes"] === undefined ? {} : { maxFrameBytes: argv["max-frame-bytes"] }),
+        });
+      } catch (error) {
+        if (error instanceof ConfigError || (error as { name?: string }).name === "StoreError") {
+          console.error(`turnspec serve: ${(error as Error).message}`);
+          process.exit(2);
+        }
+        throw error;
+      }
+    },
+  )
+  .demandCommand(1, "Name a command: generate, validate or serve.")
   .strict()
   .recommendCommands()
   .fail((message, error, y) => {

@@ -1,0 +1,75 @@
+/**
+ * The reference gateway's configuration: read from a JSON file, validated against
+ * schemas/gateway_config.json (clear errors naming each wrong place), and completed with
+ * the documented defaults.
+ */
+import { readFileSync } from "node:fs";
+import type { GatewayConfig } from "../generated/types.js";
+import { validate } from "../generated/validators.js";
+import { formatIssue } from "./rpc/validation.js";
+
+export interface ResolvedConfig {
+  readonly defaultProvider: string;
+  readonly defaultModel: string;
+  readonly openai?: { readonly baseURL: string; readonly model: string; readonly apiKeyEnv: string };
+  readonly defaultCwd: string;
+  readonly shellTimeoutMs: number;
+  readonly maxShellTimeoutMs: number;
+  readonly webFetchTimeoutMs: number;
+  readonly maxFrameBytes: number;
+  readonly maxBatchSize: number;
+  readonly maxAgentRounds: number;
+  readonly maxSpawnDepth: number;
+}
+
+/** A configuration file that cannot be used; the message says which file and where. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export function readConfigFile(path: string): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read the config file ${path}: ${(error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`the config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const result = validate("GatewayConfig", value);
+  if (!result.ok) {
+    throw new ConfigError(`the config file ${path} is invalid:\n${result.errors.map((issue) => `  ${formatIssue(issue)}`).join("\n")}`);
+  }
+  return result.value;
+}
+
+/** Applies the defaults; `overrides` are what command-line flags set. */
+export function resolveConfig(config: GatewayConfig = {}, overrides: { providerUrl?: string; maxFrameBytes?: number } = {}): ResolvedConfig {
+  const openaiConfig = overrides.providerUrl
+    ? { base_url: overrides.providerUrl, model: config.providers?.openai?.model ?? config.default_model ?? "gpt-4o-mini", api_key_env: config.providers?.openai?.api_key_env }
+    : config.providers?.openai;
+  const openai = openaiConfig ? { baseURL: openaiConfig.base_url, model: openaiConfig.model, apiKeyEnv: openaiConfig.api_key_env ?? "OPENAI_API_KEY" } : undefined;
+  const defaultProvider = config.default_provider ?? (overrides.providerUrl ? "openai" : "scripted");
+  if (defaultProvider === "openai" && !openai) throw new ConfigError('default_provider is "openai" but providers.openai is not configured');
+  if (defaultProvider !== "openai" && defaultProvider !== "scripted") throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (scripted, openai)`);
+  return {
+    defaultProvider,
+    defaultModel: config.default_model ?? (defaultProvider === "openai" ? openai!.model : "scripted"),
+    ...(openai ? { openai } : {}),
+    defaultCwd: config.tools?.default_cwd ?? process.cwd(),
+    shellTimeoutMs: config.tools?.shell_timeout_ms ?? 30_000,
+    maxShellTimeoutMs: config.tools?.max_shell_timeout_ms ?? 600_000,
+    webFetchTimeoutMs: config.tools?.web_fetch_timeout_ms ?? 15_000,
+    maxFrameBytes: overrides.maxFrameBytes ?? config.limits?.max_frame_bytes ?? 8 * 1024 * 1024,
+    maxBatchSize: config.limits?.max_batch_size ?? 1000,
+    maxAgentRounds: config.limits?.max_agent_rounds ?? 25,
+    maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
+  };
+}

@@ -1,0 +1,386 @@
+/**
+ * The reference gateway: serves the protocol's methods over any transport, keeps every
+ * turn in the event log and runs Agent-mode turns through the tool loop.
+ *
+ * Every notification is appended to the store (with its per-turn sequence) before it is
+ * sent, and sent only to connections that have touched its thread. A turn's state is
+ * always read back from the log (fold.ts), never kept in a second copy.
+ */
+import { randomUUID } from "node:crypto";
+import type { Thread, ThreadTimelineBlock, Turn, TurnFailure, TurnItem, TurnItemEvent, TurnUsage } from "../../generated/types.js";
+import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
+import { notificationIssues } from "../../generated/validators.js";
+import type { GatewayNotificationName, NotificationParamsOf } from "../../generated/registry.js";
+import { RpcError, type Dispatcher, type Transport } from "../rpc/index.js";
+import type { ResolvedConfig } from "../config.js";
+import { materializeProfile } from "../permissions/policy.js";
+import type { ModelProvider } from "../providers/provider.js";
+import type { EventStore, StoredEvent, ThreadRecord } from "../store/store.js";
+import type { Tool } from "../tools/tool.js";
+import { foldTurn, isActive, type TurnState } from "./fold.js";
+import { TurnRunner } from "./turn-runner.js";
+
+/** One client connection: the threads whose notifications it receives. */
+export interface Connection {
+  readonly id: string;
+  readonly threads: Set<string>;
+  send(frame: string): void;
+}
+
+export interface GatewayOptions {
+  readonly store: EventStore;
+  readonly config: ResolvedConfig;
+  /** Model providers by name. */
+  readonly providers: ReadonlyMap<string, ModelProvider>;
+  /** Tools the model may call in Agent mode (spawn_agent is added by the gateway). */
+  readonly tools: readonly Tool[];
+  /** Environment passed to tools' processes. Default: this process's. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly now?: () => Date;
+  /** Diagnostics for the operator (stderr in `turnspec serve`). Never sent to clients. */
+  readonly log?: (message: string) => void;
+}
+
+const micros = (iso: string) => Date.parse(iso) * 1000;
+
+export class Gateway {
+  readonly dispatcher: Dispatcher<Connection>;
+  private readonly connections = new Set<Connection>();
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  private readonly runner: TurnRunner;
+  private readonly now: () => Date;
+  private readonly log: (message: string) => void;
+
+  constructor(readonly options: GatewayOptions) {
+    this.now = options.now ?? (() => new Date());
+    this.log = options.log ?? (() => undefined);
+    this.runner = new TurnRunner(this, options);
+    this.dispatcher = createDispatcher<Connection>(this.handlers(), {
+      maxBatchSize: options.config.maxBatchSize,
+      onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+    });
+    this.recoverInterruptedTurns();
+  }
+
+  /** Serves one connection over a transport until it closes. */
+  connect(transport: Transport): Connection {
+    const connection: Connection = {
+      id: randomUUID(),
+      threads: new Set(),
+      send: (frame) => {
+        transport.send(frame).catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
+      },
+    };
+    this.connections.add(connection);
+    transport.onmessage = (frame) => {
+      this.dispatcher
+        .handleFrame(frame, connection)
+        .then((reply) => reply !== undefined && connection.send(reply))
+        .catch((error: unknown) => this.log(`could not handle a frame: ${(error as Error).message}`));
+    };
+    transport.onclose = () => this.connections.delete(connection);
+    transport.onerror = (error) => this.log(`connection error: ${error.message}`);
+    void transport.start();
+    return connection;
+  }
+
+  /** Stops every running turn (they are found interrupted at the next start) and waits for them. */
+  async close(): Promise<void> {
+    const running = [...this.running.values()];
+    for (const run of running) run.abort.abort(new Error("the gateway is shutting down"));
+    await Promise.allSettled(running.map((r) => r.done));
+  }
+
+  nowIso(): string {
+    return this.now().toISOString();
+  }
+
+  // ---- the event log --------------------------------------------------------------
+
+  /**
+   * Appends a notification to a turn's log, without sending it. The params are checked
+   * against their schema before they are stored: a gateway bug fails here, loudly,
+   * instead of reaching a client or the log.
+   */
+  record<N extends GatewayNotificationName>(
+    threadId: string,
+    turnId: string,
+    method: N,
+    params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
+  ): StoredEvent {
+    return this.options.store.append(turnId, method, (sequence) => {
+      const full = { thread_id: threadId, turn_id: turnId, sequence, ...params } as Record<string, unknown>;
+      const issues = notificationIssues(method, full, "strict");
+      if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
+      return full;
+    });
+  }
+
+  /** Appends a notification to a turn's log, then sends it to the thread's connections. */
+  publish<N extends GatewayNotificationName>(
+    threadId: string,
+    turnId: string,
+    method: N,
+    params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
+  ): StoredEvent {
+    const event = this.record(threadId, turnId, method, params);
+    this.deliver(event);
+    return event;
+  }
+
+  /** Sends an already stored event to the connections that follow its thread. */
+  deliver(event: StoredEvent): void {
+    const frame = JSON.stringify({ jsonrpc: "2.0", method: event.method, params: event.params });
+    for (const connection of this.connections) if (connection.threads.has(event.thread_id)) connection.send(frame);
+  }
+
+  turnState(turnId: string): TurnState | undefined {
+    return foldTurn(this.options.store.events(turnId));
+  }
+
+  // ---- threads and turns ----------------------------------------------------------
+
+  thread(threadId: string): ThreadRecord {
+    const thread = this.options.store.getThread(threadId);
+    if (!thread) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
+    return thread;
+  }
+
+  createThread(params: { workspace_id?: string; cwd?: string; model_provider?: string; model?: string; mode?: "Chat" | "Agent" }): ThreadRecord {
+    const record: ThreadRecord = {
+      id: `thr_${randomUUID().replace(/-/g, "")}`,
+      workspace_id: params.workspace_id ?? "ws_default",
+      cwd: params.cwd ?? this.options.config.defaultCwd,
+      mode: params.mode ?? "Agent",
+      ...(params.model_provider === undefined ? {} : { model_provider: params.model_provider }),
+      ...(params.model === undefined ? {} : { model: params.model }),
+      created_at: this.nowIso(),
+    };
+    this.options.store.createThread(record);
+    return record;
+  }
+
+  /** The thread's turn that is still running or blocked, if any. */
+  activeTurn(threadId: string): Turn | undefined {
+    for (const ref of this.options.store.turnsOfThread(threadId).reverse()) {
+      const state = this.turnState(ref.turn_id);
+      if (state && isActive(state.turn)) return state.turn;
+    }
+    return undefined;
+  }
+
+  private threadView(record: ThreadRecord): Thread {
+    const active = this.activeTurn(record.id);
+    return { ...record, ...(active ? { active_turn_id: active.id } : {}) };
+  }
+
+  private turnOf(threadId: string, turnId: string): TurnState {
+    this.thread(threadId);
+    const owner = this.options.store.turnThread(turnId);
+    const state = owner === threadId ? this.turnState(turnId) : undefined;
+    if (!state) throw protocolError("turn_not_found", `Turn ${turnId} does not exist in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
+    return state;
+  }
+
+  /** Starts running a turn whose first events are stored; they are sent after the turn/start response. */
+  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number): Promise<void> {
+    const abort = new AbortController();
+    const done = new Promise<void>((resolve) => {
+      // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
+      // response reaches the client before the first notification of the turn.
+      setImmediate(() => {
+        for (const event of first) this.deliver(event);
+        this.runner
+          .run(threadId, turnId, abort.signal, depth)
+          .catch((error: unknown) => this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`))
+          .finally(() => {
+            this.running.delete(turnId);
+            resolve();
+          });
+      });
+    });
+    this.running.set(turnId, { abort, done });
+    return done;
+  }
+
+  /** Interrupts a running turn and waits until it has ended. */
+  async cancelTurn(turnId: string, reason: string): Promise<void> {
+    const run = this.running.get(turnId);
+    if (!run) return;
+    run.abort.abort(new Error(reason));
+    await run.done;
+  }
+
+  /** Creates and starts a turn (turn/start, and spawn_agent for child turns at `depth` > 0). */
+  startTurn(params: Parameters<Handlers<Connection>["turn/start"]>[0], depth = 0): { turn: Turn; done: Promise<void> } {
+    const thread = this.thread(params.thread_id);
+    const active = this.activeTurn(thread.id);
+    if (active) {
+      const remedy = active.status === "Blocked" ? "resume it with turn/resume or cancel it with turn/cancel" : "wait for it to finish or cancel it with turn/cancel";
+      throw protocolError("turn_in_progress", `Thread ${thread.id} already has turn ${active.id} (${active.status}); a thread runs one turn at a time: ${remedy}`, {
+        thread_id: thread.id,
+        active_turn_id: active.id,
+        active_turn_status: active.status,
+      });
+    }
+    const createdAt = this.nowIso();
+    if (!this.options.store.createTurn(thread.id, params.turn_id, createdAt)) {
+      throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
+    }
+    const turn: Turn = {
+      id: params.turn_id,
+      thread_id: thread.id,
+      workspace_id: thread.workspace_id,
+      status: "InProgress",
+      mode: params.mode ?? thread.mode,
+      created_at: createdAt,
+      model_provider: params.model_provider ?? thread.model_provider ?? this.options.config.defaultProvider,
+      model: params.model ?? thread.model ?? this.options.config.defaultModel,
+      prompt_manifest: null,
+      permission_profile: materializeProfile(params.permission_profile),
+    };
+    // The turn and the user's input are in the log before the response is sent.
+    const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
+    const first = [
+      this.record(thread.id, params.turn_id, "turn/started", { turn }),
+      this.record(thread.id, params.turn_id, "item/started", { item_id: user.id, item: user }),
+      this.record(thread.id, params.turn_id, "item/completed", { item_id: user.id, item: user }),
+    ];
+    return { turn, done: this.launch(thread.id, params.turn_id, first, depth) };
+  }
+
+  /** Ends a turn with a terminal notification carrying its final snapshot. */
+  finish(threadId: string, turnId: string, outcome: { status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }): Turn {
+    const current = this.turnState(turnId)!.turn;
+    const turn: Turn = { ...current, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
+    if (outcome.status === "Completed") {
+      this.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
+    } else {
+      const failed: Turn = { ...turn, error: outcome.error };
+      this.publish(threadId, turnId, "turn/failed", { turn: failed, error: outcome.error });
+      return failed;
+    }
+    return turn;
+  }
+
+  /**
+   * Turns the log shows as running when the gateway starts were cut off by a stop (or a
+   * kill): they end interrupted, so no turn stays InProgress with nothing running it.
+   */
+  private recoverInterruptedTurns(): void {
+    for (const ref of this.options.store.allTurns()) {
+      const state = this.turnState(ref.turn_id);
+      if (state?.turn.status !== "InProgress") continue;
+      for (const item of state.items) {
+        if (item.status === "in_progress") this.publish(ref.thread_id, ref.turn_id, "item/completed", { item_id: item.id, item: { ...item, status: "cancelled" } as TurnItem });
+      }
+      this.finish(ref.thread_id, ref.turn_id, {
+        status: "Interrupted",
+        error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
+        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      });
+    }
+  }
+
+  // ---- method handlers ------------------------------------------------------------
+
+  private handlers(): Handlers<Connection> {
+    const follow = (connection: Connection, threadId: string) => connection.threads.add(threadId);
+    const notServed = (method: string) => () => {
+      throw new RpcError(-32601, `Method not found: ${method} is not served by this gateway yet`, { reason: "method_not_found", method });
+    };
+    return {
+      "thread/start": (params, connection) => {
+        const thread = this.createThread(params);
+        follow(connection, thread.id);
+        return { thread: this.threadView(thread) };
+      },
+      "thread/get": (params, connection) => {
+        const thread = this.thread(params.thread_id);
+        follow(connection, thread.id);
+        return { thread: this.threadView(thread) };
+      },
+      "thread/timeline/page": (params, connection) => {
+        const thread = this.thread(params.threadId);
+        follow(connection, thread.id);
+        return this.timelinePage(thread.id, params.cursor, params.limit);
+      },
+      "turn/start": (params, connection) => {
+        this.thread(params.thread_id);
+        follow(connection, params.thread_id);
+        return { turn: this.startTurn(params).turn };
+      },
+      "turn/get": (params, connection) => {
+        const state = this.turnOf(params.thread_id, params.turn_id);
+        follow(connection, params.thread_id);
+        return { turn: state.turn };
+      },
+      "turn/cancel": async (params, connection) => {
+        const state = this.turnOf(params.thread_id, params.turn_id);
+        follow(connection, params.thread_id);
+        if (!isActive(state.turn)) {
+          throw protocolError("turn_not_active", `Turn ${params.turn_id} already ended (${state.turn.status}); only a running or blocked turn can be cancelled`, {
+            turn_id: params.turn_id,
+            status: state.turn.status,
+          });
+        }
+        await this.cancelTurn(params.turn_id, params.reason ?? "cancelled by the client");
+        return { turn: this.turnState(params.turn_id)!.turn };
+      },
+      "turn/items": (params, connection) => {
+        const state = this.turnOf(params.thread_id, params.turn_id);
+        follow(connection, params.thread_id);
+        const events: TurnItemEvent[] = this.options.store
+          .events(params.turn_id, params.after_sequence ?? 0, params.limit)
+          .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
+        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) };
+      },
+      "turn/resume": (params) => {
+        const state = this.turnOf(params.thread_id, params.turn_id);
+        throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
+          turn_id: params.turn_id,
+          status: state.turn.status,
+        });
+      },
+      "turn/work/page": notServed("turn/work/page"),
+      "turn/work/items/get": notServed("turn/work/items/get"),
+      "turn/permission/request/respond": (params) => {
+        throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
+      },
+      "agent/route/create": notServed("agent/route/create"),
+      "agent/route/list": notServed("agent/route/list"),
+      "agent/route/revoke": notServed("agent/route/revoke"),
+    };
+  }
+
+  private timelinePage(threadId: string, cursor: string | undefined, limit = 50) {
+    const refs = this.options.store.turnsOfThread(threadId);
+    // Newest first across pages; a cursor is the index (from the oldest) the next page ends before.
+    const end = cursor === undefined ? refs.length : Number.parseInt(cursor, 10);
+    if (!Number.isInteger(end) || end < 0 || end > refs.length) {
+      throw new RpcError(-32602, `Invalid params for thread/timeline/page: cursor "${cursor}" is not one this gateway issued`, { reason: "invalid_params", errors: [{ pointer: "/cursor", message: "is not a cursor of this thread", received: cursor }] });
+    }
+    const start = Math.max(0, end - limit);
+    const blocks: ThreadTimelineBlock[] = refs.slice(start, end).map((ref) => {
+      const state = this.turnState(ref.turn_id)!;
+      const user = state.items.find((i) => i.type === "userMessage");
+      const answer = [...state.items].reverse().find((i) => i.type === "agentMessage");
+      const text = user?.type === "userMessage" ? user.content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n") : undefined;
+      const summary = state.turn.error?.message ?? (answer?.type === "agentMessage" ? answer.text.slice(0, 200) : undefined);
+      const last = this.options.store.events(ref.turn_id, state.lastSequence - 1, 1)[0];
+      return {
+        blockId: `blk_${ref.turn_id}`,
+        kind: "turn_work",
+        turnId: ref.turn_id,
+        status: state.turn.status,
+        createdAtUnixMicros: micros(ref.created_at),
+        ...(last ? { updatedAtUnixMicros: micros(last.recorded_at) } : {}),
+        ...(state.turn.completed_at ? { completedAtUnixMicros: micros(state.turn.completed_at) } : {}),
+        ...(text === undefined ? {} : { userText: text }),
+        ...(summary === undefined ? {} : { summary }),
+        workItemCount: state.items.filter((i) => i.type !== "userMessage").length,
+      };
+    });
+    return { threadId, blocks, page: { nextCursor: start > 0 ? String(start) : null, hasMore: start > 0 } };
+  }
+}

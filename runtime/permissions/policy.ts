@@ -1,0 +1,57 @@
+/**
+ * Permission profiles: the policy matrix of the three built-in modes, and the snapshot a
+ * turn is materialized with from what turn/start asked for.
+ */
+import type {
+  PermissionActionKind,
+  PermissionBehavior,
+  ToolPermissionPolicySnapshot,
+  TurnPermissionMode,
+  TurnPermissionProfileSelection,
+  TurnPermissionProfileSnapshot,
+} from "../../generated/types.js";
+
+type PolicyKind = Exclude<keyof ToolPermissionPolicySnapshot, "allowed_tools" | "denied_tools" | "allowed_paths">;
+
+const ACTION_KINDS: readonly PolicyKind[] = [
+  "default_behavior",
+  "file_read",
+  "file_write",
+  "shell_command",
+  "network",
+  "mcp_read",
+  "mcp_write_or_unknown",
+  "dynamic_skill_tool",
+  "computer_use",
+  "task_subagent",
+];
+
+/** What each mode allows without asking; every other action kind asks. */
+const ALLOWED_BY_MODE: Record<TurnPermissionMode, ReadonlySet<PolicyKind>> = {
+  full_access: new Set(ACTION_KINDS),
+  auto_accept_edits: new Set(["file_read", "file_write", "mcp_read"]),
+  supervised: new Set(["file_read", "mcp_read"]),
+};
+
+/** The effective policy of a built-in mode. */
+export function policyForMode(mode: TurnPermissionMode): ToolPermissionPolicySnapshot {
+  const allowed = ALLOWED_BY_MODE[mode];
+  return Object.fromEntries(ACTION_KINDS.map((kind) => [kind, allowed.has(kind) ? "allow" : "ask"])) as unknown as ToolPermissionPolicySnapshot;
+}
+
+/** The snapshot a turn runs under: the requested mode (source composer) or full_access (source defaulted). */
+export function materializeProfile(selection: TurnPermissionProfileSelection | undefined): TurnPermissionProfileSnapshot {
+  const mode = selection?.mode ?? "full_access";
+  const policy: ToolPermissionPolicySnapshot = { ...policyForMode(mode) };
+  if (selection?.allowed_tools) policy.allowed_tools = selection.allowed_tools;
+  if (selection?.denied_tools) policy.denied_tools = selection.denied_tools;
+  if (selection?.allowed_paths) policy.allowed_paths = selection.allowed_paths;
+  return { mode, source: selection?.mode ? "composer" : "defaulted", effective_policy: policy };
+}
+
+/** How the policy treats one tool call: denied_tools wins, allowed_tools limits what may run, then the action kind decides. */
+export function decide(policy: ToolPermissionPolicySnapshot, toolName: string, action: PermissionActionKind): PermissionBehavior {
+  if (policy.denied_tools?.includes(toolName)) return "deny";
+  if (policy.allowed_tools && !policy.allowed_tools.includes(toolName)) return "deny";
+  return action === "unknown" ? policy.default_behavior : policy[action];
+}

@@ -1,0 +1,103 @@
+/**
+ * `turnspec serve`: assembles the reference gateway (store, providers, tools, config) and
+ * serves it over stdio or WebSocket. Logs go to stderr only: on stdio, stdout carries
+ * nothing but protocol frames.
+ */
+import { randomBytes } from "node:crypto";
+import type { GatewayConfig } from "../generated/types.js";
+import { readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
+import { Gateway } from "./engine/gateway.js";
+import { OpenAIProvider } from "./providers/openai.js";
+import type { ModelProvider } from "./providers/provider.js";
+import { ScriptedProvider } from "./providers/scripted.js";
+import { openStore } from "./store/open.js";
+import type { EventStore } from "./store/store.js";
+import { builtinTools } from "./tools/registry.js";
+import { payloadTooLargeFrame } from "./transport/frame-limit.js";
+import { StdioTransport } from "./transport/stdio.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "./transport/websocket.js";
+
+export interface ServeOptions {
+  readonly stdio: boolean;
+  readonly port?: number;
+  readonly host: string;
+  /** The bearer token; undefined with `noAuth` false means "generate one and print it". */
+  readonly token?: string;
+  readonly noAuth: boolean;
+  readonly db: string;
+  readonly memory: boolean;
+  readonly configFile?: string;
+  readonly providerUrl?: string;
+  readonly maxFrameBytes?: number;
+}
+
+/** The model providers a configuration provides. */
+export function providersFor(config: ResolvedConfig, env: Readonly<Record<string, string | undefined>> = process.env): Map<string, ModelProvider> {
+  const providers = new Map<string, ModelProvider>([["scripted", new ScriptedProvider()]]);
+  if (config.openai) {
+    providers.set(
+      "openai",
+      new OpenAIProvider({ baseURL: config.openai.baseURL, model: config.openai.model, apiKey: env[config.openai.apiKeyEnv] ?? "not-needed-for-local-servers" }),
+    );
+  }
+  return providers;
+}
+
+export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void): Gateway {
+  return new Gateway({ store, config, providers: providersFor(config), tools: builtinTools(), log });
+}
+
+export interface RunningGateway {
+  readonly gateway: Gateway;
+  readonly server?: RunningWebSocketServer;
+  close(): Promise<void>;
+}
+
+export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
+  const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
+  const config = resolveConfig(fileConfig, {
+    ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
+    ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
+  });
+  const store = openStore(options.memory ? { memory: true } : { file: options.db });
+  const gateway = createGateway(store, config, log);
+  const shutdown = async (server?: RunningWebSocketServer) => {
+    await server?.close();
+    await gateway.close();
+    store.close();
+  };
+
+  if (options.stdio) {
+    const transport: StdioTransport = new StdioTransport({
+      input: process.stdin,
+      output: process.stdout,
+      maxFrameBytes: config.maxFrameBytes,
+      onOversized: (bytes) => void transport.send(payloadTooLargeFrame(config.maxFrameBytes, bytes)),
+    });
+    const connection = gateway.connect(transport);
+    const closed = transport.onclose;
+    transport.onclose = () => {
+      closed?.();
+      // stdin ended: the client is gone, and with it the only connection.
+      void shutdown().then(() => process.exit(0));
+    };
+    void connection;
+    log(`turnspec gateway serving on stdio (${options.memory ? "memory store" : `store ${options.db}`})`);
+    return { gateway, close: () => shutdown() };
+  }
+
+  const token = options.noAuth ? undefined : (options.token ?? randomBytes(24).toString("base64url"));
+  const server = await startWebSocketServer({
+    host: options.host,
+    port: options.port ?? 0,
+    token,
+    maxFrameBytes: config.maxFrameBytes,
+    onConnection: (transport) => gateway.connect(transport),
+    onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
+    onError: (error) => log(`server error: ${error.message}`),
+  });
+  log(`listening on ws://${options.host}:${server.port}`);
+  if (token && options.token === undefined) log(`token: ${token}`);
+  if (!token) log("authentication is off (--no-auth)");
+  return { gateway, server, close: () => shutdown(server) };
+}

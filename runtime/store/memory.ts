@@ -1,0 +1,145 @@
+/**
+ * An event store held in memory, for tests. It keeps the same rules as the SQLite store
+ * (see rules.ts), and stores params as JSON text like it does, so a test that passes
+ * here does not depend on sharing objects with the store.
+ */
+import type { EventStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import { checkPaging, decodeParams, encodeParams, nowRfc3339, storeErrors } from "./rules.js";
+
+export interface MemoryEventStoreOptions {
+  /** The clock for `recorded_at`; an RFC 3339 time. */
+  readonly now?: () => string;
+}
+
+interface StoredRow {
+  readonly sequence: number;
+  readonly method: string;
+  readonly params: string;
+  readonly recorded_at: string;
+}
+
+interface TurnEntry {
+  readonly ref: TurnRef;
+  readonly events: StoredRow[];
+}
+
+export class MemoryEventStore implements EventStore {
+  private readonly threads = new Map<string, ThreadRecord>();
+  // Map iteration order is insertion order, which is the creation order turnsOfThread needs.
+  private readonly turns = new Map<string, TurnEntry>();
+  private readonly now: () => string;
+  private appendingTo: string | undefined;
+  private closed = false;
+
+  constructor(options: MemoryEventStoreOptions = {}) {
+    this.now = options.now ?? nowRfc3339;
+  }
+
+  createThread(thread: ThreadRecord): void {
+    this.assertOpen();
+    if (this.threads.has(thread.id)) throw storeErrors.threadExists(thread.id);
+    this.threads.set(thread.id, copyThread(thread));
+  }
+
+  getThread(id: string): ThreadRecord | undefined {
+    this.assertOpen();
+    const thread = this.threads.get(id);
+    return thread === undefined ? undefined : copyThread(thread);
+  }
+
+  createTurn(threadId: string, turnId: string, createdAt: string): boolean {
+    this.assertOpen();
+    if (!this.threads.has(threadId)) throw storeErrors.unknownThread(threadId);
+    if (this.turns.has(turnId)) return false;
+    this.turns.set(turnId, { ref: { turn_id: turnId, thread_id: threadId, created_at: createdAt }, events: [] });
+    return true;
+  }
+
+  turnThread(turnId: string): string | undefined {
+    this.assertOpen();
+    return this.turns.get(turnId)?.ref.thread_id;
+  }
+
+  turnsOfThread(threadId: string): TurnRef[] {
+    this.assertOpen();
+    const refs: TurnRef[] = [];
+    for (const { ref } of this.turns.values()) {
+      if (ref.thread_id === threadId) refs.push({ ...ref });
+    }
+    return refs;
+  }
+
+  allTurns(): TurnRef[] {
+    this.assertOpen();
+    return [...this.turns.values()].map(({ ref }) => ({ ...ref }));
+  }
+
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+    this.assertOpen();
+    if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
+    const turn = this.turns.get(turnId);
+    if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+    const sequence = turn.events.length + 1;
+    let params: string;
+    this.appendingTo = turnId;
+    try {
+      params = encodeParams(turnId, method, sequence, build(sequence));
+    } finally {
+      this.appendingTo = undefined;
+    }
+    const row: StoredRow = { sequence, method, params, recorded_at: this.now() };
+    turn.events.push(row);
+    return toEvent(turn.ref, row);
+  }
+
+  events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
+    this.assertOpen();
+    checkPaging(turnId, afterSequence, limit);
+    const turn = this.turns.get(turnId);
+    if (turn === undefined) return [];
+    // events[i] has sequence i + 1, so the rows after `afterSequence` start at that index.
+    const end = limit === undefined ? undefined : afterSequence + limit;
+    return turn.events.slice(afterSequence, end).map((row) => toEvent(turn.ref, row));
+  }
+
+  lastSequence(turnId: string): number {
+    this.assertOpen();
+    return this.turns.get(turnId)?.events.length ?? 0;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw storeErrors.closed();
+  }
+}
+
+function toEvent(ref: TurnRef, row: StoredRow): StoredEvent {
+  return {
+    thread_id: ref.thread_id,
+    turn_id: ref.turn_id,
+    sequence: row.sequence,
+    method: row.method,
+    params: decodeParams(row.params),
+    recorded_at: row.recorded_at,
+  };
+}
+
+/**
+ * A copy holding only the record's own fields, the optional ones present only when set:
+ * what the SQLite store reads back from its columns.
+ */
+function copyThread(thread: ThreadRecord): ThreadRecord {
+  const { id, workspace_id, cwd, mode, model_provider, model, created_at } = thread;
+  return {
+    id,
+    workspace_id,
+    cwd,
+    mode,
+    ...(model_provider === undefined ? {} : { model_provider }),
+    ...(model === undefined ? {} : { model }),
+    created_at,
+  };
+}

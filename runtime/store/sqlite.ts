@@ -1,0 +1,326 @@
+/**
+ * The event store the reference gateway runs on: one SQLite file through better-sqlite3.
+ *
+ * Sequences are never cached in memory: each append reads the turn's highest sequence
+ * and inserts the next one inside one write transaction, so they stay gap-free and
+ * strictly increasing across a restart, and even with a second store open on the file.
+ */
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, resolve } from "node:path";
+import type { EventStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import { StoreError, checkPaging, decodeParams, encodeParams, nowRfc3339, storeErrors } from "./rules.js";
+
+export interface SqliteEventStoreOptions {
+  /** The clock for `recorded_at`; an RFC 3339 time. */
+  readonly now?: () => string;
+  /** How long a write waits for another connection's lock before failing, in ms. */
+  readonly busyTimeoutMs?: number;
+}
+
+/**
+ * Each entry moves the schema from version i to i + 1 (`PRAGMA user_version`). Entries
+ * are only ever added: a released file may be at any earlier version.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1: threads, turns in creation order, and the events of each turn.
+  `
+  CREATE TABLE threads (
+    id             TEXT NOT NULL PRIMARY KEY,
+    workspace_id   TEXT NOT NULL,
+    cwd            TEXT NOT NULL,
+    mode           TEXT NOT NULL,
+    model_provider TEXT,
+    model          TEXT,
+    created_at     TEXT NOT NULL
+  ) STRICT;
+
+  -- ordinal, not created_at, orders a thread's turns: two turns may share a timestamp,
+  -- and times are stored exactly as given, so they need not sort as text.
+  CREATE TABLE turns (
+    turn_id    TEXT NOT NULL PRIMARY KEY,
+    thread_id  TEXT NOT NULL REFERENCES threads (id),
+    created_at TEXT NOT NULL,
+    ordinal    INTEGER NOT NULL UNIQUE
+  ) STRICT;
+  CREATE INDEX turns_of_thread ON turns (thread_id, ordinal);
+
+  -- Clustered on (turn_id, sequence): a turn's events are stored together in sequence
+  -- order, which is the order every read wants.
+  CREATE TABLE events (
+    turn_id     TEXT NOT NULL REFERENCES turns (turn_id),
+    sequence    INTEGER NOT NULL CHECK (sequence > 0),
+    thread_id   TEXT NOT NULL,
+    method      TEXT NOT NULL,
+    params      TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (turn_id, sequence)
+  ) WITHOUT ROWID, STRICT;
+  `,
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export class SqliteEventStore implements EventStore {
+  /** The path as given, for error messages. */
+  readonly file: string;
+  private readonly db: Database;
+  private readonly now: () => string;
+  private readonly statements: Statements;
+  private readonly appendTransaction: Transaction<(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>) => StoredEvent>;
+  private appendingTo: string | undefined;
+
+  /** Opens (creating it and its parent folders if needed) the store at `file`, or an in-memory one for ":memory:". */
+  constructor(file: string, options: SqliteEventStoreOptions = {}) {
+    this.file = file;
+    this.now = options.now ?? nowRfc3339;
+    const inMemory = file === ":memory:";
+    try {
+      if (!inMemory) mkdirSync(dirname(resolve(file)), { recursive: true });
+      this.db = new BetterSqlite3(file, { timeout: options.busyTimeoutMs ?? 5000 });
+    } catch (error) {
+      throw new StoreError("open_failed", `cannot open event store ${file}: ${(error as Error).message}`, { cause: error });
+    }
+    try {
+      // WAL: readers never block the writer, and a commit is one append to the log.
+      this.db.pragma("journal_mode = WAL");
+      // NORMAL in WAL mode syncs at checkpoints, not at every commit. A commit is in the
+      // OS's hands as soon as the transaction ends, so it survives the process being
+      // killed (SIGKILL, OOM killer), which is the crash a gateway must survive; only an
+      // OS crash or power loss can lose the last few transactions, and never corrupts
+      // the file. FULL would fsync every event delta for no gain against process death.
+      this.db.pragma("synchronous = NORMAL");
+      this.db.pragma("foreign_keys = ON");
+      this.migrate();
+      this.statements = prepareStatements(this.db);
+    } catch (error) {
+      this.db.close();
+      if (error instanceof StoreError) throw error;
+      throw new StoreError("open_failed", `cannot open event store ${file}: ${(error as Error).message}`, { cause: error });
+    }
+    this.appendTransaction = this.db.transaction((turnId: string, method: string, build: (sequence: number) => Record<string, unknown>) =>
+      this.appendInTransaction(turnId, method, build),
+    );
+  }
+
+  createThread(thread: ThreadRecord): void {
+    this.assertOpen();
+    const { changes } = this.statements.insertThread.run({
+      id: thread.id,
+      workspace_id: thread.workspace_id,
+      cwd: thread.cwd,
+      mode: thread.mode,
+      model_provider: thread.model_provider ?? null,
+      model: thread.model ?? null,
+      created_at: thread.created_at,
+    });
+    if (changes === 0) throw storeErrors.threadExists(thread.id);
+  }
+
+  getThread(id: string): ThreadRecord | undefined {
+    this.assertOpen();
+    const row = this.statements.selectThread.get(id);
+    if (row === undefined) return undefined;
+    return {
+      id: row.id,
+      workspace_id: row.workspace_id,
+      cwd: row.cwd,
+      mode: row.mode,
+      ...(row.model_provider === null ? {} : { model_provider: row.model_provider }),
+      ...(row.model === null ? {} : { model: row.model }),
+      created_at: row.created_at,
+    };
+  }
+
+  createTurn(threadId: string, turnId: string, createdAt: string): boolean {
+    this.assertOpen();
+    // No transaction needed: threads are never deleted, and the insert (with its ordinal
+    // subquery) is one statement, atomic against another connection.
+    if (this.statements.selectThreadExists.get(threadId) === undefined) throw storeErrors.unknownThread(threadId);
+    const { changes } = this.statements.insertTurn.run(turnId, threadId, createdAt);
+    return changes === 1;
+  }
+
+  turnThread(turnId: string): string | undefined {
+    this.assertOpen();
+    return this.statements.selectTurnThread.get(turnId)?.thread_id;
+  }
+
+  turnsOfThread(threadId: string): TurnRef[] {
+    this.assertOpen();
+    return this.statements.selectTurnsOfThread.all(threadId);
+  }
+
+  allTurns(): TurnRef[] {
+    this.assertOpen();
+    return this.statements.selectAllTurns.all();
+  }
+
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+    this.assertOpen();
+    if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
+    // IMMEDIATE takes the write lock before the sequence is read, so another connection
+    // to the same file cannot read the same highest sequence in between; it waits out
+    // the busy timeout instead.
+    return this.appendTransaction.immediate(turnId, method, build);
+  }
+
+  events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
+    this.assertOpen();
+    checkPaging(turnId, afterSequence, limit);
+    // A negative LIMIT is SQLite's "no limit".
+    return this.statements.selectEvents.all(turnId, afterSequence, limit ?? -1).map(toEvent);
+  }
+
+  lastSequence(turnId: string): number {
+    this.assertOpen();
+    return this.statements.selectLastSequence.get(turnId)?.last ?? 0;
+  }
+
+  /** Closes the file; in WAL mode the last connection to close also checkpoints the log into it. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  private appendInTransaction(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+    const turn = this.statements.selectTurnThread.get(turnId);
+    if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+    const sequence = (this.statements.selectLastSequence.get(turnId)?.last ?? 0) + 1;
+    let params: string;
+    this.appendingTo = turnId;
+    try {
+      params = encodeParams(turnId, method, sequence, build(sequence));
+    } finally {
+      this.appendingTo = undefined;
+    }
+    const row: EventRow = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params, recorded_at: this.now() };
+    this.statements.insertEvent.run(row);
+    return toEvent(row);
+  }
+
+  private migrate(): void {
+    // Read and upgrade under one write lock, so two processes opening a new file at once
+    // do not both run the same step.
+    this.db
+      .transaction(() => {
+        const version = this.db.pragma("user_version", { simple: true }) as number;
+        if (version > MIGRATIONS.length) {
+          throw new StoreError(
+            "schema_version",
+            `event store ${this.file} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
+          );
+        }
+        for (let next = version; next < MIGRATIONS.length; next++) {
+          this.db.exec(MIGRATIONS[next]!);
+          this.db.pragma(`user_version = ${next + 1}`);
+        }
+      })
+      .immediate();
+  }
+
+  private assertOpen(): void {
+    if (!this.db.open) throw storeErrors.closed();
+  }
+}
+
+function toEvent(row: EventRow): StoredEvent {
+  return {
+    thread_id: row.thread_id,
+    turn_id: row.turn_id,
+    sequence: row.sequence,
+    method: row.method,
+    params: decodeParams(row.params),
+    recorded_at: row.recorded_at,
+  };
+}
+
+interface ThreadRow {
+  id: string;
+  workspace_id: string;
+  cwd: string;
+  mode: ThreadRecord["mode"];
+  model_provider: string | null;
+  model: string | null;
+  created_at: string;
+}
+
+interface EventRow {
+  thread_id: string;
+  turn_id: string;
+  sequence: number;
+  method: string;
+  params: string;
+  recorded_at: string;
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+/** Prepared once per store and reused for every call. */
+function prepareStatements(db: Database) {
+  return {
+    insertThread: db.prepare<[ThreadRow]>(
+      `INSERT INTO threads (id, workspace_id, cwd, mode, model_provider, model, created_at)
+       VALUES (@id, @workspace_id, @cwd, @mode, @model_provider, @model, @created_at)
+       ON CONFLICT (id) DO NOTHING`,
+    ),
+    selectThread: db.prepare<[string], ThreadRow>(
+      `SELECT id, workspace_id, cwd, mode, model_provider, model, created_at FROM threads WHERE id = ?`,
+    ),
+    selectThreadExists: db.prepare<[string], { one: 1 }>(`SELECT 1 AS one FROM threads WHERE id = ?`),
+    insertTurn: db.prepare<[string, string, string]>(
+      `INSERT INTO turns (turn_id, thread_id, created_at, ordinal)
+       VALUES (?, ?, ?, (SELECT IFNULL(MAX(ordinal), 0) + 1 FROM turns))
+       ON CONFLICT (turn_id) DO NOTHING`,
+    ),
+    selectTurnThread: db.prepare<[string], { thread_id: string }>(`SELECT thread_id FROM turns WHERE turn_id = ?`),
+    selectTurnsOfThread: db.prepare<[string], TurnRef>(
+      `SELECT turn_id, thread_id, created_at FROM turns WHERE thread_id = ? ORDER BY ordinal`,
+    ),
+    selectAllTurns: db.prepare<[], TurnRef>(`SELECT turn_id, thread_id, created_at FROM turns ORDER BY ordinal`),
+    // MAX over the primary key's prefix is one index seek, not a scan of the turn's events.
+    selectLastSequence: db.prepare<[string], { last: number }>(
+      `SELECT IFNULL(MAX(sequence), 0) AS last FROM events WHERE turn_id = ?`,
+    ),
+    insertEvent: db.prepare<[EventRow]>(
+      `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at)
+       VALUES (@turn_id, @sequence, @thread_id, @method, @params, @recorded_at)`,
+    ),
+    selectEvents: db.prepare<[string, number, number], EventRow>(
+      `SELECT thread_id, turn_id, sequence, method, params, recorded_at FROM events
+       WHERE turn_id = ? AND sequence > ? ORDER BY turn_id, sequence LIMIT ?`,
+    ),
+  };
+}
+
+// better-sqlite3 ships no types and @types/better-sqlite3 is not a dependency, so the
+// little of its API this file uses is declared here and the module loaded through
+// require, keeping the import typed without a declaration file.
+
+interface RunResult {
+  readonly changes: number;
+}
+
+interface Statement<Params extends unknown[], Row = never> {
+  run(...params: Params): RunResult;
+  get(...params: Params): Row | undefined;
+  all(...params: Params): Row[];
+}
+
+interface Transaction<F extends (...args: never[]) => unknown> {
+  (...args: Parameters<F>): ReturnType<F>;
+  immediate(...args: Parameters<F>): ReturnType<F>;
+}
+
+interface Database {
+  readonly open: boolean;
+  prepare<Params extends unknown[], Row = never>(sql: string): Statement<Params, Row>;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  exec(sql: string): Database;
+  transaction<F extends (...args: never[]) => unknown>(fn: F): Transaction<F>;
+  close(): Database;
+}
+
+type DatabaseConstructor = new (file: string, options?: { timeout?: number }) => Database;
+
+const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as DatabaseConstructor;

@@ -1,0 +1,70 @@
+/**
+ * The event store: the reference gateway's single source of truth. Threads are records;
+ * everything that happens in a turn is an event, appended with a per-turn sequence that
+ * is strictly increasing without gaps, before it is sent to any client. A turn's state is
+ * a fold of its events (see engine/fold.ts), so a restart, `turn/items` and the live
+ * stream agree by construction.
+ *
+ * The API is synchronous: SQLite (better-sqlite3) and memory both answer at once, and
+ * appends from one process are serialized by the event loop.
+ */
+
+/** A thread as stored. Field names are the wire names of the `Thread` type. */
+export interface ThreadRecord {
+  readonly id: string;
+  readonly workspace_id: string;
+  readonly cwd: string;
+  readonly mode: "Chat" | "Agent";
+  readonly model_provider?: string;
+  readonly model?: string;
+  readonly created_at: string;
+}
+
+/** One persisted event of a turn: a notification exactly as it was (or will be) sent. */
+export interface StoredEvent {
+  readonly thread_id: string;
+  readonly turn_id: string;
+  /** 1, 2, 3, … per turn, without gaps. */
+  readonly sequence: number;
+  /** The notification method, e.g. `item/agent_message/delta`. */
+  readonly method: string;
+  /** The notification params, including their own `sequence` field. */
+  readonly params: Record<string, unknown>;
+  /** RFC 3339 time the event was appended. */
+  readonly recorded_at: string;
+}
+
+/** The turns of a thread in creation order, with the time each was created. */
+export interface TurnRef {
+  readonly turn_id: string;
+  readonly thread_id: string;
+  readonly created_at: string;
+}
+
+export interface EventStore {
+  /** Stores a new thread. Throws if the id exists. */
+  createThread(thread: ThreadRecord): void;
+  getThread(id: string): ThreadRecord | undefined;
+
+  /** Registers a new turn in a thread; returns false (and changes nothing) if the turn id is already used anywhere. */
+  createTurn(threadId: string, turnId: string, createdAt: string): boolean;
+  /** The thread a turn belongs to, or undefined for an unknown turn. */
+  turnThread(turnId: string): string | undefined;
+  /** The turns of a thread, oldest first. */
+  turnsOfThread(threadId: string): TurnRef[];
+  /** Every turn of every thread, oldest first (a gateway walks them once at start-up). */
+  allTurns(): TurnRef[];
+
+  /**
+   * Appends the next event of a turn. `build` receives the sequence the event gets and
+   * returns its params (which carry that sequence); the event is stored atomically with
+   * it. Throws for an unknown turn.
+   */
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent;
+  /** Events of a turn with a sequence above `afterSequence` (default 0), oldest first, at most `limit`. */
+  events(turnId: string, afterSequence?: number, limit?: number): StoredEvent[];
+  /** The highest sequence of a turn, 0 when it has none. */
+  lastSequence(turnId: string): number;
+
+  close(): void;
+}

@@ -1,0 +1,26 @@
+/**
+ * Child process of the SIGKILL test in store.test.ts: appends events to an existing turn
+ * forever, and after each append returns (its transaction committed) writes the event's
+ * sequence as one line to stdout. The test kills it with SIGKILL at an arbitrary moment.
+ *
+ * Usage: node --import tsx test/store/append-until-killed.ts <file> <turn id>
+ */
+import { writeSync } from "node:fs";
+import { SqliteEventStore } from "../../runtime/store/sqlite.js";
+
+const [file, turnId] = process.argv.slice(2);
+if (file === undefined || turnId === undefined) {
+  process.stderr.write("usage: append-until-killed.ts <file> <turn id>\n");
+  process.exit(2);
+}
+
+const store = new SqliteEventStore(file);
+// A payload of a few KB per event makes each commit write several pages, so the kill is
+// likely to land in the middle of one.
+const delta = "δ".repeat(2048);
+for (;;) {
+  const event = store.append(turnId, "item/agent_message/delta", (sequence) => ({ turn_id: turnId, sequence, delta }));
+  // writeSync: the line must be out before the next append starts, not queued in a stream
+  // buffer that dies with the process.
+  writeSync(1, `${event.sequence}\n`);
+}
