@@ -44,7 +44,8 @@ export function providersFor(config: ResolvedConfig, env: Readonly<Record<string
 }
 
 export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void): Gateway {
-  return new Gateway({ store, config, providers: providersFor(config), tools: builtinTools(), log });
+  const tools = builtinTools({ shellTimeoutMs: config.shellTimeoutMs, webFetchTimeoutMs: config.webFetchTimeoutMs });
+  return new Gateway({ store, config, providers: providersFor(config), tools, log });
 }
 
 export interface RunningGateway {

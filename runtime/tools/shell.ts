@@ -1,0 +1,154 @@
+/**
+ * `shell`: runs a command line with `/bin/sh -c` and streams its output. The command runs
+ * in its own process group, so a timeout or a cancelled turn kills everything it started,
+ * not only the shell.
+ */
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { OutputCapture, truncateMiddle } from "./output-limit.js";
+import type { Tool, ToolContext, ToolResult } from "./tool.js";
+
+/** Timeout when the call names none; the context's maxTimeoutMs caps both. */
+export const DEFAULT_SHELL_TIMEOUT_MS = 30_000;
+/** Characters of each stream kept on the item (the event log and the wire). */
+export const SHELL_CAPTURE_LIMIT = 200_000;
+/** Characters of each stream the model sees. */
+export const SHELL_MODEL_LIMIT = 10_000;
+
+export interface ShellArguments {
+  readonly command: string;
+  readonly cwd?: string;
+  readonly timeout_ms?: number;
+}
+
+export interface ShellToolOptions {
+  /** Timeout of a call that names none (default DEFAULT_SHELL_TIMEOUT_MS); maxTimeoutMs still caps it. */
+  readonly defaultTimeoutMs?: number;
+}
+
+/** The shell tool with the gateway's configured default timeout. */
+export function createShellTool(options: ShellToolOptions = {}): Tool {
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_SHELL_TIMEOUT_MS;
+  return {
+    spec: {
+      name: "shell",
+      description:
+        "Run a command line with /bin/sh -c and return its exit code, stdout and stderr. " +
+        "The command gets no stdin. It is killed, with everything it started, at its timeout.",
+      parameters: {
+        type: "object",
+        additionalProperties: false,
+        required: ["command"],
+        properties: {
+          command: { type: "string", minLength: 1, description: "The command line, as given to /bin/sh -c." },
+          cwd: { type: "string", description: "Working directory; a relative path resolves against the thread's directory." },
+          timeout_ms: { type: "integer", minimum: 1, description: `Milliseconds before the command is killed (default ${defaultTimeoutMs}).` },
+        },
+      },
+    },
+    itemType: "commandExecution",
+
+    describe(args, ctx) {
+      const { command, cwd } = args as unknown as ShellArguments;
+      return { command, cwd: resolve(ctx.cwd, cwd ?? ".") };
+    },
+
+    async run(args, ctx) {
+      const { command, cwd: cwdArg, timeout_ms } = args as unknown as ShellArguments;
+      const cwd = resolve(ctx.cwd, cwdArg ?? ".");
+      const timeoutMs = Math.min(timeout_ms ?? defaultTimeoutMs, ctx.maxTimeoutMs);
+      const notRun = (message: string): ToolResult => ({
+        ok: false,
+        content: message,
+        item: { command, cwd, stdout: "", stderr: "", exit_code: null, duration_ms: 0, timed_out: false, error: { message } },
+      });
+      if (ctx.signal.aborted) return notRun("the command was not run: the turn was cancelled");
+      // spawn reports a missing cwd as `spawn /bin/sh ENOENT`, which blames the shell.
+      const where = await stat(cwd).catch(() => undefined);
+      if (!where) return notRun(`the command was not run: cwd ${cwd} does not exist`);
+      if (!where.isDirectory()) return notRun(`the command was not run: cwd ${cwd} is not a directory`);
+      return runCommand(command, cwd, timeoutMs, ctx);
+    },
+  };
+}
+
+export const shellTool: Tool = createShellTool();
+
+function runCommand(command: string, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<ToolResult> {
+  const started = performance.now();
+  const stdout = new OutputCapture(SHELL_CAPTURE_LIMIT);
+  const stderr = new OutputCapture(SHELL_CAPTURE_LIMIT);
+  const env = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
+
+  return new Promise((done) => {
+    // detached: the shell leads a new process group, which is what gets killed. stdin is
+    // closed so a command that reads it ends instead of waiting for the timeout.
+    const child = spawn("/bin/sh", ["-c", command], { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let killedFor: "timeout" | "cancel" | undefined;
+    const kill = (why: "timeout" | "cancel") => {
+      if (killedFor || child.pid === undefined) return;
+      killedFor = why;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const timer = setTimeout(() => kill("timeout"), timeoutMs);
+    const onAbort = () => kill("cancel");
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort();
+
+    // utf8 decoding on the stream keeps a character split across two reads whole.
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      stdout.push(chunk);
+      ctx.emit("stdout", chunk);
+    });
+    child.stderr.on("data", (chunk: string) => {
+      stderr.push(chunk);
+      ctx.emit("stderr", chunk);
+    });
+
+    let finished = false;
+    const finish = (exitCode: number | null, error?: string) => {
+      // A failed spawn may report both 'error' and 'close'.
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
+      const item: Record<string, unknown> = {
+        command,
+        cwd,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        // A command we killed has no exit status of its own, even if it raced us to exit.
+        exit_code: killedFor ? null : exitCode,
+        duration_ms: Math.round(performance.now() - started),
+        timed_out: killedFor === "timeout",
+        ...(error ? { error: { message: error } } : {}),
+      };
+      done({ ok: item.exit_code === 0, content: summary(item, timeoutMs, killedFor, error), item });
+    };
+    // 'close' rather than 'exit': it comes once the pipes are drained, so no output is lost.
+    child.on("close", (code) => finish(code));
+    child.on("error", (error) => finish(null, `the command could not be started: ${error.message}`));
+  });
+}
+
+/** The text the model sees: how the command ended, then each non-empty stream, shortened. */
+function summary(item: Record<string, unknown>, timeoutMs: number, killedFor: "timeout" | "cancel" | undefined, error: string | undefined): string {
+  const lines: string[] = [];
+  if (error) lines.push(error);
+  else if (killedFor === "timeout") lines.push(`timed out after ${timeoutMs} ms: the command was killed`);
+  else if (killedFor === "cancel") lines.push("cancelled: the command was killed");
+  else lines.push(`exit code: ${String(item.exit_code ?? "none (killed by a signal)")}`);
+  for (const name of ["stdout", "stderr"] as const) {
+    const text = item[name] as string;
+    if (text !== "") lines.push(`${name}:`, truncateMiddle(text, SHELL_MODEL_LIMIT).replace(/\n$/, ""));
+  }
+  if (item.stdout === "" && item.stderr === "") lines.push("(no output)");
+  return lines.join("\n");
+}

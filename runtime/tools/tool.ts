@@ -1,0 +1,45 @@
+/**
+ * A tool the agent loop can run for the model. Each tool declares the JSON Schema of its
+ * arguments (the model sees it), and runs with a context that lets it stream output and
+ * be cancelled. A tool error (missing file, non-zero exit, bad arguments) is a result the
+ * model sees, never a gateway failure.
+ */
+import type { ToolSpec } from "../providers/provider.js";
+
+/** Where and how a tool runs. */
+export interface ToolContext {
+  /** The thread's working directory: relative paths resolve against it. */
+  readonly cwd: string;
+  /** Aborted when the turn is cancelled: running processes must be killed. */
+  readonly signal: AbortSignal;
+  /** Streams a piece of output (stdout, stderr, progress or a file change's output). */
+  readonly emit: (stream: "stdout" | "stderr" | "tool_progress" | "file_change", delta: string) => void;
+  /** Environment for processes the tool starts. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Upper bound for `timeout_ms` (a tool's own default applies below it). */
+  readonly maxTimeoutMs: number;
+  /** Publishes fields learned while the tool runs (e.g. a child turn's ids) as item/updated. */
+  readonly update?: (fields: Record<string, unknown>) => void;
+  /** The turn the call belongs to; `depth` is 0 for a client's turn and grows with each spawn_agent level. */
+  readonly turn?: { readonly thread_id: string; readonly turn_id: string; readonly depth: number };
+}
+
+/**
+ * What a tool produced. `content` is the text the model sees as the tool result;
+ * `item` holds the fields the gateway puts on the tool's TurnItem (stdout, exit_code,
+ * diff, …, in the wire names of that item type).
+ */
+export interface ToolResult {
+  readonly ok: boolean;
+  readonly content: string;
+  readonly item: Record<string, unknown>;
+}
+
+export interface Tool {
+  readonly spec: ToolSpec;
+  /** The TurnItem `type` this tool's calls are shown as (`commandExecution`, `fileChange`, `webFetch`, …). */
+  readonly itemType: "commandExecution" | "fileChange" | "webFetch" | "dynamicToolCall" | "task";
+  /** Item fields known before the tool runs (e.g. `command`, `cwd`, `path`, `url`), from the parsed arguments. */
+  describe(args: Record<string, unknown>, ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
+  run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
+}

@@ -1,0 +1,104 @@
+/** A gateway on the in-memory transport pair, with a strict client that records every notification. */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ProtocolClient } from "../../generated/client.js";
+import type { AnyNotification } from "../../generated/registry.js";
+import type { TurnStartParams } from "../../generated/types.js";
+import { resolveConfig } from "../../runtime/config.js";
+import { Gateway } from "../../runtime/engine/gateway.js";
+import type { ModelProvider } from "../../runtime/providers/provider.js";
+import { ScriptedProvider, type ScriptStep } from "../../runtime/providers/scripted.js";
+import { createInMemoryPair, type LocalError } from "../../runtime/rpc/index.js";
+import { MemoryEventStore } from "../../runtime/store/memory.js";
+import type { EventStore } from "../../runtime/store/store.js";
+import { builtinTools } from "../../runtime/tools/registry.js";
+
+export interface Harness {
+  readonly gateway: Gateway;
+  readonly client: ProtocolClient;
+  readonly store: EventStore;
+  /** Every notification received, in order. */
+  readonly received: AnyNotification[];
+  /** Frames the strict client rejected: must stay empty. */
+  readonly protocolErrors: string[];
+  readonly cwd: string;
+  /** Starts a thread (Agent mode, in a fresh temporary folder unless told otherwise). */
+  thread(params?: Parameters<ProtocolClient["threadStart"]>[0]): Promise<string>;
+  /** Starts a turn and resolves with its terminal notification. */
+  runTurn(params: TurnStartParams): Promise<AnyNotification>;
+  /** Resolves at the first notification matching `predicate` (already received or still to come). */
+  waitFor(predicate: (n: AnyNotification) => boolean): Promise<AnyNotification>;
+  close(): Promise<void>;
+}
+
+export function script(...steps: ScriptStep[]): string {
+  return JSON.stringify({ script: steps });
+}
+
+export const text = (value: string) => [{ type: "text" as const, text: value, textElements: [] }];
+
+export interface HarnessOptions {
+  readonly store?: EventStore;
+  readonly providers?: ReadonlyMap<string, ModelProvider>;
+  readonly config?: Parameters<typeof resolveConfig>[0];
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const cwd = mkdtempSync(join(tmpdir(), "turnspec-gateway-"));
+  const store = options.store ?? new MemoryEventStore();
+  const config = resolveConfig({ ...options.config, tools: { default_cwd: cwd, ...options.config?.tools } });
+  const gateway = new Gateway({
+    store,
+    config,
+    providers: options.providers ?? new Map([["scripted", new ScriptedProvider()]]),
+    tools: builtinTools(),
+  });
+  const [clientSide, serverSide] = createInMemoryPair();
+  gateway.connect(serverSide);
+  const received: AnyNotification[] = [];
+  const protocolErrors: string[] = [];
+  const waiters: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void }[] = [];
+  const client = new ProtocolClient(clientSide, {
+    validateIncoming: "strict",
+    onProtocolError: (error: LocalError, frame) => protocolErrors.push(`${error.message}: ${frame}`),
+  });
+  client.onAny((n) => {
+    received.push(n);
+    for (const w of [...waiters]) {
+      if (w.predicate(n)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(n);
+      }
+    }
+  });
+  await client.start();
+  const waitFor = (predicate: (n: AnyNotification) => boolean) => {
+    const seen = received.find(predicate);
+    return seen ? Promise.resolve(seen) : new Promise<AnyNotification>((resolve) => waiters.push({ predicate, resolve }));
+  };
+  return {
+    gateway,
+    client,
+    store,
+    received,
+    protocolErrors,
+    cwd,
+    thread: async (params = {}) => (await client.threadStart({ cwd, ...params })).thread.id,
+    runTurn: async (params) => {
+      const terminal = waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === params.turn_id);
+      await client.turnStart(params);
+      return terminal;
+    },
+    waitFor,
+    close: async () => {
+      await gateway.close();
+      await client.close();
+    },
+  };
+}
+
+/** The notifications of one turn, in the order received. */
+export function ofTurn(received: readonly AnyNotification[], turnId: string): AnyNotification[] {
+  return received.filter((n) => "turn_id" in n.params && n.params.turn_id === turnId);
+}
