@@ -78,11 +78,16 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     const connection = gateway.connect(transport);
     const closed = transport.onclose;
     transport.onclose = () => {
-      closed?.();
-      // stdin ended: the client is gone, and with it the only connection.
-      void shutdown().then(() => process.exit(0));
+      // stdin ended: the client sent its last frame. Every request it sent is answered
+      // and flushed before the gateway stops; turns still running end Interrupted.
+      void (async () => {
+        await connection.settled();
+        await shutdown();
+        await transport.close();
+        closed?.();
+        process.exit(0);
+      })();
     };
-    void connection;
     log(`turnspec gateway serving on stdio (${options.memory ? "memory store" : `store ${options.db}`})`);
     return { gateway, close: () => shutdown() };
   }

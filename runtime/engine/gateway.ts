@@ -25,6 +25,8 @@ export interface Connection {
   readonly id: string;
   readonly threads: Set<string>;
   send(frame: string): void;
+  /** Resolves once every frame received so far has been answered. */
+  settled(): Promise<void>;
 }
 
 export interface GatewayOptions {
@@ -64,19 +66,27 @@ export class Gateway {
 
   /** Serves one connection over a transport until it closes. */
   connect(transport: Transport): Connection {
+    const inFlight = new Set<Promise<void>>();
     const connection: Connection = {
       id: randomUUID(),
       threads: new Set(),
       send: (frame) => {
         transport.send(frame).catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
       },
+      settled: async () => {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      },
     };
     this.connections.add(connection);
     transport.onmessage = (frame) => {
-      this.dispatcher
+      const handled = this.dispatcher
         .handleFrame(frame, connection)
-        .then((reply) => reply !== undefined && connection.send(reply))
-        .catch((error: unknown) => this.log(`could not handle a frame: ${(error as Error).message}`));
+        .then((reply) => {
+          if (reply !== undefined) connection.send(reply);
+        })
+        .catch((error: unknown) => this.log(`could not handle a frame: ${(error as Error).message}`))
+        .finally(() => inFlight.delete(handled));
+      inFlight.add(handled);
     };
     transport.onclose = () => this.connections.delete(connection);
     transport.onerror = (error) => this.log(`connection error: ${error.message}`);

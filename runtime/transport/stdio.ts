@@ -1,0 +1,273 @@
+/**
+ * A transport over a byte stream pair: one JSON-RPC message (or batch) per line. The
+ * gateway runs it over process.stdin/stdout; a client runs it over a child process's
+ * pipes (see child-process.ts).
+ *
+ * Reading splits on LF at the byte level (a CR before the LF is dropped), so a frame may
+ * arrive in any number of chunks and one chunk may hold several frames. Each line is
+ * decoded with its own StringDecoder, so a multi-byte UTF-8 character cut by a chunk
+ * boundary is joined back together. A line over the size limit is not kept: once it
+ * passes the limit its bytes are counted and dropped until the next LF, and the line is
+ * then reported through `onOversized` (a server answers it with payload_too_large).
+ *
+ * Writing appends LF to each frame, keeps frames in the order `send` was called, and
+ * waits for 'drain' whenever the output asks for it, so a slow reader holds the writer
+ * back instead of growing a buffer without end.
+ */
+import { StringDecoder } from "node:string_decoder";
+import { finished } from "node:stream/promises";
+import type { Readable, Writable } from "node:stream";
+import type { Transport } from "../rpc/transport.js";
+import { checkMaxFrameBytes } from "./frame-limit.js";
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+export interface StdioTransportOptions {
+  /** Where frames come from: process.stdin, or a child's stdout. */
+  readonly input: Readable;
+  /** Where frames go: process.stdout, or a child's stdin. */
+  readonly output: Writable;
+  /** Largest frame accepted, in bytes of UTF-8 without the line ending. */
+  readonly maxFrameBytes: number;
+  /**
+   * Called with the size in bytes of each line that was over the limit and discarded,
+   * once its end is reached. A server answers with `payloadTooLargeFrame` (id null);
+   * without this callback the discarded line is reported through `onerror`.
+   */
+  readonly onOversized?: (bytes: number) => void;
+  /** End the output when the transport closes, telling the peer we are done. Default true. */
+  readonly endOutputOnClose?: boolean;
+}
+
+export class StdioTransport implements Transport {
+  onmessage?: (frame: string) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  private readonly input: Readable;
+  private readonly output: Writable;
+  private readonly maxFrameBytes: number;
+  private readonly onOversized: ((bytes: number) => void) | undefined;
+  private readonly endOutputOnClose: boolean;
+
+  // The line being read: its decoded parts, its size so far and its last byte.
+  private parts: string[] = [];
+  private decoder = new StringDecoder("utf8");
+  private lineBytes = 0;
+  private lastByte = -1;
+  /** True once the current line went over the limit: its bytes are counted, not kept. */
+  private discarding = false;
+
+  private started = false;
+  /** No more frames are delivered or accepted for sending. */
+  private closed = false;
+  private closeNotified = false;
+  private closing: Promise<void> | undefined;
+  /** Settles once every frame handed to `send` so far has been handed to the output. */
+  private writeTail: Promise<void> = Promise.resolve();
+
+  constructor(options: StdioTransportOptions) {
+    this.input = options.input;
+    this.output = options.output;
+    this.maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "StdioTransport");
+    this.onOversized = options.onOversized;
+    this.endOutputOnClose = options.endOutputOnClose ?? true;
+    // Listened to from the start: an 'error' event without a listener would crash the process
+    // (an EPIPE on the output when the peer has gone, for instance).
+    this.input.on("error", this.onInputError);
+    this.output.on("error", this.onOutputError);
+  }
+
+  /** Bytes of the current, unfinished line held in memory; never more than the limit plus one. */
+  get bufferedBytes(): number {
+    return this.discarding ? 0 : this.lineBytes;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    if (this.closed) throw new Error("the stdio transport is closed");
+    this.started = true;
+    this.input.on("data", this.onData);
+    this.input.on("end", this.onInputEnd);
+    // A destroyed input may close without 'end'; either way nothing more will arrive.
+    this.input.on("close", this.onInputEnd);
+    if (this.input.readableEnded || this.input.destroyed) this.onInputEnd();
+  }
+
+  /**
+   * Writes one frame as one line. Resolves when the output has taken it, rejects when the
+   * transport is closed or the output fails. A frame must not contain a line break:
+   * `JSON.stringify` never produces one, and the peer would split the frame there.
+   */
+  send(frame: string): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("the stdio transport is closed"));
+    if (frame.includes("\n")) {
+      return Promise.reject(new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)"));
+    }
+    const line = `${frame}\n`;
+    let written!: Promise<void>;
+    // The tail moves on once this frame has been handed to the output, not once it has been
+    // flushed, so frames queue in the Writable's own buffer up to its highWaterMark.
+    const handedOver = this.writeTail.then(async () => {
+      if (this.output.writableNeedDrain) await this.drain();
+      written = this.write(line);
+    });
+    this.writeTail = handedOver.catch(() => undefined);
+    return handedOver.then(() => written);
+  }
+
+  /**
+   * Stops reading, writes what was already sent, then ends the output (unless told not
+   * to). onclose fires once, whatever closed the transport first.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.closed = true;
+    this.stopReading();
+    await this.writeTail;
+    if (this.endOutputOnClose && !this.output.writableEnded && !this.output.destroyed) {
+      this.output.end();
+      // Only the writing side: a Duplex output (a socket, a PassThrough) may never end its
+      // readable side. A failing output has already been reported through onerror.
+      await finished(this.output, { readable: false }).catch(() => undefined);
+    }
+    this.notifyClose();
+  }
+
+  private write(line: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (this.output.writableEnded || this.output.destroyed) {
+        reject(new Error("the stdio transport's output is closed"));
+        return;
+      }
+      this.output.write(line, "utf8", (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /** Waits for the output to ask for more; fails when it closes or errs instead. */
+  private drain(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        this.output.off("drain", onDrain);
+        this.output.off("close", onClose);
+        this.output.off("error", done);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onDrain = () => done();
+      const onClose = () => done(new Error("the stdio transport's output closed before it drained"));
+      this.output.on("drain", onDrain);
+      this.output.on("close", onClose);
+      this.output.on("error", done);
+    });
+  }
+
+  private readonly onData = (chunk: Buffer | string): void => {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    let start = 0;
+    while (start < bytes.length && !this.closed) {
+      const newline = bytes.indexOf(LF, start);
+      this.take(bytes.subarray(start, newline === -1 ? bytes.length : newline));
+      if (newline === -1) break;
+      this.finishLine();
+      start = newline + 1;
+    }
+  };
+
+  /** Adds a piece of the current line, or only counts it once the line is over the limit. */
+  private take(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.lineBytes += piece.length;
+    this.lastByte = piece[piece.length - 1]!;
+    if (this.discarding) return;
+    // One byte of slack: a CR ending the line is not part of the frame, and is only known
+    // to end it once the LF arrives.
+    if (this.lineBytes > this.maxFrameBytes + 1) {
+      this.discarding = true;
+      this.parts = [];
+      this.decoder = new StringDecoder("utf8");
+      return;
+    }
+    this.parts.push(this.decoder.write(piece));
+  }
+
+  private finishLine(): void {
+    const endsWithCR = this.lastByte === CR;
+    const frameBytes = this.lineBytes - (endsWithCR ? 1 : 0);
+    const oversized = this.discarding || frameBytes > this.maxFrameBytes;
+    let text = oversized ? "" : this.parts.join("") + this.decoder.end();
+    if (endsWithCR) text = text.slice(0, -1);
+    this.parts = [];
+    this.decoder = new StringDecoder("utf8");
+    this.lineBytes = 0;
+    this.lastByte = -1;
+    this.discarding = false;
+
+    if (oversized) this.reportOversized(frameBytes);
+    // Blank lines carry nothing; skipping them keeps a hand-typed session free of parse errors.
+    else if (text.trim() !== "") this.deliver(text);
+  }
+
+  private reportOversized(bytes: number): void {
+    try {
+      if (this.onOversized) this.onOversized(bytes);
+      else this.onerror?.(new Error(`discarded an incoming frame of ${bytes} bytes: over the limit of ${this.maxFrameBytes} bytes`));
+    } catch (error) {
+      this.onerror?.(asError(error));
+    }
+  }
+
+  private deliver(frame: string): void {
+    try {
+      this.onmessage?.(frame);
+    } catch (error) {
+      this.onerror?.(asError(error));
+    }
+  }
+
+  private readonly onInputEnd = (): void => {
+    if (this.closed || this.closeNotified) return;
+    // A last line without its LF is still a frame: the peer may end its output right after it.
+    if (this.lineBytes > 0) this.finishLine();
+    this.stopReading();
+    // The peer will send nothing more, but frames can still be sent until close() or until
+    // the output fails, so answers to requests already in flight are not lost (a client that
+    // pipes in a file of requests and ends its input gets every answer).
+    this.notifyClose();
+  };
+
+  private readonly onInputError = (error: Error): void => {
+    this.onerror?.(new Error(`reading the stdio transport's input failed: ${error.message}`, { cause: error }));
+  };
+
+  private readonly onOutputError = (error: Error): void => {
+    // The peer is gone (EPIPE, typically): nothing sent from now on can arrive.
+    this.closed = true;
+    this.stopReading();
+    this.onerror?.(new Error(`writing to the stdio transport's output failed: ${error.message}`, { cause: error }));
+    this.notifyClose();
+  };
+
+  private stopReading(): void {
+    this.input.off("data", this.onData);
+    this.input.off("end", this.onInputEnd);
+    this.input.off("close", this.onInputEnd);
+    // Paused, a stdin pipe no longer keeps the process alive.
+    if (this.started) this.input.pause();
+  }
+
+  private notifyClose(): void {
+    if (this.closeNotified) return;
+    this.closeNotified = true;
+    this.onclose?.();
+  }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

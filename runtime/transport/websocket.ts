@@ -1,0 +1,347 @@
+/**
+ * The WebSocket transport: one JSON-RPC message (or batch) per WebSocket message.
+ *
+ * The server checks the bearer token during the HTTP upgrade, so a client without the
+ * right token gets HTTP 401 and no WebSocket at all: not one of its messages is read.
+ * Compression is off in both directions: a compressed frame's size says nothing about
+ * what it costs to inflate, which would make the size limit meaningless.
+ *
+ * The size limit has two tiers, because `ws` must read a message whole before it can read
+ * the next one (it cannot skip a frame's payload):
+ *   - a message over `maxFrameBytes` but within `readLimitBytes` is read, dropped and
+ *     answered with payload_too_large (id null); the connection stays usable;
+ *   - a message over `readLimitBytes` (default: twice the limit, and at least 1 MiB more)
+ *     is refused by `ws` as soon as its header announces the size, and the connection is
+ *     closed with 1009 (message too big), as RFC 6455 prescribes.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import { WebSocket, WebSocketServer, type RawData } from "ws";
+import type { Transport } from "../rpc/transport.js";
+import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, payloadTooLargeFrame } from "./frame-limit.js";
+
+/** Milliseconds a closing handshake may take before the socket is dropped. */
+const CLOSE_TIMEOUT_MS = 2000;
+
+/** What the server knows of a connection when it hands it over. The token is never part of it. */
+export interface ConnectionInfo {
+  readonly remoteAddress: string | undefined;
+  readonly remotePort: number | undefined;
+  /** The request path, without the query (which may carry the token). */
+  readonly path: string;
+}
+
+export interface WebSocketServerOptions {
+  /** Address to listen on. Default 127.0.0.1: a gateway runs tools, so it is local unless asked otherwise. */
+  readonly host?: string;
+  /** Port to listen on; 0 (the default) picks a free one, reported in the result. */
+  readonly port?: number;
+  /** The bearer token every client must present; undefined serves without authentication. */
+  readonly token?: string | undefined;
+  /** Largest message accepted, in bytes; a larger one is answered with payload_too_large. */
+  readonly maxFrameBytes: number;
+  /** Largest message read at all; a larger one closes the connection with 1009. See the file comment. */
+  readonly readLimitBytes?: number;
+  /** Called with each accepted connection; set its callbacks and start it. */
+  readonly onConnection: (transport: WebSocketTransport, info: ConnectionInfo) => void;
+  /** Called after a message over the limit was answered with payload_too_large, for the gateway's log. */
+  readonly onOversized?: (bytes: number, info: ConnectionInfo) => void;
+  /** Errors that belong to no connection (a throwing onConnection, a failing server socket). */
+  readonly onError?: (error: Error) => void;
+}
+
+export interface RunningWebSocketServer {
+  /** ws://host:port/ */
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, closes every connection (1001, going away) and resolves once all are closed. */
+  close(): Promise<void>;
+}
+
+/** One WebSocket connection as a transport, on either side. */
+export class WebSocketTransport implements Transport {
+  onmessage?: (frame: string) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  private started = false;
+  /** Work that arrived before start(), replayed in order by it. */
+  private queue: Array<() => void> = [];
+  private closeNotified = false;
+  private closeCodeValue: number | undefined;
+  private readonly closed: Promise<void>;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly maxFrameBytes: number,
+    private readonly oversized: (bytes: number, transport: WebSocketTransport) => void,
+  ) {
+    // Listened to from the start: ws emits messages as soon as the connection is open.
+    socket.on("message", (data: RawData) => {
+      const bytes = byteLength(data);
+      const work = bytes > this.maxFrameBytes
+        ? () => this.oversized(bytes, this)
+        // Binary messages are read as UTF-8 text too: a frame is a frame, whatever the opcode.
+        : () => this.deliver(toBuffer(data).toString("utf8"));
+      if (this.started) work();
+      else this.queue.push(work);
+    });
+    socket.on("error", (error) => this.onerror?.(error));
+    this.closed = new Promise<void>((resolve) => {
+      socket.once("close", (code: number) => {
+        this.closeCodeValue = code;
+        this.queue = [];
+        resolve();
+        this.notifyClose();
+      });
+    });
+  }
+
+  /** The negotiated extensions: always empty, since compression is off on both sides. */
+  get extensions(): string {
+    return this.socket.extensions;
+  }
+
+  /** The close code, once the connection has closed (1009 when a message was over the read limit). */
+  get closeCode(): number | undefined {
+    return this.closeCodeValue;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const pending = this.queue;
+    this.queue = [];
+    for (const work of pending) work();
+  }
+
+  /** Sends one frame as a text message; resolves once it is written to the socket. */
+  send(frame: string): Promise<void> {
+    if (this.socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new Error("the WebSocket connection is closed"));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.socket.send(frame, { binary: false }, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /** Closes the connection (1000 by default) and resolves once it is closed. */
+  close(code = 1000, reason = ""): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return this.closed;
+    if (this.socket.readyState !== WebSocket.CLOSING) this.socket.close(code, reason);
+    // A peer that never answers the closing handshake must not hold the close up.
+    const timer = setTimeout(() => this.socket.terminate(), CLOSE_TIMEOUT_MS);
+    return this.closed.finally(() => clearTimeout(timer));
+  }
+
+  private deliver(frame: string): void {
+    try {
+      this.onmessage?.(frame);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private notifyClose(): void {
+    if (this.closeNotified) return;
+    this.closeNotified = true;
+    this.onclose?.();
+  }
+}
+
+/** Starts a WebSocket server for the gateway; resolves once it listens. */
+export async function startWebSocketServer(options: WebSocketServerOptions): Promise<RunningWebSocketServer> {
+  const host = options.host ?? "127.0.0.1";
+  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "startWebSocketServer");
+  const readLimitBytes = options.readLimitBytes ?? maxFrameBytes + Math.max(maxFrameBytes, 1024 * 1024);
+  if (!Number.isSafeInteger(readLimitBytes) || readLimitBytes < maxFrameBytes) {
+    throw new RangeError(`startWebSocketServer: readLimitBytes must be an integer no smaller than maxFrameBytes (${maxFrameBytes}), got ${String(readLimitBytes)}`);
+  }
+  if (options.token === "") {
+    throw new Error("startWebSocketServer: the token is empty; pass a non-empty token, or undefined to serve without authentication");
+  }
+  const expected = options.token === undefined ? undefined : digest(options.token);
+  const reportError = (error: Error) => options.onError?.(error);
+
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
+  const connections = new Set<WebSocketTransport>();
+  const answerOversized = (info: ConnectionInfo) => (bytes: number, transport: WebSocketTransport) => {
+    transport.send(payloadTooLargeFrame(maxFrameBytes, bytes)).catch(() => undefined);
+    options.onOversized?.(bytes, info);
+  };
+
+  const server = createServer((_request, response) => {
+    // Plain HTTP has nothing to offer here; a WebSocket upgrade is the only way in.
+    response.writeHead(426, { "Content-Type": "text/plain; charset=utf-8", Upgrade: "websocket", Connection: "close" });
+    response.end("This is a turnspec gateway: connect with a WebSocket.\n");
+  });
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // A client that resets the connection must not crash the gateway.
+    socket.on("error", () => socket.destroy());
+    if (expected && !tokenMatches(request, expected)) {
+      refuse(socket, 401, "Unauthorized", "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>");
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      const info: ConnectionInfo = {
+        remoteAddress: request.socket.remoteAddress,
+        remotePort: request.socket.remotePort,
+        path: new URL(request.url ?? "/", "http://localhost").pathname,
+      };
+      const transport = new WebSocketTransport(ws, maxFrameBytes, answerOversized(info));
+      connections.add(transport);
+      ws.once("close", () => connections.delete(transport));
+      try {
+        options.onConnection(transport, info);
+      } catch (error) {
+        reportError(new Error(`onConnection failed: ${(error as Error).message}`, { cause: error }));
+        void transport.close(1011, "internal error");
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onListenError = (error: NodeJS.ErrnoException) => {
+      reject(new Error(`cannot listen on ${host}:${options.port ?? 0}: ${error.code ?? error.message}`, { cause: error }));
+    };
+    server.once("error", onListenError);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", onListenError);
+      server.on("error", reportError);
+      resolve();
+    });
+  });
+
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `ws://${host.includes(":") ? `[${host}]` : host}:${port}/`,
+    port,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        await Promise.all([...connections].map((transport) => transport.close(1001, "server shutting down")));
+        server.closeAllConnections();
+        wss.close();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}
+
+export interface WebSocketClientOptions {
+  /** Bearer token, sent in the Authorization header. */
+  readonly token?: string;
+  /** Compression is always off: see the file comment. Accepted so a caller can say so. */
+  readonly perMessageDeflate?: false;
+  /** Largest message accepted from the gateway; a larger one closes the connection with 1009. Default `CLIENT_MAX_FRAME_BYTES`. */
+  readonly maxFrameBytes?: number;
+  /** Milliseconds the opening handshake may take. Default 10000. */
+  readonly handshakeTimeoutMs?: number;
+}
+
+/** The gateway refused the WebSocket upgrade (401 for a missing or wrong token). */
+export class WebSocketHandshakeError extends Error {
+  readonly status: number;
+
+  constructor(url: string, status: number, statusText: string | undefined) {
+    super(`the WebSocket handshake with ${url} was refused: HTTP ${status}${statusText ? ` ${statusText}` : ""}`);
+    this.name = "WebSocketHandshakeError";
+    this.status = status;
+  }
+}
+
+/** Connects to a gateway; resolves with the transport once the connection is open. */
+export function connectWebSocket(url: string, options: WebSocketClientOptions = {}): Promise<WebSocketTransport> {
+  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? CLIENT_MAX_FRAME_BYTES, "connectWebSocket");
+  const shown = redactToken(url);
+  return new Promise<WebSocketTransport>((resolve, reject) => {
+    const socket = new WebSocket(url, {
+      perMessageDeflate: false,
+      // Here the limit is the hard one: a client has no one to answer payload_too_large to.
+      maxPayload: maxFrameBytes,
+      handshakeTimeout: options.handshakeTimeoutMs ?? 10_000,
+      headers: options.token === undefined ? {} : { Authorization: `Bearer ${options.token}` },
+    });
+    // Created now so that no message sent right after the handshake is missed. With
+    // maxPayload at the limit, ws closes the connection (1009) before a message over it is
+    // delivered, so the oversized callback only guards against a change of that setting.
+    const transport = new WebSocketTransport(socket, maxFrameBytes, (bytes, self) => {
+      self.onerror?.(new Error(`discarded a message of ${bytes} bytes from ${shown}: over the limit of ${maxFrameBytes} bytes`));
+    });
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
+    socket.once("open", () => {
+      settled = true;
+      resolve(transport);
+    });
+    socket.once("unexpected-response", (_request, response) => {
+      fail(new WebSocketHandshakeError(shown, response.statusCode ?? 0, response.statusMessage));
+      // Drops the HTTP exchange; the error ws then emits is already reported above.
+      socket.terminate();
+    });
+    socket.on("error", (error) => fail(new Error(`cannot connect to ${shown}: ${error.message}`, { cause: error })));
+  });
+}
+
+function digest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/**
+ * Compares the presented token with the expected one in constant time: both are hashed
+ * first, so the comparison neither stops at the first difference nor reveals the length.
+ */
+function tokenMatches(request: IncomingMessage, expected: Buffer): boolean {
+  const presented = presentedToken(request);
+  return presented !== undefined && timingSafeEqual(digest(presented), expected);
+}
+
+/** The token from `Authorization: Bearer …`, else from the `token` query parameter. */
+function presentedToken(request: IncomingMessage): string | undefined {
+  const bearer = /^Bearer\s+(.+?)\s*$/i.exec(request.headers.authorization ?? "");
+  if (bearer) return bearer[1];
+  return new URL(request.url ?? "/", "http://localhost").searchParams.get("token") ?? undefined;
+}
+
+/** Answers an upgrade request with an HTTP error and drops the socket before anything else is read. */
+function refuse(socket: Duplex, status: number, statusText: string, body: string): void {
+  const text = `${body}\n`;
+  socket.once("finish", () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText}\r\n` +
+      "Connection: close\r\n" +
+      'WWW-Authenticate: Bearer realm="turnspec"\r\n' +
+      "Content-Type: text/plain; charset=utf-8\r\n" +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
+      "\r\n" +
+      text,
+  );
+}
+
+function redactToken(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.searchParams.has("token")) parsed.searchParams.set("token", "REDACTED");
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+function byteLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
+}
+
+function toBuffer(data: RawData): Buffer {
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return data instanceof ArrayBuffer ? Buffer.from(data) : data;
+}
