@@ -67,8 +67,9 @@ const cli = yargs(hideBin(process.argv))
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
         .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
         .check((argv) => {
-          if (argv.stdio === (argv.port !== undefined)) throw new Error("Choose one transport: --stdio or --port N.");
-          if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) throw new Error(`--port must be an integer from 0 to 65535, got ${argv.port}`);
+          // A string is yargs' usage failure: reported by .fail() with exit 2.
+          if (argv.stdio === (argv.port !== undefined)) return "Choose one transport: --stdio or --port N.";
+          if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           return true;
         }),
     async (argv) => {
@@ -100,9 +101,12 @@ const cli = yargs(hideBin(process.argv))
   .demandCommand(1, "Name a command: generate, validate or serve.")
   .strict()
   .recommendCommands()
-  .fail((message, error, y) => {
-    if (error) throw error;
-    console.error(`${y.help() && ""}turnspec: ${message}\nRun "turnspec --help" for usage.`);
+  .fail((message, error) => {
+    // yargs reports usage mistakes as a message (or a YError, or the string a check
+    // returned); anything else thrown is a bug and keeps its stack.
+    const usage = message ?? (typeof error === "string" ? error : error?.name === "YError" ? error.message : undefined);
+    if (usage === undefined) throw error;
+    console.error(`turnspec: ${usage}\nRun "turnspec --help" for usage.`);
     process.exit(2);
   })
   .help();
