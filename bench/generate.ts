@@ -38,7 +38,7 @@ function generateOnce(): Run {
     const child = spawnSync(process.execPath, [BIN, "generate", "--schemas", join(ROOT, "schemas"), "--out", out], { cwd: ROOT, encoding: "utf8" });
     const wallMs = now() - t0;
     if (child.status !== 0) throw new Error(`turnspec generate exited with ${child.status}: ${child.stderr || child.stdout}`);
-    if (!existsSync(join(out, "validators.strict.js"))) throw new Error("turnspec generate wrote no validators.strict.js");
+    if (!existsSync(join(out, "validators.strict.cjs"))) throw new Error("turnspec generate wrote no validators.strict.cjs");
     const reported = /in (\d+) ms/.exec(child.stdout);
     return { wallMs, reportedMs: reported ? Number(reported[1]) : undefined, files: readdirSync(out).length };
   } finally {

@@ -37,7 +37,7 @@ export function typeCheck(files: readonly GeneratedFile[], options: TypeCheckOpt
   });
   const outDir = resolve(options.outDir);
   for (const file of files) {
-    if (file.path.endsWith(".ts")) project.createSourceFile(join(outDir, file.path), file.content, { overwrite: true });
+    if (/\.(ts|cts|mts)$/.test(file.path)) project.createSourceFile(join(outDir, file.path), file.content, { overwrite: true });
   }
   for (const extra of options.extraFiles ?? []) project.addSourceFileAtPath(extra);
   project.resolveSourceFileDependencies();
