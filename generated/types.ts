@@ -601,6 +601,10 @@ export interface GatewayConfig {
      * Timeout of a web_fetch call. Default 15000.
      */
     web_fetch_timeout_ms?: number;
+    /**
+     * Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised). Default 120000.
+     */
+    restricted_max_shell_timeout_ms?: number;
   };
   /**
    * Bounds that keep one client or one turn from taking the gateway down.
@@ -622,6 +626,27 @@ export interface GatewayConfig {
      * How deep spawn_agent may nest child turns. Default 2.
      */
     max_spawn_depth?: number;
+  };
+  /**
+   * How tool permission requests are handled.
+   */
+  permissions?: {
+    /**
+     * How long an approval request stays open before it resolves as expired (a denial). Default 600000 (10 minutes).
+     */
+    request_timeout_ms?: number;
+    /**
+     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized). Default false: a token, when sent, is still checked.
+     */
+    require_resolve_token?: boolean;
+    /**
+     * Paths outside a thread's folder that tools may use without asking, in every turn (added to a turn's own allowed_paths).
+     */
+    allowed_paths?: string[];
+    /**
+     * Secret the resolve tokens are signed with. Default: a random one per gateway start, which makes tokens from an earlier run invalid.
+     */
+    resolve_token_secret?: string;
   };
 }
 
@@ -1384,7 +1409,7 @@ export interface ToolPermissionPolicySnapshot {
    */
   task_subagent: PermissionBehavior;
   /**
-   * Tool names allowed regardless of their action kind.
+   * When set, the only tools that may run at all; a listed tool still follows the behavior of its action kind, and denied_tools wins over it.
    */
   allowed_tools?: string[];
   /**
@@ -2892,7 +2917,7 @@ export interface TurnPermissionProfileSelection {
    */
   mode?: TurnPermissionMode;
   /**
-   * Tool names whose actions are allowed without prompting, whatever their action kind.
+   * When set, the only tools that may run at all; a listed tool still follows the behavior of its action kind, and denied_tools wins over it.
    */
   allowed_tools?: string[];
   /**

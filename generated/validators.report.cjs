@@ -3761,7 +3761,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -3776,7 +3776,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(((((key0 === "default_provider") || (key0 === "default_model")) || (key0 === "providers")) || (key0 === "tools")) || (key0 === "limits"))){
+if(!((((((key0 === "default_provider") || (key0 === "default_model")) || (key0 === "providers")) || (key0 === "tools")) || (key0 === "limits")) || (key0 === "permissions"))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
@@ -3964,7 +3964,7 @@ if(data.tools !== undefined){
 let data7 = data.tools;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 for(const key3 in data7){
-if(!((((key3 === "default_cwd") || (key3 === "shell_timeout_ms")) || (key3 === "max_shell_timeout_ms")) || (key3 === "web_fetch_timeout_ms"))){
+if(!(((((key3 === "default_cwd") || (key3 === "shell_timeout_ms")) || (key3 === "max_shell_timeout_ms")) || (key3 === "web_fetch_timeout_ms")) || (key3 === "restricted_max_shell_timeout_ms"))){
 const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err15];
@@ -4075,9 +4075,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err24 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
+if(data7.restricted_max_shell_timeout_ms !== undefined){
+let data12 = data7.restricted_max_shell_timeout_ms;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err24 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4086,13 +4087,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data.limits !== undefined){
-let data12 = data.limits;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key4 in data12){
-if(!((((key4 === "max_frame_bytes") || (key4 === "max_batch_size")) || (key4 === "max_agent_rounds")) || (key4 === "max_spawn_depth"))){
-const err25 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 1 || isNaN(data12)){
+const err25 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4102,10 +4099,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data12.max_frame_bytes !== undefined){
-let data13 = data12.max_frame_bytes;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err26 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4114,9 +4111,13 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 1024 || isNaN(data13)){
-const err27 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+if(data.limits !== undefined){
+let data13 = data.limits;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key4 in data13){
+if(!((((key4 === "max_frame_bytes") || (key4 === "max_batch_size")) || (key4 === "max_agent_rounds")) || (key4 === "max_spawn_depth"))){
+const err27 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4126,11 +4127,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-if(data12.max_batch_size !== undefined){
-let data14 = data12.max_batch_size;
+if(data13.max_frame_bytes !== undefined){
+let data14 = data13.max_frame_bytes;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err28 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+const err28 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4140,8 +4140,8 @@ vErrors.push(err28);
 errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
-const err29 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data14 < 1024 || isNaN(data14)){
+const err29 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4152,10 +4152,10 @@ errors++;
 }
 }
 }
-if(data12.max_agent_rounds !== undefined){
-let data15 = data12.max_agent_rounds;
+if(data13.max_batch_size !== undefined){
+let data15 = data13.max_batch_size;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err30 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+const err30 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4166,7 +4166,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 1 || isNaN(data15)){
-const err31 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+const err31 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4177,10 +4177,10 @@ errors++;
 }
 }
 }
-if(data12.max_spawn_depth !== undefined){
-let data16 = data12.max_spawn_depth;
+if(data13.max_agent_rounds !== undefined){
+let data16 = data13.max_agent_rounds;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err32 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+const err32 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4190,8 +4190,8 @@ vErrors.push(err32);
 errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err33 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data16 < 1 || isNaN(data16)){
+const err33 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4202,9 +4202,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if(data13.max_spawn_depth !== undefined){
+let data17 = data13.max_spawn_depth;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err34 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4213,15 +4214,169 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-}
-else {
-const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err35 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.permissions !== undefined){
+let data18 = data.permissions;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key5 in data18){
+if(!((((key5 === "request_timeout_ms") || (key5 === "require_resolve_token")) || (key5 === "allowed_paths")) || (key5 === "resolve_token_secret"))){
+const err37 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data18.request_timeout_ms !== undefined){
+let data19 = data18.request_timeout_ms;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err38 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
+const err39 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+if(data18.require_resolve_token !== undefined){
+if(typeof data18.require_resolve_token !== "boolean"){
+const err40 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data18.allowed_paths !== undefined){
+let data21 = data18.allowed_paths;
+if(Array.isArray(data21)){
+const len0 = data21.length;
+for(let i0=0; i0<len0; i0++){
+let data22 = data21[i0];
+if(typeof data22 === "string"){
+if(data22.length < 1){
+const err41 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data18.resolve_token_secret !== undefined){
+let data23 = data18.resolve_token_secret;
+if(typeof data23 === "string"){
+if(data23.length < 16){
+const err44 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
 }
 errors++;
 }

@@ -2834,7 +2834,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -2851,7 +2851,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "default_provider") || (key0 === "default_model")) || (key0 === "providers")) || (key0 === "tools")) || (key0 === "limits"))){
+if(!((((((key0 === "default_provider") || (key0 === "default_model")) || (key0 === "providers")) || (key0 === "tools")) || (key0 === "limits")) || (key0 === "permissions"))){
 validate46.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -3009,7 +3009,7 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 const _errs20 = errors;
 for(const key3 in data7){
-if(!((((key3 === "default_cwd") || (key3 === "shell_timeout_ms")) || (key3 === "max_shell_timeout_ms")) || (key3 === "web_fetch_timeout_ms"))){
+if(!(((((key3 === "default_cwd") || (key3 === "shell_timeout_ms")) || (key3 === "max_shell_timeout_ms")) || (key3 === "web_fetch_timeout_ms")) || (key3 === "restricted_max_shell_timeout_ms"))){
 validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
@@ -3099,6 +3099,28 @@ var valid3 = _errs27 === errors;
 else {
 var valid3 = true;
 }
+if(valid3){
+if(data7.restricted_max_shell_timeout_ms !== undefined){
+let data12 = data7.restricted_max_shell_timeout_ms;
+const _errs29 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs29){
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 1 || isNaN(data12)){
+validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid3 = _errs29 === errors;
+}
+else {
+var valid3 = true;
+}
+}
 }
 }
 }
@@ -3116,51 +3138,30 @@ var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data12 = data.limits;
-const _errs29 = errors;
-if(errors === _errs29){
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+let data13 = data.limits;
 const _errs31 = errors;
-for(const key4 in data12){
+if(errors === _errs31){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+const _errs33 = errors;
+for(const key4 in data13){
 if(!((((key4 === "max_frame_bytes") || (key4 === "max_batch_size")) || (key4 === "max_agent_rounds")) || (key4 === "max_spawn_depth"))){
 validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
 return false;
 break;
 }
 }
-if(_errs31 === errors){
-if(data12.max_frame_bytes !== undefined){
-let data13 = data12.max_frame_bytes;
-const _errs32 = errors;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs32){
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 1024 || isNaN(data13)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
-return false;
-}
-}
-}
-var valid4 = _errs32 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data12.max_batch_size !== undefined){
-let data14 = data12.max_batch_size;
+if(_errs33 === errors){
+if(data13.max_frame_bytes !== undefined){
+let data14 = data13.max_frame_bytes;
 const _errs34 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
+validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs34){
 if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data14 < 1024 || isNaN(data14)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -3171,17 +3172,17 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data12.max_agent_rounds !== undefined){
-let data15 = data12.max_agent_rounds;
+if(data13.max_batch_size !== undefined){
+let data15 = data13.max_batch_size;
 const _errs36 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
+validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs36){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 1 || isNaN(data15)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -3192,22 +3193,43 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data12.max_spawn_depth !== undefined){
-let data16 = data12.max_spawn_depth;
+if(data13.max_agent_rounds !== undefined){
+let data16 = data13.max_agent_rounds;
 const _errs38 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
+validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs38){
 if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data16 < 1 || isNaN(data16)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 var valid4 = _errs38 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data13.max_spawn_depth !== undefined){
+let data17 = data13.max_spawn_depth;
+const _errs40 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs40){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid4 = _errs40 === errors;
 }
 else {
 var valid4 = true;
@@ -3222,10 +3244,133 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs29 === errors;
+var valid0 = _errs31 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.permissions !== undefined){
+let data18 = data.permissions;
+const _errs42 = errors;
+if(errors === _errs42){
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+const _errs44 = errors;
+for(const key5 in data18){
+if(!((((key5 === "request_timeout_ms") || (key5 === "require_resolve_token")) || (key5 === "allowed_paths")) || (key5 === "resolve_token_secret"))){
+validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
+return false;
+break;
+}
+}
+if(_errs44 === errors){
+if(data18.request_timeout_ms !== undefined){
+let data19 = data18.request_timeout_ms;
+const _errs45 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs45){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
+validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid5 = _errs45 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.require_resolve_token !== undefined){
+const _errs47 = errors;
+if(typeof data18.require_resolve_token !== "boolean"){
+validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid5 = _errs47 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.allowed_paths !== undefined){
+let data21 = data18.allowed_paths;
+const _errs49 = errors;
+if(errors === _errs49){
+if(Array.isArray(data21)){
+var valid6 = true;
+const len0 = data21.length;
+for(let i0=0; i0<len0; i0++){
+let data22 = data21[i0];
+const _errs51 = errors;
+if(errors === _errs51){
+if(typeof data22 === "string"){
+if(data22.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid6 = _errs51 === errors;
+if(!valid6){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid5 = _errs49 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data18.resolve_token_secret !== undefined){
+let data23 = data18.resolve_token_secret;
+const _errs53 = errors;
+if(errors === _errs53){
+if(typeof data23 === "string"){
+if(data23.length < 16){
+validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid5 = _errs53 === errors;
+}
+else {
+var valid5 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs42 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }

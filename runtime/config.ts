@@ -15,11 +15,16 @@ export interface ResolvedConfig {
   readonly defaultCwd: string;
   readonly shellTimeoutMs: number;
   readonly maxShellTimeoutMs: number;
+  readonly restrictedMaxShellTimeoutMs: number;
   readonly webFetchTimeoutMs: number;
   readonly maxFrameBytes: number;
   readonly maxBatchSize: number;
   readonly maxAgentRounds: number;
   readonly maxSpawnDepth: number;
+  readonly permissionRequestTimeoutMs: number;
+  readonly requireResolveToken: boolean;
+  readonly allowedPaths: readonly string[];
+  readonly resolveTokenSecret?: string;
 }
 
 /** A configuration file that cannot be used; the message says which file and where. */
@@ -66,10 +71,15 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     defaultCwd: config.tools?.default_cwd ?? process.cwd(),
     shellTimeoutMs: config.tools?.shell_timeout_ms ?? 30_000,
     maxShellTimeoutMs: config.tools?.max_shell_timeout_ms ?? 600_000,
+    restrictedMaxShellTimeoutMs: config.tools?.restricted_max_shell_timeout_ms ?? 120_000,
     webFetchTimeoutMs: config.tools?.web_fetch_timeout_ms ?? 15_000,
     maxFrameBytes: overrides.maxFrameBytes ?? config.limits?.max_frame_bytes ?? 8 * 1024 * 1024,
     maxBatchSize: config.limits?.max_batch_size ?? 1000,
     maxAgentRounds: config.limits?.max_agent_rounds ?? 25,
     maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
+    permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
+    requireResolveToken: config.permissions?.require_resolve_token ?? false,
+    allowedPaths: config.permissions?.allowed_paths ?? [],
+    ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
   };
 }

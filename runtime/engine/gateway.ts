@@ -7,16 +7,30 @@
  * always read back from the log (fold.ts), never kept in a second copy.
  */
 import { randomUUID } from "node:crypto";
-import type { Thread, ThreadTimelineBlock, Turn, TurnFailure, TurnItem, TurnItemEvent, TurnUsage } from "../../generated/types.js";
+import type {
+  Thread,
+  ThreadTimelineBlock,
+  Turn,
+  TurnFailure,
+  TurnItem,
+  TurnItemEvent,
+  TurnPermissionAuditEvent,
+  TurnPermissionMode,
+  TurnPermissionProfileSnapshot,
+  TurnUsage,
+} from "../../generated/types.js";
 import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
 import { notificationIssues } from "../../generated/validators.js";
 import type { GatewayNotificationName, NotificationParamsOf } from "../../generated/registry.js";
 import { RpcError, type Dispatcher, type Transport } from "../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
-import { materializeProfile } from "../permissions/policy.js";
+import { materializeProfile, policyForMode } from "../permissions/policy.js";
+import { securitySnapshot } from "../permissions/security.js";
+import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import type { EventStore, StoredEvent, ThreadRecord } from "../store/store.js";
 import type { Tool } from "../tools/tool.js";
+import { Approvals } from "./approvals.js";
 import { foldTurn, isActive, type TurnState } from "./fold.js";
 import { TurnRunner } from "./turn-runner.js";
 
@@ -45,17 +59,45 @@ export interface GatewayOptions {
 
 const micros = (iso: string) => Date.parse(iso) * 1000;
 
+/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
+export interface ParentTurn {
+  readonly turn: Turn;
+  readonly depth: number;
+  readonly requestedMode?: TurnPermissionMode;
+}
+
+/** How much each mode allows: a child turn may never rank above its parent. */
+const MODE_RANK: Record<TurnPermissionMode, number> = { supervised: 0, auto_accept_edits: 1, full_access: 2 };
+
+function profileReason(profile: TurnPermissionProfileSnapshot): string {
+  switch (profile.source) {
+    case "composer":
+      return `the client asked for ${profile.mode}`;
+    case "defaulted":
+      return "no profile was given: full_access is the default";
+    case "inherited_from_parent_turn":
+      return `inherited ${profile.mode} from the parent turn`;
+    case "task_permission_cap":
+      return `capped to the parent turn's ${profile.mode}`;
+    default:
+      return `set by the ${profile.source}`;
+  }
+}
+
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Set<Connection>();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private readonly runner: TurnRunner;
-  private readonly now: () => Date;
+  readonly approvals: Approvals;
+  private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
   constructor(readonly options: GatewayOptions) {
-    this.now = options.now ?? (() => new Date());
+    this.clock = options.now ?? (() => new Date());
     this.log = options.log ?? (() => undefined);
+    const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
+    this.approvals = new Approvals(this, options.config, tokens);
     this.runner = new TurnRunner(this, options);
     this.dispatcher = createDispatcher<Connection>(this.handlers(), {
       maxBatchSize: options.config.maxBatchSize,
@@ -101,8 +143,12 @@ export class Gateway {
     await Promise.allSettled(running.map((r) => r.done));
   }
 
+  now(): Date {
+    return this.clock();
+  }
+
   nowIso(): string {
-    return this.now().toISOString();
+    return this.clock().toISOString();
   }
 
   // ---- the event log --------------------------------------------------------------
@@ -136,6 +182,11 @@ export class Gateway {
     const event = this.record(threadId, turnId, method, params);
     this.deliver(event);
     return event;
+  }
+
+  /** Appends and sends a turn/permission/audit record. */
+  audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">): StoredEvent {
+    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.nowIso(), ...fields });
   }
 
   /** Sends an already stored event to the connections that follow its thread. */
@@ -221,8 +272,11 @@ export class Gateway {
     await run.done;
   }
 
-  /** Creates and starts a turn (turn/start, and spawn_agent for child turns at `depth` > 0). */
-  startTurn(params: Parameters<Handlers<Connection>["turn/start"]>[0], depth = 0): { turn: Turn; done: Promise<void> } {
+  /**
+   * Creates and starts a turn: turn/start, or spawn_agent for a child turn (`parent`),
+   * which inherits the parent's permission mode and never gets more than it.
+   */
+  startTurn(params: Parameters<Handlers<Connection>["turn/start"]>[0], parent?: ParentTurn): { turn: Turn; done: Promise<void> } {
     const thread = this.thread(params.thread_id);
     const active = this.activeTurn(thread.id);
     if (active) {
@@ -237,6 +291,7 @@ export class Gateway {
     if (!this.options.store.createTurn(thread.id, params.turn_id, createdAt)) {
       throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
     }
+    const profile = this.profileFor(params, parent);
     const turn: Turn = {
       id: params.turn_id,
       thread_id: thread.id,
@@ -247,16 +302,68 @@ export class Gateway {
       model_provider: params.model_provider ?? thread.model_provider ?? this.options.config.defaultProvider,
       model: params.model ?? thread.model ?? this.options.config.defaultModel,
       prompt_manifest: null,
-      permission_profile: materializeProfile(params.permission_profile),
+      permission_profile: profile,
+      security: securitySnapshot({
+        profile,
+        cwd: thread.cwd,
+        roots: [thread.cwd],
+        allowedPaths: profile.effective_policy.allowed_paths ?? [],
+        // Restricted modes cap how long a command may run, below the gateway's own bound.
+        shellTimeoutCapMs:
+          profile.mode === "full_access" ? this.options.config.maxShellTimeoutMs : Math.min(this.options.config.maxShellTimeoutMs, this.options.config.restrictedMaxShellTimeoutMs),
+        ...(parent
+          ? {
+              parentCap: {
+                parent_thread_id: parent.turn.thread_id ?? "",
+                parent_turn_id: parent.turn.id,
+                parent_mode: parent.turn.permission_profile.mode,
+                capped_policy: parent.turn.permission_profile.effective_policy,
+                source: profile.source,
+              },
+            }
+          : {}),
+      }),
     };
-    // The turn and the user's input are in the log before the response is sent.
+    // The turn, its profile and the user's input are in the log before the response is sent.
     const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
     const first = [
       this.record(thread.id, params.turn_id, "turn/started", { turn }),
+      this.record(thread.id, params.turn_id, "turn/permission/audit", {
+        audit_id: `aud_${randomUUID().replace(/-/g, "")}`,
+        kind: "profile_selected",
+        profile,
+        reason: profileReason(profile),
+        recorded_at: createdAt,
+      }),
       this.record(thread.id, params.turn_id, "item/started", { item_id: user.id, item: user }),
       this.record(thread.id, params.turn_id, "item/completed", { item_id: user.id, item: user }),
     ];
-    return { turn, done: this.launch(thread.id, params.turn_id, first, depth) };
+    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0) };
+  }
+
+  /** The profile a new turn runs under: what the client asked for, or for a child turn, the parent's mode at most. */
+  private profileFor(params: Parameters<Handlers<Connection>["turn/start"]>[0], parent: ParentTurn | undefined): TurnPermissionProfileSnapshot {
+    const configPaths = this.options.config.allowedPaths;
+    const withConfig = (profile: TurnPermissionProfileSnapshot): TurnPermissionProfileSnapshot => {
+      const paths = [...(profile.effective_policy.allowed_paths ?? []), ...configPaths];
+      return paths.length ? { ...profile, effective_policy: { ...profile.effective_policy, allowed_paths: paths } } : profile;
+    };
+    if (!parent) return withConfig(materializeProfile(params.permission_profile));
+    const parentProfile = parent.turn.permission_profile;
+    const requested = parent.requestedMode ?? parentProfile.mode;
+    const capped = MODE_RANK[requested] > MODE_RANK[parentProfile.mode];
+    const mode = capped ? parentProfile.mode : requested;
+    const { allowed_tools, denied_tools, allowed_paths } = parentProfile.effective_policy;
+    return withConfig({
+      mode,
+      source: capped ? "task_permission_cap" : "inherited_from_parent_turn",
+      effective_policy: {
+        ...policyForMode(mode),
+        ...(allowed_tools ? { allowed_tools } : {}),
+        ...(denied_tools ? { denied_tools } : {}),
+        ...(allowed_paths ? { allowed_paths: allowed_paths.filter((p) => !configPaths.includes(p)) } : {}),
+      },
+    });
   }
 
   /** Ends a turn with a terminal notification carrying its final snapshot. */
@@ -280,7 +387,13 @@ export class Gateway {
   private recoverInterruptedTurns(): void {
     for (const ref of this.options.store.allTurns()) {
       const state = this.turnState(ref.turn_id);
+      for (const id of state?.requests.keys() ?? []) this.approvals.remember(id, ref.thread_id, ref.turn_id);
       if (state?.turn.status !== "InProgress") continue;
+      for (const { request, resolution } of state.requests.values()) {
+        if (resolution) continue;
+        this.publish(ref.thread_id, ref.turn_id, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.nowIso(), scope_hash: request.scope_hash });
+        this.audit(ref.thread_id, ref.turn_id, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+      }
       for (const item of state.items) {
         if (item.status === "in_progress") this.publish(ref.thread_id, ref.turn_id, "item/completed", { item_id: item.id, item: { ...item, status: "cancelled" } as TurnItem });
       }
@@ -354,8 +467,10 @@ export class Gateway {
       },
       "turn/work/page": notServed("turn/work/page"),
       "turn/work/items/get": notServed("turn/work/items/get"),
-      "turn/permission/request/respond": (params) => {
-        throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
+      "turn/permission/request/respond": (params, connection) => {
+        const response = this.approvals.respond(params);
+        follow(connection, response.thread_id);
+        return response;
       },
       "agent/route/create": notServed("agent/route/create"),
       "agent/route/list": notServed("agent/route/list"),

@@ -16,7 +16,14 @@ export function spawnAgentTool(gateway: Gateway): Tool {
         type: "object",
         additionalProperties: false,
         required: ["prompt"],
-        properties: { prompt: { type: "string", minLength: 1, description: "The task for the sub-agent, as its first user message." } },
+        properties: {
+          prompt: { type: "string", minLength: 1, description: "The task for the sub-agent, as its first user message." },
+          permission_mode: {
+            type: "string",
+            enum: ["supervised", "auto_accept_edits", "full_access"],
+            description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
+          },
+        },
       },
     },
     itemType: "task",
@@ -35,8 +42,12 @@ export function spawnAgentTool(gateway: Gateway): Tool {
       });
       const childTurnId = `${parent.turn_id}_child_${randomUUID().slice(0, 8)}`;
       const { done } = gateway.startTurn(
-        { thread_id: child.id, turn_id: childTurnId, input: [{ type: "text", text: String(args.prompt) }], permission_profile: { mode: parentTurn.permission_profile.mode } },
-        parent.depth + 1,
+        { thread_id: child.id, turn_id: childTurnId, input: [{ type: "text", text: String(args.prompt) }] },
+        {
+          turn: parentTurn,
+          depth: parent.depth,
+          ...(typeof args.permission_mode === "string" ? { requestedMode: args.permission_mode as "supervised" | "auto_accept_edits" | "full_access" } : {}),
+        },
       );
       ctx.update?.({ child_thread_id: child.id, child_turn_id: childTurnId });
       const cancel = () => void gateway.cancelTurn(childTurnId, "the parent turn was cancelled");

@@ -44,6 +44,10 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
           command: { type: "string", minLength: 1, description: "The command line, as given to /bin/sh -c." },
           cwd: { type: "string", description: "Working directory; a relative path resolves against the thread's directory." },
           timeout_ms: { type: "integer", minimum: 1, description: `Milliseconds before the command is killed (default ${defaultTimeoutMs}).` },
+          // Read by the permission layer before the call runs (permissions/classify.ts): an
+          // escape is always put to a human, once. There is no OS sandbox here, so the tool
+          // itself runs the command the same way either way.
+          escape_sandbox: { type: "boolean", description: "Run outside the sandbox; always needs an explicit one-time approval." },
         },
       },
     },

@@ -62,6 +62,7 @@ describe("a scripted turn", () => {
     const methods = ofTurn(h.received, "trn_say").map((n) => n.method);
     expect(methods).toEqual([
       "turn/started",
+      "turn/permission/audit",
       "item/started",
       "item/completed",
       "item/started",
@@ -205,14 +206,14 @@ describe("a scripted turn", () => {
     expect(ofTurn(h.received, "trn_parent").some((n) => n.method === "item/updated")).toBe(true);
   });
 
-  it("declines a tool the turn's permission mode does not allow, tells the model, and goes on", async () => {
+  it("declines a tool the turn's profile does not allow at all, tells the model, and goes on", async () => {
     h = await startHarness();
     const thread = await h.thread();
     const marker = join(h.cwd, "should-not-exist");
     const end = await h.runTurn({
       thread_id: thread,
       turn_id: "trn_supervised",
-      permission_profile: { mode: "supervised" },
+      permission_profile: { mode: "supervised", allowed_tools: ["read_file"] },
       input: text(script({ tool: "shell", args: { command: `touch ${marker}` } }, { say: "ok" })),
     });
     expect(end.method).toBe("turn/completed");

@@ -1,0 +1,146 @@
+/**
+ * Approval requests: a tool call the policy asks about waits here until the client
+ * answers with turn/permission/request/respond, the request expires (a denial), or the
+ * turn is cancelled. Every step is an event in the turn's log (opened, resolved, audit),
+ * so a request's state is read back from the log like everything else.
+ */
+import { randomUUID } from "node:crypto";
+import type {
+  PermissionActionKind,
+  TurnPermissionApprovalRequest,
+  TurnPermissionApprovalResolution,
+  TurnPermissionRequestRespondParams,
+  TurnPermissionRequestRespondResponse,
+} from "../../generated/types.js";
+import { protocolError } from "../../generated/server.js";
+import { RpcError } from "../rpc/index.js";
+import type { ResolvedConfig } from "../config.js";
+import type { ResolveTokens } from "../permissions/tokens.js";
+import type { Gateway } from "./gateway.js";
+
+export interface ApprovalAsk {
+  readonly threadId: string;
+  readonly turnId: string;
+  readonly itemId: string;
+  readonly toolName: string;
+  readonly action: PermissionActionKind;
+  readonly scopeHash: string;
+  readonly reason: string;
+  readonly summary: string;
+  readonly details: Record<string, unknown>;
+  readonly outsidePaths: readonly string[];
+  readonly sandboxEscape: boolean;
+}
+
+interface Waiting {
+  readonly threadId: string;
+  readonly turnId: string;
+  readonly scopeHash: string;
+  readonly resolve: (resolution: TurnPermissionApprovalResolution) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+export class Approvals {
+  private readonly waiting = new Map<string, Waiting>();
+  /** Where every request this gateway knows of lives: open ones and resolved ones, for a late or repeated answer. */
+  private readonly index = new Map<string, { readonly threadId: string; readonly turnId: string }>();
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly config: ResolvedConfig,
+    private readonly tokens: ResolveTokens,
+  ) {}
+
+  /** Records where a request lives (start-up walks the log and tells this of every request). */
+  remember(requestId: string, threadId: string, turnId: string): void {
+    this.index.set(requestId, { threadId, turnId });
+  }
+
+  /** Opens a request and resolves with its resolution. An aborted signal resolves it as cancelled. */
+  ask(ask: ApprovalAsk, signal: AbortSignal): Promise<TurnPermissionApprovalResolution> {
+    const g = this.gateway;
+    const requestId = `perm_${randomUUID().replace(/-/g, "")}`;
+    const created = g.now();
+    const expiresAt = new Date(created.getTime() + this.config.permissionRequestTimeoutMs).toISOString();
+    const workspaceId = g.thread(ask.threadId).workspace_id;
+    const request: TurnPermissionApprovalRequest = {
+      request_id: requestId,
+      workspace_id: workspaceId,
+      thread_id: ask.threadId,
+      turn_id: ask.turnId,
+      tool_name: ask.toolName,
+      action: ask.action,
+      scope_hash: ask.scopeHash,
+      reason: ask.reason,
+      summary: ask.summary,
+      details: ask.details,
+      // A sandbox escape runs only after an allow_once for that very request.
+      allowed_scopes: ask.sandboxEscape ? ["allow_once"] : ["allow_once", "allow_for_turn"],
+      ...(ask.outsidePaths.length ? { outside_paths: [...ask.outsidePaths] } : {}),
+      ...(ask.sandboxEscape ? { sandbox_escape: true } : {}),
+      item_id: ask.itemId,
+      created_at: created.toISOString(),
+      expires_at: expiresAt,
+      resolve_token: this.tokens.mint({ request_id: requestId, turn_id: ask.turnId, thread_id: ask.threadId, expires_at: expiresAt }),
+    };
+    this.remember(requestId, ask.threadId, ask.turnId);
+    g.publish(ask.threadId, ask.turnId, "turn/permission/request/opened", { request });
+    g.audit(ask.threadId, ask.turnId, { kind: "request_opened", request_id: requestId, tool_name: ask.toolName, action: ask.action, scope_hash: ask.scopeHash, reason: ask.reason });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.resolve(requestId, "expired"), this.config.permissionRequestTimeoutMs);
+      this.waiting.set(requestId, { threadId: ask.threadId, turnId: ask.turnId, scopeHash: ask.scopeHash, resolve, timer });
+      const cancel = () => this.resolve(requestId, "cancelled");
+      if (signal.aborted) cancel();
+      else signal.addEventListener("abort", cancel, { once: true });
+    });
+  }
+
+  /** Records a resolution and lets the waiting tool call go on. Returns when it was resolved, or undefined if it no longer waits. */
+  private resolve(requestId: string, resolution: TurnPermissionApprovalResolution): string | undefined {
+    const waiting = this.waiting.get(requestId);
+    if (!waiting) return undefined;
+    this.waiting.delete(requestId);
+    clearTimeout(waiting.timer);
+    const resolvedAt = this.gateway.nowIso();
+    this.gateway.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash });
+    this.gateway.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash });
+    waiting.resolve(resolution);
+    return resolvedAt;
+  }
+
+  /** turn/permission/request/respond. */
+  respond(params: TurnPermissionRequestRespondParams): TurnPermissionRequestRespondResponse {
+    const where = this.index.get(params.request_id);
+    const state = where && this.gateway.turnState(where.turnId)?.requests.get(params.request_id);
+    if (!where || !state) {
+      throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
+    }
+    if (state.resolution) {
+      throw protocolError("permission_request_resolved", `Permission request ${params.request_id} was already resolved (${state.resolution}); nothing runs twice`, {
+        request_id: params.request_id,
+        resolution: state.resolution,
+      });
+    }
+    if (this.config.requireResolveToken || params.resolve_token !== undefined) {
+      const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.gateway.now());
+      if (!check.ok) {
+        throw protocolError("unauthorized", `The resolve token for ${params.request_id} is ${check.reason.replace(/_/g, " ")}; the request stays open`, {
+          request_id: params.request_id,
+          detail: check.reason,
+        });
+      }
+    }
+    if (params.resolution !== "deny" && !state.request.allowed_scopes.includes(params.resolution)) {
+      throw new RpcError(-32602, `Invalid params for turn/permission/request/respond: request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`, {
+        reason: "invalid_params",
+        errors: [{ pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution }],
+      });
+    }
+    const resolvedAt = this.resolve(params.request_id, params.resolution);
+    if (resolvedAt === undefined) {
+      // Open in the log but not waited for: its turn is no longer running here.
+      throw protocolError("permission_request_resolved", `Permission request ${params.request_id} can no longer be answered: its turn is not running`, { request_id: params.request_id });
+    }
+    return { request_id: params.request_id, thread_id: where.threadId, turn_id: where.turnId, resolution: params.resolution, resolved_at: resolvedAt };
+  }
+}

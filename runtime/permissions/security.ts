@@ -1,0 +1,199 @@
+/**
+ * The execution security snapshot of a turn: what the runtime enforces, resolved from the
+ * permission mode (turns-api.md, "Permission profiles and approval requests"), and an
+ * honest account of what it cannot enforce.
+ *
+ * This gateway runs tools as ordinary child processes, with no OS sandbox. It can hold
+ * its own tools to the policy (read_file, write_file and web_fetch are checked before
+ * they run, a shell's working directory and environment are chosen by the gateway), but
+ * once a shell command runs, whatever it opens or connects to is beyond its reach. So the
+ * restricted modes are `partially_active`, never `active`, and say where they fall short.
+ */
+import { isAbsolute, resolve } from "node:path";
+import type {
+  TurnExecutionSecuritySnapshot,
+  TurnFilesystemSandboxEntry,
+  TurnPermissionMode,
+  TurnPermissionProfileSnapshot,
+  TurnSandboxMode,
+  TurnSecurityDegradation,
+  TurnSecurityParentCapSnapshot,
+} from "../../generated/types.js";
+import { resolveRealPath } from "./paths.js";
+import { decide } from "./policy.js";
+
+/**
+ * Variables a shell sees in the restricted modes: enough for programs to find their
+ * binaries, home, locale, terminal and temp directory, and nothing that tends to carry
+ * credentials (API keys, tokens, cloud and SSH agent settings all stay behind).
+ */
+export const RESTRICTED_ENV_ALLOWLIST: readonly string[] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
+
+/** The name the shell tool registers under (runtime/tools/shell.ts): the process policy is the policy's answer for it. */
+const SHELL_TOOL = "shell";
+
+/**
+ * What the native backend enforces by itself, without an OS sandbox. These hold once the
+ * engine routes every call through the permission modules: the policy decides each call,
+ * paths are resolved through links before the root check, and the shell is started with
+ * processEnvironment() and the timeout cap.
+ */
+export const NATIVE_BACKEND_CAPABILITIES: readonly string[] = [
+  "tool_policy",
+  "file_tool_path_confinement",
+  "shell_cwd_confinement",
+  "web_fetch_network_policy",
+  "process_environment_filtering",
+  "process_timeout_cap",
+];
+
+/** Where the restricted modes fall short without an OS sandbox. */
+const RESTRICTED_DEGRADATIONS: readonly TurnSecurityDegradation[] = [
+  {
+    capability: "filesystem_confinement",
+    reason: "no_os_sandbox",
+    detail:
+      "Roots and their access levels are enforced for the gateway's own file tools (read_file, write_file) and for the shell's working directory; " +
+      "a shell command itself can read, write or delete any path the gateway's user can reach.",
+  },
+  {
+    capability: "network_blocking",
+    reason: "no_os_sandbox",
+    detail: "The network policy is enforced for web_fetch only; a shell command (curl, git, a package manager) reaches the network unchecked.",
+  },
+  {
+    capability: "network_domain_filtering",
+    reason: "redirects_not_rechecked",
+    detail: "A web_fetch is judged by the domain of the URL it is given; redirects it follows to other hosts are not checked again.",
+  },
+  {
+    capability: "process_confinement",
+    reason: "no_os_sandbox",
+    detail:
+      "Shell commands run as ordinary child processes with the gateway's user rights; nothing confines them beyond the working directory, environment and timeout the gateway picks. " +
+      "A call that sets escape_sandbox is still put to a human, once, but once approved it runs just as any other shell call does.",
+  },
+];
+
+/** The parts of the snapshot fixed by the mode alone. */
+interface ModeMapping {
+  readonly sandbox: TurnSandboxMode;
+  readonly rootAccess: TurnFilesystemSandboxEntry["access"];
+  readonly network: TurnExecutionSecuritySnapshot["network"]["mode"];
+  readonly environment: TurnExecutionSecuritySnapshot["process"]["environment"]["mode"];
+}
+
+const MODE_MAPPING: Readonly<Record<TurnPermissionMode, ModeMapping>> = {
+  full_access: { sandbox: "unrestricted", rootAccess: "read_write", network: "enabled", environment: "inherit_all" },
+  // "Network disabled until granted": disabled here, and an approved network request opens it for that request (or scope).
+  auto_accept_edits: { sandbox: "workspace_write", rootAccess: "read_write", network: "disabled", environment: "allow_list" },
+  supervised: { sandbox: "read_only", rootAccess: "read_only", network: "disabled", environment: "allow_list" },
+};
+
+export interface SecuritySnapshotInput {
+  /** The turn's materialized permission profile (policy.ts materializeProfile). */
+  readonly profile: TurnPermissionProfileSnapshot;
+  /** Absolute working directory the turn's tools run in. */
+  readonly cwd: string;
+  /** The thread's roots, absolute: the first is the workspace root (the thread's cwd), any further ones project roots. */
+  readonly roots: readonly string[];
+  /**
+   * Absolute paths beyond the roots that file actions may reach without asking, listed as
+   * `allowed_path` entries. Default: the profile's effective_policy.allowed_paths, which
+   * is where the list normally lives; pass it only to list something else.
+   */
+  readonly allowedPaths?: readonly string[];
+  /** The cap a parent turn or task put on this child turn, if any; recorded as given. */
+  readonly parentCap?: TurnSecurityParentCapSnapshot;
+  /** Upper bound in ms on one shell run, whatever the call asks for (the gateway's max shell timeout); null for none. */
+  readonly shellTimeoutCapMs: number | null;
+}
+
+/** The security snapshot of a turn. Throws when a path is not absolute, there is no root, or the timeout cap is not a positive integer. */
+export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSecuritySnapshot {
+  const { profile, parentCap, shellTimeoutCapMs } = input;
+  if (!isAbsolute(input.cwd)) throw new Error(`securitySnapshot: cwd must be absolute, got ${JSON.stringify(input.cwd)}`);
+  if (input.roots.length === 0) throw new Error("securitySnapshot: a thread has at least one root (its working directory), got none");
+  if (shellTimeoutCapMs !== null && !(Number.isInteger(shellTimeoutCapMs) && shellTimeoutCapMs >= 1)) {
+    throw new Error(`securitySnapshot: shellTimeoutCapMs must be a positive integer or null, got ${String(shellTimeoutCapMs)}`);
+  }
+  const mapping = MODE_MAPPING[profile.mode];
+  if (!mapping) throw new Error(`securitySnapshot: unknown permission mode ${JSON.stringify(profile.mode)}`);
+  const unrestricted = mapping.sandbox === "unrestricted";
+  const networkEnabled = mapping.network !== "disabled";
+
+  return {
+    permission_profile: profile,
+    sandbox: {
+      mode: mapping.sandbox,
+      cwd: resolve(input.cwd),
+      filesystem: {
+        unrestricted,
+        entries: filesystemEntries(input.roots, input.allowedPaths ?? profile.effective_policy.allowed_paths ?? [], mapping.rootAccess),
+        // turn-lifecycle-types.md: a path outside the roots becomes an approval request
+        // (for that one call), not a refusal.
+        outside_roots: unrestricted ? "allow" : "ask",
+      },
+      // The gateway makes no private temp directory: processes get the host's TMPDIR.
+      temp_policy: "host",
+      network_enabled: networkEnabled,
+      // With no confinement there is nothing to leave; under one, leaving is always put to a human.
+      // A sandbox escape is put to a human in every mode, full_access included.
+      sandbox_escape: "review",
+      // best_effort, not required: the turn runs without an OS sandbox, with the gaps listed under enforcement.
+      backend_requirement: unrestricted ? "none" : "best_effort",
+      backend_preference: null,
+    },
+    process: {
+      // The policy's own answer for the shell tool, so denied_tools and allowed_tools count here too.
+      shell: decide(profile.effective_policy, SHELL_TOOL, "shell_command"),
+      environment: mapping.environment === "allow_list" ? { mode: "allow_list", allowed_variables: [...RESTRICTED_ENV_ALLOWLIST] } : { mode: "inherit_all" },
+      timeout_cap_ms: shellTimeoutCapMs,
+      command_risk_rules: [],
+    },
+    network: { mode: mapping.network, allow_domains: [], deny_domains: [] },
+    // Both scopes in every mode: they are the answers a client may give, which does not
+    // depend on how often the mode asks (under full_access its own policy never does).
+    approval: { scopes: ["allow_once", "allow_for_turn"] },
+    backend: { kind: "native", sandbox_backend: null, capabilities: [...NATIVE_BACKEND_CAPABILITIES] },
+    // full_access is `active` with nothing degraded: it asks for no confinement (filesystem
+    // unrestricted, network enabled, whole environment, no escape to review), so every
+    // limit it states is one the gateway does hold: the tool policy and the timeout cap.
+    // `unavailable` would claim the snapshot is not enforced, which would be false.
+    enforcement: unrestricted ? { status: "active", degradations: [] } : { status: "partially_active", degradations: RESTRICTED_DEGRADATIONS.map((d) => ({ ...d })) },
+    ...(parentCap ? { parent_cap: parentCap } : {}),
+  };
+}
+
+/**
+ * The environment a shell gets under `snapshot`: everything under inherit_all, only the
+ * allowed variables under allow_list. Unset (undefined) variables are left out.
+ */
+export function processEnvironment(
+  snapshot: Pick<TurnExecutionSecuritySnapshot, "process">,
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  const policy = snapshot.process.environment;
+  const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  if (policy.mode === "inherit_all") return Object.fromEntries(defined);
+  const allowed = new Set(policy.allowed_variables ?? []);
+  return Object.fromEntries(defined.filter(([name]) => allowed.has(name)));
+}
+
+/**
+ * The roots as sandbox entries, each resolved through links (the path checks compare real
+ * paths) and listed once: a root named twice keeps its first, most specific kind.
+ */
+function filesystemEntries(roots: readonly string[], allowedPaths: readonly string[], access: TurnFilesystemSandboxEntry["access"]): TurnFilesystemSandboxEntry[] {
+  const named: [string, TurnFilesystemSandboxEntry["kind"]][] = [
+    ...roots.map((path, i): [string, TurnFilesystemSandboxEntry["kind"]] => [path, i === 0 ? "workspace" : "project"]),
+    ...allowedPaths.map((path): [string, TurnFilesystemSandboxEntry["kind"]] => [path, "allowed_path"]),
+  ];
+  const entries = new Map<string, TurnFilesystemSandboxEntry>();
+  for (const [path, kind] of named) {
+    if (!isAbsolute(path)) throw new Error(`securitySnapshot: the ${kind === "allowed_path" ? "allowed path" : `${kind} root`} ${JSON.stringify(path)} is not absolute`);
+    const real = resolveRealPath(path);
+    if (!entries.has(real)) entries.set(real, { path: real, access, kind });
+  }
+  return [...entries.values()];
+}
