@@ -147,7 +147,7 @@ export const methods = {
     summary: "Create a bounded delegation route from an agent execution to a destination thread.",
     params: "AgentDelegationRouteCreateParams",
     result: "AgentDelegationRouteProjection",
-    errors: ["route_validation_failed", "route_not_found", "idempotency_conflict"],
+    errors: ["thread_not_found", "route_validation_failed", "route_not_found", "idempotency_conflict"],
   },
   "agent/route/list": {
     name: "agent/route/list",

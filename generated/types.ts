@@ -648,6 +648,52 @@ export interface GatewayConfig {
      */
     resolve_token_secret?: string;
   };
+  /**
+   * This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it). Default gw_local.
+   */
+  gateway_id?: string;
+  /**
+   * Bounds of delegation routes.
+   */
+  routes?: {
+    /**
+     * Largest max_hops a route may declare. Default 4.
+     */
+    max_hops?: number;
+    /**
+     * Most live (active, unexpired) routes one source execution may have. Default 32.
+     */
+    max_routes_per_source?: number;
+  };
+  /**
+   * How this gateway's agent presents itself on the turns and task items it authors (spawn_agent). Each authored item keeps the presentation of its time.
+   */
+  agent?: {
+    /**
+     * The agent identity. Default agent_reference.
+     */
+    identity_id?: string;
+    /**
+     * Name to show. Default "Reference agent".
+     */
+    display_name?: string;
+    /**
+     * Optional short name.
+     */
+    nickname?: string;
+    /**
+     * Revision of this profile; raise it when the presentation changes. Default 1.
+     */
+    revision?: number;
+    /**
+     * Revision of the agent's avatar, when it has one.
+     */
+    avatar_revision?: number;
+    /**
+     * Role to show, e.g. "researcher".
+     */
+    role?: string;
+  };
 }
 
 /**

@@ -3761,7 +3761,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -3776,7 +3776,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((((key0 === "default_provider") || (key0 === "default_model")) || (key0 === "providers")) || (key0 === "tools")) || (key0 === "limits")) || (key0 === "permissions"))){
+if(!(func1.call(schema65.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
@@ -4369,14 +4369,293 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.gateway_id !== undefined){
+let data24 = data.gateway_id;
+if(typeof data24 === "string"){
+if(data24.length < 1){
+const err47 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err47];
 }
 else {
 vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.routes !== undefined){
+let data25 = data.routes;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key6 in data25){
+if(!((key6 === "max_hops") || (key6 === "max_routes_per_source"))){
+const err49 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data25.max_hops !== undefined){
+let data26 = data25.max_hops;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err50 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err51 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+if(data25.max_routes_per_source !== undefined){
+let data27 = data25.max_routes_per_source;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err52 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+const err53 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data.agent !== undefined){
+let data28 = data.agent;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+for(const key7 in data28){
+if(!((((((key7 === "identity_id") || (key7 === "display_name")) || (key7 === "nickname")) || (key7 === "revision")) || (key7 === "avatar_revision")) || (key7 === "role"))){
+const err55 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data28.identity_id !== undefined){
+let data29 = data28.identity_id;
+if(typeof data29 === "string"){
+if(data29.length < 1){
+const err56 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data28.display_name !== undefined){
+let data30 = data28.display_name;
+if(typeof data30 === "string"){
+if(data30.length < 1){
+const err58 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data28.nickname !== undefined){
+let data31 = data28.nickname;
+if(typeof data31 === "string"){
+if(data31.length < 1){
+const err60 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data28.revision !== undefined){
+let data32 = data28.revision;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err62 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err63 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+}
+if(data28.avatar_revision !== undefined){
+let data33 = data28.avatar_revision;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err64 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 < 0 || isNaN(data33)){
+const err65 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+if(data28.role !== undefined){
+let data34 = data28.role;
+if(typeof data34 === "string"){
+if(data34.length < 1){
+const err66 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+else {
+const err69 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
 }
 errors++;
 }

@@ -2834,7 +2834,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -2851,7 +2851,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "default_provider") || (key0 === "default_model")) || (key0 === "providers")) || (key0 === "tools")) || (key0 === "limits")) || (key0 === "permissions"))){
+if(!(func1.call(schema65.properties, key0))){
 validate46.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -3370,6 +3370,256 @@ var valid0 = _errs42 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.gateway_id !== undefined){
+let data24 = data.gateway_id;
+const _errs55 = errors;
+if(errors === _errs55){
+if(typeof data24 === "string"){
+if(data24.length < 1){
+validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs55 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.routes !== undefined){
+let data25 = data.routes;
+const _errs57 = errors;
+if(errors === _errs57){
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+const _errs59 = errors;
+for(const key6 in data25){
+if(!((key6 === "max_hops") || (key6 === "max_routes_per_source"))){
+validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}}];
+return false;
+break;
+}
+}
+if(_errs59 === errors){
+if(data25.max_hops !== undefined){
+let data26 = data25.max_hops;
+const _errs60 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs60){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid7 = _errs60 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data25.max_routes_per_source !== undefined){
+let data27 = data25.max_routes_per_source;
+const _errs62 = errors;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs62){
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid7 = _errs62 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs57 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.agent !== undefined){
+let data28 = data.agent;
+const _errs64 = errors;
+if(errors === _errs64){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+const _errs66 = errors;
+for(const key7 in data28){
+if(!((((((key7 === "identity_id") || (key7 === "display_name")) || (key7 === "nickname")) || (key7 === "revision")) || (key7 === "avatar_revision")) || (key7 === "role"))){
+validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}}];
+return false;
+break;
+}
+}
+if(_errs66 === errors){
+if(data28.identity_id !== undefined){
+let data29 = data28.identity_id;
+const _errs67 = errors;
+if(errors === _errs67){
+if(typeof data29 === "string"){
+if(data29.length < 1){
+validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid8 = _errs67 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data28.display_name !== undefined){
+let data30 = data28.display_name;
+const _errs69 = errors;
+if(errors === _errs69){
+if(typeof data30 === "string"){
+if(data30.length < 1){
+validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid8 = _errs69 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data28.nickname !== undefined){
+let data31 = data28.nickname;
+const _errs71 = errors;
+if(errors === _errs71){
+if(typeof data31 === "string"){
+if(data31.length < 1){
+validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid8 = _errs71 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data28.revision !== undefined){
+let data32 = data28.revision;
+const _errs73 = errors;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs73){
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid8 = _errs73 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data28.avatar_revision !== undefined){
+let data33 = data28.avatar_revision;
+const _errs75 = errors;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs75){
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 < 0 || isNaN(data33)){
+validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid8 = _errs75 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data28.role !== undefined){
+let data34 = data28.role;
+const _errs77 = errors;
+if(errors === _errs77){
+if(typeof data34 === "string"){
+if(data34.length < 1){
+validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid8 = _errs77 === errors;
+}
+else {
+var valid8 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs64 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }

@@ -25,6 +25,18 @@ export interface ResolvedConfig {
   readonly requireResolveToken: boolean;
   readonly allowedPaths: readonly string[];
   readonly resolveTokenSecret?: string;
+  readonly gatewayId: string;
+  readonly maxRouteHops: number;
+  readonly maxRoutesPerSource: number;
+  /** How the gateway's agent presents itself on what it authors. */
+  readonly agent: {
+    readonly identityId: string;
+    readonly displayName: string;
+    readonly nickname?: string;
+    readonly revision: number;
+    readonly avatarRevision: number | null;
+    readonly role: string | null;
+  };
 }
 
 /** A configuration file that cannot be used; the message says which file and where. */
@@ -81,5 +93,16 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     requireResolveToken: config.permissions?.require_resolve_token ?? false,
     allowedPaths: config.permissions?.allowed_paths ?? [],
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
+    gatewayId: config.gateway_id ?? "gw_local",
+    maxRouteHops: config.routes?.max_hops ?? 4,
+    maxRoutesPerSource: config.routes?.max_routes_per_source ?? 32,
+    agent: {
+      identityId: config.agent?.identity_id ?? "agent_reference",
+      displayName: config.agent?.display_name ?? "Reference agent",
+      ...(config.agent?.nickname ? { nickname: config.agent.nickname } : {}),
+      revision: config.agent?.revision ?? 1,
+      avatarRevision: config.agent?.avatar_revision ?? null,
+      role: config.agent?.role ?? null,
+    },
   };
 }

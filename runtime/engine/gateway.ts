@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type {
+  AgentActorRef,
   Thread,
   ThreadTimelineBlock,
   Turn,
@@ -30,6 +31,8 @@ import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import type { EventStore, StoredEvent, ThreadRecord } from "../store/store.js";
 import type { Tool } from "../tools/tool.js";
+import { createHash } from "node:crypto";
+import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
 import { foldTurn, isActive, type TurnState } from "./fold.js";
 import { TurnRunner } from "./turn-runner.js";
@@ -64,6 +67,8 @@ export interface ParentTurn {
   readonly turn: Turn;
   readonly depth: number;
   readonly requestedMode?: TurnPermissionMode;
+  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
+  readonly actor?: AgentActorRef;
 }
 
 /** How much each mode allows: a child turn may never rank above its parent. */
@@ -90,6 +95,7 @@ export class Gateway {
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private readonly runner: TurnRunner;
   readonly approvals: Approvals;
+  readonly routes: RouteService;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
@@ -98,6 +104,10 @@ export class Gateway {
     this.log = options.log ?? (() => undefined);
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
     this.approvals = new Approvals(this, options.config, tokens);
+    this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
+    // What may run without asking is the permission configuration; a change makes older routes stale.
+    const { allowedPaths, requireResolveToken } = options.config;
+    this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
     this.runner = new TurnRunner(this, options);
     this.dispatcher = createDispatcher<Connection>(this.handlers(), {
       maxBatchSize: options.config.maxBatchSize,
@@ -303,6 +313,7 @@ export class Gateway {
       model: params.model ?? thread.model ?? this.options.config.defaultModel,
       prompt_manifest: null,
       permission_profile: profile,
+      ...(parent?.actor ? { actor: parent.actor } : {}),
       security: securitySnapshot({
         profile,
         cwd: thread.cwd,
@@ -472,9 +483,9 @@ export class Gateway {
         follow(connection, response.thread_id);
         return response;
       },
-      "agent/route/create": notServed("agent/route/create"),
-      "agent/route/list": notServed("agent/route/list"),
-      "agent/route/revoke": notServed("agent/route/revoke"),
+      "agent/route/create": (params) => this.routes.create(params),
+      "agent/route/list": (params) => this.routes.list(params),
+      "agent/route/revoke": (params) => this.routes.revoke(params),
     };
   }
 

@@ -1,17 +1,31 @@
 /**
- * `spawn_agent`: runs a child turn in a child thread and returns its final answer to the
- * parent as the tool result. The child runs under the parent's permission mode, and is
- * cancelled with the parent.
+ * `spawn_agent`: runs a child turn and returns its final answer to the parent as the tool
+ * result. The child runs under the parent's permission mode (or a narrower one it asks
+ * for, never a broader one), is cancelled with the parent, and is authored by the agent:
+ * it carries an actor reference with the presentation snapshot of the moment.
+ *
+ * Without a route, the child gets a thread of its own and sees the prompt. With
+ * `route_id`, the delegation must be admitted by that route (active, unexpired, current
+ * generations, start_agent allowed, from this thread); the child runs in the route's
+ * destination thread, sees the parent's text, user input, context and artifacts only as
+ * the route's disclosure allows, and its result comes back as the route's resultReturn says.
  */
 import { randomUUID } from "node:crypto";
+import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnItem, UserInput } from "../../generated/types.js";
 import type { Tool } from "../tools/tool.js";
 import type { Gateway } from "./gateway.js";
+
+/** How much of a result `summary_only` lets through. */
+const SUMMARY_CHARS = 200;
+
+/** A delegation without a route: the child gets the prompt, nothing else of the parent's, and returns its whole answer. */
+const DIRECT_DELEGATION: AgentDelegationDisclosurePolicy = { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" };
 
 export function spawnAgentTool(gateway: Gateway): Tool {
   return {
     spec: {
       name: "spawn_agent",
-      description: "Start a sub-agent on a task in a child thread and wait for its final answer, which is returned as this call's result.",
+      description: "Start a sub-agent on a task and wait for its final answer, which is returned as this call's result.",
       parameters: {
         type: "object",
         additionalProperties: false,
@@ -23,48 +37,124 @@ export function spawnAgentTool(gateway: Gateway): Tool {
             enum: ["supervised", "auto_accept_edits", "full_access"],
             description: "Permission mode for the sub-agent. Never more than this turn's own: a broader one is capped to it.",
           },
+          route_id: { type: "string", minLength: 1, description: "Delegate over this route: the sub-agent runs in the route's destination thread, under its disclosure rules." },
+          route_generation: { type: "integer", minimum: 1, description: "The route generation the delegation expects; a route changed since is refused." },
         },
       },
     },
     itemType: "task",
-    describe: (args) => ({ prompt: String(args.prompt) }),
+    describe: (args) => ({ prompt: String(args.prompt), ...(typeof args.route_id === "string" ? { route_id: args.route_id } : {}) }),
     async run(args, ctx) {
       const parent = ctx.turn;
       if (!parent) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
-      const parentTurn = gateway.turnState(parent.turn_id)!.turn;
+      const parentState = gateway.turnState(parent.turn_id)!;
+      const parentTurn = parentState.turn;
       const parentThread = gateway.thread(parent.thread_id);
-      const child = gateway.createThread({
-        workspace_id: parentThread.workspace_id,
-        cwd: parentThread.cwd,
-        mode: "Agent",
-        ...(parentTurn.model_provider ? { model_provider: parentTurn.model_provider } : {}),
-        ...(parentTurn.model ? { model: parentTurn.model } : {}),
-      });
+      const prompt = String(args.prompt);
+
+      let threadId: string;
+      let disclosure = DIRECT_DELEGATION;
+      const routeId = typeof args.route_id === "string" ? args.route_id : undefined;
+      if (routeId !== undefined) {
+        const verdict = gateway.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined);
+        if (!verdict.admitted) {
+          const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
+          return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
+        }
+        threadId = verdict.route.destination_thread_id;
+        disclosure = verdict.route.disclosure;
+      } else {
+        threadId = gateway.createThread({
+          workspace_id: parentThread.workspace_id,
+          cwd: parentThread.cwd,
+          mode: "Agent",
+          ...(parentTurn.model_provider ? { model_provider: parentTurn.model_provider } : {}),
+          ...(parentTurn.model ? { model: parentTurn.model } : {}),
+        }).id;
+      }
+
       const childTurnId = `${parent.turn_id}_child_${randomUUID().slice(0, 8)}`;
-      const { done } = gateway.startTurn(
-        { thread_id: child.id, turn_id: childTurnId, input: [{ type: "text", text: String(args.prompt) }] },
-        {
-          turn: parentTurn,
-          depth: parent.depth,
-          ...(typeof args.permission_mode === "string" ? { requestedMode: args.permission_mode as "supervised" | "auto_accept_edits" | "full_access" } : {}),
-        },
-      );
-      ctx.update?.({ child_thread_id: child.id, child_turn_id: childTurnId });
+      const actor = agentActor(gateway, parent.turn_id);
+      let started;
+      try {
+        started = gateway.startTurn(
+          { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, disclosure) },
+          {
+            turn: parentTurn,
+            depth: parent.depth,
+            actor,
+            ...(typeof args.permission_mode === "string" ? { requestedMode: args.permission_mode as "supervised" | "auto_accept_edits" | "full_access" } : {}),
+          },
+        );
+      } catch (error) {
+        // For example a destination thread that already runs a turn: the model is told.
+        const message = `the sub-agent could not start: ${(error as Error).message}`;
+        return { ok: false, content: message, item: { error: { message } } };
+      }
+      ctx.update?.({ child_thread_id: threadId, child_turn_id: childTurnId, actor });
       const cancel = () => void gateway.cancelTurn(childTurnId, "the parent turn was cancelled");
       ctx.signal.addEventListener("abort", cancel, { once: true });
       try {
-        await done;
+        await started.done;
       } finally {
         ctx.signal.removeEventListener("abort", cancel);
       }
       const state = gateway.turnState(childTurnId)!;
       const answer = [...state.items].reverse().find((item) => item.type === "agentMessage" && item.status === "completed");
-      const ids = { child_thread_id: child.id, child_turn_id: childTurnId };
-      if (state.turn.status === "Completed") {
-        return { ok: true, content: answer?.type === "agentMessage" ? answer.text : "", item: ids };
+      const fields = { child_thread_id: threadId, child_turn_id: childTurnId, actor };
+      if (state.turn.status !== "Completed") {
+        const message = `the sub-agent's turn ended ${state.turn.status}${state.turn.error ? `: ${state.turn.error.message}` : ""}`;
+        return { ok: false, content: message, item: { ...fields, error: { message } } };
       }
-      const message = `the sub-agent's turn ended ${state.turn.status}${state.turn.error ? `: ${state.turn.error.message}` : ""}`;
-      return { ok: false, content: message, item: { ...ids, error: { message } } };
+      return { ok: true, content: returnedResult(answer?.type === "agentMessage" ? answer.text : "", disclosure), item: fields };
     },
   };
+}
+
+/** The agent as the author of what it starts, with its presentation as configured now. */
+function agentActor(gateway: Gateway, executionId: string): AgentActorRef {
+  const agent = gateway.options.config.agent;
+  return {
+    kind: "agent",
+    identity_id: agent.identityId,
+    execution_id: executionId,
+    presentation: {
+      identity_id: agent.identityId,
+      execution_id: executionId,
+      source: "gateway_config",
+      revision: agent.revision,
+      display_name: agent.displayName,
+      ...(agent.nickname ? { nickname: agent.nickname } : {}),
+      avatar_revision: agent.avatarRevision,
+      role_presentation: agent.role ? { role: agent.role } : null,
+    },
+  };
+}
+
+/** What the child sees: each class of the parent's material only as the disclosure allows. */
+function childInput(prompt: string, parentItems: readonly TurnItem[], disclosure: AgentDelegationDisclosurePolicy): UserInput[] {
+  const input: UserInput[] = [{ type: "text", text: disclosure.text ? prompt : "[The delegating agent's message is not disclosed over this route.]" }];
+  const userContent = parentItems.flatMap((item) => (item.type === "userMessage" ? item.content : []));
+  if (disclosure.userInput) {
+    const texts = userContent.filter((c) => c.type === "text").map((c) => (c as { text: string }).text);
+    if (texts.length) input.push({ type: "text", text: `User input to the delegating agent:\n${texts.join("\n")}` });
+  }
+  if (disclosure.context) {
+    const said = parentItems.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text);
+    if (said.length) input.push({ type: "text", text: `Context from the delegating agent:\n${said.join("\n")}` });
+  }
+  if (disclosure.artifacts) input.push(...userContent.filter((c) => c.type === "artifact"));
+  return input;
+}
+
+/** The child's answer as the route lets it come back. */
+function returnedResult(text: string, disclosure: AgentDelegationDisclosurePolicy): string {
+  switch (disclosure.resultReturn) {
+    case "none":
+      return "The sub-agent finished; this route returns no result.";
+    case "summary_only":
+      return text.length <= SUMMARY_CHARS ? text : `${text.slice(0, SUMMARY_CHARS - 1)}…`;
+    default:
+      return text;
+  }
 }

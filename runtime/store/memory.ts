@@ -3,8 +3,20 @@
  * (see rules.ts), and stores params as JSON text like it does, so a test that passes
  * here does not depend on sharing objects with the store.
  */
-import type { EventStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
-import { checkPaging, decodeParams, encodeParams, nowRfc3339, storeErrors } from "./rules.js";
+import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import {
+  checkIdempotency,
+  checkMetaValue,
+  checkPaging,
+  checkUpdateGeneration,
+  decodeParams,
+  decodeRoute,
+  encodeParams,
+  encodeRoute,
+  nowRfc3339,
+  storeErrors,
+  type EncodedRoute,
+} from "./rules.js";
 
 export interface MemoryEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -18,6 +30,10 @@ interface StoredRow {
   readonly recorded_at: string;
 }
 
+interface RouteRow extends EncodedRoute {
+  readonly ordinal: number;
+}
+
 interface TurnEntry {
   readonly ref: TurnRef;
   readonly events: StoredRow[];
@@ -27,6 +43,12 @@ export class MemoryEventStore implements EventStore {
   private readonly threads = new Map<string, ThreadRecord>();
   // Map iteration order is insertion order, which is the creation order turnsOfThread needs.
   private readonly turns = new Map<string, TurnEntry>();
+  // Routes are never deleted and an update replaces the row in place, so insertion order
+  // is creation order and the map's size is the last ordinal given.
+  private readonly routes = new Map<string, RouteRow>();
+  // Keyed by operation, then key: a key is scoped by the operation it was used for.
+  private readonly idempotency = new Map<string, Map<string, IdempotencyRecord>>();
+  private readonly meta = new Map<string, string>();
   private readonly now: () => string;
   private appendingTo: string | undefined;
   private closed = false;
@@ -94,7 +116,7 @@ export class MemoryEventStore implements EventStore {
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     this.assertOpen();
-    checkPaging(turnId, afterSequence, limit);
+    checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
     const turn = this.turns.get(turnId);
     if (turn === undefined) return [];
     // events[i] has sequence i + 1, so the rows after `afterSequence` start at that index.
@@ -105,6 +127,77 @@ export class MemoryEventStore implements EventStore {
   lastSequence(turnId: string): number {
     this.assertOpen();
     return this.turns.get(turnId)?.events.length ?? 0;
+  }
+
+  insertRoute(route: RouteRecord["route"]): RouteRecord {
+    this.assertOpen();
+    const encoded = encodeRoute("insert", route);
+    if (this.routes.has(encoded.route_id)) throw storeErrors.routeExists(encoded.route_id);
+    const row: RouteRow = { ...encoded, ordinal: this.routes.size + 1 };
+    this.routes.set(row.route_id, row);
+    return toRoute(row);
+  }
+
+  updateRoute(route: RouteRecord["route"], expectedGeneration: number): boolean {
+    this.assertOpen();
+    const encoded = encodeRoute("update", route);
+    checkUpdateGeneration(encoded, expectedGeneration);
+    const stored = this.routes.get(encoded.route_id);
+    if (stored === undefined || stored.generation !== expectedGeneration) return false;
+    this.routes.set(encoded.route_id, { ...encoded, ordinal: stored.ordinal });
+    return true;
+  }
+
+  getRoute(routeId: string): RouteRecord | undefined {
+    this.assertOpen();
+    const row = this.routes.get(routeId);
+    return row === undefined ? undefined : toRoute(row);
+  }
+
+  routesBySource(sourceExecutionId: string, afterOrdinal = 0, limit?: number): RouteRecord[] {
+    this.assertOpen();
+    checkPaging(`routes of source ${sourceExecutionId}`, "afterOrdinal", afterOrdinal, limit);
+    const page: RouteRecord[] = [];
+    for (const row of this.routes.values()) {
+      if (limit !== undefined && page.length >= limit) break;
+      if (row.source_execution_id === sourceExecutionId && row.ordinal > afterOrdinal) page.push(toRoute(row));
+    }
+    return page;
+  }
+
+  allRoutes(): RouteRecord[] {
+    this.assertOpen();
+    return [...this.routes.values()].map(toRoute);
+  }
+
+  getIdempotency(operation: string, key: string): IdempotencyRecord | undefined {
+    this.assertOpen();
+    const record = this.idempotency.get(operation)?.get(key);
+    return record === undefined ? undefined : { ...record };
+  }
+
+  putIdempotency(key: string, record: IdempotencyRecord): boolean {
+    this.assertOpen();
+    const copy = checkIdempotency(key, record);
+    let keys = this.idempotency.get(copy.operation);
+    if (keys === undefined) {
+      keys = new Map();
+      this.idempotency.set(copy.operation, keys);
+    }
+    if (keys.has(key)) return false;
+    keys.set(key, copy);
+    return true;
+  }
+
+  getMeta(key: string): string | undefined {
+    this.assertOpen();
+    return this.meta.get(key);
+  }
+
+  setMeta(key: string, value: string): void {
+    this.assertOpen();
+    checkMetaValue(key, value);
+    this.meta.set(key, value);
   }
 
   close(): void {
@@ -125,6 +218,10 @@ function toEvent(ref: TurnRef, row: StoredRow): StoredEvent {
     params: decodeParams(row.params),
     recorded_at: row.recorded_at,
   };
+}
+
+function toRoute(row: RouteRow): RouteRecord {
+  return { route: decodeRoute(row.projection), ordinal: row.ordinal };
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * The rules both event stores enforce, written once so the memory store used in tests
  * cannot drift from the SQLite store the gateway runs on: the local error they throw,
- * the paging arguments they accept, and how params are turned into stored text.
+ * the paging arguments they accept, and how params and route projections are turned
+ * into stored text.
  */
+import type { IdempotencyRecord, RouteRecord } from "./store.js";
 
 /** What went wrong in a store call. */
 export type StoreErrorKind =
@@ -12,6 +14,8 @@ export type StoreErrorKind =
   | "invalid_argument"
   | "invalid_params"
   | "reentrant_append"
+  | "route_exists"
+  | "invalid_route"
   | "closed"
   | "open_failed"
   | "schema_version";
@@ -30,13 +34,16 @@ export class StoreError extends Error {
   }
 }
 
-/** Checks the paging arguments of `events()`; `limit` undefined means no limit. */
-export function checkPaging(turnId: string, afterSequence: number, limit: number | undefined): void {
-  if (!Number.isSafeInteger(afterSequence) || afterSequence < 0) {
-    throw new StoreError("invalid_argument", `events of turn ${turnId}: afterSequence must be an integer >= 0, got ${String(afterSequence)}`);
+/**
+ * Checks the paging arguments of a read (`events()`, `routesBySource()`); `limit`
+ * undefined means no limit. `what` names the read in the message, e.g. "events of turn trn_1".
+ */
+export function checkPaging(what: string, afterName: string, after: number, limit: number | undefined): void {
+  if (!Number.isSafeInteger(after) || after < 0) {
+    throw new StoreError("invalid_argument", `${what}: ${afterName} must be an integer >= 0, got ${String(after)}`);
   }
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) {
-    throw new StoreError("invalid_argument", `events of turn ${turnId}: limit must be an integer >= 0, got ${String(limit)}`);
+    throw new StoreError("invalid_argument", `${what}: limit must be an integer >= 0, got ${String(limit)}`);
   }
 }
 
@@ -72,6 +79,105 @@ export function decodeParams(text: string): Record<string, unknown> {
   return JSON.parse(text) as Record<string, unknown>;
 }
 
+/** A route projection as it is stored: its JSON text and the fields a store indexes. */
+export interface EncodedRoute {
+  readonly route_id: string;
+  readonly source_execution_id: string;
+  readonly generation: number;
+  readonly projection: string;
+}
+
+/**
+ * Turns a route projection into the JSON text that is stored, like `encodeParams`: the
+ * text is the route, and the indexed fields are read from its parse, so a column can
+ * never disagree with the projection a later read returns (a `toJSON` or an `undefined`
+ * field would otherwise make them differ).
+ *
+ * `action` is "insert" or "update", for the message.
+ */
+export function encodeRoute(action: string, route: unknown): EncodedRoute {
+  const named = (route as { route_id?: unknown } | null | undefined)?.route_id;
+  const where = `${action} route${typeof named === "string" && named !== "" ? ` ${named}` : ""}`;
+  let projection: string | undefined;
+  try {
+    projection = JSON.stringify(route);
+  } catch (error) {
+    throw new StoreError("invalid_route", `${where}: the route is not JSON-serializable: ${(error as Error).message}`);
+  }
+  const stored: unknown = projection === undefined ? undefined : JSON.parse(projection);
+  if (projection === undefined || typeof stored !== "object" || stored === null || Array.isArray(stored)) {
+    throw new StoreError("invalid_route", `${where}: the route must be an object, got ${describe(stored)}`);
+  }
+  const { route_id, source_execution_id, generation, status } = stored as Record<string, unknown>;
+  if (typeof route_id !== "string" || route_id === "") {
+    throw new StoreError("invalid_route", `${where}: route_id must be a non-empty string, got ${JSON.stringify(route_id) ?? "nothing"}`);
+  }
+  if (typeof source_execution_id !== "string" || source_execution_id === "") {
+    throw new StoreError(
+      "invalid_route",
+      `${where}: source_execution_id must be a non-empty string, got ${JSON.stringify(source_execution_id) ?? "nothing"}`,
+    );
+  }
+  if (typeof generation !== "number" || !Number.isSafeInteger(generation) || generation < 1) {
+    throw new StoreError("invalid_route", `${where}: generation must be an integer >= 1, got ${JSON.stringify(generation) ?? "nothing"}`);
+  }
+  // Expiry is a function of the clock, derived whenever a route is read; a stored
+  // "expired" would outlive a change of expires_at and could never be told apart.
+  if (status === "expired") {
+    throw new StoreError("invalid_route", `${where}: status "expired" is derived on read and never stored`);
+  }
+  return { route_id, source_execution_id, generation, projection };
+}
+
+/**
+ * Checks the generations of `updateRoute`. The new one must be above the expected one:
+ * a write that kept the generation would let a second writer holding the same expected
+ * generation succeed as well, and one that went back could make a stale caller's
+ * expectation true again, and the compare-and-set would guard nothing.
+ */
+export function checkUpdateGeneration(route: EncodedRoute, expectedGeneration: number): void {
+  if (!Number.isSafeInteger(expectedGeneration) || expectedGeneration < 1) {
+    throw new StoreError(
+      "invalid_argument",
+      `update route ${route.route_id}: expectedGeneration must be an integer >= 1, got ${String(expectedGeneration)}`,
+    );
+  }
+  if (route.generation <= expectedGeneration) {
+    throw new StoreError(
+      "invalid_route",
+      `update route ${route.route_id}: the new generation ${route.generation} must be above the expected generation ${expectedGeneration}`,
+    );
+  }
+}
+
+export function decodeRoute(projection: string): RouteRecord["route"] {
+  return JSON.parse(projection) as RouteRecord["route"];
+}
+
+/**
+ * The record of an idempotency key with only its own fields, after checking they are
+ * text: SQLite would turn a number into text where memory kept the number.
+ */
+export function checkIdempotency(key: string, record: IdempotencyRecord): IdempotencyRecord {
+  const fields: [string, unknown][] = [
+    ["key", key],
+    ["operation", record.operation],
+    ["params_digest", record.params_digest],
+    ["route_id", record.route_id],
+  ];
+  for (const [name, value] of fields) {
+    if (typeof value !== "string") {
+      throw new StoreError("invalid_argument", `put idempotency key ${String(key)}: ${name} must be a string, got ${describe(value)}`);
+    }
+  }
+  return { operation: record.operation, params_digest: record.params_digest, route_id: record.route_id };
+}
+
+/** Checks a meta value is text, for the same reason. */
+export function checkMetaValue(key: string, value: unknown): void {
+  if (typeof value !== "string") throw new StoreError("invalid_argument", `set meta ${key}: value must be a string, got ${describe(value)}`);
+}
+
 /** The default clock for `recorded_at`. */
 export function nowRfc3339(): string {
   return new Date().toISOString();
@@ -85,6 +191,7 @@ export const storeErrors = {
   // same turn from inside it would be handed the same sequence.
   reentrant: (id: string, outer: string) =>
     new StoreError("reentrant_append", `append to turn ${id} was called from inside the build of an append to turn ${outer}`),
+  routeExists: (id: string) => new StoreError("route_exists", `route ${id} already exists`),
   closed: () => new StoreError("closed", "the event store is closed"),
 };
 

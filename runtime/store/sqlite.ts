@@ -4,12 +4,27 @@
  * Sequences are never cached in memory: each append reads the turn's highest sequence
  * and inserts the next one inside one write transaction, so they stay gap-free and
  * strictly increasing across a restart, and even with a second store open on the file.
+ * Route ordinals and route generations are likewise read and written by one statement
+ * each, never remembered between calls.
  */
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
-import type { EventStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
-import { StoreError, checkPaging, decodeParams, encodeParams, nowRfc3339, storeErrors } from "./rules.js";
+import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import {
+  StoreError,
+  checkIdempotency,
+  checkMetaValue,
+  checkPaging,
+  checkUpdateGeneration,
+  decodeParams,
+  decodeRoute,
+  encodeParams,
+  encodeRoute,
+  nowRfc3339,
+  storeErrors,
+  type EncodedRoute,
+} from "./rules.js";
 
 export interface SqliteEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -55,6 +70,34 @@ const MIGRATIONS: readonly string[] = [
     params      TEXT NOT NULL,
     recorded_at TEXT NOT NULL,
     PRIMARY KEY (turn_id, sequence)
+  ) WITHOUT ROWID, STRICT;
+  `,
+  // 2: delegation routes in creation order, idempotency keys, and gateway settings.
+  `
+  -- The projection is the route; route_id, source_execution_id and generation are copies
+  -- of its fields, kept so lookups, agent/route/list and the compare-and-set of an
+  -- update are answered by an index instead of by parsing every projection.
+  CREATE TABLE routes (
+    route_id            TEXT NOT NULL PRIMARY KEY,
+    ordinal             INTEGER NOT NULL UNIQUE,
+    source_execution_id TEXT NOT NULL,
+    generation          INTEGER NOT NULL,
+    projection          TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX routes_of_source ON routes (source_execution_id, ordinal);
+
+  -- No reference to routes: a caller may record the key before or after the route it names.
+  CREATE TABLE idempotency (
+    operation     TEXT NOT NULL,
+    key           TEXT NOT NULL,
+    params_digest TEXT NOT NULL,
+    route_id      TEXT NOT NULL,
+    PRIMARY KEY (operation, key)
+  ) WITHOUT ROWID, STRICT;
+
+  CREATE TABLE meta (
+    key   TEXT NOT NULL PRIMARY KEY,
+    value TEXT NOT NULL
   ) WITHOUT ROWID, STRICT;
   `,
 ];
@@ -168,7 +211,7 @@ export class SqliteEventStore implements EventStore {
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     this.assertOpen();
-    checkPaging(turnId, afterSequence, limit);
+    checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
     // A negative LIMIT is SQLite's "no limit".
     return this.statements.selectEvents.all(turnId, afterSequence, limit ?? -1).map(toEvent);
   }
@@ -176,6 +219,66 @@ export class SqliteEventStore implements EventStore {
   lastSequence(turnId: string): number {
     this.assertOpen();
     return this.statements.selectLastSequence.get(turnId)?.last ?? 0;
+  }
+
+  insertRoute(route: RouteRecord["route"]): RouteRecord {
+    this.assertOpen();
+    const encoded = encodeRoute("insert", route);
+    // One statement: the ordinal subquery and the insert run under the write lock, so two
+    // connections to the file cannot hand out the same ordinal.
+    const row = this.statements.insertRoute.get(encoded);
+    if (row === undefined) throw storeErrors.routeExists(encoded.route_id);
+    return { route: decodeRoute(encoded.projection), ordinal: row.ordinal };
+  }
+
+  updateRoute(route: RouteRecord["route"], expectedGeneration: number): boolean {
+    this.assertOpen();
+    const encoded = encodeRoute("update", route);
+    checkUpdateGeneration(encoded, expectedGeneration);
+    // The generation is compared in the UPDATE's WHERE, not read first: the compare and
+    // the write are one statement, atomic against another connection.
+    const { changes } = this.statements.updateRoute.run({ ...encoded, expected_generation: expectedGeneration });
+    return changes === 1;
+  }
+
+  getRoute(routeId: string): RouteRecord | undefined {
+    this.assertOpen();
+    const row = this.statements.selectRoute.get(routeId);
+    return row === undefined ? undefined : toRoute(row);
+  }
+
+  routesBySource(sourceExecutionId: string, afterOrdinal = 0, limit?: number): RouteRecord[] {
+    this.assertOpen();
+    checkPaging(`routes of source ${sourceExecutionId}`, "afterOrdinal", afterOrdinal, limit);
+    return this.statements.selectRoutesBySource.all(sourceExecutionId, afterOrdinal, limit ?? -1).map(toRoute);
+  }
+
+  allRoutes(): RouteRecord[] {
+    this.assertOpen();
+    return this.statements.selectAllRoutes.all().map(toRoute);
+  }
+
+  getIdempotency(operation: string, key: string): IdempotencyRecord | undefined {
+    this.assertOpen();
+    return this.statements.selectIdempotency.get(operation, key);
+  }
+
+  putIdempotency(key: string, record: IdempotencyRecord): boolean {
+    this.assertOpen();
+    const { operation, params_digest, route_id } = checkIdempotency(key, record);
+    const { changes } = this.statements.insertIdempotency.run({ operation, key, params_digest, route_id });
+    return changes === 1;
+  }
+
+  getMeta(key: string): string | undefined {
+    this.assertOpen();
+    return this.statements.selectMeta.get(key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.assertOpen();
+    checkMetaValue(key, value);
+    this.statements.upsertMeta.run(key, value);
   }
 
   /** Closes the file; in WAL mode the last connection to close also checkpoints the log into it. */
@@ -235,6 +338,15 @@ function toEvent(row: EventRow): StoredEvent {
   };
 }
 
+function toRoute(row: RouteRow): RouteRecord {
+  return { route: decodeRoute(row.projection), ordinal: row.ordinal };
+}
+
+interface RouteRow {
+  ordinal: number;
+  projection: string;
+}
+
 interface ThreadRow {
   id: string;
   workspace_id: string;
@@ -289,6 +401,35 @@ function prepareStatements(db: Database) {
     selectEvents: db.prepare<[string, number, number], EventRow>(
       `SELECT thread_id, turn_id, sequence, method, params, recorded_at FROM events
        WHERE turn_id = ? AND sequence > ? ORDER BY turn_id, sequence LIMIT ?`,
+    ),
+    // RETURNING gives no row when the id exists (DO NOTHING), which is how a duplicate is told apart.
+    insertRoute: db.prepare<[EncodedRoute], { ordinal: number }>(
+      `INSERT INTO routes (route_id, ordinal, source_execution_id, generation, projection)
+       VALUES (@route_id, (SELECT IFNULL(MAX(ordinal), 0) + 1 FROM routes), @source_execution_id, @generation, @projection)
+       ON CONFLICT (route_id) DO NOTHING
+       RETURNING ordinal`,
+    ),
+    updateRoute: db.prepare<[EncodedRoute & { expected_generation: number }]>(
+      `UPDATE routes SET source_execution_id = @source_execution_id, generation = @generation, projection = @projection
+       WHERE route_id = @route_id AND generation = @expected_generation`,
+    ),
+    selectRoute: db.prepare<[string], RouteRow>(`SELECT ordinal, projection FROM routes WHERE route_id = ?`),
+    selectRoutesBySource: db.prepare<[string, number, number], RouteRow>(
+      `SELECT ordinal, projection FROM routes
+       WHERE source_execution_id = ? AND ordinal > ? ORDER BY source_execution_id, ordinal LIMIT ?`,
+    ),
+    selectAllRoutes: db.prepare<[], RouteRow>(`SELECT ordinal, projection FROM routes ORDER BY ordinal`),
+    selectIdempotency: db.prepare<[string, string], IdempotencyRecord>(
+      `SELECT operation, params_digest, route_id FROM idempotency WHERE operation = ? AND key = ?`,
+    ),
+    insertIdempotency: db.prepare<[{ operation: string; key: string; params_digest: string; route_id: string }]>(
+      `INSERT INTO idempotency (operation, key, params_digest, route_id)
+       VALUES (@operation, @key, @params_digest, @route_id)
+       ON CONFLICT (operation, key) DO NOTHING`,
+    ),
+    selectMeta: db.prepare<[string], { value: string }>(`SELECT value FROM meta WHERE key = ?`),
+    upsertMeta: db.prepare<[string, string]>(
+      `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
     ),
   };
 }

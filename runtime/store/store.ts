@@ -41,6 +41,24 @@ export interface TurnRef {
   readonly created_at: string;
 }
 
+/** A delegation route as stored: its projection (status as last written) and where it sits. */
+export interface RouteRecord {
+  /** The projection as last written; `status` "expired" is derived on read, never stored. */
+  readonly route: Record<string, unknown> & { readonly route_id: string; readonly source_execution_id: string; readonly generation: number };
+  /** Creation order, 1, 2, 3, … across all routes: the stable order of agent/route/list. */
+  readonly ordinal: number;
+}
+
+/** What an idempotency key was first used for. */
+export interface IdempotencyRecord {
+  /** `agent/route/create` or `agent/route/revoke`. */
+  readonly operation: string;
+  /** A digest of the request's params (without the key), to tell a repeat from a conflict. */
+  readonly params_digest: string;
+  /** The route the first request created or revoked. */
+  readonly route_id: string;
+}
+
 export interface EventStore {
   /** Stores a new thread. Throws if the id exists. */
   createThread(thread: ThreadRecord): void;
@@ -65,6 +83,28 @@ export interface EventStore {
   events(turnId: string, afterSequence?: number, limit?: number): StoredEvent[];
   /** The highest sequence of a turn, 0 when it has none. */
   lastSequence(turnId: string): number;
+
+  /** Stores a new route; throws if its id exists. Returns it with its ordinal. */
+  insertRoute(route: RouteRecord["route"]): RouteRecord;
+  /**
+   * Replaces a route if its stored generation is still `expectedGeneration`; returns
+   * false (and changes nothing) otherwise. The compare and the write are one atomic step.
+   */
+  updateRoute(route: RouteRecord["route"], expectedGeneration: number): boolean;
+  getRoute(routeId: string): RouteRecord | undefined;
+  /** Routes of one source execution in creation order, after `afterOrdinal` (default 0), at most `limit`. */
+  routesBySource(sourceExecutionId: string, afterOrdinal?: number, limit?: number): RouteRecord[];
+  /** Every route, in creation order (the graph validator reads the live ones). */
+  allRoutes(): RouteRecord[];
+
+  /** The record of an idempotency key, scoped by operation, or undefined when unused. */
+  getIdempotency(operation: string, key: string): IdempotencyRecord | undefined;
+  /** Records a key's first use; returns false (and changes nothing) if the key was already recorded for the operation. */
+  putIdempotency(key: string, record: IdempotencyRecord): boolean;
+
+  /** A small persisted setting of the gateway (policy generations, configuration digests), or undefined. */
+  getMeta(key: string): string | undefined;
+  setMeta(key: string, value: string): void;
 
   close(): void;
 }

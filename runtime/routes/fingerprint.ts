@@ -1,0 +1,112 @@
+/**
+ * Canonical digests of a route request: the grant fingerprint a route carries as its
+ * receipt, and the params digest that tells an idempotent repeat of agent/route/create or
+ * agent/route/revoke from a conflicting reuse of its key. Both hash a canonical JSON
+ * (object keys sorted at every depth), so the spelling order of keys never matters.
+ */
+import { createHash } from "node:crypto";
+import type {
+  AgentDelegationDisclosurePolicy,
+  AgentDelegationRouteAction,
+  AgentDelegationRouteKind,
+} from "../../generated/types.js";
+
+/**
+ * What a route grants. A route projection fits as it is: its state (route_id, status,
+ * generation, timestamps, idempotency_key) is not read, so revoking a route or creating
+ * the same grant again does not change the fingerprint. Optional ids may be absent or
+ * null: both mean "not constrained" and fingerprint the same.
+ */
+export interface RouteGrant {
+  readonly kind: AgentDelegationRouteKind;
+  readonly allowed_actions: readonly AgentDelegationRouteAction[];
+  readonly disclosure: AgentDelegationDisclosurePolicy;
+  readonly source_execution_id: string;
+  readonly source_capsule_id: string;
+  readonly source_thread_id: string;
+  readonly source_workspace_id: string;
+  readonly source_gateway_id: string;
+  readonly destination_execution_id?: string | null;
+  readonly destination_capsule_id?: string | null;
+  readonly destination_thread_id: string;
+  readonly destination_workspace_id: string;
+  readonly destination_gateway_id: string;
+  readonly destination_identity_id?: string | null;
+  readonly destination_execution_profile?: string | null;
+  readonly source_policy_generation: number;
+  readonly destination_policy_generation: number;
+  readonly hop_count: number;
+  readonly max_hops: number;
+  readonly expires_at?: string | null;
+  readonly return_route_id?: string | null;
+}
+
+/**
+ * "gfp_" and the hex SHA-256 of the canonical JSON of the grant's fields. Actions are
+ * sorted first: a set of permissions does not depend on the order it was listed in.
+ * expires_at is hashed as written, so the same instant at another offset is another grant.
+ */
+export function grantFingerprint(grant: RouteGrant): string {
+  const fields = {
+    kind: grant.kind,
+    allowed_actions: [...grant.allowed_actions].sort(),
+    disclosure: grant.disclosure,
+    source_execution_id: grant.source_execution_id,
+    source_capsule_id: grant.source_capsule_id,
+    source_thread_id: grant.source_thread_id,
+    source_workspace_id: grant.source_workspace_id,
+    source_gateway_id: grant.source_gateway_id,
+    destination_execution_id: grant.destination_execution_id ?? null,
+    destination_capsule_id: grant.destination_capsule_id ?? null,
+    destination_thread_id: grant.destination_thread_id,
+    destination_workspace_id: grant.destination_workspace_id,
+    destination_gateway_id: grant.destination_gateway_id,
+    destination_identity_id: grant.destination_identity_id ?? null,
+    destination_execution_profile: grant.destination_execution_profile ?? null,
+    source_policy_generation: grant.source_policy_generation,
+    destination_policy_generation: grant.destination_policy_generation,
+    hop_count: grant.hop_count,
+    max_hops: grant.max_hops,
+    expires_at: grant.expires_at ?? null,
+    return_route_id: grant.return_route_id ?? null,
+  };
+  return `gfp_${sha256(canonicalJson(fields))}`;
+}
+
+/**
+ * Hex SHA-256 of the canonical JSON of `params` without idempotency_key: the same request
+ * sent again digests the same whatever its key order. Array order counts (a route keeps
+ * its actions in the order given, so a reordered list is a different request).
+ */
+export function paramsDigest(params: object): string {
+  const { idempotency_key: _key, ...rest } = params as Record<string, unknown>;
+  return sha256(canonicalJson(rest));
+}
+
+/**
+ * JSON with object keys sorted (by UTF-16 code units) at every depth, no white space.
+ * Otherwise as JSON.stringify: undefined members are left out, toJSON is honoured.
+ * Written out by hand because JSON.stringify puts integer-like keys ("2", "10") first
+ * whatever order an object is built in.
+ */
+export function canonicalJson(value: unknown): string {
+  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+    return canonicalJson((value as { toJSON(): unknown }).toJSON());
+  }
+  if (Array.isArray(value)) return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const members = Object.keys(record)
+      .sort()
+      .filter((key) => record[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+    return `{${members.join(",")}}`;
+  }
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError(`canonicalJson: ${typeof value} has no JSON form`);
+  return text;
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
