@@ -63,7 +63,7 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
     } else if (typeof params.stream === "string" && typeof params.delta === "string") {
       const item = items.get(params.item_id as string) as Record<string, unknown> | undefined;
       const field = (DELTA_FIELD as Record<string, string>)[params.stream];
-      if (item && field) items.set(params.item_id as string, { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as TurnItem);
+      if (item && field) items.set(params.item_id as string, { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as unknown as TurnItem);
     }
   }
   return turn ? { turn, items: [...items.values()], lastSequence, requests, grants } : undefined;

@@ -136,12 +136,12 @@ export class TurnRunner {
     const g = this.gateway;
     const id = this.itemId(turnId);
     const tool = this.tools.get(call.name);
-    const finishItem = (item: Record<string, unknown>) => g.publish(threadId, turnId, "item/completed", { item_id: id, item: item as TurnItem });
+    const finishItem = (item: Record<string, unknown>) => g.publish(threadId, turnId, "item/completed", { item_id: id, item: item as unknown as TurnItem });
 
     if (!tool) {
       const message = `unknown tool "${call.name}": the tools are ${[...this.tools.keys()].join(", ")}`;
       const item = { type: "dynamicToolCall", id, status: "in_progress", round, tool_name: call.name, tool_call_id: call.id, arguments: safeArguments(call.arguments) };
-      g.publish(threadId, turnId, "item/started", { item_id: id, item: item as TurnItem });
+      g.publish(threadId, turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
       finishItem({ ...item, status: "failed", outcome: "error", error: { message }, tool_result: message });
       return;
     }
@@ -157,7 +157,7 @@ export class TurnRunner {
       ...(tool.itemType === "dynamicToolCall" ? { tool_name: tool.spec.name } : {}),
       ...describeSafely(tool, args, cwd),
     };
-    g.publish(threadId, turnId, "item/started", { item_id: id, item: base as TurnItem });
+    g.publish(threadId, turnId, "item/started", { item_id: id, item: base as unknown as TurnItem });
     if (!parsed.ok) {
       finishItem({ ...base, status: "failed", outcome: "error", error: { message: parsed.error }, ...resultField(tool, parsed.error) });
       return;
@@ -185,7 +185,7 @@ export class TurnRunner {
       },
       update: (fields) => {
         current = { ...current, ...fields };
-        g.publish(threadId, turnId, "item/updated", { item_id: id, item: current as TurnItem });
+        g.publish(threadId, turnId, "item/updated", { item_id: id, item: current as unknown as TurnItem });
       },
     });
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true ? "timed_out" : "error";
