@@ -35,6 +35,7 @@ import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
 import { foldTurn, isActive, type TurnState } from "./fold.js";
+import { blockChanged, changedWorkItemIds, pageWork, projectWork, WorkCursorError, workItemsGet, type WorkProjection } from "./work.js";
 import { TurnRunner } from "./turn-runner.js";
 
 /** One client connection: the threads whose notifications it receives. */
@@ -61,6 +62,22 @@ export interface GatewayOptions {
 }
 
 const micros = (iso: string) => Date.parse(iso) * 1000;
+
+/** Events after which a turn's work view may have changed. */
+const WORK_EVENTS = new Set([
+  "turn/started",
+  "turn/completed",
+  "turn/failed",
+  "turn/blocked",
+  "item/started",
+  "item/updated",
+  "item/completed",
+  "turn/permission/request/opened",
+  "turn/permission/request/resolved",
+]);
+
+/** Events after which a thread's timeline blocks changed. */
+const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
 
 /** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
 export interface ParentTurn {
@@ -93,6 +110,8 @@ export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Set<Connection>();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** The last work view sent for each turn this process has seen change, to tell what changed. */
+  private readonly lastWork = new Map<string, WorkProjection>();
   private readonly runner: TurnRunner;
   readonly approvals: Approvals;
   readonly routes: RouteService;
@@ -199,10 +218,39 @@ export class Gateway {
     return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.nowIso(), ...fields });
   }
 
-  /** Sends an already stored event to the connections that follow its thread. */
+  /** Sends an already stored event to the connections that follow its thread, then what it changed in the derived views. */
   deliver(event: StoredEvent): void {
-    const frame = JSON.stringify({ jsonrpc: "2.0", method: event.method, params: event.params });
-    for (const connection of this.connections) if (connection.threads.has(event.thread_id)) connection.send(frame);
+    this.sendToThread(event.thread_id, event.method, event.params);
+    if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
+    if (TIMELINE_EVENTS.has(event.method)) {
+      this.sendToThread(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });
+    }
+  }
+
+  private sendToThread(threadId: string, method: string, params: unknown): void {
+    const frame = JSON.stringify({ jsonrpc: "2.0", method, params });
+    for (const connection of this.connections) if (connection.threads.has(threadId)) connection.send(frame);
+  }
+
+  /**
+   * The work view is derived from the log, not stored in it: its notifications are sent
+   * when an item opens, changes or ends (not on every delta, which clients already get),
+   * and carry the freshness of the view, not a log sequence.
+   */
+  private workChanged(threadId: string, turnId: string): void {
+    const after = this.workView(threadId, turnId);
+    if (!after) return;
+    const before = this.lastWork.get(turnId);
+    this.lastWork.set(turnId, after);
+    const changed = changedWorkItemIds(before, after);
+    const freshness = { threadId, turnId, ...after.freshness };
+    if (changed.length) this.sendToThread(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
+    if (blockChanged(before, after)) this.sendToThread(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
+    if (after.block.state !== "running" && after.block.state !== "awaiting_approval") this.lastWork.delete(turnId);
+  }
+
+  private workView(threadId: string, turnId: string): WorkProjection | undefined {
+    return projectWork(this.options.store.events(turnId), { workspaceId: this.thread(threadId).workspace_id, threadId, turnId });
   }
 
   turnState(turnId: string): TurnState | undefined {
@@ -420,9 +468,6 @@ export class Gateway {
 
   private handlers(): Handlers<Connection> {
     const follow = (connection: Connection, threadId: string) => connection.threads.add(threadId);
-    const notServed = (method: string) => () => {
-      throw new RpcError(-32601, `Method not found: ${method} is not served by this gateway yet`, { reason: "method_not_found", method });
-    };
     return {
       "thread/start": (params, connection) => {
         const thread = this.createThread(params);
@@ -476,8 +521,25 @@ export class Gateway {
           status: state.turn.status,
         });
       },
-      "turn/work/page": notServed("turn/work/page"),
-      "turn/work/items/get": notServed("turn/work/items/get"),
+      "turn/work/page": (params, connection) => {
+        this.turnOf(params.threadId, params.turnId);
+        follow(connection, params.threadId);
+        const view = this.workView(params.threadId, params.turnId)!;
+        let page;
+        try {
+          page = pageWork(view, params);
+        } catch (error) {
+          if (!(error instanceof WorkCursorError)) throw error;
+          throw new RpcError(-32602, `Invalid params for turn/work/page: ${error.message}`, { reason: "invalid_params", errors: [{ pointer: error.pointer, message: error.message }] });
+        }
+        return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, work: view.block, items: page.items, page: page.page };
+      },
+      "turn/work/items/get": (params, connection) => {
+        this.turnOf(params.threadId, params.turnId);
+        follow(connection, params.threadId);
+        const view = this.workView(params.threadId, params.turnId)!;
+        return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, ...workItemsGet(view, params.workItemIds) };
+      },
       "turn/permission/request/respond": (params, connection) => {
         const response = this.approvals.respond(params);
         follow(connection, response.thread_id);

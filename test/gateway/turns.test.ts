@@ -253,11 +253,11 @@ describe("turn rules", () => {
     expect((again as RpcError).message).toMatch(/Interrupted/);
   });
 
-  it("answers unknown turns and methods it does not serve yet", async () => {
+  it("answers unknown turns", async () => {
     h = await startHarness();
     const thread = await h.thread();
     await expect(h.client.turnGet({ thread_id: thread, turn_id: "trn_nope" })).rejects.toMatchObject({ code: -32002, reason: "turn_not_found" });
-    await expect(h.client.turnWorkPage({ threadId: thread, turnId: "x", anchor: { kind: "newest" } })).rejects.toMatchObject({ code: -32601 });
+    await expect(h.client.turnWorkPage({ threadId: thread, turnId: "trn_nope", anchor: { kind: "newest" } })).rejects.toMatchObject({ code: -32002, reason: "turn_not_found" });
   });
 
   it("lists a thread's turns as timeline blocks, newest page first", async () => {

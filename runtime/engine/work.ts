@@ -1,0 +1,398 @@
+/**
+ * The work view of one turn (turn/work/page, turn/work/items/get and the
+ * turn/work/items/changed and turn/work/state/changed notifications): a pure projection of
+ * the turn's persisted events into wire objects. Like fold.ts it keeps no state of its own,
+ * so every view is rebuilt from the log and agrees with turn/items by construction.
+ *
+ * Every TurnItem of the turn except the user's message is one work row; rows are ordered
+ * by the sequence of the event that opened them, so a running turn only ever appends rows
+ * at the newest end and a cursor, once issued, keeps naming the same place.
+ */
+import type {
+  Turn,
+  TurnItem,
+  TurnWorkBlock,
+  TurnWorkBlockPresentation,
+  TurnWorkBlockState,
+  TurnWorkItem,
+  TurnWorkPageParams,
+  TurnWorkPageState,
+} from "../../generated/types.js";
+import { parseRfc3339 } from "../routes/rfc3339.js";
+import type { StoredEvent } from "../store/store.js";
+import { DELTA_FIELD, foldTurn } from "./fold.js";
+
+/**
+ * Version of the rules that build this view (which items are rows, how they are ordered,
+ * how state and counts are derived). Views of different versions are never merged: a
+ * client holding another version reloads. Within one version, sourceHighWatermark (then
+ * projectionUpdatedAtUnixMicros) says which of two views is newer. Bump it whenever a rule
+ * here changes what an existing log projects to; cursors carry it, so a cursor from
+ * another version is refused instead of silently pointing elsewhere.
+ */
+export const PROJECTION_VERSION = 1;
+
+/** Page size when turn/work/page names no limit. */
+export const DEFAULT_WORK_PAGE_LIMIT = 50;
+
+/** The freshness fields of a work view, named as the responses and notifications carry them. */
+export interface WorkFreshness {
+  readonly projectionVersion: number;
+  /** Sequence of the last event folded in (0 before any). */
+  readonly sourceHighWatermark: number;
+  /** recorded_at of that event in µs, never below an earlier event's (see projectWork). */
+  readonly projectionUpdatedAtUnixMicros: number;
+}
+
+/** The work view of one turn: its block summary and every row, oldest first. */
+export interface WorkProjection {
+  readonly workspaceId: string;
+  readonly threadId: string;
+  readonly turnId: string;
+  readonly block: TurnWorkBlock;
+  readonly items: readonly TurnWorkItem[];
+  readonly freshness: WorkFreshness;
+}
+
+/** A page of rows and where to go on from it. */
+export interface WorkPage {
+  readonly items: TurnWorkItem[];
+  readonly page: TurnWorkPageState;
+}
+
+/**
+ * A cursor this gateway did not issue for this turn's work (malformed, of another turn or
+ * projection version, or naming no row). Local: the turn/work/page handler reports it as
+ * -32602 at `pointer`.
+ */
+export class WorkCursorError extends Error {
+  readonly pointer = "/anchor/cursor";
+  constructor(
+    readonly cursor: string,
+    why: string,
+  ) {
+    super(`cursor "${cursor}" ${why}`);
+    this.name = "WorkCursorError";
+  }
+}
+
+const TERMINAL: ReadonlySet<Turn["status"]> = new Set(["Completed", "Failed", "Interrupted"]);
+const TURN_SNAPSHOTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
+const ITEM_SNAPSHOTS = new Set(["item/started", "item/updated", "item/completed"]);
+const TITLE_LENGTH = 80;
+const SUBTITLE_LENGTH = 160;
+const FALLBACK_TITLE = "Turn work";
+
+/** Where a row came from in the log. */
+interface RowSource {
+  item: TurnItem;
+  openedSequence: number;
+  openedAt: number;
+  lastSequence: number;
+  lastAt: number;
+}
+
+/**
+ * Projects a turn's events (all of them, oldest first, as the store returns them) into its
+ * work view; undefined while the log holds no turn/started.
+ */
+export function projectWork(
+  events: readonly StoredEvent[],
+  ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string },
+): WorkProjection | undefined {
+  // The turn snapshot and its approval requests come from the one fold every other reader
+  // uses, so the block's state cannot disagree with turn/get.
+  const state = foldTurn(events);
+  const started = events.find((e) => e.method === "turn/started");
+  if (!state || !started) return undefined;
+
+  const rows = new Map<string, RowSource>();
+  let lastTurnSnapshot: StoredEvent = started;
+  let updatedAt = 0;
+  for (const event of events) {
+    if (event.turn_id !== ids.turnId) {
+      throw new Error(`projectWork for turn ${ids.turnId} was given event ${event.sequence} of turn ${event.turn_id}`);
+    }
+    const at = unixMicros(event);
+    // The clock may step back between appends; the projection time must not, or a newer
+    // view would look older than the one a client already holds.
+    updatedAt = Math.max(updatedAt, at);
+    if (TURN_SNAPSHOTS.has(event.method)) lastTurnSnapshot = event;
+    applyItemEvent(rows, event, at);
+  }
+
+  const items: TurnWorkItem[] = [];
+  let userMessage: TurnItem | undefined;
+  for (const [id, row] of rows) {
+    // The user's message heads the turn in the thread timeline already; the work block
+    // holds what the assistant did about it.
+    if (row.item.type === "userMessage") {
+      userMessage ??= row.item;
+      continue;
+    }
+    items.push({
+      workItemId: id,
+      item: row.item,
+      status: row.item.status,
+      itemType: row.item.type,
+      orderKey: orderKeyOf(row.openedSequence),
+      createdAtUnixMicros: row.openedAt,
+      updatedAtUnixMicros: row.lastAt,
+      sourceSequence: row.lastSequence,
+      sourceUpdatedAtUnixMicros: row.lastAt,
+    });
+  }
+
+  const turn = state.turn;
+  const openRequest = [...state.requests.values()].find((r) => r.resolution === undefined)?.request;
+  const blockState = blockStateOf(turn, openRequest !== undefined);
+  const startedAt = unixMicros(started);
+  const endedAt = TERMINAL.has(turn.status) ? unixMicros(lastTurnSnapshot) : undefined;
+  const block: TurnWorkBlock = {
+    blockId: `blk_${ids.turnId}`,
+    turnId: ids.turnId,
+    presentation: presentationOf(blockState, userMessage, turn, openRequest),
+    state: blockState,
+    counts: countsOf(items),
+    cursors: {
+      oldest: items.length ? cursorOf(ids.turnId, items[0]!.orderKey) : null,
+      newest: items.length ? cursorOf(ids.turnId, items[items.length - 1]!.orderKey) : null,
+    },
+    startedAtUnixMicros: startedAt,
+    ...(endedAt === undefined ? {} : { endedAtUnixMicros: endedAt }),
+    elapsedMs: Math.max(0, Math.floor(((endedAt ?? updatedAt) - startedAt) / 1000)),
+  };
+  return {
+    workspaceId: ids.workspaceId,
+    threadId: ids.threadId,
+    turnId: ids.turnId,
+    block,
+    items,
+    freshness: {
+      projectionVersion: PROJECTION_VERSION,
+      sourceHighWatermark: events.length ? events[events.length - 1]!.sequence : 0,
+      projectionUpdatedAtUnixMicros: updatedAt,
+    },
+  };
+}
+
+/**
+ * Applies one event to the rows exactly as foldTurn applies it to the turn's items, and
+ * records it as the row's latest source. A row is opened by the first event naming its
+ * item; a delta only counts when it reaches an existing item through a known stream
+ * (foldTurn drops the others, so they change nothing a client could see).
+ */
+function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): void {
+  const params = event.params as Record<string, unknown>;
+  const id = params.item_id;
+  if (typeof id !== "string") return;
+  const row = rows.get(id);
+  if (ITEM_SNAPSHOTS.has(event.method)) {
+    const item = params.item as TurnItem;
+    if (!row) {
+      rows.set(id, { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at });
+      return;
+    }
+    row.item = item;
+  } else if (typeof params.stream === "string" && typeof params.delta === "string") {
+    const field = (DELTA_FIELD as Record<string, string>)[params.stream];
+    if (!row || !field) return;
+    const item = row.item as unknown as Record<string, unknown>;
+    row.item = { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as unknown as TurnItem;
+  } else {
+    return;
+  }
+  row.lastSequence = event.sequence;
+  row.lastAt = at;
+}
+
+function blockStateOf(turn: Turn, requestOpen: boolean): TurnWorkBlockState {
+  switch (turn.status) {
+    case "InProgress":
+      return requestOpen ? "awaiting_approval" : "running";
+    case "Blocked":
+      return "blocked";
+    case "Completed":
+      return "completed";
+    case "Failed":
+      return "failed";
+    case "Interrupted":
+      return "interrupted";
+  }
+}
+
+function presentationOf(
+  state: TurnWorkBlockState,
+  userMessage: TurnItem | undefined,
+  turn: Turn,
+  openRequest: { summary?: string; reason: string } | undefined,
+): TurnWorkBlockPresentation {
+  const firstText =
+    userMessage?.type === "userMessage" ? userMessage.content.find((c) => c.type === "text" && c.text.trim() !== "") : undefined;
+  const title = firstText?.type === "text" ? shorten(firstText.text, TITLE_LENGTH) : FALLBACK_TITLE;
+  // The subtitle says what the user may need to act on or know; a plain running or
+  // completed block needs none.
+  const subtitle =
+    state === "awaiting_approval" && openRequest
+      ? `Waiting for approval: ${openRequest.summary ?? openRequest.reason}`
+      : state === "blocked" && turn.blocked
+        ? `Blocked: ${turn.blocked.reason}`
+        : (state === "failed" || state === "interrupted") && turn.error
+          ? turn.error.message
+          : undefined;
+  return {
+    title,
+    ...(subtitle === undefined ? {} : { subtitle: shorten(subtitle, SUBTITLE_LENGTH) }),
+    // Folded once there is nothing left to look at: a completed or interrupted turn. A
+    // failed or blocked one stays open, since its last rows explain what went wrong.
+    collapsed: state === "completed" || state === "interrupted",
+  };
+}
+
+/** One line of at most `max` characters (code points, so no emoji is cut in half). */
+function shorten(text: string, max: number): string {
+  const line = [...text.replace(/\s+/g, " ").trim()];
+  return line.length <= max ? line.join("") : `${line.slice(0, max - 1).join("").trimEnd()}…`;
+}
+
+function countsOf(items: readonly TurnWorkItem[]): TurnWorkBlock["counts"] {
+  const counts = { total: items.length, inProgress: 0, completed: 0, failed: 0 };
+  for (const { status } of items) {
+    if (status === "in_progress") counts.inProgress++;
+    else if (status === "completed") counts.completed++;
+    else counts.failed++; // failed, declined, cancelled: ended without succeeding
+  }
+  return counts;
+}
+
+// Sequences are padded so that plain string comparison orders rows, as the schema
+// promises; 12 digits outlast any turn's log.
+const ORDER_KEY_DIGITS = 12;
+const ORDER_KEY = new RegExp(`^\\d{${ORDER_KEY_DIGITS}}$`);
+
+function orderKeyOf(sequence: number): string {
+  return String(sequence).padStart(ORDER_KEY_DIGITS, "0");
+}
+
+/**
+ * Cursors are opaque to clients. They carry the projection version and the turn, so a
+ * cursor of another version or turn is refused rather than read as a position here.
+ */
+function cursorOf(turnId: string, orderKey: string): string {
+  return Buffer.from(`${PROJECTION_VERSION}:${turnId}:${orderKey}`, "utf8").toString("base64url");
+}
+
+/** The index in `projection.items` of the row a cursor names; throws WorkCursorError otherwise. */
+function indexOfCursor(projection: WorkProjection, cursor: string): number {
+  // Node's base64url decoder skips characters it does not know; re-encoding catches them.
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  if (cursor === "" || Buffer.from(text, "utf8").toString("base64url") !== cursor) {
+    throw new WorkCursorError(cursor, "is not a turn work cursor");
+  }
+  const first = text.indexOf(":");
+  const last = text.lastIndexOf(":");
+  const orderKey = text.slice(last + 1);
+  if (first < 0 || first === last || !ORDER_KEY.test(orderKey)) throw new WorkCursorError(cursor, "is not a turn work cursor");
+  const version = text.slice(0, first);
+  if (version !== String(PROJECTION_VERSION)) {
+    throw new WorkCursorError(cursor, `was issued by projection version ${version}, not ${PROJECTION_VERSION}; reload the work from an end`);
+  }
+  const turnId = text.slice(first + 1, last);
+  if (turnId !== projection.turnId) throw new WorkCursorError(cursor, `belongs to turn ${turnId}, not ${projection.turnId}`);
+  // Rows are sorted by orderKey, so a binary search would do; pages are small next to the
+  // fold that built the projection, so a scan keeps this obvious.
+  const index = projection.items.findIndex((row) => row.orderKey === orderKey);
+  if (index < 0) throw new WorkCursorError(cursor, `names no work item of turn ${projection.turnId}`);
+  return index;
+}
+
+/**
+ * One page of rows, always oldest first. `before`/`after` pages exclude the cursor's own
+ * row. The page's cursors are those of its first and last rows (null only for an empty
+ * page), so a client can keep paging newer after hasMoreAfter was false and the running
+ * turn has appended rows.
+ */
+export function pageWork(projection: WorkProjection, params: TurnWorkPageParams): WorkPage {
+  const rows = projection.items;
+  const limit = params.limit ?? DEFAULT_WORK_PAGE_LIMIT;
+  let start: number;
+  let end: number; // exclusive
+  switch (params.anchor.kind) {
+    case "newest":
+      end = rows.length;
+      start = Math.max(0, end - limit);
+      break;
+    case "oldest":
+      start = 0;
+      end = Math.min(rows.length, limit);
+      break;
+    case "before":
+      end = indexOfCursor(projection, params.anchor.cursor);
+      start = Math.max(0, end - limit);
+      break;
+    case "after":
+      start = indexOfCursor(projection, params.anchor.cursor) + 1;
+      end = Math.min(rows.length, start + limit);
+      break;
+  }
+  const items = rows.slice(start, end);
+  return {
+    items,
+    page: {
+      beforeCursor: items.length ? cursorOf(projection.turnId, items[0]!.orderKey) : null,
+      afterCursor: items.length ? cursorOf(projection.turnId, items[items.length - 1]!.orderKey) : null,
+      hasMoreBefore: start > 0,
+      hasMoreAfter: end < rows.length,
+    },
+  };
+}
+
+/**
+ * The current rows for the requested ids, in row order, and the requested ids that name no
+ * row (never one, or the user's message, which is not a row). Each id is answered once.
+ */
+export function workItemsGet(projection: WorkProjection, ids: readonly string[]): { items: TurnWorkItem[]; removedWorkItemIds: string[] } {
+  const wanted = new Set(ids);
+  const items = projection.items.filter((row) => wanted.has(row.workItemId));
+  const found = new Set(items.map((row) => row.workItemId));
+  return { items, removedWorkItemIds: [...wanted].filter((id) => !found.has(id)) };
+}
+
+/**
+ * Ids of the rows of `after` that are new or were changed by a later source event than in
+ * `before`, in row order: what turn/work/items/changed names.
+ */
+export function changedWorkItemIds(before: WorkProjection | undefined, after: WorkProjection): string[] {
+  const seen = new Map(before?.items.map((row) => [row.workItemId, row.sourceSequence]));
+  return after.items.filter((row) => seen.get(row.workItemId) !== row.sourceSequence).map((row) => row.workItemId);
+}
+
+/**
+ * Whether turn/work/state/changed is due: the block summary differs in anything but
+ * elapsedMs. Elapsed time moves with every event of a running turn, so counting it would
+ * send a state notification per output delta; clients tick it themselves from
+ * startedAtUnixMicros.
+ */
+export function blockChanged(before: WorkProjection | undefined, after: WorkProjection): boolean {
+  if (!before) return true;
+  const { elapsedMs: _a, ...was } = before.block;
+  const { elapsedMs: _b, ...now } = after.block;
+  return !sameJson(was, now);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+/** recorded_at of an event in µs since the epoch, keeping any sub-millisecond digits. */
+function unixMicros(event: StoredEvent): number {
+  const ms = parseRfc3339(event.recorded_at);
+  if (ms === undefined) throw new Error(`event ${event.sequence} of turn ${event.turn_id} has recorded_at "${event.recorded_at}", not an RFC 3339 date-time`);
+  const fraction = /\.(\d+)/.exec(event.recorded_at)?.[1] ?? "";
+  return ms * 1000 + Number(fraction.padEnd(6, "0").slice(3, 6));
+}
