@@ -131,4 +131,10 @@ describe("turnspec validate", () => {
     expect(usage.stderr).not.toMatch(/\n\s+at /);
     expect(execFileSync("node", ["bin/turnspec.js", "--help"], { encoding: "utf8" })).toContain("generate");
   });
+
+  it("is what the README's main command runs: npm start generates and validates the sample session", () => {
+    const run = spawnSync("npm", ["start"], { encoding: "utf8" });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("15 values checked: all valid");
+  });
 });
