@@ -26,6 +26,7 @@ export function effectiveStatus(route: { readonly status: AgentDelegationRouteSt
 
 /** Why a route refuses work, in the order admission checks them. */
 export const ADMISSION_REFUSALS = [
+  "wrong_source",
   "revoked",
   "expired",
   "not_active",
@@ -33,7 +34,6 @@ export const ADMISSION_REFUSALS = [
   "source_policy_changed",
   "destination_policy_changed",
   "action_not_allowed",
-  "wrong_source",
 ] as const;
 
 export type AdmissionRefusal = (typeof ADMISSION_REFUSALS)[number];
@@ -69,13 +69,17 @@ export type AdmissionRoute = Pick<
 
 /**
  * Whether `route` admits `ctx.action` from `ctx.sourceThreadId` now. Checked in the order
- * of the refusal reasons: revoked, expired, not active (prepared), a generation other than
+ * of the refusal reasons: a caller that is not the route's source thread first (it learns
+ * nothing else about a route that is not its own), then revoked, expired, not active (prepared), a generation other than
  * the expected one, a source or destination policy generation other than the current one
  * of its workspace (the grant was judged under a policy that no longer holds), an action
- * the route does not allow, a caller that is not the route's source thread.
+ * the route does not allow.
  */
 export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admission {
   const refuse = (reason: AdmissionRefusal, message: string): Admission => ({ admitted: false, reason, message: `route ${route.route_id} ${message}` });
+  if (route.source_thread_id !== ctx.sourceThreadId) {
+    return refuse("wrong_source", `leads from thread ${route.source_thread_id}, not from ${ctx.sourceThreadId}`);
+  }
   const status = effectiveStatus(route, ctx.now);
   if (status === "revoked") return refuse("revoked", "is revoked");
   if (status === "expired") return refuse("expired", route.expires_at === null ? "has expired" : `expired at ${route.expires_at}`);
@@ -96,9 +100,6 @@ export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admissi
   }
   if (!route.allowed_actions.includes(ctx.action)) {
     return refuse("action_not_allowed", `does not allow ${ctx.action}; it allows ${route.allowed_actions.join(", ")}`);
-  }
-  if (route.source_thread_id !== ctx.sourceThreadId) {
-    return refuse("wrong_source", `leads from thread ${route.source_thread_id}, not from ${ctx.sourceThreadId}`);
   }
   return { admitted: true };
 }

@@ -70,10 +70,11 @@ describe("admission", () => {
     ["an action the route does not allow", { ctx: { action: "start_agent" }, want: "action_not_allowed", says: "does not allow start_agent; it allows send_message, create_task" }],
     ["another allowed action", { ctx: { action: "create_task" }, want: undefined }],
     ["a caller in another thread", { ctx: { sourceThreadId: "th_dst" }, want: "wrong_source", says: "leads from thread th_src, not from th_dst" }],
-    // Checked in order: the first refusal wins.
-    ["a revoked route, asked from another thread", { route: { status: "revoked" }, ctx: { sourceThreadId: "th_x" }, want: "revoked" }],
+    // Checked in order: the first refusal wins, and a caller from another thread learns
+    // nothing about the route beyond that it is not its own.
+    ["a revoked route, asked from another thread", { route: { status: "revoked" }, ctx: { sourceThreadId: "th_x" }, want: "wrong_source" }],
     ["a stale generation on a prepared route", { route: { status: "prepared" }, ctx: { expectedGeneration: 1 }, want: "not_active" }],
-    ["an unallowed action from another thread", { ctx: { action: "deliver_result", sourceThreadId: "th_x" }, want: "action_not_allowed" }],
+    ["an unallowed action from another thread", { ctx: { action: "deliver_result", sourceThreadId: "th_x" }, want: "wrong_source" }],
   ];
 
   it.each(rows)("%s", (_name, row) => {
