@@ -78,7 +78,7 @@ export function spawnAgentTool(gateway: Gateway): Tool {
       let started;
       try {
         started = gateway.startTurn(
-          { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, disclosure) },
+          { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, threadContext(gateway, parent.thread_id, parent.turn_id), disclosure) },
           {
             turn: parentTurn,
             depth: parent.depth,
@@ -131,18 +131,24 @@ function agentActor(gateway: Gateway, executionId: string): AgentActorRef {
   };
 }
 
+/** The parent's conversation context: the answers of its thread's completed turns and of the current one so far. */
+function threadContext(gateway: Gateway, threadId: string, turnId: string): string[] {
+  return gateway.options.store
+    .turnsOfThread(threadId)
+    .map((ref) => gateway.turnState(ref.turn_id))
+    .filter((state) => state !== undefined && (state.turn.id === turnId || state.turn.status === "Completed"))
+    .flatMap((state) => state!.items.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text));
+}
+
 /** What the child sees: each class of the parent's material only as the disclosure allows. */
-function childInput(prompt: string, parentItems: readonly TurnItem[], disclosure: AgentDelegationDisclosurePolicy): UserInput[] {
+function childInput(prompt: string, parentItems: readonly TurnItem[], context: readonly string[], disclosure: AgentDelegationDisclosurePolicy): UserInput[] {
   const input: UserInput[] = [{ type: "text", text: disclosure.text ? prompt : "[The delegating agent's message is not disclosed over this route.]" }];
   const userContent = parentItems.flatMap((item) => (item.type === "userMessage" ? item.content : []));
   if (disclosure.userInput) {
     const texts = userContent.filter((c) => c.type === "text").map((c) => (c as { text: string }).text);
     if (texts.length) input.push({ type: "text", text: `User input to the delegating agent:\n${texts.join("\n")}` });
   }
-  if (disclosure.context) {
-    const said = parentItems.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text);
-    if (said.length) input.push({ type: "text", text: `Context from the delegating agent:\n${said.join("\n")}` });
-  }
+  if (disclosure.context && context.length) input.push({ type: "text", text: `Context from the delegating agent:\n${context.join("\n")}` });
   if (disclosure.artifacts) input.push(...userContent.filter((c) => c.type === "artifact"));
   return input;
 }

@@ -171,6 +171,11 @@ describe("admission through spawn_agent", () => {
     expect(shared.result!.length).toBeLessThanOrEqual(200);
     const withInput = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: true, resultReturn: "full_result" } }));
     expect((await delegate(h, a, "trn_input", { prompt: "short", route_id: withInput.route_id })).result).toContain("User input to the delegating agent");
+    // Context: the thread's earlier answers cross only when the route allows it.
+    await h.runTurn({ thread_id: a, turn_id: "trn_earlier", input: text(script({ say: "the earlier answer" })) });
+    const withContext = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: true, artifacts: false, context: true, userInput: false, resultReturn: "full_result" } }));
+    expect((await delegate(h, a, "trn_ctx", { prompt: "short", route_id: withContext.route_id })).result).toContain("the earlier answer");
+    expect((await delegate(h, a, "trn_noctx", { prompt: "short", route_id: withInput.route_id })).result).not.toContain("the earlier answer");
   });
 
   it("stops admitting a route once the gateway's permission configuration changes (policy generation)", async () => {
