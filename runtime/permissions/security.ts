@@ -62,11 +62,6 @@ const RESTRICTED_DEGRADATIONS: readonly TurnSecurityDegradation[] = [
     detail: "The network policy is enforced for web_fetch only; a shell command (curl, git, a package manager) reaches the network unchecked.",
   },
   {
-    capability: "network_domain_filtering",
-    reason: "redirects_not_rechecked",
-    detail: "A web_fetch is judged by the domain of the URL it is given; redirects it follows to other hosts are not checked again.",
-  },
-  {
     capability: "process_confinement",
     reason: "no_os_sandbox",
     detail:

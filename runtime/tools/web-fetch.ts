@@ -11,6 +11,8 @@ export const WEB_FETCH_TIMEOUT_MS = 30_000;
 export const WEB_FETCH_MAX_BYTES = 5 * 1024 * 1024;
 /** Characters of the body kept as `content`. */
 export const WEB_FETCH_CONTENT_LIMIT = 100_000;
+/** Same-host redirects followed before giving up. */
+const MAX_REDIRECTS = 5;
 
 export interface WebFetchArguments {
   readonly url: string;
@@ -61,11 +63,26 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
       // Tells a cancelled turn from a timeout when the fetch rejects with the shared signal.
       const whyStopped = () => (ctx.signal.aborted ? "cancelled" : timeout.aborted ? `timed out after ${timeoutMs} ms` : undefined);
 
+      // Redirects are followed here, not by fetch, and only on the same host: the call was
+      // judged (and perhaps approved) for this URL's domain, so another host is a new call
+      // the model has to make, and the gateway judges on its own.
       let response: Response;
-      try {
-        response = await fetch(target, { signal, redirect: "follow" });
-      } catch (error) {
-        return failed(`fetching ${url} failed: ${whyStopped() ?? rootCause(error)}`);
+      for (let hops = 0; ; hops++) {
+        try {
+          response = await fetch(target, { signal, redirect: "manual" });
+        } catch (error) {
+          return failed(`fetching ${url} failed: ${whyStopped() ?? rootCause(error)}`);
+        }
+        const location = response.headers.get("location");
+        if (response.status < 300 || response.status > 399 || location === null) break;
+        const next = new URL(location, target);
+        await response.body?.cancel();
+        if (next.host !== target.host || (next.protocol !== "http:" && next.protocol !== "https:")) {
+          const message = `${target.href} redirects to ${next.href}, on another host: fetch that URL to follow it`;
+          return { ok: false, content: message, item: { url, status_code: response.status, content_type: response.headers.get("content-type") ?? "", error: { message } } };
+        }
+        if (hops >= MAX_REDIRECTS) return failed(`fetching ${url} failed: more than ${MAX_REDIRECTS} redirects`);
+        target = next;
       }
       const contentType = response.headers.get("content-type") ?? "";
       const head = { status_code: response.status, content_type: contentType };

@@ -89,7 +89,7 @@ describe("securitySnapshot", () => {
     const byCapability = Object.fromEntries(enforcement.degradations.map((d) => [d.capability, d]));
     expect(byCapability.filesystem_confinement?.detail).toMatch(/read_file, write_file.*shell's working directory.*a shell command itself/);
     expect(byCapability.network_blocking?.detail).toMatch(/web_fetch only.*shell command/);
-    expect(Object.keys(byCapability)).toEqual(expect.arrayContaining(["network_domain_filtering", "process_confinement"]));
+    expect(Object.keys(byCapability)).toEqual(expect.arrayContaining(["network_blocking", "process_confinement"]));
     for (const d of enforcement.degradations) expect(d.reason).toMatch(/^[a-z_]+$/);
   });
 

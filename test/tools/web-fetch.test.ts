@@ -35,6 +35,16 @@ const server = createServer((req, res) => {
       for (let i = 0; i < pieces; i++) res.write(piece);
       return res.end();
     }
+    case "/same-host-redirect":
+      res.writeHead(302, { location: "/text" });
+      return res.end();
+    case "/other-host-redirect":
+      // localhost is another host name than 127.0.0.1, though it reaches the same server.
+      res.writeHead(301, { location: `http://localhost:${(server.address() as AddressInfo).port}/text` });
+      return res.end();
+    case "/loop":
+      res.writeHead(302, { location: "/loop" });
+      return res.end();
     case "/hang":
       // Never answers: only a timeout or a cancel ends the fetch.
       return hanging();
@@ -54,6 +64,27 @@ afterAll(async () => {
 });
 
 const ctx = () => testContext("/");
+
+describe("web_fetch redirects", () => {
+  it("follows a redirect on the same host", async () => {
+    const result = await webFetchTool.run({ url: `${base}/same-host-redirect` }, ctx());
+    expect(result).toMatchObject({ ok: true, item: { status_code: 200, content: "héllo" } });
+  });
+
+  it("does not follow a redirect to another host: the call was judged for this one", async () => {
+    const result = await webFetchTool.run({ url: `${base}/other-host-redirect` }, ctx());
+    expect(result.ok).toBe(false);
+    expect(result.item).toMatchObject({ status_code: 301 });
+    expect(result.content).toContain("on another host: fetch that URL to follow it");
+    expect(result.content).toContain("http://localhost:");
+  });
+
+  it("gives up after a few redirects", async () => {
+    const result = await webFetchTool.run({ url: `${base}/loop` }, ctx());
+    expect(result).toMatchObject({ ok: false });
+    expect(result.content).toMatch(/more than \d+ redirects/);
+  });
+});
 
 describe("web_fetch", () => {
   it("shows as a webFetch of the URL", () => {
