@@ -165,7 +165,7 @@ export class Gateway {
     return connection;
   }
 
-  /** Stops every running turn (they are found interrupted at the next start) and waits for them. */
+  /** Stops every running turn (each ends Interrupted, the shutdown as its reason) and waits for them. */
   async close(): Promise<void> {
     const running = [...this.running.values()];
     for (const run of running) run.abort.abort(new Error("the gateway is shutting down"));
@@ -311,7 +311,22 @@ export class Gateway {
         for (const event of first) this.deliver(event);
         this.runner
           .run(threadId, turnId, abort.signal, depth)
-          .catch((error: unknown) => this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`))
+          .catch((error: unknown) => {
+            this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+            // A gateway bug must not leave the turn InProgress with nothing running it.
+            const state = this.turnState(turnId);
+            if (state && isActive(state.turn)) {
+              try {
+                this.finish(threadId, turnId, {
+                  status: "Failed",
+                  usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+                  error: { kind: "internal", message: "the gateway failed while running the turn", retryable: false },
+                });
+              } catch (finishing) {
+                this.log(`turn ${turnId} could not be ended: ${(finishing as Error).message}`);
+              }
+            }
+          })
           .finally(() => {
             this.running.delete(turnId);
             resolve();

@@ -10,7 +10,7 @@ import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { scopeOf } from "../permissions/scope.js";
 import { processEnvironment } from "../permissions/security.js";
-import { ProviderError, type ModelProvider, type ToolCall } from "../providers/provider.js";
+import { ProviderError, type ProviderEvent, type ToolCall } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
 import type { Gateway, GatewayOptions } from "./gateway.js";
@@ -74,29 +74,46 @@ export class TurnRunner {
       const history = this.history(threadId, turnId);
       let message: { id: string; text: string } | undefined;
       let calls: readonly ToolCall[] = [];
+      // Only what the provider throws is a provider failure: an error of the gateway's own
+      // (writing the log, say) propagates and ends the turn as an internal failure.
+      let failedWith: unknown;
+      let events: AsyncIterator<ProviderEvent> | undefined;
       try {
-        for await (const event of provider.stream({ model: turn.model ?? this.options.config.defaultModel, messages: history, tools: specs, signal })) {
-          if (event.type === "text_delta") {
-            if (!message) {
-              message = { id: this.itemId(turnId), text: "" };
-              g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
-            }
-            message.text += event.text;
-            g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
-          } else if (event.type === "reasoning") {
-            const id = this.itemId(turnId);
-            const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
-            g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-            g.publish(threadId, turnId, "item/completed", { item_id: id, item });
-          } else if (event.type === "tool_calls") {
-            calls = event.calls;
-          } else {
-            usage.input_tokens += event.input_tokens;
-            usage.output_tokens += event.output_tokens;
-            usage.total_tokens = usage.input_tokens + usage.output_tokens;
-          }
-        }
+        events = provider.stream({ model: turn.model ?? this.options.config.defaultModel, messages: history, tools: specs, signal })[Symbol.asyncIterator]();
       } catch (error) {
+        failedWith = error;
+      }
+      while (events) {
+        let next: IteratorResult<ProviderEvent>;
+        try {
+          next = await events.next();
+        } catch (error) {
+          failedWith = error;
+          break;
+        }
+        if (next.done) break;
+        const event = next.value;
+        if (event.type === "text_delta") {
+          if (!message) {
+            message = { id: this.itemId(turnId), text: "" };
+            g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
+          }
+          message.text += event.text;
+          g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
+        } else if (event.type === "reasoning") {
+          const id = this.itemId(turnId);
+          const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
+          g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+          g.publish(threadId, turnId, "item/completed", { item_id: id, item });
+        } else if (event.type === "tool_calls") {
+          calls = event.calls;
+        } else {
+          usage.input_tokens += event.input_tokens;
+          usage.output_tokens += event.output_tokens;
+          usage.total_tokens = usage.input_tokens + usage.output_tokens;
+        }
+      }
+      if (failedWith !== undefined) {
         if (message) {
           // Partial text is kept as audit evidence; history leaves it out (history.ts).
           const status = signal.aborted ? "cancelled" : "failed";
@@ -104,9 +121,9 @@ export class TurnRunner {
         }
         if (signal.aborted) return interrupted();
         const failure: TurnFailure =
-          error instanceof ProviderError
-            ? { kind: "provider_error", message: error.message, retryable: error.retryable }
-            : { kind: "provider_error", message: `the model provider failed: ${(error as Error).message}`, retryable: false };
+          failedWith instanceof ProviderError
+            ? { kind: "provider_error", message: failedWith.message, retryable: failedWith.retryable }
+            : { kind: "provider_error", message: `the model provider failed: ${(failedWith as Error).message}`, retryable: false };
         g.finish(threadId, turnId, { status: "Failed", usage, error: failure });
         return;
       }

@@ -279,3 +279,24 @@ describe("the scripted provider is the default", () => {
     expect(new ScriptedProvider().name).toBe("scripted");
   });
 });
+
+describe("a gateway fault while a turn runs", () => {
+  it("ends the turn Failed (internal) instead of leaving it InProgress", async () => {
+    // The log refuses a write while the model streams: a fault of the gateway, not of the
+    // provider, so it must not be reported as a provider failure either.
+    h = await startHarness();
+    const thread = await h.thread();
+    const original = h.store.append.bind(h.store);
+    let armed = true;
+    h.store.append = ((turnId: string, method: string, build: (sequence: number) => Record<string, unknown>) => {
+      if (armed && method === "item/agent_message/delta") {
+        armed = false;
+        throw new Error("disk full");
+      }
+      return original(turnId, method, build);
+    }) as typeof h.store.append;
+    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_fault", input: text(script({ say: "boom" })) });
+    expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "internal" } });
+    expect((await h.client.turnGet({ thread_id: thread, turn_id: "trn_fault" })).turn.status).toBe("Failed");
+  });
+});
