@@ -147,8 +147,11 @@ describe("admission through spawn_agent", () => {
     expect(foreign.error?.message).toContain("wrong_source");
     const resultOnly = await h.client.agentRouteCreate(routeParams(a, b, { allowed_actions: ["deliver_result"] }));
     expect((await delegate(h, a, "trn_d4", { prompt: "x", route_id: resultOnly.route_id })).error?.message).toContain("action_not_allowed");
-    const shortLived = await h.client.agentRouteCreate(routeParams(a, b, { expires_at: new Date(Date.now() + 150).toISOString() }));
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Far enough ahead to be in the future when the gateway checks it, even on a busy machine;
+    // then the test waits until just past it.
+    const expiresAt = Date.now() + 1_500;
+    const shortLived = await h.client.agentRouteCreate(routeParams(a, b, { expires_at: new Date(expiresAt).toISOString() }));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now() + 20)));
     expect((await h.client.agentRouteList({ source_execution_id: "trn_source" })).routes.find((r) => r.route_id === shortLived.route_id)?.status).toBe("expired");
     expect((await delegate(h, a, "trn_d5", { prompt: "x", route_id: shortLived.route_id })).error?.message).toContain("expired");
     await h.client.agentRouteRevoke({ route_id: route.route_id, expected_generation: 1 });
