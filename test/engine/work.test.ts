@@ -23,30 +23,14 @@ import {
   type WorkProjection,
 } from "../../runtime/engine/work.js";
 import type { StoredEvent } from "../../runtime/store/store.js";
+import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
 
 // ---- a hand-built turn log ------------------------------------------------------------
 
 const WORKSPACE = "ws_000000000000000001";
-const THREAD = "thr_000000000000000001";
-const TURN = "trn_000000000000000001";
 const T0 = Date.parse("2026-03-01T12:00:00.000Z");
 
-const PROFILE = {
-  mode: "supervised",
-  source: "composer",
-  effective_policy: {
-    default_behavior: "ask",
-    file_read: "allow",
-    file_write: "ask",
-    shell_command: "ask",
-    network: "ask",
-    mcp_read: "allow",
-    mcp_write_or_unknown: "ask",
-    dynamic_skill_tool: "ask",
-    computer_use: "ask",
-    task_subagent: "ask",
-  },
-} as const;
+const PROFILE = SUPERVISED_PROFILE;
 
 /** A turn's event log, appended to the way the gateway appends: gapless sequence, schema-checked params. */
 class TurnLog {

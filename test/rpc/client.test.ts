@@ -8,9 +8,8 @@ import { LocalError, RpcError, createInMemoryPair, type Transport } from "turnsp
 import { ProtocolClient, type ClientOptions } from "../../generated/client.js";
 import { createDispatcher, createNotifier, protocolError, type Handlers, type Notifier } from "../../generated/server.js";
 import type { ItemDeltaNotification, Turn, TurnStartParams, TurnStartResponse } from "../../generated/types.js";
+import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
 
-const THREAD = "thr_000000000000000001";
-const TURN = "trn_000000000000000001";
 
 const supervisedTurn: Turn = {
   id: TURN,
@@ -18,22 +17,7 @@ const supervisedTurn: Turn = {
   status: "InProgress",
   mode: "Agent",
   prompt_manifest: null,
-  permission_profile: {
-    mode: "supervised",
-    source: "composer",
-    effective_policy: {
-      default_behavior: "ask",
-      file_read: "allow",
-      file_write: "ask",
-      shell_command: "ask",
-      network: "ask",
-      mcp_read: "allow",
-      mcp_write_or_unknown: "ask",
-      dynamic_skill_tool: "ask",
-      computer_use: "ask",
-      task_subagent: "ask",
-    },
-  },
+  permission_profile: SUPERVISED_PROFILE,
 };
 
 const startParams: TurnStartParams = {

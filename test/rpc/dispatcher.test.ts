@@ -7,31 +7,15 @@ import { describe, expect, it } from "vitest";
 import { createInMemoryPair, type Dispatcher } from "turnspec/rpc";
 import { createDispatcher, protocolError, type Handlers, type ServerOptions } from "../../generated/server.js";
 import type { Turn, TurnStartParams } from "../../generated/types.js";
+import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
 
-const THREAD = "thr_000000000000000001";
-const TURN = "trn_000000000000000001";
 
 const supervisedTurn: Turn = {
   id: TURN,
   thread_id: THREAD,
   status: "InProgress",
   prompt_manifest: null,
-  permission_profile: {
-    mode: "supervised",
-    source: "composer",
-    effective_policy: {
-      default_behavior: "ask",
-      file_read: "allow",
-      file_write: "ask",
-      shell_command: "ask",
-      network: "ask",
-      mcp_read: "allow",
-      mcp_write_or_unknown: "ask",
-      dynamic_skill_tool: "ask",
-      computer_use: "ask",
-      task_subagent: "ask",
-    },
-  },
+  permission_profile: SUPERVISED_PROFILE,
 };
 
 const validStart: TurnStartParams = {
