@@ -7,11 +7,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ProtocolClient } from "../../generated/client.js";
-import type { AnyNotification } from "../../generated/registry.js";
 import type { Transport } from "../../runtime/rpc/index.js";
 import { spawnStdioTransport } from "../../runtime/transport/child-process.js";
 import { connectWebSocket, WebSocketHandshakeError } from "../../runtime/transport/websocket.js";
+import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 const CLI = ["bin/turnspec.js", "serve"];
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -19,33 +18,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface Session {
-  readonly client: ProtocolClient;
-  readonly received: AnyNotification[];
-  readonly protocolErrors: string[];
-  waitFor(predicate: (n: AnyNotification) => boolean): Promise<AnyNotification>;
-}
+type Session = StrictClient;
 
 async function session(transport: Transport): Promise<Session> {
-  const received: AnyNotification[] = [];
-  const protocolErrors: string[] = [];
-  const waiters: [(n: AnyNotification) => boolean, (n: AnyNotification) => void][] = [];
-  const client = new ProtocolClient(transport, { validateIncoming: "strict", onProtocolError: (e, frame) => protocolErrors.push(`${e.message} ${frame}`) });
-  client.onAny((n) => {
-    received.push(n);
-    for (const w of [...waiters]) if (w[0](n)) waiters.splice(waiters.indexOf(w), 1) && w[1](n);
-  });
-  await client.start();
-  cleanups.push(() => client.close());
-  return {
-    client,
-    received,
-    protocolErrors,
-    waitFor: (predicate) => {
-      const seen = received.find(predicate);
-      return seen ? Promise.resolve(seen) : new Promise((resolve) => waiters.push([predicate, resolve]));
-    },
-  };
+  const s = await startStrictClient(transport);
+  cleanups.push(() => s.client.close());
+  return s;
 }
 
 const scriptedTurn = JSON.stringify({

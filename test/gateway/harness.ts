@@ -2,17 +2,18 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProtocolClient } from "../../generated/client.js";
+import type { ProtocolClient } from "../../generated/client.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnStartParams } from "../../generated/types.js";
 import { resolveConfig } from "../../runtime/config.js";
 import { Gateway } from "../../runtime/engine/gateway.js";
 import type { ModelProvider } from "../../runtime/providers/provider.js";
 import { ScriptedProvider, type ScriptStep } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair, type LocalError } from "../../runtime/rpc/index.js";
+import { createInMemoryPair } from "../../runtime/rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import type { EventStore } from "../../runtime/store/store.js";
 import { builtinTools } from "../../runtime/tools/registry.js";
+import { startStrictClient } from "../fixtures/strict-client.js";
 
 export interface Harness {
   readonly gateway: Gateway;
@@ -56,27 +57,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const [clientSide, serverSide] = createInMemoryPair();
   gateway.connect(serverSide);
-  const received: AnyNotification[] = [];
-  const protocolErrors: string[] = [];
-  const waiters: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void }[] = [];
-  const client = new ProtocolClient(clientSide, {
-    validateIncoming: "strict",
-    onProtocolError: (error: LocalError, frame) => protocolErrors.push(`${error.message}: ${frame}`),
-  });
-  client.onAny((n) => {
-    received.push(n);
-    for (const w of [...waiters]) {
-      if (w.predicate(n)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(n);
-      }
-    }
-  });
-  await client.start();
-  const waitFor = (predicate: (n: AnyNotification) => boolean) => {
-    const seen = received.find(predicate);
-    return seen ? Promise.resolve(seen) : new Promise<AnyNotification>((resolve) => waiters.push({ predicate, resolve }));
-  };
+  const { client, received, protocolErrors, waitFor } = await startStrictClient(clientSide);
   return {
     gateway,
     client,
