@@ -3,6 +3,8 @@
  * "Execution windows"). The agent loop counts each window's rounds, tool calls, wall-clock
  * time and provider tokens; between rounds it checks them against the window's limits,
  * and the counts summed since the turn started or was last resumed against the totals.
+ * Limits are checked between rounds, so a round that starts under a limit runs whole and
+ * the observed counts may pass it.
  */
 import type { TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnExecutionWindowLimits } from "../../generated/types.js";
 import type { WindowTotals } from "../config.js";
@@ -66,8 +68,12 @@ export class WindowMeter {
   }
 }
 
-/** The first window limit the counts have reached, or undefined while the window may go on. */
+/**
+ * The first window limit the counts have reached, or undefined while the window may go on.
+ * A window that has not run a round yet is never exhausted, so every window makes progress.
+ */
 export function exhaustedBy(counts: TurnExecutionWindowCounts, limits: TurnExecutionWindowLimits): TurnExecutionWindowExhaustionReason | undefined {
+  if (counts.agent_rounds === 0) return undefined;
   return LIMITS.find(([limit, count]) => counts[count] >= limits[limit])?.[0];
 }
 
@@ -76,5 +82,6 @@ export function exhaustedBy(counts: TurnExecutionWindowCounts, limits: TurnExecu
  * reached, named by the window limit of the same count, or undefined while the turn may go on.
  */
 export function totalReached(counts: TurnExecutionWindowCounts, totals: WindowTotals): TurnExecutionWindowExhaustionReason | undefined {
+  if (counts.agent_rounds === 0) return undefined;
   return LIMITS.find(([, count]) => counts[count] >= totals[TOTALS[count]])?.[0];
 }
