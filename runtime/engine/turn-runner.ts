@@ -12,7 +12,7 @@ import { scopeOf } from "../permissions/scope.js";
 import { processEnvironment } from "../permissions/security.js";
 import { ProviderError, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import type { Gateway, GatewayOptions } from "./gateway.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
 import { isShutdown } from "./recovery.js";
@@ -332,7 +332,7 @@ export class TurnRunner {
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
     let current: Record<string, unknown> = base;
-    const result = await tool.run(args, {
+    const context: ToolContext = {
       cwd,
       signal,
       env: security ? processEnvironment(security, this.options.env ?? process.env) : (this.options.env ?? process.env),
@@ -347,10 +347,39 @@ export class TurnRunner {
         current = { ...current, ...fields };
         g.publish(threadId, turnId, "item/updated", { item_id: id, item: current as unknown as TurnItem });
       },
-    });
+    };
+    const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finishItem({ ...base, ...result.item, status, ...(tool.itemType === "task" ? {} : { outcome }), ...resultField(tool, result.content) });
+  }
+
+  /**
+   * Runs a tool call, retrying a failure the tool calls retryable under the tool retry
+   * policy (item/tool/retry_scheduled, then retry_resolved or retry_exhausted). An attempt
+   * past its deadline is reported as item/timeout_detected.
+   */
+  private async runWithRetries(threadId: string, turnId: string, itemId: string, tool: Tool, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
+    const g = this.gateway;
+    const policy = this.options.config.toolRetry;
+    const toolName = tool.spec.name;
+    for (let attempt = 1; ; attempt++) {
+      const result = await tool.run(args, context);
+      if (result.timeout) g.publish(threadId, turnId, "item/timeout_detected", { item_id: itemId, ...result.timeout, attempt });
+      const retry = !result.ok && result.retryable === true && !context.signal.aborted;
+      if (!retry) {
+        if (attempt > 1) g.publish(threadId, turnId, "item/tool/retry_resolved", { item_id: itemId, tool_name: toolName, attempts: attempt, outcome: result.ok ? "succeeded" : "failed" });
+        return result;
+      }
+      const error = result.content.split("\n", 1)[0] ?? result.content;
+      if (attempt >= policy.max_attempts) {
+        g.publish(threadId, turnId, "item/tool/retry_exhausted", { item_id: itemId, tool_name: toolName, attempts: attempt, error });
+        return result;
+      }
+      const delayMs = backoffMs(policy, attempt);
+      g.publish(threadId, turnId, "item/tool/retry_scheduled", { item_id: itemId, tool_name: toolName, attempt: attempt + 1, max_attempts: policy.max_attempts, delay_ms: delayMs, error });
+      if (!(await sleep(delayMs, context.signal))) return result;
+    }
   }
 
   /**

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
+import { flatEvents } from "./events.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;
@@ -23,7 +24,7 @@ const RECOVERY = new Set([
   "item/recovery_exhausted",
   "turn/blocked",
 ]);
-const recoveryEvents = (ns: readonly AnyNotification[]) => ns.filter((n) => RECOVERY.has(n.method)).map((n) => ({ method: n.method, ...(n.params as Record<string, unknown>) }));
+const recoveryEvents = (ns: readonly AnyNotification[]) => flatEvents(ns, RECOVERY);
 
 const retry = { max_attempts: 3, initial_delay_ms: 2, backoff_multiplier: 3, max_delay_ms: 5 };
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { GatewayConfig } from "../../generated/types.js";
 import type { ScriptStep } from "../../runtime/providers/scripted.js";
+import { flatEvents } from "./events.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;
@@ -40,7 +41,7 @@ describe("a window limit", () => {
     const methods = events.map((n) => n.method);
     const at = methods.indexOf("turn/execution_window/exhausted");
     expect(methods.slice(at, at + 4)).toEqual(["turn/execution_window/exhausted", "turn/execution_window/checkpointed", "turn/execution_window/continued", "turn/execution_window/started"]);
-    const [exhausted, checkpointed, continued, started] = events.slice(at, at + 4).map((n) => n.params as Record<string, unknown>);
+    const [exhausted, checkpointed, continued, started] = flatEvents(events.slice(at, at + 4), WINDOW_METHODS);
     expect(exhausted).toMatchObject({ window_id: "win_trn_win_0", reason, status: "exhausted", observed });
     expect(checkpointed).toMatchObject({ window_id: "win_trn_win_0", status: "checkpointed" });
     expect(continued).toMatchObject({ previous_window_id: "win_trn_win_0", window_id: "win_trn_win_1", window_index: 1, checkpoint_id: checkpointed!.checkpoint_id, reason });
