@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import type {
   AgentActorRef,
   ItemRecoveryKind,
+  PromptManifest,
   Thread,
   ThreadTimelineBlock,
   Turn,
@@ -103,7 +104,14 @@ export interface BlockSpec {
   /** The notice shown in the timeline. */
   readonly message: string;
   readonly usage: TurnUsage;
+  /** The manifest of the last prompt compiled for the turn, recorded on the Blocked snapshot. */
+  readonly promptManifest?: PromptManifest;
 }
+
+/** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
+export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
+  readonly promptManifest?: PromptManifest;
+};
 
 /** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
 export interface ParentTurn {
@@ -426,7 +434,8 @@ export class Gateway {
       this.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
     }
     const { completed_at: _completed, error: _error, ...current } = this.turnState(turnId)!.turn;
-    const turn: Turn = { ...current, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
+    const manifest = spec.promptManifest ? { prompt_manifest: spec.promptManifest } : {};
+    const turn: Turn = { ...current, ...manifest, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
     this.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
     return turn;
   }
@@ -527,9 +536,10 @@ export class Gateway {
   }
 
   /** Ends a turn with a terminal notification carrying its final snapshot. */
-  finish(threadId: string, turnId: string, outcome: { status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }): Turn {
-    const current = this.turnState(turnId)!.turn;
-    const turn: Turn = { ...current, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
+  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
+    const { blocked: _blocked, ...current } = this.turnState(turnId)!.turn;
+    const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
+    const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
     if (outcome.status === "Completed") {
       this.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {
@@ -554,7 +564,7 @@ export class Gateway {
   }
 
   /** Blocks a turn whose run stopped with the gateway: what was open is closed first, as a stop left it. */
-  blockCutOffTurn(threadId: string, turnId: string, state: TurnState, observed: TurnExecutionWindowCounts, usage?: TurnUsage): Turn {
+  blockCutOffTurn(threadId: string, turnId: string, state: TurnState, observed: TurnExecutionWindowCounts, usage?: TurnUsage, promptManifest?: PromptManifest): Turn {
     const message = "the gateway stopped while the turn was running";
     for (const { request, resolution } of state.requests.values()) {
       if (resolution) continue;
@@ -572,6 +582,7 @@ export class Gateway {
       windowStatus: "interrupted",
       message: `${message}; resume it with turn/resume`,
       usage: usage ?? state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      ...(promptManifest ? { promptManifest } : {}),
     });
   }
 

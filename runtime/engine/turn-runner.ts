@@ -4,16 +4,18 @@
  * tool calls it returns; stop at the final answer. A provider failure fails the turn and
  * keeps any partial text as an audit item. Chat mode is one provider call without tools.
  */
-import type { TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { PromptManifest, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { classifyToolCall } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { scopeOf } from "../permissions/scope.js";
 import { processEnvironment } from "../permissions/security.js";
-import { ProviderError, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall } from "../providers/provider.js";
+import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
-import type { Gateway, GatewayOptions } from "./gateway.js";
+import { compressHistory } from "./context.js";
+import type { BlockSpec, Gateway, GatewayOptions, TurnOutcome } from "./gateway.js";
+import { promptManifest } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
 import { isShutdown } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
@@ -99,21 +101,25 @@ export class TurnRunner {
       ? { itemId: resumed.item_id, jobId: resumed.recovery_job_id, attempt: resumed.attempts + 1, firstAttempt: resumed.attempts + 1 }
       : undefined;
 
+    /** The manifest of the last prompt compiled, recorded on the turn when it ends or blocks. */
+    let manifest: PromptManifest | undefined;
+    const end = (outcome: TurnOutcome): void => void g.finish(threadId, turnId, { ...outcome, ...(manifest ? { promptManifest: manifest } : {}) });
+    const block = (spec: BlockSpec): void => void g.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
     const stopped = (): void => {
-      if (isShutdown(signal)) g.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, meter.counts(nowMs()), usage);
-      else g.finish(threadId, turnId, { status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
+      if (isShutdown(signal)) g.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, meter.counts(nowMs()), usage, manifest);
+      else end({ status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
     };
 
     for (;; round++) {
       if (signal.aborted) return stopped();
-      if (turnRounds >= config.maxAgentRounds) return this.overBudget(threadId, turnId, "rounds", config.maxAgentRounds, turnRounds, usage);
-      if (turnToolCalls >= config.maxToolCalls) return this.overBudget(threadId, turnId, "tool_calls", config.maxToolCalls, turnToolCalls, usage);
+      if (turnRounds >= config.maxAgentRounds) return end(this.overBudget(threadId, turnId, "rounds", config.maxAgentRounds, turnRounds, usage));
+      if (turnToolCalls >= config.maxToolCalls) return end(this.overBudget(threadId, turnId, "tool_calls", config.maxToolCalls, turnToolCalls, usage));
       const observed = meter.counts(nowMs());
       const sinceResume = addCounts(ended, observed);
       const total = totalReached(sinceResume, config.windowTotals);
       const exhausted = exhaustedBy(observed, config.windowLimits);
       if (total) {
-        g.block(threadId, turnId, {
+        block({
           reason: exhausted ?? total,
           kind: "execution_window_exhausted",
           observed,
@@ -143,7 +149,7 @@ export class TurnRunner {
       const model = turn.model ?? config.defaultModel;
       let answer: RoundAnswer;
       for (;;) {
-        answer = await this.providerRound(threadId, turnId, provider, { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 }, round, usage, meter);
+        answer = await this.providerRound(threadId, turnId, provider, { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 }, round, usage, meter, (compiled) => (manifest = compiled));
         if (answer.ok || signal.aborted || !answer.retryable) break;
         // A retryable failure: retried with backoff under one recovery job, until the policy's attempts are spent.
         const policy = config.providerRetry;
@@ -155,7 +161,7 @@ export class TurnRunner {
         const failures = attempt - recovery.firstAttempt + 1;
         if (failures >= policy.max_attempts) {
           g.publish(threadId, turnId, "item/recovery_exhausted", { item_id: recovery.itemId, attempts: attempt, error: answer.message, recovery_job_id: recovery.jobId });
-          g.block(threadId, turnId, {
+          block({
             reason: "provider_failure_continuation",
             kind: "provider_failure",
             jobId: recovery.jobId,
@@ -182,7 +188,7 @@ export class TurnRunner {
       if (signal.aborted) return stopped();
       if (!answer.ok) {
         const failure: TurnFailure = { kind: "provider_error", message: answer.message, retryable: answer.retryable };
-        g.finish(threadId, turnId, { status: "Failed", usage, error: failure });
+        end({ status: "Failed", usage, error: failure });
         return;
       }
       if (recovery) {
@@ -192,7 +198,7 @@ export class TurnRunner {
       meter.round();
       turnRounds++;
       if (!agent || answer.calls.length === 0) {
-        g.finish(threadId, turnId, { status: "Completed", usage });
+        end({ status: "Completed", usage });
         return;
       }
       for (const call of answer.calls) {
@@ -204,11 +210,11 @@ export class TurnRunner {
     }
   }
 
-  /** The tool loop hit a budget that holds over the whole turn: turn/tool_loop/budget_exceeded, and the turn fails. */
-  private overBudget(threadId: string, turnId: string, budget: "rounds" | "tool_calls", limit: number, observed: number, usage: TurnUsage): void {
+  /** The tool loop hit a budget that holds over the whole turn: turn/tool_loop/budget_exceeded, and the turn fails with the outcome returned. */
+  private overBudget(threadId: string, turnId: string, budget: "rounds" | "tool_calls", limit: number, observed: number, usage: TurnUsage): TurnOutcome {
     this.gateway.publish(threadId, turnId, "turn/tool_loop/budget_exceeded", { budget, limit, observed });
     const what = budget === "rounds" ? "model calls" : "tool calls";
-    this.gateway.finish(threadId, turnId, { status: "Failed", usage, error: { kind: "budget_exhausted", message: `the turn reached its limit of ${limit} ${what}`, retryable: false } });
+    return { status: "Failed", usage, error: { kind: "budget_exhausted", message: `the turn reached its limit of ${limit} ${what}`, retryable: false } };
   }
 
   /**
@@ -226,9 +232,10 @@ export class TurnRunner {
     round: number,
     usage: TurnUsage,
     meter: WindowMeter,
+    compiled: (manifest: PromptManifest) => void,
   ): Promise<RoundAnswer> {
     const g = this.gateway;
-    const history = this.history(threadId, turnId);
+    const history = this.prompt(threadId, turnId, request.tools, compiled);
     let message: { id: string; text: string } | undefined;
     let calls: readonly ToolCall[] = [];
     let failedWith: unknown;
@@ -280,6 +287,34 @@ export class TurnRunner {
     }
     if (message) g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.text } });
     return { ok: true, calls };
+  }
+
+  /**
+   * What one provider call is sent: the conversation rebuilt from the log, compressed
+   * (context/compressing, context/compressed) when it is over the configured budget. The
+   * compiled prompt's manifest goes to `compiled`.
+   */
+  private prompt(threadId: string, turnId: string, tools: readonly ToolSpec[], compiled: (manifest: PromptManifest) => void): ChatMessage[] {
+    const g = this.gateway;
+    const { maxHistoryTokens, keepRecentMessages } = this.options.config.context;
+    const full = this.history(threadId, turnId);
+    const compression = compressHistory(full, maxHistoryTokens, keepRecentMessages);
+    if (compression) {
+      g.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: compression.messagesBefore, estimated_tokens: compression.estimatedTokens });
+      g.publish(threadId, turnId, "context/compressed", {
+        reason: "summarized",
+        summarized_messages: compression.summarized,
+        messages_after: compression.messages.length,
+        summary_preview: compression.summary.slice(0, 200),
+      });
+    }
+    const messages = compression?.messages ?? full;
+    const mode = g.turnState(turnId)!.turn.mode ?? g.thread(threadId).mode;
+    const diagnostics = compression
+      ? [{ severity: "info" as const, message: `${compression.summarized} earlier messages were folded into a summary to fit the history budget`, section_id: "history_summary" }]
+      : [];
+    compiled(promptManifest({ mode, tools, messages, diagnostics }));
+    return messages;
   }
 
   /** The conversation so far: earlier turns of the thread, then this turn, from the log. */
