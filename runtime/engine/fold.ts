@@ -85,8 +85,9 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
     const params = event.params as Record<string, unknown>;
     if (TURN_SNAPSHOTS.has(event.method)) {
       turn = params.turn as Turn;
-      // A turn that ends closes whatever recovery job it still had open.
-      if (event.method !== "turn/blocked") for (const [id, job] of jobs) if (job.open) jobs.set(id, { ...job, open: false });
+      // A turn that ends closes whatever recovery job it still had open; one that blocks keeps only the job it names.
+      const keep = event.method === "turn/blocked" ? (params.recovery_job_id as string) : undefined;
+      for (const [id, job] of jobs) if (job.open && id !== keep) jobs.set(id, { ...job, open: false });
     } else if (event.method === "item/recovery_opened") {
       const id = params.recovery_job_id as string;
       const exhaustion = params.exhaustion_reason as TurnExecutionWindowExhaustionReason | undefined;
@@ -94,6 +95,9 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
     } else if (event.method === "item/recovery_exhausted") {
       const job = jobs.get(params.recovery_job_id as string);
       if (job) jobs.set(job.recovery_job_id, { ...job, attempts: params.attempts as number });
+    } else if (event.method === "item/recovery_succeeded" && typeof params.recovery_job_id === "string") {
+      const job = jobs.get(params.recovery_job_id);
+      if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
     } else if (event.method === "item/recovery_attached") {
       const job = jobs.get(params.recovery_job_id as string);
       if (job) jobs.set(job.recovery_job_id, { ...job, open: false });

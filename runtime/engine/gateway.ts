@@ -144,6 +144,8 @@ export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Set<Connection>();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
+  private stopping = false;
   /** The last work view sent for each turn this process has seen change, to tell what changed. */
   private readonly lastWork = new Map<string, WorkProjection>();
   private readonly runner: TurnRunner;
@@ -204,6 +206,7 @@ export class Gateway {
    * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
    */
   async close(): Promise<void> {
+    this.stopping = true;
     const running = [...this.running.values()];
     for (const run of running) run.abort.abort(new GatewayShutdown());
     await Promise.allSettled(running.map((r) => r.done));
@@ -388,7 +391,7 @@ export class Gateway {
       }
       return;
     }
-    run.abort.abort(new Error(reason));
+    run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
     await run.done;
   }
 
@@ -559,7 +562,18 @@ export class Gateway {
     for (const ref of this.options.store.allTurns()) {
       const state = this.turnState(ref.turn_id);
       for (const id of state?.requests.keys() ?? []) this.approvals.remember(id, ref.thread_id, ref.turn_id);
-      if (state?.turn.status === "InProgress") this.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
+      if (state?.turn.status !== "InProgress") continue;
+      try {
+        this.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
+      } catch (error) {
+        // A log this gateway cannot block from must still not leave the turn InProgress.
+        this.log(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        this.finish(ref.thread_id, ref.turn_id, {
+          status: "Interrupted",
+          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
+        });
+      }
     }
   }
 
@@ -590,7 +604,10 @@ export class Gateway {
    * turn/resume: continues a Blocked turn through one of its open recovery jobs in a new
    * execution window. The resume's first events are in the log before the response.
    */
-  private resume(params: Parameters<Handlers<Connection>["turn/resume"]>[0]): { turn: Turn; recovery_job_id: string } {
+  private async resume(params: Parameters<Handlers<Connection>["turn/resume"]>[0]): Promise<{ turn: Turn; recovery_job_id: string }> {
+    // A run that has just blocked the turn may still be winding down.
+    const winding = this.running.get(params.turn_id);
+    if (winding && this.turnState(params.turn_id)?.turn.status === "Blocked") await winding.done;
     const state = this.turnOf(params.thread_id, params.turn_id);
     const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
     if (!blocked || this.running.has(params.turn_id)) {
@@ -686,8 +703,8 @@ export class Gateway {
           .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
         return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) };
       },
-      "turn/resume": (params, connection) => {
-        const resumed = this.resume(params);
+      "turn/resume": async (params, connection) => {
+        const resumed = await this.resume(params);
         follow(connection, params.thread_id);
         return resumed;
       },

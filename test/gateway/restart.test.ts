@@ -7,7 +7,7 @@ import { RpcError } from "../../runtime/rpc/index.js";
 import { SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { spawnStdioTransport, type ChildProcessTransport } from "../../runtime/transport/child-process.js";
 import { startStrictClient } from "../fixtures/strict-client.js";
-import { script, startHarness, text, type Harness } from "./harness.js";
+import { script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
 
 const sqliteFile = () => join(mkdtempSync(join(tmpdir(), "turnspec-restart-")), "gateway.sqlite");
 
@@ -17,8 +17,8 @@ afterEach(async () => {
 });
 
 /** A harness on a SQLite file, closed (and its file released) after the test unless the test closed it. */
-async function gatewayOn(file: string): Promise<Harness> {
-  const h = await startHarness({ store: new SqliteEventStore(file) });
+async function gatewayOn(file: string, config?: HarnessOptions["config"]): Promise<Harness> {
+  const h = await startHarness({ store: new SqliteEventStore(file), ...(config ? { config } : {}) });
   let closed = false;
   const close = h.close;
   const harness: Harness = {
@@ -127,6 +127,22 @@ describe("a gateway restarted on the same SQLite file", () => {
   });
 });
 
+describe("a graceful stop", () => {
+  it("blocks a parent turn and the child turn its spawn_agent call was waiting for", async () => {
+    const h = await startHarness();
+    const thread = await h.thread();
+    const child = script({ say: "the child never gets here", delay_ms: 60_000 });
+    await h.client.turnStart({ thread_id: thread, turn_id: "trn_parent", input: text(script({ tool: "spawn_agent", args: { prompt: child } }, { say: "parent done" })) });
+    const update = await h.waitFor((n) => n.method === "item/updated" && n.params.turn_id === "trn_parent");
+    const childTurnId = (update.params as { item: { child_turn_id: string } }).item.child_turn_id;
+    await h.close();
+    for (const turnId of ["trn_parent", childTurnId]) {
+      expect(h.gateway.turnState(turnId)!.turn, turnId).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    }
+    expect(h.protocolErrors).toEqual([]);
+  });
+});
+
 describe("turn/resume", () => {
   async function blockedTurn(turnId: string): Promise<{ h: Harness; thread: string; jobId: string }> {
     const file = sqliteFile();
@@ -170,6 +186,27 @@ describe("turn/resume", () => {
     expect(ended).toMatchObject({ reason: "turn_not_blocked", data: { status: "Interrupted" } });
     const missing = await h.client.turnResume({ thread_id: thread, turn_id: "trn_nope" }).catch((e: unknown) => e);
     expect(missing).toMatchObject({ reason: "turn_not_found" });
+  });
+
+  it("keeps only the job of the latest block open: a stop during a provider retry replaces the retry's job", async () => {
+    const file = sqliteFile();
+    const first = await gatewayOn(file, { providers: { retry: { max_attempts: 3, initial_delay_ms: 60_000 } } });
+    const thread = await first.thread();
+    await first.client.turnStart({ thread_id: thread, turn_id: "trn_retrying", input: text(script({ say: "after the stop", fail_attempts: 1 })) });
+    const opened = await first.waitFor((n) => n.method === "item/recovery_opened");
+    await first.waitFor((n) => n.method === "item/retry_scheduled");
+    await first.close();
+
+    const h = await gatewayOn(file, { providers: { retry: { max_attempts: 3, initial_delay_ms: 1 } } });
+    const { turn } = await h.client.turnGet({ thread_id: thread, turn_id: "trn_retrying" });
+    const retryJob = (opened.params as { recovery_job_id: string }).recovery_job_id;
+    expect(turn.blocked).toMatchObject({ reason: "runtime_shutdown_continuation" });
+    expect(turn.blocked!.recovery_job_id).not.toBe(retryJob);
+    const stale = await h.client.turnResume({ thread_id: thread, turn_id: "trn_retrying", recovery_job_id: retryJob }).catch((e: unknown) => e);
+    expect(stale).toMatchObject({ reason: "recovery_job_not_found", data: { active_recovery_job_id: turn.blocked!.recovery_job_id } });
+    const done = h.waitFor((n) => n.method === "turn/completed");
+    await h.client.turnResume({ thread_id: thread, turn_id: "trn_retrying" });
+    expect((await done).params).toMatchObject({ turn: { status: "Completed" } });
   });
 
   it("cancels a blocked turn: it ends Interrupted and its job can no longer be used", async () => {
