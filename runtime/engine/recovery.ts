@@ -78,7 +78,7 @@ export class RecoveryJobs {
     let jobId = spec.jobId;
     if (jobId === undefined) {
       const item = this.notice(threadId, turnId, "warning", spec.reason, spec.message);
-      jobId = this.openJob(threadId, turnId, item, spec.kind, spec.reason);
+      jobId = this.openJob(threadId, turnId, item, spec.kind, spec.kind === "execution_window_exhausted" ? spec.reason : undefined);
     }
     if (spec.totals && window) {
       this.gateway.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });

@@ -85,7 +85,8 @@ describe("a gateway restarted on the same SQLite file", () => {
       "turn/blocked",
     ]);
     const opened = items.events.find((e) => e.method === "item/recovery_opened")!.params;
-    expect(opened).toMatchObject({ reason: "runtime_shutdown", exhaustion_reason: "runtime_shutdown_continuation", recovery_job_id: turn.blocked!.recovery_job_id });
+    expect(opened).toMatchObject({ reason: "runtime_shutdown", recovery_job_id: turn.blocked!.recovery_job_id });
+    expect(opened.exhaustion_reason, "only a window-exhaustion job names a window limit").toBeUndefined();
     expect(items.events.find((e) => e.method === "turn/execution_window/exhausted")!.params).toMatchObject({ reason: "runtime_shutdown_continuation", status: "interrupted" });
     // Blocked still occupies the thread.
     const busy = await next.client.turnStart({ thread_id: thread, turn_id: "trn_other", input: text("hi") }).catch((e: unknown) => e);
