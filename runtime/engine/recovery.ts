@@ -123,7 +123,6 @@ function cutOff(item: TurnItem, message: string): TurnItem {
   return { ...fields, status: "cancelled", error: { message }, ...result } as unknown as TurnItem;
 }
 
-
 /** The abort reason of a turn stopped because the gateway is shutting down (not cancelled by a client). */
 export class GatewayShutdown extends Error {
   constructor() {
