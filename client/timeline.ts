@@ -10,7 +10,8 @@
  * - A row never goes back: one with a lower `sourceSequence` than the row held is ignored,
  *   and a row held as completed, failed, declined or cancelled is never replaced by one
  *   in progress.
- * - Removed ids disappear, and a later response of an older view cannot bring them back.
+ * - Removed ids disappear (named by a refresh or a notification, or missing from a page
+ *   within the range the page covers), and an older view cannot bring them back.
  * - A refresh touches only the rows it names: loaded pages stay.
  * - A view of another projection version is not merged: a page of it replaces the state;
  *   a refresh or notification of it only marks the state for reloading.
@@ -105,7 +106,9 @@ export function reduceTimeline(state: TimelineState, input: TimelineInput): Time
   switch (input.kind) {
     case "page": {
       const { items, work, page } = input.response;
-      const rows = mergeRows(state.rows, items, []);
+      // Within the range a page covers it is the whole truth: a loaded row missing from it was removed.
+      const gone = Object.values(state.rows).filter((r) => pageCovers(input.response, r.orderKey) && !items.some((i) => i.workItemId === r.workItemId));
+      const rows = mergeRows(state.rows, items, gone.map((r) => r.workItemId));
       const brought = new Set(items.map((i) => i.workItemId));
       return { ...state, freshness, work, rows, page, needsReload: false, staleIds: state.staleIds.filter((id) => !brought.has(id)) };
     }
@@ -125,6 +128,16 @@ export function reduceTimeline(state: TimelineState, input: TimelineInput): Time
     case "state_changed":
       return { ...state, freshness, work: input.notification.work };
   }
+}
+
+/** Whether a row at `orderKey` falls in the range of the block that `response` is a page of. */
+function pageCovers(response: TurnWorkPageResponse, orderKey: string): boolean {
+  const keys = response.items.map((i) => i.orderKey).sort();
+  const first = keys[0];
+  const last = keys.at(-1);
+  const fromStart = !response.page.hasMoreBefore || (first !== undefined && orderKey >= first);
+  const toEnd = !response.page.hasMoreAfter || (last !== undefined && orderKey <= last);
+  return fromStart && toEnd;
 }
 
 /** The loaded rows in display order (orderKey, oldest first). */
