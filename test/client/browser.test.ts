@@ -2,7 +2,7 @@
  * The browser entry of the client SDK, bundled with vite into a temporary folder (a build
  * that reaches for a Node built-in fails) and run in headless Chromium against a gateway
  * the test starts on 127.0.0.1: a scripted turn whose streamed text and permission request
- * the page sees and answers. Skipped, saying why, only when /usr/bin/chromium is absent.
+ * the page sees and answers, through the guide's browser example. Skipped, saying why, only when /usr/bin/chromium is absent.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
@@ -13,7 +13,11 @@ import { build, type Plugin } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebSocketServer, type RunningWebSocketServer } from "../../runtime/transport/websocket.js";
 import { script, startHarness, type Harness } from "../gateway/harness.js";
-import type { BrowserRunResult } from "./browser/app.js";
+import type { runTurn } from "../../examples/client/browser.js";
+
+interface Page {
+  turnspec: { runTurn: typeof runTurn; refusedWith(url: string, token: string): Promise<string> };
+}
 
 const CHROMIUM = "/usr/bin/chromium";
 const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed`;
@@ -40,7 +44,7 @@ async function bundle(): Promise<string> {
       logLevel: "warn",
       plugins: [noNodeBuiltins],
       // The generated client imports the JSON-RPC support by its package name.
-      resolve: { alias: { "turnspec/rpc": resolve("runtime/rpc/index.ts") } },
+      resolve: { alias: { "turnspec/rpc": resolve("runtime/rpc/index.ts"), "turnspec/client/browser": resolve("client/browser.ts") } },
       build: {
         outDir,
         emptyOutDir: true,
@@ -86,23 +90,30 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
   it("bundles without Node built-ins and without the Node transports", () => {
     expect(code).not.toMatch(/from\s+["']node:|require\(["'](?:node:)?(?:fs|net|http|child_process|crypto)["']\)/);
     expect(code).not.toContain("spawnStdioTransport");
-    expect(code).toContain("connectBrowserWebSocket");
+    expect(code).toContain("new Socket(");
   });
 
   it("streams a scripted turn's text and approves its permission request over the native WebSocket", async () => {
     const { p, errors } = await page();
+    const dialogs: string[] = [];
+    p.on("dialog", (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    });
     const input = script({ tool: "shell", args: { command: "echo from-the-browser" } }, { say: "Approved and done.", chunks: 3 });
-    const result = await p.evaluate(
-      ([url, token, text]) => (globalThis as unknown as { turnspec: { runTurn(u: string, t: string, i: string): Promise<BrowserRunResult> } }).turnspec.runTurn(url, token, text),
+    await p.evaluate(
+      ([url, token, text]) => {
+        const output = document.body.appendChild(document.createElement("div"));
+        output.id = "turn";
+        return (globalThis as unknown as Page).turnspec.runTurn(url, token, text, output);
+      },
       [server.url, "browser-token", input] as const,
     );
     expect(errors).toEqual([]);
-    expect(result.approvals).toEqual(["shell"]);
-    expect(result.stdout).toBe("from-the-browser\n");
-    expect(result.text).toBe("Approved and done.");
-    expect(result.types.filter((t) => t === "text_delta")).toHaveLength(3);
-    expect(result.types.at(-1)).toBe("done");
-    expect(result.status).toBe("Completed");
+    expect(dialogs).toEqual([expect.stringMatching(/^Allow shell\? .*echo from-the-browser/)]);
+    expect(await p.textContent("#turn p")).toBe("Approved and done.");
+    expect(await p.getAttribute("#turn", "data-status")).toBe("Completed");
+    expect(await p.getAttribute("#turn", "data-failure")).toBeNull();
     expect(h.protocolErrors).toEqual([]);
     await p.close();
   });
@@ -110,7 +121,7 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
   it("is refused with a clear error, without the token in it, when the token is wrong", async () => {
     const { p } = await page();
     const message = await p.evaluate(
-      ([url]) => (globalThis as unknown as { turnspec: { refusedWith(u: string, t: string): Promise<string> } }).turnspec.refusedWith(url, "wrong-token"),
+      ([url]) => (globalThis as unknown as Page).turnspec.refusedWith(url, "wrong-token"),
       [server.url] as const,
     );
     expect(message).toContain(`cannot connect to ${server.url}`);
