@@ -1,9 +1,9 @@
 /** The status fold: table cases, the wire mapping, and the statuses of real turns on the reference gateway. */
 import { describe, expect, it } from "vitest";
-import { foldTurnStatus, initialTurnStatus, turnStatusOf, wireStatus, type TurnDomainStatus, type TurnNotification } from "../../client/index.js";
+import { foldTurnStatus, initialTurnStatus, turnStatusOf, wireStatus, type TurnDomainStatus } from "../../client/index.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItem, TurnStatus } from "../../generated/types.js";
-import { script, startHarness, text } from "../gateway/harness.js";
+import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const ids = { thread_id: "thr", turn_id: "trn" };
 const task = (status: TurnItem["status"]): TurnItem => ({ type: "task", id: "task_1", status, prompt: "look it up" });
@@ -52,25 +52,39 @@ describe("turn status fold", () => {
     expect(foldTurnStatus(ended, opened("p9")(5)).status).toBe("failed");
   });
 
-  it("matches the gateway's own status at the end of real turns, and sees the approval wait", async () => {
+  /** Runs a turn on a fresh gateway, folding its status; answers any approval with allow_once. */
+  async function statusesOf(turnId: string, params: Omit<Parameters<Harness["runTurn"]>[0], "thread_id" | "turn_id">) {
     const h = await startHarness();
     try {
       const threadId = await h.thread();
       const statuses: TurnDomainStatus[] = [];
       let state = initialTurnStatus;
       h.client.onAny((n) => {
-        if ("turn_id" in n.params && n.params.turn_id === "trn_supervised") {
-          state = foldTurnStatus(state, n as TurnNotification);
+        if ("turn_id" in n.params && n.params.turn_id === turnId) {
+          state = foldTurnStatus(state, n);
           if (statuses.at(-1) !== state.status) statuses.push(state.status);
         }
         if (n.method === "turn/permission/request/opened") void h.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolution: "allow_once", ...(n.params.request.resolve_token ? { resolve_token: n.params.request.resolve_token } : {}) });
       });
-      const input = text(script({ tool: "shell", args: { command: "echo ok" } }, { say: "done" }));
-      await h.runTurn({ thread_id: threadId, turn_id: "trn_supervised", input, permission_profile: { mode: "supervised" } });
-      expect(statuses).toEqual(["running", "awaiting_input", "running", "succeeded"]);
-      expect(wireStatus(state)).toBe((await h.client.turnGet({ thread_id: threadId, turn_id: "trn_supervised" })).turn.status);
+      await h.runTurn({ thread_id: threadId, turn_id: turnId, ...params });
+      const { turn } = await h.client.turnGet({ thread_id: threadId, turn_id: turnId });
+      return { statuses, wire: wireStatus(state), gatewayStatus: turn.status };
     } finally {
       await h.close();
     }
+  }
+
+  it("sees the approval wait on the reference gateway and ends with the gateway's own status", async () => {
+    const input = text(script({ tool: "shell", args: { command: "echo ok" } }, { say: "done" }));
+    const { statuses, wire, gatewayStatus } = await statusesOf("trn_supervised", { input, permission_profile: { mode: "supervised" } });
+    expect(statuses).toEqual(["running", "awaiting_input", "running", "succeeded"]);
+    expect(wire).toBe(gatewayStatus);
+  });
+
+  it("is awaiting_child while a sub-agent launched by the turn runs", async () => {
+    const input = text(script({ tool: "spawn_agent", args: { prompt: script({ say: "child answer" }) } }, { say: "parent answer" }));
+    const { statuses, wire, gatewayStatus } = await statusesOf("trn_parent", { input });
+    expect(statuses).toEqual(["running", "awaiting_child", "running", "succeeded"]);
+    expect(wire).toBe(gatewayStatus);
   });
 });
