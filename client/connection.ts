@@ -52,7 +52,7 @@ export class GatewayConnection {
   /** Opens the first connection; rejects when it cannot be opened. */
   static async open(options: GatewayConnectionOptions): Promise<GatewayConnection> {
     let connection: GatewayConnection | undefined;
-    const client = await openClient(options, () => connection?.dropped());
+    const client = await openClient(options, (dropped) => connection?.dropped(dropped));
     connection = new GatewayConnection(options, client);
     return connection;
   }
@@ -97,8 +97,9 @@ export class GatewayConnection {
     this.emit(error ? { type: "closed", error } : { type: "closed" });
   }
 
-  private dropped(): void {
-    if (this.closing || this.state !== "open") return;
+  private dropped(client: ProtocolClient): void {
+    // Only the connection in use counts: an older one closing late changes nothing.
+    if (this.closing || this.state !== "open" || client !== this.current) return;
     const reconnect = this.options.reconnect;
     if (!reconnect) {
       this.finish(new TurnClientError("connection_lost", "the connection to the gateway closed"));
@@ -118,7 +119,7 @@ export class GatewayConnection {
       if (this.closing) return;
       try {
         // The listeners subscribe on the new client before it starts, so no frame is missed.
-        const client = await openClient(this.options, () => this.dropped(), (fresh) => {
+        const client = await openClient(this.options, (dropped) => this.dropped(dropped), (fresh) => {
           this.current = fresh;
           this.state = "open";
           this.emit({ type: "reconnected", client: fresh });
@@ -135,7 +136,7 @@ export class GatewayConnection {
 }
 
 /** Opens a transport and starts a client over it; `beforeStart` sees the client before any frame is read. */
-async function openClient(options: GatewayConnectionOptions, onDrop: () => void, beforeStart?: (client: ProtocolClient) => void): Promise<ProtocolClient> {
+async function openClient(options: GatewayConnectionOptions, onDrop: (client: ProtocolClient) => void, beforeStart?: (client: ProtocolClient) => void): Promise<ProtocolClient> {
   const { connect, reconnect: _reconnect, ...clientOptions } = options;
   const transport = await connect();
   const client = new ProtocolClient(transport, clientOptions);
@@ -143,7 +144,7 @@ async function openClient(options: GatewayConnectionOptions, onDrop: () => void,
   const clientOnClose = transport.onclose;
   transport.onclose = () => {
     clientOnClose?.();
-    onDrop();
+    onDrop(client);
   };
   beforeStart?.(client);
   await client.start();

@@ -13,9 +13,7 @@ export type ClientErrorKind =
   /** The caller aborted before the turn was started. */
   | "aborted"
   /** The gateway sent something this client cannot accept (the message names it). */
-  | "invalid_event"
-  /** The caller passed something unusable (the message names the argument). */
-  | "invalid_argument";
+  | "invalid_event";
 
 export class TurnClientError extends Error {
   readonly kind: ClientErrorKind;

@@ -114,6 +114,35 @@ describe("reconnect over WebSocket", () => {
     expect(error).toMatchObject({ kind: "connection_lost" });
     await h.gateway.cancelTurn("trn_lost", "test over");
   });
+
+  it("gives up after the configured attempts and ends the stream with the reason", async () => {
+    const h = await startHarness();
+    cleanups.push(() => h.close());
+    let serverSide: Transport | undefined;
+    const connection = await GatewayConnection.open({
+      connect: () => {
+        if (serverSide) throw new Error("the gateway is unreachable");
+        const [clientSide, server] = createInMemoryPair();
+        h.gateway.connect(server);
+        serverSide = server;
+        return clientSide;
+      },
+      reconnect: { delaysMs: [1], maxAttempts: 2 },
+    });
+    const changes: string[] = [];
+    connection.onChange((c) => changes.push(c.type));
+    const threadId = await h.thread();
+    const input = text(script({ tool: "shell", args: { command: "sleep 5" } }, { say: "never" }));
+    const error = await (async () => {
+      for await (const event of streamTurn(connection, { thread_id: threadId, turn_id: "trn_gone", input })) {
+        if (event.type === "tool_started") await serverSide!.close();
+      }
+    })().catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "TurnClientError", kind: "connection_lost", message: "could not reconnect to the gateway after 2 attempts: the gateway is unreachable" });
+    expect(changes).toEqual(["disconnected", "closed"]);
+    expect(connection.status).toBe("closed");
+    await h.gateway.cancelTurn("trn_gone", "test over");
+  });
 });
 
 /**
