@@ -7,8 +7,11 @@
  * Transport-agnostic and free of Node built-ins, so the browser entry uses it as it is.
  */
 import { ProtocolClient, type ClientOptions } from "../generated/client.js";
+import type { TurnStartParams } from "../generated/types.js";
 import type { Transport } from "../runtime/rpc/transport.js";
 import { TurnClientError } from "./errors.js";
+import type { TurnStreamEvent } from "./events.js";
+import { streamExistingTurn, streamTurn, type ResumeStreamParams, type StreamTurnOptions } from "./stream-turn.js";
 
 export type ConnectionChange =
   /** The transport closed unexpectedly; a reconnect follows when enabled. */
@@ -76,6 +79,16 @@ export class GatewayConnection {
   onChange(listener: (change: ConnectionChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Starts a turn and yields its events until `done`; see `streamTurn`. */
+  streamTurn(params: TurnStartParams, options?: StreamTurnOptions): AsyncGenerator<TurnStreamEvent, void, undefined> {
+    return streamTurn(this, params, options);
+  }
+
+  /** Yields the events of a turn that already started, after `after_sequence`, until `done`; see `streamExistingTurn`. */
+  streamExistingTurn(params: ResumeStreamParams, options?: StreamTurnOptions): AsyncGenerator<TurnStreamEvent, void, undefined> {
+    return streamExistingTurn(this, params, options);
   }
 
   /** Closes the connection for good; no reconnect follows. */

@@ -1,5 +1,5 @@
 // A connection that reconnects by itself, and a turn followed across the drop: nothing missed, nothing twice.
-import { connectWebSocket, GatewayConnection, streamExistingTurn, streamTurn } from "turnspec/client";
+import { connectWebSocket, GatewayConnection } from "turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({
@@ -15,13 +15,13 @@ const turn = { thread_id: thread.id, turn_id: turnId, input: [{ type: "text" as 
 
 // Streams across reconnects by itself: a dropped connection is caught up from turn/items.
 let seen = 0;
-for await (const event of streamTurn(connection, turn)) {
+for await (const event of connection.streamTurn(turn)) {
   seen = event.sequence;
   if (event.type === "tool_started") break; // say the UI closes here...
 }
 
 // ...and opens again later: the turn goes on from the last event it showed.
-for await (const event of streamExistingTurn(connection, { thread_id: thread.id, turn_id: turnId, after_sequence: seen })) {
+for await (const event of connection.streamExistingTurn({ thread_id: thread.id, turn_id: turnId, after_sequence: seen })) {
   if (event.type === "text_delta") process.stdout.write(event.delta);
   if (event.type === "done") console.log(`\n[${event.status}]`);
 }

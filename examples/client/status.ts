@@ -1,5 +1,5 @@
 // Follow a turn's domain status: running, awaiting input while a permission request is open, and how it ended.
-import { connectWebSocket, foldTurnStatus, GatewayConnection, initialTurnStatus, streamTurn, wireStatus } from "turnspec/client";
+import { connectWebSocket, foldTurnStatus, GatewayConnection, initialTurnStatus, wireStatus } from "turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({ connect: () => connectWebSocket(url, { token: process.env.TURNSPEC_TOKEN }) });
@@ -16,7 +16,7 @@ connection.client.onAny((notification) => {
 
 const script = { script: [{ tool: "shell", args: { command: "echo checked" } }, { say: "Checked." }] };
 const turn = { thread_id: thread.id, turn_id: turnId, input: [{ type: "text" as const, text: JSON.stringify(script), textElements: [] }], permission_profile: { mode: "supervised" as const } };
-for await (const event of streamTurn(connection, turn)) {
+for await (const event of connection.streamTurn(turn)) {
   if (event.type === "approval_pending") await event.respond("allow_once");
 }
 await connection.close();

@@ -1,5 +1,5 @@
 // Start a turn and print it as it streams; answer its permission request; Ctrl-C cancels it.
-import { connectWebSocket, GatewayConnection, streamTurn } from "turnspec/client";
+import { connectWebSocket, GatewayConnection } from "turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({ connect: () => connectWebSocket(url, { token: process.env.TURNSPEC_TOKEN }) });
@@ -17,7 +17,7 @@ const turn = {
 const abort = new AbortController();
 process.once("SIGINT", () => abort.abort());
 
-for await (const event of streamTurn(connection, turn, { signal: abort.signal })) {
+for await (const event of connection.streamTurn(turn, { signal: abort.signal })) {
   switch (event.type) {
     case "tool_started":
       console.log(`[${event.name}]`);

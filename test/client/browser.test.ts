@@ -69,7 +69,7 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
     h = await startHarness();
     server = await startWebSocketServer({ token: "browser-token", maxFrameBytes: 1024 * 1024, onConnection: (t) => h.gateway.connect(t) });
     browser = await chromium.launch({ executablePath: CHROMIUM });
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
