@@ -40,8 +40,6 @@ describe("reconnect over WebSocket", () => {
 
     const threadId = await h.thread();
     const turnId = "trn_reconnect";
-    // The harness's own client follows the thread too: it tells the test how far the turn got.
-    const secondToolStarted = h.waitFor((n) => n.method === "item/started" && n.params.turn_id === turnId && n.params.item.type === "commandExecution" && n.params.item.command.includes("two"));
     const reconnectGate = gate();
     let connects = 0;
     const connection = await GatewayConnection.open({
@@ -56,25 +54,33 @@ describe("reconnect over WebSocket", () => {
     const changes: string[] = [];
     connection.onChange((c) => changes.push(c.type));
 
+    /**
+     * At the second approval the test drops the connection (server side), answers the
+     * request from the harness's own connection, waits for the turn to end, and only then
+     * lets the client reconnect: everything after the drop must come from turn/items.
+     */
+    const whileAway = async (request: { request_id: string; resolve_token?: string }) => {
+      await serverSide[0]!.close(1001, "dropped by the test");
+      const ended = h.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === turnId);
+      await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once", ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) });
+      await ended;
+      reconnectGate.open();
+    };
+
     const raw: TurnNotification[] = [];
     const rawErrors: Error[] = [];
     const input = text(script({ tool: "shell", args: { command: "echo one" } }, { tool: "shell", args: { command: "echo two" } }, { say: "Both ran.", chunks: 3 }));
-    const stream = streamTurn(connection, { thread_id: threadId, turn_id: turnId, input });
+    const stream = streamTurn(connection, { thread_id: threadId, turn_id: turnId, input, permission_profile: { mode: "supervised" } });
     const events: TurnStreamEvent[] = [];
-    let feedStarted = false;
+    let approvals = 0;
     for await (const event of stream) {
       events.push(event);
-      if (!feedStarted) {
+      if (events.length === 1) {
         // A raw feed on the same connection, from the start of the turn (caught up from turn/items).
-        feedStarted = true;
         followTurn(connection, threadId, turnId, { event: (n) => raw.push(n), error: (e) => rawErrors.push(e) });
       }
-      if (event.type === "tool_completed" && serverSide.length === 1) {
-        // Drop the connection from the server side, and let the client back in only once the
-        // turn has moved on: what happened meanwhile must come from turn/items.
-        void serverSide[0]!.close(1001, "dropped by the test");
-        void secondToolStarted.then(() => reconnectGate.open());
-      }
+      if (event.type === "approval_pending" && ++approvals === 1) await event.respond("allow_once");
+      else if (event.type === "approval_pending") void whileAway(event.request);
     }
 
     expect(changes).toEqual(["disconnected", "reconnected"]);
@@ -87,6 +93,7 @@ describe("reconnect over WebSocket", () => {
     // The high-level stream saw both tools and the whole answer, each once.
     expect(events.filter((e) => e.type === "tool_started")).toHaveLength(2);
     expect(events.filter((e) => e.type === "tool_completed")).toHaveLength(2);
+    expect(events.filter((e) => e.type === "approval_resolved")).toHaveLength(2);
     expect(events.flatMap((e) => (e.type === "text_delta" ? [e.delta] : [])).join("")).toBe("Both ran.");
     expect(events.at(-1)).toMatchObject({ type: "done", status: "Completed" });
     const sequences = events.map((e) => e.sequence);
