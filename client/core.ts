@@ -1,0 +1,15 @@
+/**
+ * The part of the client SDK that runs anywhere: no Node built-ins, so the browser entry
+ * and the Node entry both re-export it.
+ */
+export { ProtocolClient, type ClientOptions } from "../generated/client.js";
+export { createInMemoryPair, type Transport } from "../runtime/rpc/transport.js";
+export { LocalError, RpcError } from "../runtime/rpc/errors.js";
+export { GatewayConnection, type ConnectionChange, type GatewayConnectionOptions, type ReconnectOptions } from "./connection.js";
+export { TurnClientError, type ClientErrorKind } from "./errors.js";
+export { accumulateItem, accumulateItems, applyDelta, deltaField, emptyItems, type AccumulatedItems, type DeltaField } from "./deltas.js";
+export { streamEventsOf, toolName, type ApprovalAnswer, type TurnStreamEvent } from "./events.js";
+export { followTurn, isTerminal, replayedNotifications, type FollowOptions, type TurnFeed, type TurnFeedSink, type TurnNotification } from "./turn-feed.js";
+export { streamExistingTurn, streamTurn, type ResumeStreamParams, type StreamTurnOptions } from "./stream-turn.js";
+export { foldTurnStatus, initialTurnStatus, turnStatusOf, wireStatus, type TurnDomainStatus, type TurnStatusState } from "./status.js";
+export { emptyTimeline, reduceTimeline, timelineRows, type TimelineFreshness, type TimelineInput, type TimelineState } from "./timeline.js";

@@ -1,0 +1,128 @@
+/**
+ * The high-level events of a streaming turn: one per step a user would notice (text
+ * arriving, a tool starting and producing output, an approval to give, the turn failing
+ * or ending), read from the turn's notifications. Every field is a wire value from the
+ * generated types; only the grouping is the SDK's own.
+ */
+import type {
+  ContextCompressedNotification,
+  ItemDeltaStream,
+  Turn,
+  TurnFailure,
+  TurnItem,
+  TurnPermissionApprovalRequest,
+  TurnPermissionApprovalResolution,
+  TurnPermissionRequestRespondParams,
+  TurnPermissionRequestRespondResponse,
+  TurnStatus,
+  TurnUsage,
+} from "../generated/types.js";
+import { accumulateItem, type AccumulatedItems } from "./deltas.js";
+import type { TurnNotification } from "./turn-feed.js";
+
+/** How an approval can be answered by the client (cancelled and expired are the gateway's). */
+export type ApprovalAnswer = TurnPermissionRequestRespondParams["resolution"];
+
+/** Fields every event has: the turn's sequence of the notification it came from. */
+interface Base {
+  readonly sequence: number;
+}
+
+export type TurnStreamEvent =
+  /** Answer text arrived; `text` is the message so far. */
+  | (Base & { readonly type: "text_delta"; readonly itemId: string; readonly delta: string; readonly text: string })
+  /** A reasoning item, whole. */
+  | (Base & { readonly type: "reasoning"; readonly itemId: string; readonly text: string })
+  /** A tool call started. `name` is the tool's name when the item carries one, else the item's type (e.g. commandExecution). */
+  | (Base & { readonly type: "tool_started"; readonly name: string; readonly item: TurnItem })
+  /** Output of a running tool (stdout, stderr, file change output, progress). */
+  | (Base & { readonly type: "tool_output"; readonly itemId: string; readonly stream: ItemDeltaStream; readonly delta: string })
+  /** A tool call ended; `item` is final (its status says how). */
+  | (Base & { readonly type: "tool_completed"; readonly name: string; readonly item: TurnItem })
+  /** The turn waits for an answer to this request. `respond` sends it, with the request's resolve token unmodified. */
+  | (Base & {
+      readonly type: "approval_pending";
+      readonly request: TurnPermissionApprovalRequest;
+      respond(resolution: ApprovalAnswer): Promise<TurnPermissionRequestRespondResponse>;
+    })
+  /** A request was answered, cancelled or expired. */
+  | (Base & { readonly type: "approval_resolved"; readonly requestId: string; readonly resolution: TurnPermissionApprovalResolution })
+  /** The thread's history was compacted for this turn. */
+  | (Base & { readonly type: "context_compacted" } & Pick<ContextCompressedNotification, "reason" | "summarized_messages" | "messages_after" | "summary_preview">)
+  /** The turn stopped in a recoverable state; `turn/resume` continues it. */
+  | (Base & { readonly type: "blocked"; readonly reason: string; readonly recoveryJobId: string })
+  /** The turn failed or was interrupted: `kind`, `message` and whether starting the work again may succeed. */
+  | (Base & { readonly type: "failed" } & TurnFailure)
+  /** Always the last event: the turn ended (or blocked) with this status. */
+  | (Base & { readonly type: "done"; readonly status: TurnStatus; readonly turn: Turn; readonly usage?: TurnUsage });
+
+/** Item types that are not tool calls; every other item is one. */
+const NOT_TOOLS: ReadonlySet<TurnItem["type"]> = new Set(["userMessage", "agentMessage", "reasoning", "systemEvent"]);
+
+/** The name a UI shows for a tool item. */
+export function toolName(item: TurnItem): string {
+  return "tool_name" in item && typeof item.tool_name === "string" ? item.tool_name : item.type;
+}
+
+/** What the stream needs besides the notification: the items so far and how to answer a request. */
+export interface StreamContext {
+  readonly respond: (request: TurnPermissionApprovalRequest, resolution: ApprovalAnswer) => Promise<TurnPermissionRequestRespondResponse>;
+}
+
+/**
+ * The events one notification gives, and the items after it. Pure apart from `respond`,
+ * which is only called when the caller answers.
+ */
+export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, context: StreamContext): { items: AccumulatedItems; events: TurnStreamEvent[] } {
+  const next = accumulateItem(items, n);
+  const sequence = n.params.sequence;
+  const events: TurnStreamEvent[] = [];
+  switch (n.method) {
+    case "item/agent_message/delta": {
+      const item = next.items[n.params.item_id];
+      events.push({ type: "text_delta", sequence, itemId: n.params.item_id, delta: n.params.delta, text: item?.type === "agentMessage" ? item.text : n.params.delta });
+      break;
+    }
+    case "item/command_execution/output_delta":
+    case "item/file_change/output_delta":
+    case "item/tool/progress":
+      events.push({ type: "tool_output", sequence, itemId: n.params.item_id, stream: n.params.stream, delta: n.params.delta });
+      break;
+    case "item/started":
+      if (!NOT_TOOLS.has(n.params.item.type)) events.push({ type: "tool_started", sequence, name: toolName(n.params.item), item: n.params.item });
+      break;
+    case "item/completed": {
+      const item = n.params.item;
+      if (item.type === "reasoning") events.push({ type: "reasoning", sequence, itemId: item.id, text: item.text });
+      else if (!NOT_TOOLS.has(item.type)) events.push({ type: "tool_completed", sequence, name: toolName(item), item });
+      break;
+    }
+    case "turn/permission/request/opened": {
+      const request = n.params.request;
+      events.push({ type: "approval_pending", sequence, request, respond: (resolution) => context.respond(request, resolution) });
+      break;
+    }
+    case "turn/permission/request/resolved":
+      events.push({ type: "approval_resolved", sequence, requestId: n.params.request_id, resolution: n.params.resolution });
+      break;
+    case "context/compressed": {
+      const { reason, summarized_messages, messages_after, summary_preview } = n.params;
+      events.push({ type: "context_compacted", sequence, reason, summarized_messages, messages_after, ...(summary_preview === undefined ? {} : { summary_preview }) });
+      break;
+    }
+    case "turn/blocked":
+      events.push({ type: "blocked", sequence, reason: n.params.reason, recoveryJobId: n.params.recovery_job_id });
+      events.push({ type: "done", sequence, status: n.params.turn.status, turn: n.params.turn });
+      break;
+    case "turn/failed":
+      events.push({ type: "failed", sequence, ...n.params.error });
+      events.push({ type: "done", sequence, status: n.params.turn.status, turn: n.params.turn, ...(n.params.turn.usage ? { usage: n.params.turn.usage } : {}) });
+      break;
+    case "turn/completed":
+      events.push({ type: "done", sequence, status: n.params.turn.status, turn: n.params.turn, ...(n.params.usage ? { usage: n.params.usage } : {}) });
+      break;
+    default:
+      break;
+  }
+  return { items: next, events };
+}
