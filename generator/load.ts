@@ -36,11 +36,18 @@ function readJson(dir: string, file: string, problems: SchemaError[]): Json | un
 
 function metaCheck(file: string, meta: object, value: Json, problems: SchemaError[]): boolean {
   // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
-  const ajv = new Ajv2020({ allErrors: true, strict: true, discriminator: true });
+  const ajv = new Ajv2020({ allErrors: true, strict: true, discriminator: true, verbose: true });
   const validate = ajv.compile(meta);
   if (validate(value)) return true;
   for (const error of validate.errors as ErrorObject[]) {
-    const extra = error.keyword === "required" ? ` "${String(error.params.missingProperty)}"` : error.keyword === "additionalProperties" ? ` "${String(error.params.additionalProperty)}"` : "";
+    const extra =
+      error.keyword === "required"
+        ? ` "${String(error.params.missingProperty)}"`
+        : error.keyword === "additionalProperties"
+          ? ` "${String(error.params.additionalProperty)}"`
+          : error.keyword === "enum"
+            ? `: ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}; got ${JSON.stringify(error.data)}`
+            : "";
     problems.push(new SchemaError(file, error.instancePath, `${error.message ?? error.keyword}${extra}`));
   }
   return false;
