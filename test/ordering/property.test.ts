@@ -16,7 +16,11 @@ const toolStep: fc.Arbitrary<ScriptStep> = fc.oneof(
   fc.tuple(word, word).map(([name, content]) => ({ tool: "write_file", args: { path: `${name}.txt`, content } })),
   fc.tuple(word, word).map(([a, b]) => ({ tools: [{ tool: "shell", args: { command: `echo ${a}` } }, { tool: "write_file", args: { path: `${b}.md`, content: a } }] })),
 );
-const answerStep: fc.Arbitrary<ScriptStep> = fc.tuple(fc.array(word, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 4 }), reasoning).map(([words, chunks, extra]) => ({ say: words.join(" "), chunks, ...extra }));
+const answerStep: fc.Arbitrary<ScriptStep> = fc.tuple(fc.array(word, { minLength: 1, maxLength: 6 }), fc.integer({ min: 1, max: 4 }), reasoning).map(([words, chunks, extra]) => {
+  const say = words.join(" ");
+  // The scripted model streams at most one chunk per character.
+  return { say, chunks: Math.min(chunks, say.length), ...extra };
+});
 
 const scenario = fc.record({
   steps: fc.tuple(fc.array(toolStep, { maxLength: 3 }), answerStep).map(([tools, answer]) => [...tools, answer]),
