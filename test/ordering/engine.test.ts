@@ -78,6 +78,14 @@ describe("the ordering engine", () => {
     expect(run(steps).all).toEqual([["PAUSED-QUIET", 4]]);
   });
 
+  it("reports the end of the stream once", () => {
+    const engine = createOrderingEngine(rules);
+    engine.accept(note("job/started", { job: "a" }), down);
+    expect(engine.end().map((v) => v.rule)).toEqual(["ONE-END"]);
+    expect(engine.end()).toEqual([]);
+    expect(engine.violations).toHaveLength(1);
+  });
+
   it("pairs by scope and key: the same key in another scope is another pair", () => {
     const steps: Step[] = [
       [note("job/locked", { job: "a", lock: 1 }), down],
