@@ -216,6 +216,15 @@ const mistakes: [string, Mistake][] = [
     },
   ],
   [
+    "a sequence rule counting a field that is not an integer",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].field = "/key")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/notifications/0",
+      message: 'kv/changed params (KvChangedNotification) has /key of type "string"; the rule needs integer',
+    },
+  ],
+  [
     "an ordering key that is an optional field",
     {
       mutate: edit("protocol.json", (p) => {
