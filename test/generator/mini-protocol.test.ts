@@ -1,6 +1,6 @@
 /**
  * The generator on a protocol that is not the turn protocol: a small key-value store in
- * test/fixtures/mini-protocol/schemas (3 methods, 2 notifications, its own errors, a union
+ * test/fixtures/mini-protocol/schemas (3 methods, 2 notifications, two ordering rules, its own errors, a union
  * tagged by `kind`, an enum, a nullable field, a free-form object). Whole outputs are
  * compared with the golden files in test/fixtures/mini-protocol/expected/.
  *
