@@ -4,14 +4,14 @@
  * loading to fail with SchemaErrors whose message names the file and the JSON pointer.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { generateFiles } from "../../generator/generate.js";
 import { loadSchemas } from "../../generator/load.js";
 import { SchemaErrors } from "../../generator/schema-error.js";
+import { useTempDirs } from "./temp-dirs.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = join(repoRoot, "test/fixtures/mini-protocol/schemas");
@@ -19,16 +19,7 @@ const fixture = join(repoRoot, "test/fixtures/mini-protocol/schemas");
 // The edits reach into arbitrary schema JSON; the loader, not the type system, is under test.
 type Json = any;
 
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
+const tempDir = useTempDirs();
 
 /** A copy of the mini protocol with `mutate` applied to it. */
 function brokenCopy(mutate: (dir: string) => void): string {
@@ -195,6 +186,109 @@ const mistakes: [string, Mistake][] = [
       file: "errors.json",
       pointer: "/errors/6/code",
       message: "domain error codes lie in -32099…-32000",
+    },
+  ],
+  [
+    "an ordering rule naming an unknown notification",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].quiet = ["kv/changed", "kv/deleted"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/quiet/1",
+      message: 'unknown notification "kv/deleted"',
+    },
+  ],
+  [
+    "an ordering rule naming a method where a notification belongs",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].notification = "kv/put")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/notification",
+      message: 'unknown notification "kv/put" (a method of that name exists',
+    },
+  ],
+  [
+    "an ordering rule over a notification without the field",
+    {
+      mutate: edit("protocol.json", (p) => p.ordering.rules[0].notifications.push("kv/expired")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/notifications/1",
+      message: "kv/expired params (KvExpiredNotification) has no field /version",
+    },
+  ],
+  [
+    "a sequence rule counting a field that is not an integer",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].field = "/key")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/notifications/0",
+      message: 'kv/changed params (KvChangedNotification) has /key of type "string"; the rule needs integer',
+    },
+  ],
+  [
+    "an ordering key that is an optional field",
+    {
+      mutate: edit("protocol.json", (p) => {
+        p.ordering.keys.consistency = "/consistency";
+        p.ordering.rules[1].scope = ["key", "consistency"];
+        p.ordering.rules[1].until = ["kv/get"];
+      }),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/until/0",
+      message: "kv/get params (KvGetParams) has /consistency only as an optional field",
+    },
+  ],
+  [
+    "an ordering scope naming an undeclared key",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].scope = ["watch", "prefix"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/scope/1",
+      message: 'unknown key "prefix": not in /ordering/keys (watch, key)',
+    },
+  ],
+  [
+    "an ordering rule releasing on an unknown method",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].until = ["kv/set"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/until/0",
+      message: 'unknown method "kv/set"',
+    },
+  ],
+  [
+    "a sequence rule over a result field that is not an array",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].results = [{ method: "kv/get", items: "/value" }])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/results/0/items",
+      message: 'kv/get result (KvGetResult) has /value of type "object"; it must be an array',
+    },
+  ],
+  [
+    "two ordering rules with one id",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].id = p.ordering.rules[0].id)),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/id",
+      message: 'rule id "KV-ORDER-VERSION" is used twice',
+    },
+  ],
+  [
+    "an ordering rule of an unknown kind",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].kind = "before")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/kind",
+      message: 'must be equal to one of the allowed values: "precedes", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
+    },
+  ],
+  [
+    "an ordering rule missing a parameter of its kind",
+    {
+      mutate: edit("protocol.json", (p) => delete p.ordering.rules[1].until),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1",
+      message: 'must have required property \'until\'',
     },
   ],
 ];
