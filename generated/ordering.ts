@@ -146,11 +146,11 @@ export const orderingRules = [
       "context/compressed"
     ]
   },
-  /** After turn/blocked the turn sends nothing until a turn/resume for it succeeds. */
+  /** After turn/blocked the turn sends nothing until a turn/resume or turn/cancel for it succeeds. */
   {
     "id": "TURN-ORDER-BLOCKED-QUIET",
     "requirement": "TURN-ORDER-BLOCKED-QUIET",
-    "description": "After turn/blocked the turn sends nothing until a turn/resume for it succeeds.",
+    "description": "After turn/blocked the turn sends nothing until a turn/resume or turn/cancel for it succeeds.",
     "kind": "quiet_after",
     "scope": [
       {
@@ -198,7 +198,8 @@ export const orderingRules = [
       "context/compressed"
     ],
     "until": [
-      "turn/resume"
+      "turn/resume",
+      "turn/cancel"
     ]
   },
   /** Every permission request a turn opens is resolved exactly once, after it was opened. */

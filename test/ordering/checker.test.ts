@@ -205,7 +205,7 @@ describe("a blocked turn", () => {
     const quieted = edited.map((f, i) => (i > at && ofThisTurn(f) ? i : -1)).filter((i) => i !== -1);
     expect(violations.map((v) => v.frameIndex)).toEqual(quieted);
     const first = quieted[0]!;
-    expect(violations[0]!.message).toBe(`${notificationMethod(edited[first]!)} for ${ofTurn()} at frame ${first} came after turn/blocked at frame ${at} and before a successful turn/resume`);
+    expect(violations[0]!.message).toBe(`${notificationMethod(edited[first]!)} for ${ofTurn()} at frame ${first} came after turn/blocked at frame ${at} and before a successful turn/resume or turn/cancel`);
   });
 
   it("goes on after the client's turn/resume gets a successful response", () => {

@@ -5,7 +5,7 @@
 import { createOrderingChecker, type OrderingViolation } from "../../generated/ordering.js";
 import type { TurnPermissionMode } from "../../generated/types.js";
 import type { ScriptStep } from "../../runtime/providers/scripted.js";
-import { script, startHarness, text, type Harness } from "../gateway/harness.js";
+import { script, startHarness, text, type Harness, type HarnessOptions } from "../gateway/harness.js";
 import { recording, type RecordedFrame } from "./record.js";
 
 export type { RecordedFrame } from "./record.js";
@@ -37,9 +37,9 @@ export interface RecordedTurn {
  * Runs `drive` against a fresh reference gateway on the in-memory pair and resolves with
  * every frame of the connection, both directions, once the gateway is closed.
  */
-export async function recordSession(drive: (h: Harness) => Promise<void>): Promise<RecordedFrame[]> {
+export async function recordSession(drive: (h: Harness) => Promise<void>, options: Omit<HarnessOptions, "clientTransport"> = {}): Promise<RecordedFrame[]> {
   const frames: RecordedFrame[] = [];
-  const h = await startHarness({ clientTransport: (transport) => recording(transport, frames) });
+  const h = await startHarness({ ...options, clientTransport: (transport) => recording(transport, frames) });
   try {
     await drive(h);
     if (h.protocolErrors.length) throw new Error(`the gateway sent invalid frames: ${h.protocolErrors.join("; ")}`);
