@@ -14,6 +14,7 @@ import type { ProtocolClient } from "../generated/client.js";
 import type { AnyNotification } from "../generated/registry.js";
 import type { TurnItemEvent } from "../generated/types.js";
 import { notificationIssues } from "../generated/validators.js";
+import { LocalError } from "../runtime/rpc/errors.js";
 import { formatIssue } from "../runtime/rpc/validation.js";
 import type { GatewayConnection } from "./connection.js";
 import { TurnClientError } from "./errors.js";
@@ -127,8 +128,10 @@ export function followTurn(connection: GatewayConnection, threadId: string, turn
         fail(error);
         return;
       }
-      // A connection that dropped meanwhile is caught up again once it is back.
-      if (connection.status === "open" && client === connection.client) {
+      // A connection that dropped meanwhile (perhaps before the connection has heard of it)
+      // is caught up again once it is back, or the feed fails when it closes for good.
+      const dropped = error instanceof LocalError && error.kind === "transport_closed";
+      if (!dropped && connection.status === "open" && client === connection.client) {
         fail(new TurnClientError("rpc_error", `could not read the events of turn ${turnId}: ${(error as Error).message}`, { cause: error }));
       }
       return;

@@ -71,11 +71,21 @@ describe("streamTurn", () => {
 
   it("reports a failed turn as failed (kind, retryable) followed by done", async () => {
     const { connection, threadId } = await setup();
-    const input = text(script({ fail: "the provider is overloaded", retryable: true }));
+    const input = text(script({ fail: "the request was malformed" }));
     const events = await collect(streamTurn(connection, { thread_id: threadId, turn_id: "trn_fail", input }));
     expect(events.slice(-2)).toEqual([
-      expect.objectContaining({ type: "failed", kind: "provider_error", retryable: true, message: expect.stringContaining("the provider is overloaded") }),
+      expect.objectContaining({ type: "failed", kind: "provider_error", retryable: false, message: expect.stringContaining("the request was malformed") }),
       expect.objectContaining({ type: "done", status: "Failed" }),
+    ]);
+  });
+
+  it("reports a turn blocked after its provider retries ran out as blocked (reason, recovery job) followed by done", async () => {
+    const { connection, threadId } = await setup();
+    const input = text(script({ fail: "the provider is overloaded", retryable: true }));
+    const events = await collect(streamTurn(connection, { thread_id: threadId, turn_id: "trn_blocked", input }));
+    expect(events.slice(-2)).toEqual([
+      expect.objectContaining({ type: "blocked", reason: "provider_failure_continuation", recoveryJobId: expect.stringMatching(/\S/) }),
+      expect.objectContaining({ type: "done", status: "Blocked" }),
     ]);
   });
 
