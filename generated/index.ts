@@ -5,3 +5,4 @@ export * from "./registry.js";
 export * from "./validators.js";
 export * from "./client.js";
 export * from "./server.js";
+export * from "./ordering.js";

@@ -9,6 +9,7 @@ import { ts } from "ts-morph";
 import { emitBarrel } from "./emit/barrel.js";
 import { emitDocs } from "./emit/docs.js";
 import { emitOpenRpc } from "./emit/openrpc.js";
+import { emitOrdering } from "./emit/ordering.js";
 import { emitTypes } from "./emit/types.js";
 import { emitStandalone, emitStandaloneDeclarations } from "./emit/validators.js";
 import { loadSchemas } from "./load.js";
@@ -97,6 +98,7 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     { path: "validators.report.d.cts", content: `${TS_HEADER}\n${SAME_EXPORTS}` },
     ts("client.ts", render("client.ts", context)),
     ts("server.ts", render("server.ts", context)),
+    ts("ordering.ts", emitOrdering(model, context)),
     { path: "openrpc.json", content: `${JSON.stringify(emitOpenRpc(model, NOTE), null, 2)}\n` },
     { path: "PROTOCOL.md", content: emitDocs(model, `<!-- ${NOTE} -->`).replace(/\n{3,}/g, "\n\n") },
   ];

@@ -10,6 +10,7 @@ import type { ErrorObject } from "ajv";
 import errorsMetaSchema from "../schemas/meta/errors.schema.json" with { type: "json" };
 import protocolMetaSchema from "../schemas/meta/protocol.schema.json" with { type: "json" };
 import type { ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ProtocolModel, TypeModel, UnionModel } from "./model.js";
+import { loadOrdering } from "./ordering.js";
 import { SchemaError, SchemaErrors } from "./schema-error.js";
 import { isObject, walkSchema } from "./walk.js";
 
@@ -34,11 +35,19 @@ function readJson(dir: string, file: string, problems: SchemaError[]): Json | un
 }
 
 function metaCheck(file: string, meta: object, value: Json, problems: SchemaError[]): boolean {
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
+  const ajv = new Ajv2020({ allErrors: true, strict: true, discriminator: true, verbose: true });
   const validate = ajv.compile(meta);
   if (validate(value)) return true;
   for (const error of validate.errors as ErrorObject[]) {
-    const extra = error.keyword === "required" ? ` "${String(error.params.missingProperty)}"` : error.keyword === "additionalProperties" ? ` "${String(error.params.additionalProperty)}"` : "";
+    const extra =
+      error.keyword === "required"
+        ? ` "${String(error.params.missingProperty)}"`
+        : error.keyword === "additionalProperties"
+          ? ` "${String(error.params.additionalProperty)}"`
+          : error.keyword === "enum"
+            ? `: ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}; got ${JSON.stringify(error.data)}`
+            : "";
     problems.push(new SchemaError(file, error.instancePath, `${error.message ?? error.keyword}${extra}`));
   }
   return false;
@@ -206,6 +215,10 @@ export function loadSchemas(dir: string): ProtocolModel {
   });
 
   if (problems.length) throw new SchemaErrors(problems);
+  const byTitle = new Map([...byFile.values()].map((t) => [t.title, t]));
+  const ordering = loadOrdering(protocol.ordering, { byFile, byTitle, notifications, methods, problems });
+
+  if (problems.length) throw new SchemaErrors(problems);
   return {
     title: protocol.title as string,
     version: protocol.version as string,
@@ -216,6 +229,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     methods,
     notifications,
     errors,
+    ordering,
     byFile,
   };
 }

@@ -52,6 +52,17 @@ export interface ErrorModel {
   readonly details: readonly { readonly detail: string; readonly description: string }[];
 }
 
+/** One ordering rule of protocol.json, checked and in the explicit form the checker is generated from. */
+export interface OrderingRuleModel {
+  readonly id: string;
+  readonly requirement: string;
+  readonly description: string;
+  readonly kind: string;
+  readonly scope: readonly { readonly name: string; readonly pointer: string }[];
+  /** The whole rule as emitted: key names resolved to pointers, every notification set listed. */
+  readonly rule: JsonObject;
+}
+
 export interface ProtocolModel {
   readonly title: string;
   readonly version: string;
@@ -63,6 +74,8 @@ export interface ProtocolModel {
   readonly methods: readonly MethodModel[];
   readonly notifications: readonly NotificationModel[];
   readonly errors: readonly ErrorModel[];
+  /** The ordering rules; empty when protocol.json has no ordering section. */
+  readonly ordering: readonly OrderingRuleModel[];
   /** The raw file contents, for hashing and for the OpenRPC/components emitters. */
   readonly byFile: ReadonlyMap<string, TypeModel>;
 }

@@ -6,7 +6,7 @@
 import { Project } from "ts-morph";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
 
-const BARREL_MODULES = ["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts"];
+const BARREL_MODULES = ["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts", "ordering.ts"];
 
 export function emitBarrel(files: readonly { path: string; content: string }[], header: string): string {
   const project = new Project({ useInMemoryFileSystem: true, compilerOptions: { strict: true } });

@@ -5,3 +5,4 @@ export * from "./transport.js";
 export * from "./envelope.js";
 export * from "./dispatcher.js";
 export * from "./client.js";
+export * from "./ordering.js";

@@ -31,7 +31,7 @@ export type RawValidator = ((data: unknown) => boolean) & {
   errors?: RawValidationError[] | null;
 };
 
-const MISSING = Symbol("missing");
+export const MISSING = Symbol("missing");
 
 function unescapePointerToken(token: string): string {
   return token.replace(/~1/g, "/").replace(/~0/g, "~");
@@ -42,7 +42,7 @@ function escapePointerToken(token: string): string {
 }
 
 /** Reads the value at a JSON pointer, or `MISSING` when nothing is there. */
-function valueAt(root: unknown, pointer: string): unknown {
+export function valueAt(root: unknown, pointer: string): unknown {
   if (pointer === "") return root;
   let current: unknown = root;
   for (const raw of pointer.slice(1).split("/")) {

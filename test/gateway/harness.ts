@@ -9,7 +9,7 @@ import { resolveConfig } from "../../runtime/config.js";
 import { Gateway } from "../../runtime/engine/gateway.js";
 import type { ModelProvider } from "../../runtime/providers/provider.js";
 import { ScriptedProvider, type ScriptStep } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair } from "../../runtime/rpc/index.js";
+import { createInMemoryPair, type Transport } from "../../runtime/rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import type { EventStore } from "../../runtime/store/store.js";
 import { builtinTools } from "../../runtime/tools/registry.js";
@@ -43,6 +43,8 @@ export interface HarnessOptions {
   readonly store?: EventStore;
   readonly providers?: ReadonlyMap<string, ModelProvider>;
   readonly config?: Parameters<typeof resolveConfig>[0];
+  /** Wraps the client's end of the transport pair, e.g. to record every frame both ways. */
+  readonly clientTransport?: (transport: Transport) => Transport;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -57,7 +59,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   const [clientSide, serverSide] = createInMemoryPair();
   gateway.connect(serverSide);
-  const { client, received, protocolErrors, waitFor } = await startStrictClient(clientSide);
+  const { client, received, protocolErrors, waitFor } = await startStrictClient(options.clientTransport?.(clientSide) ?? clientSide);
   return {
     gateway,
     client,

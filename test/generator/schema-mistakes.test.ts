@@ -197,6 +197,100 @@ const mistakes: [string, Mistake][] = [
       message: "domain error codes lie in -32099…-32000",
     },
   ],
+  [
+    "an ordering rule naming an unknown notification",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].quiet = ["kv/changed", "kv/deleted"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/quiet/1",
+      message: 'unknown notification "kv/deleted"',
+    },
+  ],
+  [
+    "an ordering rule naming a method where a notification belongs",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].notification = "kv/put")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/notification",
+      message: 'unknown notification "kv/put" (a method of that name exists',
+    },
+  ],
+  [
+    "an ordering rule over a notification without the field",
+    {
+      mutate: edit("protocol.json", (p) => p.ordering.rules[0].notifications.push("kv/expired")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/notifications/1",
+      message: "kv/expired params (KvExpiredNotification) has no field /version",
+    },
+  ],
+  [
+    "an ordering key that is an optional field",
+    {
+      mutate: edit("protocol.json", (p) => {
+        p.ordering.keys.consistency = "/consistency";
+        p.ordering.rules[1].scope = ["key", "consistency"];
+        p.ordering.rules[1].until = ["kv/get"];
+      }),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/until/0",
+      message: "kv/get params (KvGetParams) has /consistency only as an optional field",
+    },
+  ],
+  [
+    "an ordering scope naming an undeclared key",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].scope = ["watch", "prefix"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/scope/1",
+      message: 'unknown key "prefix": not in /ordering/keys (watch, key)',
+    },
+  ],
+  [
+    "an ordering rule releasing on an unknown method",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].until = ["kv/set"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/until/0",
+      message: 'unknown method "kv/set"',
+    },
+  ],
+  [
+    "a sequence rule over a result field that is not an array",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].results = [{ method: "kv/get", items: "/value" }])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/results/0/items",
+      message: 'kv/get result (KvGetResult) has /value of type "object"; it must be an array',
+    },
+  ],
+  [
+    "two ordering rules with one id",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[1].id = p.ordering.rules[0].id)),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1/id",
+      message: 'rule id "KV-ORDER-VERSION" is used twice',
+    },
+  ],
+  [
+    "an ordering rule of an unknown kind",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].kind = "before")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/kind",
+      message: 'must be equal to one of the allowed values: "precedes", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
+    },
+  ],
+  [
+    "an ordering rule missing a parameter of its kind",
+    {
+      mutate: edit("protocol.json", (p) => delete p.ordering.rules[1].until),
+      file: "protocol.json",
+      pointer: "/ordering/rules/1",
+      message: 'must have required property \'until\'',
+    },
+  ],
 ];
 
 const row = (name: string): Mistake => {

@@ -1,0 +1,28 @@
+/** A transport wrapper that records every frame both ways, parsed, in the order seen by the client. */
+import type { Transport } from "../../runtime/rpc/index.js";
+
+export type FrameDirection = "gateway_to_client" | "client_to_gateway";
+
+export interface RecordedFrame {
+  readonly direction: FrameDirection;
+  readonly frame: unknown;
+}
+
+/** Returns `transport` seen through a recorder that appends to `frames`. */
+export function recording(transport: Transport, frames: RecordedFrame[]): Transport {
+  const recorder: Transport = {
+    start: () => transport.start(),
+    close: () => transport.close(),
+    send: (frame) => {
+      frames.push({ direction: "client_to_gateway", frame: JSON.parse(frame) });
+      return transport.send(frame);
+    },
+  };
+  transport.onmessage = (frame) => {
+    frames.push({ direction: "gateway_to_client", frame: JSON.parse(frame) });
+    recorder.onmessage?.(frame);
+  };
+  transport.onclose = () => recorder.onclose?.();
+  transport.onerror = (error) => recorder.onerror?.(error);
+  return recorder;
+}
