@@ -6,7 +6,8 @@
  */
 import { styleText } from "node:util";
 import { CAPABILITIES, type Capability, type Level, type RequirementResult, type RunReport } from "../results.js";
-import { verdictOf, type ExpectedFailure, type OutcomeCounts, type RunMeta, type Verdict } from "../verdict.js";
+import { verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, outcomeMarks, plural } from "./format.js";
 
 export interface ConsoleStream {
   write(text: string): unknown;
@@ -42,32 +43,7 @@ export interface ConsoleReporterOptions {
 
 type Style = Parameters<typeof styleText>[0];
 
-const marks = { pass: "✓", fail: "✗", skipped: "-", error: "!" } as const;
 const markStyle = { pass: "green", fail: "red", skipped: "gray", error: "yellow" } as const satisfies Record<RequirementResult["outcome"], Style>;
-const levelNames = { full: "Full", core: "Core", none: "none" } as const;
-
-/** "8 ms", "1.5 s", "2 min 5 s". */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1).replace(/\.0$/, "")} s`;
-  const seconds = Math.round(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
-/** "3 passed, 1 failed (1 expected), 1 error"; zeros left out. */
-export function formatCounts(counts: OutcomeCounts): string {
-  const parts: string[] = [];
-  if (counts.pass) parts.push(`${counts.pass} passed`);
-  if (counts.fail) parts.push(`${counts.fail} failed${counts.expected ? ` (${counts.expected} expected)` : ""}`);
-  if (counts.skipped) parts.push(`${counts.skipped} skipped`);
-  if (counts.error) parts.push(plural(counts.error, "error"));
-  return parts.length ? parts.join(", ") : "none";
-}
-
 function indent(text: string, by = "    "): string {
   return text
     .split("\n")
@@ -86,7 +62,7 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
   let listed = new Map<string, string>();
 
   function resultLine(result: RequirementResult): void {
-    const mark = paint(markStyle[result.outcome], marks[result.outcome]);
+    const mark = paint(markStyle[result.outcome], outcomeMarks[result.outcome]);
     const head = `${mark} ${result.id.padEnd(idWidth)}  ${result.level.padEnd(6)}`;
     const isListed = result.expectedFailure === true || listed.has(result.id);
     if (result.outcome === "skipped") {
@@ -147,12 +123,11 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     },
     onEnd(report, written = []) {
       const verdict = verdictOf(report);
-      const elapsed = Date.parse(report.finishedAt) - Date.parse(report.startedAt);
       line();
       capabilityLines(report, verdict);
       line();
       verdictLines(report, verdict);
-      line(paint("gray", `${plural(report.results.length, "requirement")} in ${Number.isFinite(elapsed) ? formatDuration(elapsed) : "?"}`));
+      line(paint("gray", `${plural(report.results.length, "requirement")} in ${formatElapsed(report.startedAt, report.finishedAt)}`));
       if (written.length) line(paint("bold", "Files written"));
       for (const file of written) line(`  ${file.kind.padEnd(11)}  ${file.path}`);
     },

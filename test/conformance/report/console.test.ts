@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createConsoleReporter, formatCounts, formatDuration, type ConsoleStream } from "../../../conformance/report/console.js";
+import { createConsoleReporter, type ConsoleStream } from "../../../conformance/report/console.js";
+import { formatCounts, formatDuration } from "../../../conformance/report/format.js";
 import type { RunReport } from "../../../conformance/results.js";
 import { certifiedReport, meta, smallReport, smallResults } from "./fixtures.js";
 import { expectGolden } from "./golden.js";
