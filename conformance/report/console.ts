@@ -7,6 +7,7 @@
 import { styleText } from "node:util";
 import { CAPABILITIES, type Capability, type Level, type RequirementResult, type RunReport } from "../results.js";
 import { verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
+import type { WrittenFile } from "./write.js";
 import { formatCounts, formatDuration, formatElapsed, levelNames, outcomeMarks, plural } from "./format.js";
 
 export interface ConsoleStream {
@@ -20,12 +21,6 @@ export interface StartInfo extends RunMeta {
   readonly requirementIds?: readonly string[];
   /** The entries of the expected-failures file, to mark them as their results come in. */
   readonly expectedFailures?: readonly ExpectedFailure[];
-}
-
-/** A file the run wrote, listed in the summary. */
-export interface WrittenFile {
-  readonly kind: "json" | "junit" | "html" | "certificate" | "badge";
-  readonly path: string;
 }
 
 export interface ConsoleReporter {

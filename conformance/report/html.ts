@@ -76,7 +76,7 @@ const sectionDefs = [
   { anchor: "stale", title: "Stale expected failures", note: "Listed as expected failures, these pass now: remove them from the list. Each one fails the run.", detailed: false },
   { anchor: "expected", title: "Expected failures", note: "Listed in the expected-failures file: they fail, and do not count against the level.", detailed: true },
   { anchor: "passed", title: "Passed", note: "", detailed: false },
-  { anchor: "skipped", title: "Skipped", note: "Their capability is not claimed.", detailed: false },
+  { anchor: "skipped", title: "Skipped", note: "Not run: their capability is not claimed, or as the note says.", detailed: false },
 ] as const;
 
 function verdictView(report: RunReport, verdict: Verdict): { cls: string; headline: string; detail: string } {
