@@ -1,30 +1,77 @@
 /**
- * The results model of a certification run, shared by the harness (which produces it)
- * and the reporters (which render it).
+ * The results model of a certification run: what the harness records for each
+ * requirement and what every reporter (console, JSON, JUnit, HTML, certificate, badge)
+ * reads. The JSON report is a `RunReport` as it is; `conformance/schemas/report.schema.json`
+ * describes it for readers outside this project.
  */
+
 export type Outcome = "pass" | "fail" | "skipped" | "error";
 export type Level = "MUST" | "SHOULD" | "MAY";
 export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery";
-export interface TranscriptEntry { direction: "sent" | "received"; atMs: number; frame: unknown } // atMs: ms since the run started
+
+/** One JSON-RPC frame of a scenario, as the harness saw it. */
+export interface TranscriptEntry {
+  direction: "sent" | "received";
+  /** Milliseconds since the run started. */
+  atMs: number;
+  frame: unknown;
+}
+
 export interface RequirementResult {
-  id: string; level: Level; capability: Capability; statement: string;
+  id: string;
+  level: Level;
+  capability: Capability;
+  statement: string;
   reference: { file: string; section: string };
   outcome: Outcome;
   durationMs: number;
-  message?: string;                 // why it failed / errored / was skipped
-  invalidFrame?: unknown;           // the frame that failed strict validation, if that is the failure
-  transcript?: TranscriptEntry[];   // the JSON-RPC transcript of the scenario (kept for fail and error)
-  expectedFailure?: boolean;        // listed in --expected-failures
+  /** Why it failed, errored or was skipped. */
+  message?: string;
+  /** The frame that failed strict validation, if that is the failure. */
+  invalidFrame?: unknown;
+  /** The JSON-RPC transcript of the scenario (kept for fail and error). */
+  transcript?: TranscriptEntry[];
+  /** Listed in --expected-failures. */
+  expectedFailure?: boolean;
+  /** The reason the expected-failures file gives for listing it. */
+  expectedFailureReason?: string;
 }
+
 export interface RunReport {
   suite: { name: "turnspec"; version: string };
-  schemaHash: string;               // sha256 over the schemas/ files, hex
+  /** sha256 over the schemas/ files, hex (see `schemaHash`). */
+  schemaHash: string;
   gateway: { command?: string; url?: string };
-  startedAt: string; finishedAt: string;  // RFC 3339
-  capabilities: Capability[];       // claimed
+  /** RFC 3339. */
+  startedAt: string;
+  /** RFC 3339. */
+  finishedAt: string;
+  /** The capabilities the gateway claims. */
+  capabilities: Capability[];
   requestedLevel: "core" | "full";
   achievedLevel: "full" | "core" | "none";
-  certified: boolean;               // achievedLevel satisfies requestedLevel (after expected failures)
-  staleExpectedFailures: string[];  // listed ids that now pass (these fail the run)
+  /** achievedLevel satisfies requestedLevel (after expected failures) and no entry is stale. */
+  certified: boolean;
+  /** Listed ids that now pass (these fail the run). */
+  staleExpectedFailures: string[];
   results: RequirementResult[];
 }
+
+/** Every member of a string union, in a fixed order; a missing or extra member does not compile. */
+function members<T extends string>(all: { [K in T]: true }): T[] {
+  return Object.keys(all) as T[];
+}
+
+/** The outcomes, in the order reports list them. */
+export const OUTCOMES: readonly Outcome[] = members<Outcome>({ pass: true, fail: true, skipped: true, error: true });
+/** The levels, strongest first. */
+export const LEVELS: readonly Level[] = members<Level>({ MUST: true, SHOULD: true, MAY: true });
+/** The capabilities, core first, in the order reports list them. */
+export const CAPABILITIES: readonly Capability[] = members<Capability>({
+  core: true,
+  permissions: true,
+  routes: true,
+  work: true,
+  windows: true,
+  recovery: true,
+});
