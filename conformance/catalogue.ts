@@ -8,13 +8,12 @@ import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import type { Capability, Level } from "./results.js";
 
+export { CAPABILITIES } from "./results.js";
+
 const here = dirname(fileURLToPath(import.meta.url));
 export const CATALOGUE_FILE = join(here, "requirements.json");
 const CATALOGUE_SCHEMA_FILE = join(here, "requirements.schema.json");
 const PROTOCOL_FILE = join(here, "..", "schemas", "protocol.json");
-
-/** Capabilities in the order they are listed and claimed. */
-export const CAPABILITIES: readonly Capability[] = ["core", "permissions", "routes", "work", "windows", "recovery"];
 
 export interface Requirement {
   readonly id: string;

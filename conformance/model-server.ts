@@ -64,6 +64,8 @@ export interface ScriptHandle {
   waitForCall(n: number): Promise<ChatRequest>;
   /** Adds calls to the end of the script. */
   extend(calls: readonly ScriptedCall[]): void;
+  /** Called with each problem as it is found. */
+  onProblem?: (problem: string) => void;
 }
 
 export interface ModelServerOptions {
@@ -169,10 +171,14 @@ export class ModelServer {
     if (!step) {
       const described = `an unscripted model call: call ${n} for ${script.token}, whose script has ${n - 1} (last message: ${preview(messageText(request.messages.at(-1)))})`;
       script.problems.push(described);
+      script.onProblem?.(described);
       return sendError(res, 400, described);
     }
     const problem = step.expect?.(request);
-    if (problem) script.problems.push(`model call ${n}: ${problem}`);
+    if (problem) {
+      script.problems.push(`model call ${n}: ${problem}`);
+      script.onProblem?.(`model call ${n}: ${problem}`);
+    }
     const reply = step.reply;
     if (reply.hold) await reply.hold.catch(() => undefined);
     if (res.destroyed || res.socket?.destroyed !== false) return; // The gateway gave up on the call (a cancelled turn).
