@@ -35,6 +35,8 @@ export interface CertifyOptions {
   /** The requirement ids to run; the others are reported skipped. */
   readonly selected: ReadonlySet<string>;
   readonly expectedFailures: readonly ExpectedFailure[];
+  /** The gateway's own id, named by delegation routes. Default gw_local. */
+  readonly gatewayId?: string;
   /** Reference tool name → the gateway's own. */
   readonly toolMap?: Readonly<Record<string, string>>;
   /** Longest wait of one step. Default 15 s. */
@@ -176,6 +178,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       channel,
       checks: scenario.checks,
       model,
+      gatewayId: options.gatewayId ?? "gw_local",
       token: ModelServer.newToken(),
       idPrefix: `${runId}${index}`,
       ...(workdir ? { cwd: workdir } : {}),
@@ -214,7 +217,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   void closedWatch;
   await model.close();
 
-  const findings = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
+  const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
   for (const r of toRun) {
     if (results.has(r.id)) continue;
     const own = findings.filter((f) => f.requirement === r.id);

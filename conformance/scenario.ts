@@ -58,6 +58,8 @@ export interface ContextOptions {
   readonly token: string;
   /** A prefix unique to the run, for every id the scenario makes up. */
   readonly idPrefix: string;
+  /** The gateway id routes name as source and destination gateway. */
+  readonly gatewayId: string;
   /** Working folder for threads on the gateway host, when the harness knows one. */
   readonly cwd?: string;
   readonly stepTimeoutMs: number;
@@ -101,6 +103,10 @@ export class ScenarioContext {
 
   get model(): ModelServer {
     return this.o.model;
+  }
+
+  get gatewayId(): string {
+    return this.o.gatewayId;
   }
 
   get token(): string {
@@ -218,6 +224,7 @@ export class ScenarioContext {
     });
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StepTimeout(`no ${what} within ${timeoutMs} ms`)), timeoutMs);
+      timer.unref();
     });
     const closed = this.o.session.whenClosed().then((why) => {
       throw new Failure(`${why} while waiting for ${what}`);

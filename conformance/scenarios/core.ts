@@ -94,7 +94,7 @@ const chatTurn: Scenario = {
     const thread = await ctx.thread();
     const turn = await ctx.step("TURN-START-RESPONSE", async () => {
       const turn = await ctx.startTurn(thread.id, text, { mode: "Chat" });
-      const expected = ctx.transcript.findLast((e) => e.direction === "sent")?.frame as { params: { turn_id: string } };
+      const expected = [...ctx.transcript].reverse().find((e) => e.direction === "sent")?.frame as { params: { turn_id: string } };
       if (turn.id !== expected.params.turn_id) throw new Failure(`the response names turn ${turn.id}, not ${expected.params.turn_id}`);
       if (turn.status !== "InProgress") throw new Failure(`the response says ${turn.status}, expected InProgress`);
       return turn;
