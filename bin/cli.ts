@@ -98,7 +98,58 @@ const cli = yargs(hideBin(process.argv))
       }
     },
   )
-  .demandCommand(1, "Name a command: generate, validate or serve.")
+  .command(
+    "certify",
+    "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
+    (y) =>
+      y
+        .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command and talk to it on stdio; {provider_url} becomes the scripted model's URL" })
+        .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
+        .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
+        .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery (default: all)" })
+        .option("level", { choices: ["core", "full"] as const, default: "full" as const, describe: "The level to certify: core MUSTs, or the MUSTs of every claimed capability" })
+        .option("only", { type: "string", array: true, default: [] as string[], describe: "Run only requirements matching these ids or patterns (PERM-*)" })
+        .option("skip", { type: "string", array: true, default: [] as string[], describe: "Skip requirements matching these ids or patterns" })
+        .option("expected-failures", { type: "string", describe: "JSON file of requirement ids known to fail, each with a reason" })
+        .option("tool-map", { type: "string", describe: "JSON object, or a file holding one, mapping reference tool names to the gateway's" })
+        .option("gateway-id", { type: "string", describe: "The gateway's id, as delegation routes name it (default gw_local)" })
+        .option("step-timeout", { type: "number", describe: "Longest wait of one step, in ms (default 15000)" })
+        .option("json", { type: "string", describe: "Write the JSON report to this file" })
+        .option("junit", { type: "string", describe: "Write a JUnit XML report to this file" })
+        .option("html", { type: "string", describe: "Write the HTML report to this file" })
+        .option("certificate", { type: "string", describe: "Write the certificate to this file" })
+        .option("badge", { type: "string", describe: "Write the badge (JSON) to this file" })
+        .option("list", { type: "boolean", default: false, describe: "List the requirement catalogue, grouped by capability" })
+        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
+    async (argv) => {
+      const { runCertify } = await import("../conformance/certify-command.js");
+      const token = argv.token ?? process.env.TURNSPEC_TOKEN;
+      const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
+      process.exitCode = await runCertify({
+        ...optional("gatewayCmd", argv["gateway-cmd"]),
+        ...optional("gatewayUrl", argv["gateway-url"]),
+        ...optional("token", token === "" ? undefined : token),
+        ...optional("capabilities", argv.capabilities),
+        level: argv.level,
+        only: argv.only,
+        skip: argv.skip,
+        ...optional("expectedFailures", argv["expected-failures"]),
+        ...optional("toolMap", argv["tool-map"]),
+        ...optional("gatewayId", argv["gateway-id"]),
+        ...optional("stepTimeoutMs", argv["step-timeout"]),
+        list: argv.list,
+        ...optional("explain", argv.explain),
+        reports: {
+          ...optional("json", argv.json),
+          ...optional("junit", argv.junit),
+          ...optional("html", argv.html),
+          ...optional("certificate", argv.certificate),
+          ...optional("badge", argv.badge),
+        },
+      });
+    },
+  )
+  .demandCommand(1, "Name a command: generate, validate, serve or certify.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
