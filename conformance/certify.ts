@@ -225,7 +225,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     if (own.length > 0) {
       const first = own[0]!;
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
-      emit(r, "fail", { message: own.map((f) => f.message).join("; "), durationMs: Math.round(fromScenario?.record.durationMs ?? 0), transcript });
+      const more = own.length > 3 ? `; and ${own.length - 3} more` : "";
+      emit(r, "fail", { message: own.slice(0, 3).map((f) => f.message).join("; ") + more, durationMs: Math.round(fromScenario?.record.durationMs ?? 0), transcript });
       continue;
     }
     if (fromScenario) {

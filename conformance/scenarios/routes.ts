@@ -72,7 +72,7 @@ const rule = (id: string, detail: string, does: string, make: (p: Awaited<Return
 
 const rules = [
   rule("ROUTE-NO-ACTIONS", "no_actions", "creates a route with no allowed actions", (e) => e.params({ allowed_actions: [] })),
-  rule("ROUTE-DUPLICATE-ACTIONS", "duplicate_actions", "creates a route naming start_agent twice", (e) => e.params({ allowed_actions: ["start_agent", "start_agent"] })),
+  rule("ROUTE-DUPLICATE-ACTIONS", "duplicate_actions", "creates a route naming start_agent twice, valid otherwise", (e) => e.params({ allowed_actions: ["start_agent", "deliver_result", "start_agent"] })),
   rule("ROUTE-INVALID-EXPIRY", "invalid_expiry", "creates a route that expired an hour ago", (e) => e.params({ expires_at: new Date(Date.now() - 3_600_000).toISOString() })),
   rule("ROUTE-HOP-BOUNDS", "invalid_hop_bounds", "creates a route with hop_count 3 and max_hops 1", (e) => e.params({ hop_count: 3, max_hops: 1 })),
   rule("ROUTE-RESULT-RETURN", "incompatible_result_return", "creates a route asking for the full result without deliver_result or a return route", (e) =>
