@@ -10,11 +10,16 @@ import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
 import type {
   AgentActorRef,
+  ItemRecoveryKind,
+  PromptManifest,
   Thread,
   ThreadTimelineBlock,
   Turn,
   TurnFailure,
   TurnItem,
+  TurnExecutionWindowCounts,
+  TurnExecutionWindowExhaustionReason,
+  TurnExecutionWindowStatus,
   TurnItemEvent,
   TurnPermissionAuditEvent,
   TurnPermissionMode,
@@ -35,9 +40,11 @@ import type { Tool } from "../tools/tool.js";
 import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
-import { foldTurn, isActive, type TurnState } from "./fold.js";
+import { foldTurn, isActive, type RecoveryJobState, type TurnState } from "./fold.js";
 import { blockChanged, changedWorkItemIds, pageWork, projectWork, WorkCursorError, workItemsGet, type WorkProjection } from "./work.js";
+import { GatewayShutdown, observedInLog } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
+import { checkpointId, windowId } from "./windows.js";
 
 /** One client connection: the threads whose notifications it receives. */
 export interface Connection {
@@ -75,10 +82,37 @@ const WORK_EVENTS = new Set([
   "item/completed",
   "turn/permission/request/opened",
   "turn/permission/request/resolved",
+  "item/recovery_attached",
 ]);
 
 /** Events after which a thread's timeline blocks changed. */
-const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
+const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
+
+/** How a turn is blocked: why, which recovery job, and how its current window ends. */
+export interface BlockSpec {
+  /** The window exhaustion reason the turn blocks for; also turn/blocked's reason. */
+  readonly reason: TurnExecutionWindowExhaustionReason;
+  /** What the recovery job recovers from. */
+  readonly kind: ItemRecoveryKind;
+  /** A recovery job already opened for this (a provider failure's), or undefined to open one. */
+  readonly jobId?: string;
+  /** Counts of the current window when it stopped. */
+  readonly observed: TurnExecutionWindowCounts;
+  /** Status the current window ends with (turn/execution_window/exhausted). */
+  readonly windowStatus: TurnExecutionWindowStatus;
+  /** Counts since the turn started or was last resumed, when a total was reached (turn/execution_window/blocked). */
+  readonly totals?: TurnExecutionWindowCounts;
+  /** The notice shown in the timeline. */
+  readonly message: string;
+  readonly usage: TurnUsage;
+  /** The manifest of the last prompt compiled for the turn, recorded on the Blocked snapshot. */
+  readonly promptManifest?: PromptManifest;
+}
+
+/** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
+export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
+  readonly promptManifest?: PromptManifest;
+};
 
 /** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
 export interface ParentTurn {
@@ -111,6 +145,8 @@ export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Set<Connection>();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
+  private stopping = false;
   /** The last work view sent for each turn this process has seen change, to tell what changed. */
   private readonly lastWork = new Map<string, WorkProjection>();
   private readonly runner: TurnRunner;
@@ -133,7 +169,7 @@ export class Gateway {
       maxBatchSize: options.config.maxBatchSize,
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
-    this.recoverInterruptedTurns();
+    this.blockTurnsCutOffByAStop();
   }
 
   /** Serves one connection over a transport until it closes. */
@@ -166,10 +202,14 @@ export class Gateway {
     return connection;
   }
 
-  /** Stops every running turn (each ends Interrupted, the shutdown as its reason) and waits for them. */
+  /**
+   * Stops every running turn and waits for them: each ends Blocked with a
+   * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
+   */
   async close(): Promise<void> {
+    this.stopping = true;
     const running = [...this.running.values()];
-    for (const run of running) run.abort.abort(new Error("the gateway is shutting down"));
+    for (const run of running) run.abort.abort(new GatewayShutdown());
     await Promise.allSettled(running.map((r) => r.done));
   }
 
@@ -302,8 +342,8 @@ export class Gateway {
     return state;
   }
 
-  /** Starts running a turn whose first events are stored; they are sent after the turn/start response. */
-  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number): Promise<void> {
+  /** Starts running a turn whose first events are stored; they are sent after the turn/start (or turn/resume) response. */
+  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number, resumed?: RecoveryJobState): Promise<void> {
     const abort = new AbortController();
     const done = new Promise<void>((resolve) => {
       // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
@@ -311,7 +351,7 @@ export class Gateway {
       setImmediate(() => {
         for (const event of first) this.deliver(event);
         this.runner
-          .run(threadId, turnId, abort.signal, depth)
+          .run(threadId, turnId, abort.signal, depth, resumed)
           .catch((error: unknown) => {
             this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
             // A gateway bug must not leave the turn InProgress with nothing running it.
@@ -338,12 +378,70 @@ export class Gateway {
     return done;
   }
 
-  /** Interrupts a running turn and waits until it has ended. */
+  /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
   async cancelTurn(turnId: string, reason: string): Promise<void> {
     const run = this.running.get(turnId);
-    if (!run) return;
-    run.abort.abort(new Error(reason));
+    if (!run) {
+      const state = this.turnState(turnId);
+      if (state?.turn.status === "Blocked") {
+        this.finish(state.turn.thread_id ?? this.options.store.turnThread(turnId)!, turnId, {
+          status: "Interrupted",
+          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          error: { kind: "cancelled", message: reason, retryable: false },
+        });
+      }
+      return;
+    }
+    run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
     await run.done;
+  }
+
+  /** The id the next item of a turn gets: unique in the turn, as it names the log position it opens at. */
+  nextItemId(turnId: string): string {
+    return `${turnId}_item_${this.options.store.lastSequence(turnId) + 1}`;
+  }
+
+  /** Publishes a gateway-authored notice as a completed systemEvent item; returns its id. */
+  notice(threadId: string, turnId: string, level: "info" | "warning" | "error", code: string, message: string): string {
+    const id = this.nextItemId(turnId);
+    const item: TurnItem = { type: "systemEvent", id, status: "completed", level, code, message };
+    this.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+    this.publish(threadId, turnId, "item/completed", { item_id: id, item });
+    return id;
+  }
+
+  /** Opens a recovery job for an item (item/recovery_opened); returns its id. */
+  openRecoveryJob(threadId: string, turnId: string, itemId: string, kind: ItemRecoveryKind, exhaustionReason?: TurnExecutionWindowExhaustionReason): string {
+    const id = `rec_${randomUUID().replace(/-/g, "")}`;
+    this.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
+    return id;
+  }
+
+  /**
+   * Blocks a turn: its current window ends (exhausted, then checkpointed so a resume can
+   * continue from it), a recovery job is opened unless one is given, and turn/blocked
+   * carries the Blocked snapshot. Nothing more is sent for the turn until turn/resume.
+   */
+  block(threadId: string, turnId: string, spec: BlockSpec): Turn {
+    const state = this.turnState(turnId)!;
+    const window = state.windows.at(-1);
+    if (window && !window.observed) {
+      this.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
+      this.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
+    }
+    let jobId = spec.jobId;
+    if (jobId === undefined) {
+      const item = this.notice(threadId, turnId, "warning", spec.reason, spec.message);
+      jobId = this.openRecoveryJob(threadId, turnId, item, spec.kind, spec.reason);
+    }
+    if (spec.totals && window) {
+      this.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
+    }
+    const { completed_at: _completed, error: _error, ...current } = this.turnState(turnId)!.turn;
+    const manifest = spec.promptManifest ? { prompt_manifest: spec.promptManifest } : {};
+    const turn: Turn = { ...current, ...manifest, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
+    this.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
+    return turn;
   }
 
   /**
@@ -442,9 +540,10 @@ export class Gateway {
   }
 
   /** Ends a turn with a terminal notification carrying its final snapshot. */
-  finish(threadId: string, turnId: string, outcome: { status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }): Turn {
-    const current = this.turnState(turnId)!.turn;
-    const turn: Turn = { ...current, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
+  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
+    const { blocked: _blocked, ...current } = this.turnState(turnId)!.turn;
+    const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
+    const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
     if (outcome.status === "Completed") {
       this.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {
@@ -456,28 +555,103 @@ export class Gateway {
   }
 
   /**
-   * Turns the log shows as running when the gateway starts were cut off by a stop (or a
-   * kill): they end interrupted, so no turn stays InProgress with nothing running it.
+   * Turns the log shows as running when the gateway starts were cut off by a stop or a
+   * kill: each is made Blocked with a runtime_shutdown_continuation recovery job, so no
+   * turn stays InProgress with nothing running it, and turn/resume can continue it.
    */
-  private recoverInterruptedTurns(): void {
+  private blockTurnsCutOffByAStop(): void {
     for (const ref of this.options.store.allTurns()) {
       const state = this.turnState(ref.turn_id);
       for (const id of state?.requests.keys() ?? []) this.approvals.remember(id, ref.thread_id, ref.turn_id);
       if (state?.turn.status !== "InProgress") continue;
-      for (const { request, resolution } of state.requests.values()) {
-        if (resolution) continue;
-        this.publish(ref.thread_id, ref.turn_id, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.nowIso(), scope_hash: request.scope_hash });
-        this.audit(ref.thread_id, ref.turn_id, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+      try {
+        this.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
+      } catch (error) {
+        // A log this gateway cannot block from must still not leave the turn InProgress.
+        this.log(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        this.finish(ref.thread_id, ref.turn_id, {
+          status: "Interrupted",
+          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
+        });
       }
-      for (const item of state.items) {
-        if (item.status === "in_progress") this.publish(ref.thread_id, ref.turn_id, "item/completed", { item_id: item.id, item: { ...item, status: "cancelled" } as TurnItem });
-      }
-      this.finish(ref.thread_id, ref.turn_id, {
-        status: "Interrupted",
-        error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
-        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    }
+  }
+
+  /** Blocks a turn whose run stopped with the gateway: what was open is closed first, as a stop left it. */
+  blockCutOffTurn(threadId: string, turnId: string, state: TurnState, observed: TurnExecutionWindowCounts, usage?: TurnUsage, promptManifest?: PromptManifest): Turn {
+    const message = "the gateway stopped while the turn was running";
+    for (const { request, resolution } of state.requests.values()) {
+      if (resolution) continue;
+      this.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.nowIso(), scope_hash: request.scope_hash });
+      this.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+    }
+    for (const item of state.items) {
+      if (item.status !== "in_progress") continue;
+      this.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
+    }
+    return this.block(threadId, turnId, {
+      reason: "runtime_shutdown_continuation",
+      kind: "runtime_shutdown",
+      observed,
+      windowStatus: "interrupted",
+      message: `${message}; resume it with turn/resume`,
+      usage: usage ?? state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      ...(promptManifest ? { promptManifest } : {}),
+    });
+  }
+
+  /**
+   * turn/resume: continues a Blocked turn through one of its open recovery jobs in a new
+   * execution window. The resume's first events are in the log before the response.
+   */
+  private async resume(params: Parameters<Handlers<Connection>["turn/resume"]>[0]): Promise<{ turn: Turn; recovery_job_id: string }> {
+    // A run that has just blocked the turn may still be winding down.
+    const winding = this.running.get(params.turn_id);
+    if (winding && this.turnState(params.turn_id)?.turn.status === "Blocked") await winding.done;
+    const state = this.turnOf(params.thread_id, params.turn_id);
+    const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
+    if (!blocked || this.running.has(params.turn_id)) {
+      throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
+        turn_id: params.turn_id,
+        status: state.turn.status,
       });
     }
+    const jobId = params.recovery_job_id ?? blocked.recovery_job_id;
+    const job = state.jobs.get(jobId);
+    if (!job?.open) {
+      const why = job ? "was already used by an earlier resume" : "is not a recovery job of this turn";
+      throw protocolError("recovery_job_not_found", `Recovery job ${jobId} ${why}; turn ${params.turn_id} can be resumed through ${blocked.recovery_job_id} (or without recovery_job_id)`, {
+        turn_id: params.turn_id,
+        recovery_job_id: jobId,
+        active_recovery_job_id: blocked.recovery_job_id,
+      });
+    }
+    const { thread_id: threadId, turn_id: turnId } = params;
+    const first = [this.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
+    const previous = state.windows.at(-1);
+    const index = previous ? previous.window_index + 1 : 0;
+    if (previous) {
+      first.push(
+        this.record(threadId, turnId, "turn/execution_window/continued", {
+          previous_window_id: previous.window_id,
+          window_id: windowId(turnId, index),
+          window_index: index,
+          checkpoint_id: checkpointId(turnId, previous.window_index),
+          reason: job.exhaustion_reason ?? blocked.reason as TurnExecutionWindowExhaustionReason,
+        }),
+      );
+    }
+    first.push(this.record(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, index), window_index: index, limits: this.options.config.windowLimits, status: "running" }));
+    void this.launch(threadId, turnId, first, this.depthOf(state.turn), job);
+    return { turn: this.turnState(turnId)!.turn, recovery_job_id: job.recovery_job_id };
+  }
+
+  /** How deep a turn is in a chain of spawn_agent child turns (0 for a client's turn). */
+  private depthOf(turn: Turn): number {
+    let depth = 0;
+    for (let parent = turn.parent_turn_id; parent !== undefined; parent = this.turnState(parent)?.turn.parent_turn_id) depth++;
+    return depth;
   }
 
   // ---- method handlers ------------------------------------------------------------
@@ -530,12 +704,10 @@ export class Gateway {
           .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
         return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) + (faultOn("wrong-last-sequence") ? 1 : 0) };
       },
-      "turn/resume": (params) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
-          turn_id: params.turn_id,
-          status: state.turn.status,
-        });
+      "turn/resume": async (params, connection) => {
+        const resumed = await this.resume(params);
+        follow(connection, params.thread_id);
+        return resumed;
       },
       "turn/work/page": (params, connection) => {
         this.turnOf(params.threadId, params.turnId);
@@ -597,4 +769,13 @@ export class Gateway {
     });
     return { threadId, blocks, page: { nextCursor: start > 0 ? String(start) : null, hasMore: start > 0 } };
   }
+}
+
+/** An item a stop left open, closed as cancelled with the reason the model and the client see. */
+function cutOff(item: TurnItem, message: string): TurnItem {
+  const fields = item as unknown as Record<string, unknown>;
+  if (item.type === "agentMessage") return { ...item, status: "cancelled", partial: true };
+  if (fields.tool_call_id === undefined) return { ...item, status: "cancelled" } as TurnItem;
+  const result = item.type === "task" ? { result: message } : { outcome: "cancelled", tool_result: message };
+  return { ...fields, status: "cancelled", error: { message }, ...result } as unknown as TurnItem;
 }
