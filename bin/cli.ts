@@ -127,6 +127,7 @@ const cli = yargs(hideBin(process.argv))
         .option("skip", { type: "string", array: true, default: [] as string[], describe: "Skip requirements matching these ids or patterns" })
         .option("expected-failures", { type: "string", describe: "JSON file of requirement ids known to fail, each with a reason" })
         .option("tool-map", { type: "string", describe: "JSON object, or a file holding one, mapping reference tool names to the gateway's" })
+        .option("provider-port", { type: "number", describe: "Port of the scripted model server on 127.0.0.1 (default: a free one); point a gateway started beforehand at http://127.0.0.1:PORT/v1" })
         .option("gateway-id", { type: "string", describe: "The gateway's id, as delegation routes name it (default gw_local)" })
         .option("step-timeout", { type: "number", describe: "Longest wait of one step, in ms (default 15000)" })
         .option("json", { type: "string", describe: "Write the JSON report to this file" })
@@ -151,6 +152,7 @@ const cli = yargs(hideBin(process.argv))
         ...optional("expectedFailures", argv["expected-failures"]),
         ...optional("toolMap", argv["tool-map"]),
         ...optional("gatewayId", argv["gateway-id"]),
+        ...optional("providerPort", argv["provider-port"]),
         ...optional("stepTimeoutMs", argv["step-timeout"]),
         list: argv.list,
         ...optional("explain", argv.explain),

@@ -27,6 +27,7 @@ export interface CertifyArgs {
   readonly expectedFailures?: string;
   readonly toolMap?: string;
   readonly gatewayId?: string;
+  readonly providerPort?: number;
   readonly stepTimeoutMs?: number;
   readonly list: boolean;
   readonly explain?: string;
@@ -82,6 +83,7 @@ async function certify(args: CertifyArgs): Promise<number> {
     ...(args.gatewayUrl === undefined ? {} : { gatewayUrl: args.gatewayUrl }),
     ...(args.token === undefined ? {} : { token: args.token }),
     ...(args.gatewayId === undefined ? {} : { gatewayId: args.gatewayId }),
+    ...(args.providerPort === undefined ? {} : { providerPort: args.providerPort }),
     ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
     ...(args.toolMap === undefined ? {} : { toolMap: parseToolMap(args.toolMap) }),
     capabilities,

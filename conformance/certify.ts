@@ -39,6 +39,10 @@ export interface CertifyOptions {
   readonly gatewayId?: string;
   /** Reference tool name → the gateway's own. */
   readonly toolMap?: Readonly<Record<string, string>>;
+  /** Port of the scripted model server (default: a free one); a gateway started beforehand is pointed at it. */
+  readonly providerPort?: number;
+  /** An already started model server to use instead of starting one (its gateway already points at it). */
+  readonly model?: ModelServer;
   /** Longest wait of one step. Default 15 s. */
   readonly stepTimeoutMs?: number;
   /** How long a turn may stay quiet before turn/get is asked whether it ended. Default 3 s. */
@@ -106,8 +110,14 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   };
   options.onStart?.(meta, catalogue.map((r) => r.id));
 
-  const model = new ModelServer(options.toolMap ? { toolMap: options.toolMap } : {});
-  const providerUrl = await model.start();
+  const model = options.model ?? new ModelServer(options.toolMap ? { toolMap: options.toolMap } : {});
+  let providerUrl: string;
+  try {
+    providerUrl = options.model ? model.url : await model.start(options.providerPort);
+  } catch (error) {
+    throw new HarnessError((error as Error).message);
+  }
+  const stopModel = () => (options.model ? Promise.resolve() : model.close());
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
     const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
@@ -145,14 +155,14 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       transport = await connectWebSocket(options.gatewayUrl!, options.token === undefined ? {} : { token: options.token });
     }
   } catch (error) {
-    await model.close();
+    await stopModel();
     throw new HarnessError(`cannot reach the gateway: ${(error as Error).message}`);
   }
   const session = new GatewaySession(transport, started);
   try {
     await session.start();
   } catch (error) {
-    await model.close();
+    await stopModel();
     throw new HarnessError(`cannot start the gateway: ${(error as Error).message}`);
   }
   const workdir = options.gatewayCmd !== undefined ? mkdtempSync(join(tmpdir(), "turnspec-certify-")) : undefined;
@@ -215,7 +225,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const closedEarly = session.closedBecause;
   await session.close().catch(() => undefined);
   void closedWatch;
-  await model.close();
+  await stopModel();
 
   const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
   for (const r of toRun) {

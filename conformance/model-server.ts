@@ -96,11 +96,12 @@ export class ModelServer {
     return this.baseUrl;
   }
 
-  async start(): Promise<string> {
+  /** Listens on 127.0.0.1 (`port` 0 picks a free one) and resolves with the base URL. */
+  async start(port = 0): Promise<string> {
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.once("error", (error) => reject(new Error(`the scripted model server cannot listen on 127.0.0.1:${port}: ${error.message}`)));
+      server.listen(port, "127.0.0.1", () => resolve());
     });
     this.server = server;
     this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
