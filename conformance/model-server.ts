@@ -62,8 +62,6 @@ export interface ScriptHandle {
   readonly problems: string[];
   /** Resolves when the n-th call (1-based) has arrived. */
   waitForCall(n: number): Promise<ChatRequest>;
-  /** Adds calls to the end of the script. */
-  extend(calls: readonly ScriptedCall[]): void;
   /** Called with each problem as it is found. */
   onProblem?: (problem: string) => void;
 }
@@ -82,6 +80,7 @@ export class ModelServer {
   /** Calls that matched no script: each described for the report. */
   readonly unscripted: string[] = [];
   private readonly scripts = new Map<string, Script>();
+  private readonly flakyPages = new Map<string, { failures: number; body: string; requests: number }>();
   private readonly toolMap: Readonly<Record<string, string>>;
   private server: Server | undefined;
   private baseUrl = "";
@@ -138,14 +137,32 @@ export class ModelServer {
         const arrived = script.calls[n - 1];
         return arrived ? Promise.resolve(arrived) : new Promise((resolve) => script.waiters.push({ n, resolve }));
       },
-      extend: (more) => void script.queue.push(...more),
     };
     this.scripts.set(token, script);
     return script;
   }
 
+  /**
+   * A page for a fetch tool: it answers HTTP 503 `failures` times, then 200 with `body`.
+   * Returns its URL and a count of the requests it got.
+   */
+  flakyPage(failures: number, body: string): { url: string; requests: () => number } {
+    const id = randomBytes(6).toString("hex");
+    const page = { failures, body, requests: 0 };
+    this.flakyPages.set(id, page);
+    return { url: `${this.url.replace(/\/v1$/, "")}/pages/${id}`, requests: () => page.requests };
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
+    const page = req.method === "GET" ? this.flakyPages.get(/^\/pages\/([0-9a-f]+)$/.exec(req.url ?? "")?.[1] ?? "") : undefined;
+    if (page) {
+      page.requests++;
+      if (page.requests <= page.failures) return sendError(res, 503, "the page is failing on purpose");
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(page.body);
+      return;
+    }
     if (req.method !== "POST" || !/\/chat\/completions$/.test(req.url ?? "")) {
       return sendError(res, 404, `no such endpoint: ${req.method} ${req.url}`);
     }

@@ -113,6 +113,11 @@ export class ScenarioContext {
     return this.o.token;
   }
 
+  /** How many notifications the scenario has received so far (a mark for `ended`). */
+  get seen(): number {
+    return this.o.channel.notifications.length;
+  }
+
   get notifications(): readonly AnyNotification[] {
     return this.o.channel.notifications;
   }
@@ -238,11 +243,13 @@ export class ScenarioContext {
   /**
    * Waits until a turn ends: its terminal notification, or, when the turn stays quiet,
    * turn/get saying it ended (then the missing notification is recorded as a finding of
-   * its own and the scenario goes on with what turn/get said).
+   * its own and the scenario goes on with what turn/get said). Only notifications after the
+   * first `since` of the scenario count: a resumed turn ends a second time.
    */
-  async ended(turnId: string): Promise<{ terminal?: AnyNotification; turn: Turn }> {
+  async ended(turnId: string, since = 0): Promise<{ terminal?: AnyNotification; turn: Turn }> {
     const deadline = performance.now() + this.o.stepTimeoutMs;
-    const ofTurn = (n: AnyNotification) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId;
+    const earlier = new Set(this.o.channel.notifications.slice(0, since));
+    const ofTurn = (n: AnyNotification) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId && !earlier.has(n);
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0) throw new StepTimeout(`turn ${turnId} did not end within ${this.o.stepTimeoutMs} ms`);
