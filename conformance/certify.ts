@@ -28,6 +28,8 @@ export interface CertifyOptions {
   readonly gatewayCmd?: string;
   /** The gateway's WebSocket URL. */
   readonly gatewayUrl?: string;
+  /** An open transport to a gateway run in this process (with `model`, which it must already use). */
+  readonly transport?: Transport;
   readonly token?: string;
   /** Claimed capabilities (core is always run). */
   readonly capabilities: readonly Capability[];
@@ -103,7 +105,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const meta: RunMeta = {
     suite: { name: "turnspec", version: packageVersion() },
     schemaHash: schemaHash(join(root, "schemas")),
-    gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : { url: redact(options.gatewayUrl ?? "") },
+    gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : options.gatewayUrl !== undefined ? { url: redact(options.gatewayUrl) } : {},
     startedAt,
     capabilities: [...claimed],
     requestedLevel: options.level,
@@ -142,7 +144,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   let transport: Transport;
   let describeExit: () => string = () => "";
   try {
-    if (options.gatewayCmd !== undefined) {
+    if (options.transport) {
+      transport = options.transport;
+    } else if (options.gatewayCmd !== undefined) {
       const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl);
       const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
         cwd: options.cwd ?? root,
@@ -233,10 +237,18 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     const own = findings.filter((f) => f.requirement === r.id);
     const fromScenario = scenarioRecords.get(r.id);
     if (own.length > 0) {
+      // The scenario's own failure first (with its invalid frame), then what the whole run found.
+      const record = fromScenario?.record.outcome === "fail" ? fromScenario.record : undefined;
+      const messages = [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)];
       const first = own[0]!;
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
-      const more = own.length > 3 ? `; and ${own.length - 3} more` : "";
-      emit(r, "fail", { message: own.slice(0, 3).map((f) => f.message).join("; ") + more, durationMs: Math.round(fromScenario?.record.durationMs ?? 0), transcript });
+      const more = messages.length > 3 ? `; and ${messages.length - 3} more` : "";
+      emit(r, "fail", {
+        message: messages.slice(0, 3).join("; ") + more,
+        durationMs: Math.round(fromScenario?.record.durationMs ?? 0),
+        ...(record?.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
+        transcript,
+      });
       continue;
     }
     if (fromScenario) {
