@@ -10,6 +10,12 @@ import { isObject } from "./walk.js";
 
 const WILDCARD = "*";
 
+/** A field a rule reads from params, and the JSON types it may have. */
+interface Field {
+  readonly pointer: string;
+  readonly types: readonly string[];
+}
+
 interface Context {
   readonly byFile: ReadonlyMap<string, TypeModel>;
   readonly byTitle: ReadonlyMap<string, TypeModel>;
@@ -50,7 +56,7 @@ function keyProblem(schema: JsonObject, pointer: string, ctx: Context, types: re
   const field = fieldOf(schema, pointer, ctx.byFile);
   if (typeof field === "string") return field;
   const type = field.type;
-  if (typeof type !== "string" || !types.includes(type)) return `has ${pointer} of type ${JSON.stringify(type ?? "unknown")}; an ordering key must be ${types.join(" or ")}`;
+  if (typeof type !== "string" || !types.includes(type)) return `has ${pointer} of type ${JSON.stringify(type ?? "unknown")}; the rule needs ${types.join(" or ")}`;
   return undefined;
 }
 
@@ -64,9 +70,9 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
   const problem = (where: string, message: string) => ctx.problems.push(new SchemaError("protocol.json", where, message));
   const keyTypes = ["string", "integer"];
 
-  /** Every key pointer `params` must carry, with the problems it has; empty when it carries all. */
-  const missing = (params: string, pointers: readonly string[], types = keyTypes) =>
-    pointers.flatMap((pointer) => {
+  /** The problems of `params` with the fields a rule reads from it; empty when it carries them all. */
+  const missing = (params: string, fields: readonly Field[]) =>
+    fields.flatMap(({ pointer, types }) => {
       const found = keyProblem(paramsOf(params), pointer, ctx, types);
       return found === undefined ? [] : [found];
     });
@@ -84,22 +90,22 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
       if (!Object.hasOwn(keys, name)) problem(`${at}/scope/${j}`, `unknown key "${name}": not in /ordering/keys (${Object.keys(keys).join(", ")})`);
       return { name, pointer: keys[name] ?? "" };
     });
-    const scopePointers = scope.map((s) => s.pointer);
+    const scopeFields: Field[] = scope.map((s) => ({ pointer: s.pointer, types: keyTypes }));
 
-    /** A notification the rule names, which must carry the scope (and `extra` pointers). */
-    const notification = (name: Json | undefined, where: string, extra: readonly string[] = []): string => {
+    /** A notification the rule names, which must carry the scope (and the `extra` fields). */
+    const notification = (name: Json | undefined, where: string, extra: readonly Field[] = []): string => {
       const found = notifications.get(name as string);
       if (!found) {
         problem(where, `unknown notification "${String(name)}"${methods.has(name as string) ? " (a method of that name exists; ordering rules are about notifications)" : ""}`);
         return String(name);
       }
-      for (const issue of missing(found.params, [...scopePointers, ...extra])) problem(where, `${found.name} params (${found.params}) ${issue}`);
+      for (const issue of missing(found.params, [...scopeFields, ...extra])) problem(where, `${found.name} params (${found.params}) ${issue}`);
       return found.name;
     };
     /** A set of notifications: the names listed, or, for "*", every notification that carries the scope and `extra`, minus `exclude`. */
-    const set = (value: Json | undefined, where: string, exclude: readonly string[] = [], extra: readonly string[] = []): string[] => {
+    const set = (value: Json | undefined, where: string, exclude: readonly string[] = [], extra: readonly Field[] = []): string[] => {
       if (value === WILDCARD) {
-        return ctx.notifications.filter((n) => !exclude.includes(n.name) && missing(n.params, [...scopePointers, ...extra]).length === 0).map((n) => n.name);
+        return ctx.notifications.filter((n) => !exclude.includes(n.name) && missing(n.params, [...scopeFields, ...extra]).length === 0).map((n) => n.name);
       }
       return (value as string[]).map((name, j) => notification(name, `${where}/${j}`, extra));
     };
@@ -126,7 +132,7 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
         const after = notification(rule.notification, `${at}/notification`);
         const until = (rule.until as string[]).map((name, j) => {
           const found = method(name, `${at}/until/${j}`);
-          if (found) for (const issue of missing(found.params, scopePointers)) problem(`${at}/until/${j}`, `${found.name} params (${found.params}) ${issue}`);
+          if (found) for (const issue of missing(found.params, scopeFields)) problem(`${at}/until/${j}`, `${found.name} params (${found.params}) ${issue}`);
           return name;
         });
         expanded = { notification: after, quiet: set(rule.quiet, `${at}/quiet`), until };
@@ -136,7 +142,7 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
         const end = (side: "open" | "close") => {
           const value = rule[side] as JsonObject;
           const key = value.key as string;
-          return { notification: notification(value.notification, `${at}/${side}/notification`, [key]), key };
+          return { notification: notification(value.notification, `${at}/${side}/notification`, [{ pointer: key, types: keyTypes }]), key };
         };
         expanded = { subject: rule.subject as string, open: end("open"), close: end("close") };
         break;
@@ -159,7 +165,7 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
           }
           return { method: String(source.method), items };
         });
-        expanded = { field, notifications: set(rule.notifications, `${at}/notifications`, [], [field]), results };
+        expanded = { field, notifications: set(rule.notifications, `${at}/notifications`, [], [{ pointer: field, types: ["integer"] }]), results };
         break;
       }
       default:

@@ -52,6 +52,7 @@ export function emitDocs(model: ProtocolModel, header: string): string {
     })),
     notifications: model.notifications.map((n) => ({ ...n, paramsAnchor: anchorOf(n.params), directionText: DIRECTION[n.direction] })),
     errors: model.errors.map((e) => ({ ...e, description: cell(e.description), details: e.details.map((d) => ({ ...d, description: cell(d.description) })) })),
+    ordering: model.ordering.map((r) => ({ ...r, description: cell(r.description), requirementDiffers: r.requirement !== r.id })),
     types: model.types.map((t) => {
       const union = model.unions.find((u) => u.id === t.id);
       const properties = isObject(t.schema.properties) ? t.schema.properties : {};

@@ -338,6 +338,7 @@ export function createOrderingEngine(rules: readonly OrderingRule[]): OrderingCh
   const pending = new Map<string, { method: string; params: unknown }>();
   const pendingKey = (direction: FrameDirection, id: JsonRpcId | null) => `${direction} ${JSON.stringify(id)}`;
   let index = 0;
+  let streamEnded = false;
 
   const take = () => {
     const found = fresh;
@@ -376,6 +377,9 @@ export function createOrderingEngine(rules: readonly OrderingRule[]): OrderingCh
       return take();
     },
     end(options = {}) {
+      // The end of a stream is reported once; a second call finds nothing new.
+      if (streamEnded) return [];
+      streamEnded = true;
       const open = (scope: readonly OrderingKeyPart[], key: string) => options.openTurnsAllowed === true && !(terminated.get(scopeId(scope))?.has(key) ?? false);
       for (const check of checks) check.end?.(open);
       return take();

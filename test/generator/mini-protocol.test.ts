@@ -1,6 +1,6 @@
 /**
  * The generator on a protocol that is not the turn protocol: a small key-value store in
- * test/fixtures/mini-protocol/schemas (3 methods, 2 notifications, its own errors, a union
+ * test/fixtures/mini-protocol/schemas (3 methods, 2 notifications, two ordering rules, its own errors, a union
  * tagged by `kind`, an enum, a nullable field, a free-form object). Whole outputs are
  * compared with the golden files in test/fixtures/mini-protocol/expected/.
  *
@@ -24,6 +24,7 @@ import { compareWithDisk, generateFiles, writeToDisk, type GeneratedFile } from 
 import { typeCheck } from "../../generator/typecheck.js";
 // Type-only: the golden files type the modules imported from test/.tmp-mini/ at run time.
 import type * as MiniClient from "../fixtures/mini-protocol/expected/client.js";
+import type * as MiniOrdering from "../fixtures/mini-protocol/expected/ordering.js";
 import type * as MiniRegistry from "../fixtures/mini-protocol/expected/registry.js";
 import type * as MiniServer from "../fixtures/mini-protocol/expected/server.js";
 import type * as MiniValidators from "../fixtures/mini-protocol/expected/validators.js";
@@ -223,6 +224,7 @@ describe("the generated mini modules at run time", () => {
   let validators: typeof MiniValidators;
   let client: typeof MiniClient;
   let server: typeof MiniServer;
+  let ordering: typeof MiniOrdering;
 
   beforeAll(async () => {
     rmSync(runDir, { recursive: true, force: true });
@@ -232,6 +234,7 @@ describe("the generated mini modules at run time", () => {
     validators = await load("validators.ts");
     client = await load("client.ts");
     server = await load("server.ts");
+    ordering = await load("ordering.ts");
   }, 60_000);
 
   afterAll(() => {
@@ -317,6 +320,24 @@ describe("the generated mini modules at run time", () => {
     expect(validators.validate("KvGetParams", { key: "" }).ok).toBe(false);
     expect(validators.validate("KvValueCounter", { kind: "counter", count: -1 }).ok).toBe(false);
     expect(validators.paramsIssues("kv/delete", {})).toEqual([{ pointer: "", message: 'method "kv/delete" is not part of the protocol', received: "kv/delete" }]);
+  });
+
+  it("the ordering checker enforces the mini protocol's own rules", () => {
+    expect(ordering.orderingRules.map((r) => r.id)).toEqual(["KV-ORDER-VERSION", "KV-ORDER-EXPIRED-QUIET"]);
+    const changed = (key: string, version: number) => ({ jsonrpc: "2.0", method: "kv/changed", params: { watch_id: "w1", key, version, value: null } });
+    const expired = (key: string) => ({ jsonrpc: "2.0", method: "kv/expired", params: { watch_id: "w1", key, expired_at: "2026-01-01T00:00:00Z" } });
+    const put = (id: number, key: string) => ({ jsonrpc: "2.0", id, method: "kv/put", params: { key, value: { kind: "counter", count: 1 } } });
+    const stream = (frames: [unknown, "gateway_to_client" | "client_to_gateway"][]) => {
+      const checker = ordering.createOrderingChecker();
+      for (const [frame, direction] of frames) checker.accept(frame, direction);
+      return [...checker.violations, ...checker.end()].map((v) => [v.rule, v.message]);
+    };
+    const down = "gateway_to_client" as const;
+    const up = "client_to_gateway" as const;
+
+    expect(stream([[changed("a", 1), down], [changed("b", 7), down], [changed("a", 2), down], [expired("a"), down], [put(1, "a"), up], [{ jsonrpc: "2.0", id: 1, result: { version: 3 } }, down], [changed("a", 3), down]])).toEqual([]);
+    expect(stream([[changed("a", 1), down], [changed("a", 3), down]])).toEqual([["KV-ORDER-VERSION", 'kv/changed for key "a" of watch "w1" at frame 1 has /version 3; expected 2 after 1 at frame 0']]);
+    expect(stream([[expired("a"), down], [changed("a", 4), down]])).toEqual([["KV-ORDER-EXPIRED-QUIET", 'kv/changed for key "a" at frame 1 came after kv/expired at frame 0 and before a successful kv/put']]);
   });
 
   it("the generated client and dispatcher talk to each other over an in-memory pair", async () => {

@@ -4,14 +4,14 @@
  * loading to fail with SchemaErrors whose message names the file and the JSON pointer.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { generateFiles } from "../../generator/generate.js";
 import { loadSchemas } from "../../generator/load.js";
 import { SchemaErrors } from "../../generator/schema-error.js";
+import { useTempDirs } from "./temp-dirs.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = join(repoRoot, "test/fixtures/mini-protocol/schemas");
@@ -19,16 +19,7 @@ const fixture = join(repoRoot, "test/fixtures/mini-protocol/schemas");
 // The edits reach into arbitrary schema JSON; the loader, not the type system, is under test.
 type Json = any;
 
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
+const tempDir = useTempDirs();
 
 /** A copy of the mini protocol with `mutate` applied to it. */
 function brokenCopy(mutate: (dir: string) => void): string {
@@ -222,6 +213,15 @@ const mistakes: [string, Mistake][] = [
       file: "protocol.json",
       pointer: "/ordering/rules/0/notifications/1",
       message: "kv/expired params (KvExpiredNotification) has no field /version",
+    },
+  ],
+  [
+    "a sequence rule counting a field that is not an integer",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].field = "/key")),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/notifications/0",
+      message: 'kv/changed params (KvChangedNotification) has /key of type "string"; the rule needs integer',
     },
   ],
   [

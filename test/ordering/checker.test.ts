@@ -5,6 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { createOrderingChecker, orderingRules } from "../../generated/ordering.js";
+import { script, text } from "../gateway/harness.js";
 import itemsRequest from "../fixtures/reference/turn_items_request.json" with { type: "json" };
 import itemsResult from "../fixtures/reference/turn_items_result.json" with { type: "json" };
 import resumeRequest from "../fixtures/reference/turn_resume_request.json" with { type: "json" };
@@ -17,6 +18,7 @@ import {
   moved,
   notification,
   notificationMethod,
+  recordSession,
   recordTurn,
   renumbered,
   responseTo,
@@ -75,6 +77,25 @@ describe("a stream recorded from the reference gateway", () => {
     const edited = renumbered(without(frames, find(frames, "turn/permission/request/resolved")));
     expect(rulesOf(check(edited, { openTurnsAllowed: true }))).toEqual(["PERM-ORDER-RESOLVED-ONCE"]);
   });
+});
+
+describe("other streams recorded from the reference gateway", () => {
+  it("a turn cancelled while its permission request is open, then a turn whose model call fails, in one thread: both pass", async () => {
+    const frames = await recordSession(async (h) => {
+      const thread = await h.thread();
+      await h.client.turnStart({ thread_id: thread, turn_id: "trn_cancelled", permission_profile: { mode: "supervised" }, input: text(script({ tool: "shell", args: { command: "echo never" } }, { say: "unreachable" })) });
+      await h.waitFor((n) => n.method === "turn/permission/request/opened");
+      await h.client.turnCancel({ thread_id: thread, turn_id: "trn_cancelled" });
+      const failed = await h.runTurn({ thread_id: thread, turn_id: "trn_failing", input: text(script({ fail: "the model is unavailable" })) });
+      expect(failed.method).toBe("turn/failed");
+      await h.client.turnItems({ thread_id: thread, turn_id: "trn_cancelled" });
+      await h.client.turnItems({ thread_id: thread, turn_id: "trn_failing" });
+    });
+    const methods = frames.map(notificationMethod);
+    expect(methods.filter((m) => m === "turn/failed")).toHaveLength(2);
+    expect(methods).toContain("turn/permission/request/resolved");
+    expect(check(frames)).toEqual([]);
+  }, 30_000);
 });
 
 interface Edit {

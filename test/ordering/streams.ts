@@ -5,7 +5,7 @@
 import { createOrderingChecker, type OrderingViolation } from "../../generated/ordering.js";
 import type { TurnPermissionMode } from "../../generated/types.js";
 import type { ScriptStep } from "../../runtime/providers/scripted.js";
-import { script, startHarness, text } from "../gateway/harness.js";
+import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 import { recording, type RecordedFrame } from "./record.js";
 
 export type { RecordedFrame } from "./record.js";
@@ -34,29 +34,40 @@ export interface RecordedTurn {
 }
 
 /**
- * Runs one turn of `steps` on a fresh reference gateway, answering each permission request
- * with `answer`, then reads the turn back with turn/items. Resolves with every frame of the
- * connection.
+ * Runs `drive` against a fresh reference gateway on the in-memory pair and resolves with
+ * every frame of the connection, both directions, once the gateway is closed.
  */
-export async function recordTurn(steps: readonly ScriptStep[], mode: TurnPermissionMode = "supervised", answer: "allow_once" | "deny" = "allow_once"): Promise<RecordedTurn> {
+export async function recordSession(drive: (h: Harness) => Promise<void>): Promise<RecordedFrame[]> {
   const frames: RecordedFrame[] = [];
   const h = await startHarness({ clientTransport: (transport) => recording(transport, frames) });
   try {
+    await drive(h);
+    if (h.protocolErrors.length) throw new Error(`the gateway sent invalid frames: ${h.protocolErrors.join("; ")}`);
+  } finally {
+    await h.close();
+  }
+  return frames;
+}
+
+/**
+ * Runs one turn of `steps`, answering each permission request with `answer`, then reads
+ * the turn back with turn/items.
+ */
+export async function recordTurn(steps: readonly ScriptStep[], mode: TurnPermissionMode = "supervised", answer: "allow_once" | "deny" = "allow_once"): Promise<RecordedTurn> {
+  let threadId = "";
+  const turnId = "trn_ordering";
+  const frames = await recordSession(async (h) => {
     const answers: Promise<unknown>[] = [];
     h.client.on("turn/permission/request/opened", ({ request }) => {
       answers.push(h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: answer }));
     });
-    const threadId = await h.thread();
-    const turnId = "trn_ordering";
+    threadId = await h.thread();
     const terminal = await h.runTurn({ thread_id: threadId, turn_id: turnId, permission_profile: { mode }, input: text(script(...steps)) });
     await Promise.all(answers);
-    if (h.protocolErrors.length) throw new Error(`the gateway sent invalid frames: ${h.protocolErrors.join("; ")}`);
     if (terminal.method !== "turn/completed") throw new Error(`the recorded turn ended with ${terminal.method}`);
     await h.client.turnItems({ thread_id: threadId, turn_id: turnId });
-    return { frames, threadId, turnId };
-  } finally {
-    await h.close();
-  }
+  });
+  return { frames, threadId, turnId };
 }
 
 /** Everything the checker reports for `frames`: while they are fed, then at the end. */
