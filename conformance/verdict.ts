@@ -53,8 +53,7 @@ export type LevelStatus = "pass" | "fail" | "undetermined";
 export interface Verdict {
   achievedLevel: RunReport["achievedLevel"];
   certified: boolean;
-  /** certified; not certified (the gateway fails what the level needs, or an entry is stale); undetermined (only errors or unrun MUSTs stand in the way). */
-  status: "certified" | "not_certified" | "undetermined";
+  status: NonNullable<RunReport["status"]>;
   core: LevelStatus;
   full: LevelStatus;
   /** Listed ids that passed. */
@@ -150,7 +149,7 @@ export function verdictOf(report: RunReport): Verdict {
 }
 
 /** What a run knows before its verdict: everything of the report but the verdict and the results. */
-export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "results" | "finishedAt">;
+export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "results" | "finishedAt">;
 
 /** The report of a finished run. */
 export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict): RunReport {
@@ -160,6 +159,7 @@ export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict)
     achievedLevel: verdict.achievedLevel,
     certified: verdict.certified,
     staleExpectedFailures: verdict.staleExpectedFailures,
+    status: verdict.status,
     results: verdict.results,
   };
 }
