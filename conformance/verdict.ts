@@ -51,6 +51,8 @@ export interface VerdictCounts {
 export type LevelStatus = "pass" | "fail" | "undetermined";
 
 export interface Verdict {
+  /** The claimed capabilities, core first, in the order reports list them. */
+  claimed: Capability[];
   achievedLevel: RunReport["achievedLevel"];
   certified: boolean;
   status: NonNullable<RunReport["status"]>;
@@ -107,6 +109,11 @@ function judge(musts: readonly RequirementResult[]): { status: LevelStatus; fail
   return { status, failing, undetermined };
 }
 
+/** The capabilities a gateway claims, core always among them, in the order of `CAPABILITIES`. */
+export function claimedCapabilities(capabilities: readonly Capability[]): Capability[] {
+  return CAPABILITIES.filter((c) => c === "core" || capabilities.includes(c));
+}
+
 export function computeVerdict(results: readonly RequirementResult[], options: VerdictOptions): Verdict {
   const listed = new Map(options.expectedFailures.map((e) => [e.id, e.reason]));
   const marked = results.map((result): RequirementResult => {
@@ -114,10 +121,10 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
     const reason = listed.get(result.id);
     return reason === undefined ? rest : { ...rest, expectedFailure: true, expectedFailureReason: reason };
   });
-  const claimed = new Set<Capability>(["core", ...options.capabilities]);
+  const claimed = claimedCapabilities(options.capabilities);
   const musts = marked.filter((r) => r.level === "MUST");
   const core = judge(musts.filter((r) => r.capability === "core"));
-  const full = judge(musts.filter((r) => claimed.has(r.capability)));
+  const full = judge(musts.filter((r) => claimed.includes(r.capability)));
   const requested = options.requestedLevel === "core" ? core : full;
 
   const staleExpectedFailures = marked.filter((r) => r.expectedFailure && r.outcome === "pass").map((r) => r.id);
@@ -127,6 +134,7 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
   const certified = requested.status === "pass" && staleExpectedFailures.length === 0;
   const status = certified ? "certified" : requested.status === "undetermined" && staleExpectedFailures.length === 0 ? "undetermined" : "not_certified";
   return {
+    claimed,
     achievedLevel: full.status === "pass" ? "full" : core.status === "pass" ? "core" : "none",
     certified,
     status,

@@ -20,7 +20,7 @@ const error = (id: string, capability: Capability = "core") => result(id, capabi
 const listed = (id: string): ExpectedFailure => ({ id, reason: "known" });
 
 const rows: [string, Row][] = [
-  ["every MUST passes: Full, certified", { results: [pass("C1"), pass("P1", "permissions")], capabilities: ["permissions"], requested: "full", want: { achievedLevel: "full", certified: true, status: "certified", exitCode: 0 } }],
+  ["every MUST passes: Full, certified", { results: [pass("C1"), pass("P1", "permissions")], capabilities: ["permissions"], requested: "full", want: { claimed: ["core", "permissions"], achievedLevel: "full", certified: true, status: "certified", exitCode: 0 } }],
   ["core passes, a claimed capability fails: Core, Full not certified", { results: [pass("C1"), fail("P1", "permissions")], capabilities: ["permissions"], requested: "full", want: { achievedLevel: "core", certified: false, status: "not_certified", failing: ["P1"], exitCode: 1 } }],
   ["the same run asking for Core is certified", { results: [pass("C1"), fail("P1", "permissions")], capabilities: ["permissions"], requested: "core", want: { achievedLevel: "core", certified: true, exitCode: 0 } }],
   ["a core MUST fails: none", { results: [fail("C1"), pass("P1", "permissions")], capabilities: ["permissions"], requested: "core", want: { achievedLevel: "none", certified: false, failing: ["C1"], exitCode: 1 } }],
