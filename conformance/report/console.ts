@@ -4,7 +4,7 @@
  * failures, the level and the verdict, and the files written). Colours only on a TTY
  * with NO_COLOR unset.
  */
-import { styleText } from "node:util";
+import { inspect } from "node:util";
 import { type Level, type RequirementResult, type RunReport } from "../results.js";
 import { claimedCapabilities, verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
 import type { WrittenFile } from "./write.js";
@@ -36,7 +36,22 @@ export interface ConsoleReporterOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-type Style = Parameters<typeof styleText>[0];
+type Colour = "bold" | "red" | "green" | "yellow" | "gray";
+type Style = Colour | readonly Colour[];
+
+/**
+ * Wraps text in the ANSI codes Node's inspect uses for each style. Not util.styleText:
+ * newer Node versions drop its codes unless process.stdout is a TTY, whatever stream the
+ * reporter writes to; here the reporter's own stream decides.
+ */
+function ansi(style: Style, text: string): string {
+  const styles: readonly Colour[] = typeof style === "string" ? [style] : style;
+  return styles.reduce((inner, name) => {
+    // Every Colour is a name inspect.colors has.
+    const [open, close] = inspect.colors[name]!;
+    return `\u001b[${open}m${inner}\u001b[${close}m`;
+  }, text);
+}
 
 const markStyle = { pass: "green", fail: "red", skipped: "gray", error: "yellow" } as const satisfies Record<RequirementResult["outcome"], Style>;
 function indent(text: string, by = "    "): string {
@@ -49,7 +64,7 @@ function indent(text: string, by = "    "): string {
 export function createConsoleReporter(stream: ConsoleStream, options: ConsoleReporterOptions = {}): ConsoleReporter {
   const env = options.env ?? process.env;
   const color = options.color ?? (stream.isTTY === true && !env.NO_COLOR);
-  const paint = (style: Style, text: string): string => (color ? styleText(style, text) : text);
+  const paint = (style: Style, text: string): string => (color ? ansi(style, text) : text);
   const line = (text = ""): void => {
     stream.write(`${text}\n`);
   };

@@ -63,6 +63,15 @@ describe("the console reporter", () => {
     expect(out.text().includes("\u001b[")).toBe(coloured);
   });
 
+  it("colours marks and the verdict on a TTY", () => {
+    const out = capture(true);
+    const reporter = run(out, smallReport());
+    reporter.onResult(smallResults()[0]!);
+    reporter.onEnd(smallReport());
+    expect(out.text()).toContain("\u001b[32m✓\u001b[39m CORE-001");
+    expect(out.text()).toContain("\u001b[31m\u001b[1mNot certified\u001b[22m\u001b[39m: level Core achieved");
+  });
+
   it("says a run was undetermined when errors stand in the way", () => {
     const out = capture();
     const report = certifiedReport();
