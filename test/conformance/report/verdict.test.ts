@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Capability, RequirementResult, RunReport } from "../../../conformance/results.js";
+import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type RequirementResult, type RunReport } from "../../../conformance/results.js";
 import { computeVerdict, ExpectedFailuresError, loadExpectedFailures, schemaHash, verdictOf, type ExpectedFailure, type Verdict } from "../../../conformance/verdict.js";
 import { result, smallExpected, smallReport, smallResults } from "./fixtures.js";
 
@@ -73,6 +74,56 @@ describe("computeVerdict", () => {
     const verdict = verdictOf(report);
     expect([verdict.achievedLevel, verdict.certified, verdict.staleExpectedFailures]).toEqual([report.achievedLevel, report.certified, report.staleExpectedFailures]);
     expect(verdict.results).toEqual(report.results);
+  });
+});
+
+describe("computeVerdict, over any run", () => {
+  const anyRun = fc.record({
+    results: fc.array(fc.record({ capability: fc.constantFrom(...CAPABILITIES), level: fc.constantFrom(...LEVELS), outcome: fc.constantFrom(...OUTCOMES), listed: fc.boolean() }), { maxLength: 12 }),
+    capabilities: fc.subarray([...CAPABILITIES]),
+    requested: fc.constantFrom("core" as const, "full" as const),
+  });
+  type Run = typeof anyRun extends fc.Arbitrary<infer T> ? T : never;
+  const verdictFor = (run: Run, override?: (r: RequirementResult, i: number) => RequirementResult, listedToo: number[] = []) => {
+    const results = run.results.map((r, i) => result(`R${i}`, r.capability, r.level, r.outcome)).map((r, i) => (override ? override(r, i) : r));
+    const expectedFailures = run.results.flatMap((r, i) => (r.listed || listedToo.includes(i) ? [listed(`R${i}`)] : []));
+    return computeVerdict(results, { capabilities: run.capabilities, requestedLevel: run.requested, expectedFailures });
+  };
+
+  it("exits 0 exactly when certified, 2 only when nothing but errors or unrun MUSTs stand in the way", () => {
+    fc.assert(
+      fc.property(anyRun, (run) => {
+        const v = verdictFor(run);
+        expect(v.exitCode === 0).toBe(v.certified);
+        if (v.exitCode === 2) expect([v.failing, v.staleExpectedFailures, v.undetermined.length > 0]).toEqual([[], [], true]);
+        if (v.achievedLevel === "full") expect(v.core).toBe("pass");
+        if (v.certified) expect(v.achievedLevel === "full" || (run.requested === "core" && v.achievedLevel === "core")).toBe(true);
+      }),
+    );
+  });
+
+  it("does not change when an unlisted SHOULD or MAY result changes outcome", () => {
+    fc.assert(
+      fc.property(anyRun, fc.constantFrom(...OUTCOMES), (run, outcome) => {
+        const pick = (r: RequirementResult, i: number) => (r.level !== "MUST" && !run.results[i]!.listed ? { ...r, outcome } : r);
+        const before = verdictFor(run);
+        const after = verdictFor(run, pick);
+        expect([after.achievedLevel, after.certified, after.exitCode]).toEqual([before.achievedLevel, before.certified, before.exitCode]);
+      }),
+    );
+  });
+
+  it("never lowers the level when one more failure is listed", () => {
+    const rank = { none: 0, core: 1, full: 2 };
+    fc.assert(
+      fc.property(anyRun, fc.nat(), (run, n) => {
+        const failures = run.results.flatMap((r, i) => (r.outcome === "fail" ? [i] : []));
+        fc.pre(failures.length > 0);
+        const before = verdictFor(run);
+        const after = verdictFor(run, undefined, [failures[n % failures.length]!]);
+        expect(rank[after.achievedLevel]).toBeGreaterThanOrEqual(rank[before.achievedLevel]);
+      }),
+    );
   });
 });
 
