@@ -54,6 +54,11 @@ export interface RunReport {
   certified: boolean;
   /** Listed ids that now pass (these fail the run). */
   staleExpectedFailures: string[];
+  /**
+   * certified; not_certified (the gateway fails a MUST the requested level needs, or an
+   * entry is stale); undetermined (only harness errors or MUSTs not run stand in the way).
+   */
+  status?: "certified" | "not_certified" | "undetermined";
   results: RequirementResult[];
 }
 

@@ -51,10 +51,11 @@ export interface VerdictCounts {
 export type LevelStatus = "pass" | "fail" | "undetermined";
 
 export interface Verdict {
+  /** The claimed capabilities, core first, in the order reports list them. */
+  claimed: Capability[];
   achievedLevel: RunReport["achievedLevel"];
   certified: boolean;
-  /** certified; not certified (the gateway fails what the level needs, or an entry is stale); undetermined (only errors or unrun MUSTs stand in the way). */
-  status: "certified" | "not_certified" | "undetermined";
+  status: NonNullable<RunReport["status"]>;
   core: LevelStatus;
   full: LevelStatus;
   /** Listed ids that passed. */
@@ -108,6 +109,11 @@ function judge(musts: readonly RequirementResult[]): { status: LevelStatus; fail
   return { status, failing, undetermined };
 }
 
+/** The capabilities a gateway claims, core always among them, in the order of `CAPABILITIES`. */
+export function claimedCapabilities(capabilities: readonly Capability[]): Capability[] {
+  return CAPABILITIES.filter((c) => c === "core" || capabilities.includes(c));
+}
+
 export function computeVerdict(results: readonly RequirementResult[], options: VerdictOptions): Verdict {
   const listed = new Map(options.expectedFailures.map((e) => [e.id, e.reason]));
   const marked = results.map((result): RequirementResult => {
@@ -115,10 +121,10 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
     const reason = listed.get(result.id);
     return reason === undefined ? rest : { ...rest, expectedFailure: true, expectedFailureReason: reason };
   });
-  const claimed = new Set<Capability>(["core", ...options.capabilities]);
+  const claimed = claimedCapabilities(options.capabilities);
   const musts = marked.filter((r) => r.level === "MUST");
   const core = judge(musts.filter((r) => r.capability === "core"));
-  const full = judge(musts.filter((r) => claimed.has(r.capability)));
+  const full = judge(musts.filter((r) => claimed.includes(r.capability)));
   const requested = options.requestedLevel === "core" ? core : full;
 
   const staleExpectedFailures = marked.filter((r) => r.expectedFailure && r.outcome === "pass").map((r) => r.id);
@@ -128,6 +134,7 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
   const certified = requested.status === "pass" && staleExpectedFailures.length === 0;
   const status = certified ? "certified" : requested.status === "undetermined" && staleExpectedFailures.length === 0 ? "undetermined" : "not_certified";
   return {
+    claimed,
     achievedLevel: full.status === "pass" ? "full" : core.status === "pass" ? "core" : "none",
     certified,
     status,
@@ -150,7 +157,7 @@ export function verdictOf(report: RunReport): Verdict {
 }
 
 /** What a run knows before its verdict: everything of the report but the verdict and the results. */
-export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "results" | "finishedAt">;
+export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "results" | "finishedAt">;
 
 /** The report of a finished run. */
 export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict): RunReport {
@@ -160,6 +167,7 @@ export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict)
     achievedLevel: verdict.achievedLevel,
     certified: verdict.certified,
     staleExpectedFailures: verdict.staleExpectedFailures,
+    status: verdict.status,
     results: verdict.results,
   };
 }

@@ -4,11 +4,11 @@
  * failures, the level and the verdict, and the files written). Colours only on a TTY
  * with NO_COLOR unset.
  */
-import { styleText } from "node:util";
-import { CAPABILITIES, type Capability, type Level, type RequirementResult, type RunReport } from "../results.js";
-import { verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
+import { inspect } from "node:util";
+import { type Level, type RequirementResult, type RunReport } from "../results.js";
+import { claimedCapabilities, verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
 import type { WrittenFile } from "./write.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, outcomeMarks, plural } from "./format.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, plural } from "./format.js";
 
 export interface ConsoleStream {
   write(text: string): unknown;
@@ -36,7 +36,22 @@ export interface ConsoleReporterOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-type Style = Parameters<typeof styleText>[0];
+type Colour = "bold" | "red" | "green" | "yellow" | "gray";
+type Style = Colour | readonly Colour[];
+
+/**
+ * Wraps text in the ANSI codes Node's inspect uses for each style. Not util.styleText:
+ * newer Node versions drop its codes unless process.stdout is a TTY, whatever stream the
+ * reporter writes to; here the reporter's own stream decides.
+ */
+function ansi(style: Style, text: string): string {
+  const styles: readonly Colour[] = typeof style === "string" ? [style] : style;
+  return styles.reduce((inner, name) => {
+    // Every Colour is a name inspect.colors has.
+    const [open, close] = inspect.colors[name]!;
+    return `\u001b[${open}m${inner}\u001b[${close}m`;
+  }, text);
+}
 
 const markStyle = { pass: "green", fail: "red", skipped: "gray", error: "yellow" } as const satisfies Record<RequirementResult["outcome"], Style>;
 function indent(text: string, by = "    "): string {
@@ -49,7 +64,7 @@ function indent(text: string, by = "    "): string {
 export function createConsoleReporter(stream: ConsoleStream, options: ConsoleReporterOptions = {}): ConsoleReporter {
   const env = options.env ?? process.env;
   const color = options.color ?? (stream.isTTY === true && !env.NO_COLOR);
-  const paint = (style: Style, text: string): string => (color ? styleText(style, text) : text);
+  const paint = (style: Style, text: string): string => (color ? ansi(style, text) : text);
   const line = (text = ""): void => {
     stream.write(`${text}\n`);
   };
@@ -69,19 +84,17 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     if (isListed && result.outcome === "pass") note = paint("red", "  listed as an expected failure, passes: stale");
     line(`${head}  ${formatDuration(result.durationMs).padStart(6)}  ${paint("gray", result.statement)}${note}`);
     if ((result.outcome === "fail" || result.outcome === "error") && result.message) {
-      line(paint(result.outcome === "fail" && !isListed ? "red" : "gray", indent(result.message)));
+      line(paint(result.outcome === "error" ? "yellow" : isListed ? "gray" : "red", indent(result.message)));
     }
   }
 
-  function capabilityLines(report: RunReport, verdict: Verdict): void {
-    const claimed = new Set<Capability>(["core", ...report.capabilities]);
-    const shown = CAPABILITIES.filter((c) => claimed.has(c) || verdict.counts.byCapability[c].MUST.total > 0);
-    const width = Math.max(...shown.map((c) => c.length), "SHOULD".length);
+  function capabilityLines(verdict: Verdict): void {
+    const rows = mustsByCapability(verdict);
+    const width = Math.max(...rows.map((row) => row.capability.length), "SHOULD".length);
     line(paint("bold", "MUST results by capability"));
-    for (const capability of shown) {
-      const counts = verdict.counts.byCapability[capability].MUST;
-      const text = claimed.has(capability) ? formatCounts(counts) : `not claimed (${formatCounts(counts)})`;
-      line(`  ${capability.padEnd(width)}  ${claimed.has(capability) ? text : paint("gray", text)}`);
+    for (const { capability, claimed, counts } of rows) {
+      const text = claimed ? formatCounts(counts) : paint("gray", `not claimed (${formatCounts(counts)})`);
+      line(`  ${capability.padEnd(width)}  ${text}`);
     }
     for (const level of ["SHOULD", "MAY"] satisfies Level[]) {
       line(`${paint("bold", level.padEnd(width + 2))}  ${formatCounts(verdict.counts.byLevel[level])}`);
@@ -98,7 +111,7 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     }
     const level = `level ${achieved} achieved, ${requested} requested`;
     if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested)`);
-    else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; harness errors stand in the way`);
+    else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored or were not run`);
     else line(`${paint(["bold", "red"], "Not certified")}: ${level}${verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : ""}`);
   }
 
@@ -110,7 +123,7 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
       const target = info.gateway.command ?? info.gateway.url ?? "(unnamed gateway)";
       line(`${paint("bold", `${info.suite.name} ${info.suite.version}`)} certifying ${target}`);
       const total = ids.length ? ` · ${plural(ids.length, "requirement")}` : "";
-      line(paint("gray", `claims ${["core", ...info.capabilities.filter((c) => c !== "core")].join(", ")} · ${levelNames[info.requestedLevel]} requested${total}`));
+      line(paint("gray", `claims ${claimedCapabilities(info.capabilities).join(", ")} · ${levelNames[info.requestedLevel]} requested${total}`));
       line();
     },
     onResult(result) {
@@ -119,7 +132,7 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     onEnd(report, written = []) {
       const verdict = verdictOf(report);
       line();
-      capabilityLines(report, verdict);
+      capabilityLines(verdict);
       line();
       verdictLines(report, verdict);
       line(paint("gray", `${plural(report.results.length, "requirement")} in ${formatElapsed(report.startedAt, report.finishedAt)}`));

@@ -1,6 +1,6 @@
 /** Small text formats shared by the console and HTML reports. */
-import type { Outcome, RunReport } from "../results.js";
-import type { OutcomeCounts } from "../verdict.js";
+import { CAPABILITIES, type Capability, type Outcome, type RunReport } from "../results.js";
+import type { OutcomeCounts, Verdict } from "../verdict.js";
 
 /** How reports name the levels. */
 export const levelNames: Record<RunReport["achievedLevel"], string> = { full: "Full", core: "Core", none: "none" };
@@ -34,4 +34,11 @@ export function formatCounts(counts: OutcomeCounts): string {
   if (counts.skipped) parts.push(`${counts.skipped} skipped`);
   if (counts.error) parts.push(plural(counts.error, "error"));
   return parts.length ? parts.join(", ") : "none";
+}
+
+/** The MUST results of each capability to show: every claimed one, and any other that has MUSTs. */
+export function mustsByCapability(verdict: Verdict): { capability: Capability; claimed: boolean; counts: OutcomeCounts }[] {
+  return CAPABILITIES.map((capability) => ({ capability, claimed: verdict.claimed.includes(capability), counts: verdict.counts.byCapability[capability].MUST })).filter(
+    (row) => row.claimed || row.counts.total > 0,
+  );
 }

@@ -7,9 +7,9 @@
  * Every value from the run is HTML-escaped by the template engine.
  */
 import Handlebars from "handlebars";
-import { CAPABILITIES, type Capability, type RequirementResult, type RunReport } from "../results.js";
+import type { RequirementResult, RunReport } from "../results.js";
 import { verdictOf, type Verdict } from "../verdict.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, outcomeMarks } from "./format.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks } from "./format.js";
 import { prettyJson, transcriptBlocks, type TranscriptBlock } from "./transcript.js";
 
 interface ResultView {
@@ -84,7 +84,7 @@ function verdictView(report: RunReport, verdict: Verdict): { cls: string; headli
   const achieved = levelNames[report.achievedLevel];
   if (verdict.status === "certified") return { cls: "certified", headline: `Certified ${achieved}`, detail: `${requested} requested.` };
   if (verdict.status === "undetermined") {
-    return { cls: "undetermined", headline: "Could not be determined", detail: `${requested} requested; harness errors on ${verdict.undetermined.join(", ")} stand in the way. Level ${achieved} holds so far.` };
+    return { cls: "undetermined", headline: "Could not be determined", detail: `${requested} requested; MUSTs it needs errored or were not run: ${verdict.undetermined.join(", ")}. Level ${achieved} holds so far.` };
   }
   const reasons = [
     ...(verdict.failing.length ? [`failing MUSTs: ${verdict.failing.join(", ")}`] : []),
@@ -95,7 +95,6 @@ function verdictView(report: RunReport, verdict: Verdict): { cls: string; headli
 
 function view(report: RunReport) {
   const verdict = verdictOf(report);
-  const claimed = new Set<Capability>(["core", ...report.capabilities]);
   const results = report.results.map((r) => ({ result: r, view: resultView(r), section: outcomeOf(r).section }));
   const sections: SectionView[] = sectionDefs.map((def) => {
     const inSection = results.filter((r) => r.section === def.anchor).map((r) => r.view);
@@ -110,13 +109,9 @@ function view(report: RunReport) {
     startedAt: report.startedAt,
     finishedAt: report.finishedAt,
     duration: formatElapsed(report.startedAt, report.finishedAt),
-    claimed: [...claimed].join(", "),
+    claimed: verdict.claimed.join(", "),
     verdict: verdictView(report, verdict),
-    capabilities: CAPABILITIES.filter((c) => claimed.has(c) || verdict.counts.byCapability[c].MUST.total > 0).map((c) => ({
-      name: c,
-      claimed: claimed.has(c),
-      counts: formatCounts(verdict.counts.byCapability[c].MUST),
-    })),
+    capabilities: mustsByCapability(verdict).map((row) => ({ name: row.capability, claimed: row.claimed, counts: formatCounts(row.counts) })),
     should: formatCounts(verdict.counts.byLevel.SHOULD),
     may: formatCounts(verdict.counts.byLevel.MAY),
     total: report.results.length,

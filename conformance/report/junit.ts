@@ -85,7 +85,7 @@ function totals(results: readonly RequirementResult[]): Record<"tests" | "failur
 
 export function renderJunit(report: RunReport): string {
   const verdict = verdictOf(report);
-  const claimed = new Set(["core", ...report.capabilities]);
+  const claimed = new Set<string>(verdict.claimed);
   const properties = (capability: string) =>
     [
       ["gateway", report.gateway.command ?? report.gateway.url ?? ""],

@@ -63,13 +63,22 @@ describe("the console reporter", () => {
     expect(out.text().includes("\u001b[")).toBe(coloured);
   });
 
+  it("colours marks and the verdict on a TTY", () => {
+    const out = capture(true);
+    const reporter = run(out, smallReport());
+    reporter.onResult(smallResults()[0]!);
+    reporter.onEnd(smallReport());
+    expect(out.text()).toContain("\u001b[32m✓\u001b[39m CORE-001");
+    expect(out.text()).toContain("\u001b[31m\u001b[1mNot certified\u001b[22m\u001b[39m: level Core achieved");
+  });
+
   it("says a run was undetermined when errors stand in the way", () => {
     const out = capture();
     const report = certifiedReport();
     const errored: RunReport = { ...report, certified: false, achievedLevel: "none", results: report.results.map((r) => (r.id === "CORE-001" ? { ...r, outcome: "error", message: "timed out" } : r)) };
     run(out, errored).onEnd(errored);
     expect(out.text()).toContain("Not determined (harness error or not run): CORE-001\n");
-    expect(out.text()).toContain("Could not be determined: level none achieved, Full requested; harness errors stand in the way\n");
+    expect(out.text()).toContain("Could not be determined: level none achieved, Full requested; MUSTs it needs errored or were not run\n");
   });
 });
 

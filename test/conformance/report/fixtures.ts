@@ -2,7 +2,7 @@
  * Synthetic results and run reports for the reporter tests: every outcome, level and
  * capability, an expected failure, a stale entry, an invalid frame and a transcript.
  */
-import type { Capability, Level, Outcome, RequirementResult, RunReport } from "../../../conformance/results.js";
+import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type Level, type Outcome, type RequirementResult, type RunReport } from "../../../conformance/results.js";
 import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "../../../conformance/verdict.js";
 
 /** A result with plausible defaults; `id` is also the statement's subject. */
@@ -81,4 +81,27 @@ export function certifiedReport(): RunReport {
   ];
   const verdict = computeVerdict(results, { capabilities: ["core", "permissions"], requestedLevel: "full", expectedFailures: [] });
   return toRunReport({ ...meta, capabilities: ["core", "permissions"] }, "2026-11-30T12:00:01.000Z", verdict);
+}
+
+/** Every capability × level × outcome once; every failure listed as expected but those of routes and PERMISSIONS-MUST-FAIL; one stale entry. */
+export function everyCombinationReport(): RunReport {
+  const results: RequirementResult[] = [];
+  for (const capability of CAPABILITIES) {
+    for (const level of LEVELS) {
+      for (const outcome of OUTCOMES) {
+        const id = `${capability.toUpperCase()}-${level}-${outcome.toUpperCase()}`;
+        const failing = outcome === "fail" || outcome === "error";
+        results.push(
+          result(id, capability, level, outcome, {
+            durationMs: results.length * 7,
+            ...(failing ? { message: `${id} went wrong`, transcript: [{ direction: "sent", atMs: results.length, frame: startRequest }] } : {}),
+          }),
+        );
+      }
+    }
+  }
+  const expectedFailures = results.filter((r) => r.outcome === "fail" && r.capability !== "routes" && r.id !== "PERMISSIONS-MUST-FAIL").map((r) => ({ id: r.id, reason: `known: ${r.id}` }));
+  expectedFailures.push({ id: "CORE-SHOULD-PASS", reason: "fixed since" });
+  const verdict = computeVerdict(results, { capabilities: ["core", "permissions", "windows"], requestedLevel: "core", expectedFailures });
+  return toRunReport({ ...meta, capabilities: ["core", "permissions", "windows"], requestedLevel: "core" }, "2026-11-30T12:01:00.000Z", verdict);
 }

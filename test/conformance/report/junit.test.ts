@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { renderJunit, xmlAttribute, xmlText } from "../../../conformance/report/junit.js";
 import type { RunReport } from "../../../conformance/results.js";
@@ -48,5 +49,20 @@ describe("the JUnit report", () => {
     ["U+FFFE", xmlText("\uFFFE"), "\\uFFFE"],
   ])("keeps %s", (_name, actual, expected) => {
     expect(actual).toBe(expected);
+  });
+
+  // Any UTF-16 string, lone surrogates and every control character included.
+  const anyText = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((n) => String.fromCharCode(n)), maxLength: 40 });
+  // Only characters XML 1.0 allows, and markup characters only as entity or character references.
+  const wellFormedText = /^(?:[\t\n\r\u0020-\u0025\u0027-\u003B\u003D\u003F-\uD7FF\uE000-\uFFFD]|[\uD800-\uDBFF][\uDC00-\uDFFF]|>|&(?:amp|lt|gt|quot|apos|#\d+);)*$/;
+  const wellFormedAttribute = /^(?:[\u0020\u0021\u0023-\u0025\u0028-\u003B\u003D\u003F-\uD7FF\uE000-\uFFFD]|[\uD800-\uDBFF][\uDC00-\uDFFF]|&(?:amp|lt|gt|quot|apos|#\d+);)*$/;
+
+  it("writes any string as well-formed text and attribute values", () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        expect(xmlText(text)).toMatch(wellFormedText);
+        expect(xmlAttribute(text)).toMatch(wellFormedAttribute);
+      }),
+    );
   });
 });

@@ -1,8 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Capability, RequirementResult, RunReport } from "../../../conformance/results.js";
+import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type RequirementResult, type RunReport } from "../../../conformance/results.js";
 import { computeVerdict, ExpectedFailuresError, loadExpectedFailures, schemaHash, verdictOf, type ExpectedFailure, type Verdict } from "../../../conformance/verdict.js";
 import { result, smallExpected, smallReport, smallResults } from "./fixtures.js";
 
@@ -20,7 +21,7 @@ const error = (id: string, capability: Capability = "core") => result(id, capabi
 const listed = (id: string): ExpectedFailure => ({ id, reason: "known" });
 
 const rows: [string, Row][] = [
-  ["every MUST passes: Full, certified", { results: [pass("C1"), pass("P1", "permissions")], capabilities: ["permissions"], requested: "full", want: { achievedLevel: "full", certified: true, status: "certified", exitCode: 0 } }],
+  ["every MUST passes: Full, certified", { results: [pass("C1"), pass("P1", "permissions")], capabilities: ["permissions"], requested: "full", want: { claimed: ["core", "permissions"], achievedLevel: "full", certified: true, status: "certified", exitCode: 0 } }],
   ["core passes, a claimed capability fails: Core, Full not certified", { results: [pass("C1"), fail("P1", "permissions")], capabilities: ["permissions"], requested: "full", want: { achievedLevel: "core", certified: false, status: "not_certified", failing: ["P1"], exitCode: 1 } }],
   ["the same run asking for Core is certified", { results: [pass("C1"), fail("P1", "permissions")], capabilities: ["permissions"], requested: "core", want: { achievedLevel: "core", certified: true, exitCode: 0 } }],
   ["a core MUST fails: none", { results: [fail("C1"), pass("P1", "permissions")], capabilities: ["permissions"], requested: "core", want: { achievedLevel: "none", certified: false, failing: ["C1"], exitCode: 1 } }],
@@ -76,6 +77,56 @@ describe("computeVerdict", () => {
   });
 });
 
+describe("computeVerdict, over any run", () => {
+  const anyRun = fc.record({
+    results: fc.array(fc.record({ capability: fc.constantFrom(...CAPABILITIES), level: fc.constantFrom(...LEVELS), outcome: fc.constantFrom(...OUTCOMES), listed: fc.boolean() }), { maxLength: 12 }),
+    capabilities: fc.subarray([...CAPABILITIES]),
+    requested: fc.constantFrom("core" as const, "full" as const),
+  });
+  type Run = typeof anyRun extends fc.Arbitrary<infer T> ? T : never;
+  const verdictFor = (run: Run, override?: (r: RequirementResult, i: number) => RequirementResult, listedToo: number[] = []) => {
+    const results = run.results.map((r, i) => result(`R${i}`, r.capability, r.level, r.outcome)).map((r, i) => (override ? override(r, i) : r));
+    const expectedFailures = run.results.flatMap((r, i) => (r.listed || listedToo.includes(i) ? [listed(`R${i}`)] : []));
+    return computeVerdict(results, { capabilities: run.capabilities, requestedLevel: run.requested, expectedFailures });
+  };
+
+  it("exits 0 exactly when certified, 2 only when nothing but errors or unrun MUSTs stand in the way", () => {
+    fc.assert(
+      fc.property(anyRun, (run) => {
+        const v = verdictFor(run);
+        expect(v.exitCode === 0).toBe(v.certified);
+        if (v.exitCode === 2) expect([v.failing, v.staleExpectedFailures, v.undetermined.length > 0]).toEqual([[], [], true]);
+        if (v.achievedLevel === "full") expect(v.core).toBe("pass");
+        if (v.certified) expect(v.achievedLevel === "full" || (run.requested === "core" && v.achievedLevel === "core")).toBe(true);
+      }),
+    );
+  });
+
+  it("does not change when an unlisted SHOULD or MAY result changes outcome", () => {
+    fc.assert(
+      fc.property(anyRun, fc.constantFrom(...OUTCOMES), (run, outcome) => {
+        const pick = (r: RequirementResult, i: number) => (r.level !== "MUST" && !run.results[i]!.listed ? { ...r, outcome } : r);
+        const before = verdictFor(run);
+        const after = verdictFor(run, pick);
+        expect([after.achievedLevel, after.certified, after.exitCode]).toEqual([before.achievedLevel, before.certified, before.exitCode]);
+      }),
+    );
+  });
+
+  it("never lowers the level when one more failure is listed", () => {
+    const rank = { none: 0, core: 1, full: 2 };
+    fc.assert(
+      fc.property(anyRun, fc.nat(), (run, n) => {
+        const failures = run.results.flatMap((r, i) => (r.outcome === "fail" ? [i] : []));
+        fc.pre(failures.length > 0);
+        const before = verdictFor(run);
+        const after = verdictFor(run, undefined, [failures[n % failures.length]!]);
+        expect(rank[after.achievedLevel]).toBeGreaterThanOrEqual(rank[before.achievedLevel]);
+      }),
+    );
+  });
+});
+
 describe("loadExpectedFailures", () => {
   const dir = mkdtempSync(join(tmpdir(), "turnspec-ef-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -86,7 +137,7 @@ describe("loadExpectedFailures", () => {
   };
 
   it("returns the entries, unknown ids included", () => {
-    const path = file("ok.json", JSON.stringify({ expected_failures: [{ id: "CORE-002", reason: "later" }, { id: "NOPE-9", reason: "typo?" }] }));
+    const path = file("ok.json", JSON.stringify({ $schema: "./expected-failures.schema.json", expected_failures: [{ id: "CORE-002", reason: "later" }, { id: "NOPE-9", reason: "typo?" }] }));
     expect(loadExpectedFailures(path)).toEqual([
       { id: "CORE-002", reason: "later" },
       { id: "NOPE-9", reason: "typo?" },
