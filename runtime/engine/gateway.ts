@@ -10,16 +10,13 @@ import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
 import type {
   AgentActorRef,
-  ItemRecoveryKind,
   PromptManifest,
   Thread,
   ThreadTimelineBlock,
   Turn,
   TurnFailure,
   TurnItem,
-  TurnExecutionWindowCounts,
   TurnExecutionWindowExhaustionReason,
-  TurnExecutionWindowStatus,
   TurnItemEvent,
   TurnPermissionAuditEvent,
   TurnPermissionMode,
@@ -42,7 +39,7 @@ import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
 import { foldTurn, isActive, type RecoveryJobState, type TurnState } from "./fold.js";
 import { blockChanged, changedWorkItemIds, pageWork, projectWork, WorkCursorError, workItemsGet, type WorkProjection } from "./work.js";
-import { GatewayShutdown, observedInLog } from "./recovery.js";
+import { GatewayShutdown, observedInLog, RecoveryJobs } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
 import { checkpointId, windowId } from "./windows.js";
 
@@ -88,27 +85,6 @@ const WORK_EVENTS = new Set([
 /** Events after which a thread's timeline blocks changed. */
 const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
 
-/** How a turn is blocked: why, which recovery job, and how its current window ends. */
-export interface BlockSpec {
-  /** The window exhaustion reason the turn blocks for; also turn/blocked's reason. */
-  readonly reason: TurnExecutionWindowExhaustionReason;
-  /** What the recovery job recovers from. */
-  readonly kind: ItemRecoveryKind;
-  /** A recovery job already opened for this (a provider failure's), or undefined to open one. */
-  readonly jobId?: string;
-  /** Counts of the current window when it stopped. */
-  readonly observed: TurnExecutionWindowCounts;
-  /** Status the current window ends with (turn/execution_window/exhausted). */
-  readonly windowStatus: TurnExecutionWindowStatus;
-  /** Counts since the turn started or was last resumed, when a total was reached (turn/execution_window/blocked). */
-  readonly totals?: TurnExecutionWindowCounts;
-  /** The notice shown in the timeline. */
-  readonly message: string;
-  readonly usage: TurnUsage;
-  /** The manifest of the last prompt compiled for the turn, recorded on the Blocked snapshot. */
-  readonly promptManifest?: PromptManifest;
-}
-
 /** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
 export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
   readonly promptManifest?: PromptManifest;
@@ -151,6 +127,7 @@ export class Gateway {
   private readonly lastWork = new Map<string, WorkProjection>();
   private readonly runner: TurnRunner;
   readonly approvals: Approvals;
+  readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
@@ -160,6 +137,7 @@ export class Gateway {
     this.log = options.log ?? (() => undefined);
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
     this.approvals = new Approvals(this, options.config, tokens);
+    this.recovery = new RecoveryJobs(this);
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
     // What may run without asking is the permission configuration; a change makes older routes stale.
     const { allowedPaths, requireResolveToken } = options.config;
@@ -401,49 +379,6 @@ export class Gateway {
     return `${turnId}_item_${this.options.store.lastSequence(turnId) + 1}`;
   }
 
-  /** Publishes a gateway-authored notice as a completed systemEvent item; returns its id. */
-  notice(threadId: string, turnId: string, level: "info" | "warning" | "error", code: string, message: string): string {
-    const id = this.nextItemId(turnId);
-    const item: TurnItem = { type: "systemEvent", id, status: "completed", level, code, message };
-    this.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-    this.publish(threadId, turnId, "item/completed", { item_id: id, item });
-    return id;
-  }
-
-  /** Opens a recovery job for an item (item/recovery_opened); returns its id. */
-  openRecoveryJob(threadId: string, turnId: string, itemId: string, kind: ItemRecoveryKind, exhaustionReason?: TurnExecutionWindowExhaustionReason): string {
-    const id = `rec_${randomUUID().replace(/-/g, "")}`;
-    this.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
-    return id;
-  }
-
-  /**
-   * Blocks a turn: its current window ends (exhausted, then checkpointed so a resume can
-   * continue from it), a recovery job is opened unless one is given, and turn/blocked
-   * carries the Blocked snapshot. Nothing more is sent for the turn until turn/resume.
-   */
-  block(threadId: string, turnId: string, spec: BlockSpec): Turn {
-    const state = this.turnState(turnId)!;
-    const window = state.windows.at(-1);
-    if (window && !window.observed) {
-      this.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
-      this.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
-    }
-    let jobId = spec.jobId;
-    if (jobId === undefined) {
-      const item = this.notice(threadId, turnId, "warning", spec.reason, spec.message);
-      jobId = this.openRecoveryJob(threadId, turnId, item, spec.kind, spec.reason);
-    }
-    if (spec.totals && window) {
-      this.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
-    }
-    const { completed_at: _completed, error: _error, ...current } = this.turnState(turnId)!.turn;
-    const manifest = spec.promptManifest ? { prompt_manifest: spec.promptManifest } : {};
-    const turn: Turn = { ...current, ...manifest, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
-    this.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
-    return turn;
-  }
-
   /**
    * Creates and starts a turn: turn/start, or spawn_agent for a child turn (`parent`),
    * which inherits the parent's permission mode and never gets more than it.
@@ -565,7 +500,7 @@ export class Gateway {
       for (const id of state?.requests.keys() ?? []) this.approvals.remember(id, ref.thread_id, ref.turn_id);
       if (state?.turn.status !== "InProgress") continue;
       try {
-        this.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
+        this.recovery.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
       } catch (error) {
         // A log this gateway cannot block from must still not leave the turn InProgress.
         this.log(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
@@ -576,29 +511,6 @@ export class Gateway {
         });
       }
     }
-  }
-
-  /** Blocks a turn whose run stopped with the gateway: what was open is closed first, as a stop left it. */
-  blockCutOffTurn(threadId: string, turnId: string, state: TurnState, observed: TurnExecutionWindowCounts, usage?: TurnUsage, promptManifest?: PromptManifest): Turn {
-    const message = "the gateway stopped while the turn was running";
-    for (const { request, resolution } of state.requests.values()) {
-      if (resolution) continue;
-      this.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.nowIso(), scope_hash: request.scope_hash });
-      this.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
-    }
-    for (const item of state.items) {
-      if (item.status !== "in_progress") continue;
-      this.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
-    }
-    return this.block(threadId, turnId, {
-      reason: "runtime_shutdown_continuation",
-      kind: "runtime_shutdown",
-      observed,
-      windowStatus: "interrupted",
-      message: `${message}; resume it with turn/resume`,
-      usage: usage ?? state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-      ...(promptManifest ? { promptManifest } : {}),
-    });
   }
 
   /**
@@ -769,13 +681,4 @@ export class Gateway {
     });
     return { threadId, blocks, page: { nextCursor: start > 0 ? String(start) : null, hasMore: start > 0 } };
   }
-}
-
-/** An item a stop left open, closed as cancelled with the reason the model and the client see. */
-function cutOff(item: TurnItem, message: string): TurnItem {
-  const fields = item as unknown as Record<string, unknown>;
-  if (item.type === "agentMessage") return { ...item, status: "cancelled", partial: true };
-  if (fields.tool_call_id === undefined) return { ...item, status: "cancelled" } as TurnItem;
-  const result = item.type === "task" ? { result: message } : { outcome: "cancelled", tool_result: message };
-  return { ...fields, status: "cancelled", error: { message }, ...result } as unknown as TurnItem;
 }

@@ -1,10 +1,17 @@
 /**
  * The agent loop (tool-loop.md): record the user message; then, round after round,
  * rebuild the conversation from the log, call the provider streaming its deltas, run the
- * tool calls it returns; stop at the final answer. A provider failure fails the turn and
- * keeps any partial text as an audit item. Chat mode is one provider call without tools.
+ * tool calls it returns; stop at the final answer. Chat mode is one provider call without
+ * tools.
+ *
+ * Rounds run in execution windows (windows.ts): between rounds a window that reached a
+ * limit is checkpointed and continued in a new one, and a reached total blocks the turn.
+ * A retryable provider failure is retried with backoff under a recovery job and blocks the
+ * turn when the attempts run out; any other provider failure fails the turn, keeping
+ * partial text as an audit item. A stop of the gateway blocks the turn; a resumed turn
+ * runs on from the log, with rounds, usage and attempts counted on.
  */
-import type { PromptManifest, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { faultOn } from "../faults.js";
 import { classifyToolCall } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
@@ -15,10 +22,10 @@ import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { compressHistory } from "./context.js";
-import type { BlockSpec, Gateway, GatewayOptions, TurnOutcome } from "./gateway.js";
+import type { Gateway, GatewayOptions, TurnOutcome } from "./gateway.js";
 import { promptManifest } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
-import { isShutdown } from "./recovery.js";
+import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
@@ -105,9 +112,9 @@ export class TurnRunner {
     /** The manifest of the last prompt compiled, recorded on the turn when it ends or blocks. */
     let manifest: PromptManifest | undefined;
     const end = (outcome: TurnOutcome): void => void g.finish(threadId, turnId, { ...outcome, ...(manifest ? { promptManifest: manifest } : {}) });
-    const block = (spec: BlockSpec): void => void g.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
+    const block = (spec: BlockSpec): void => void g.recovery.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
     const stopped = (): void => {
-      if (isShutdown(signal)) g.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, meter.counts(nowMs()), usage, manifest);
+      if (isShutdown(signal)) g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, meter.counts(nowMs()), usage, manifest);
       else end({ status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
     };
 
@@ -132,19 +139,8 @@ export class TurnRunner {
         return;
       }
       if (exhausted) {
-        const next = meter.index + 1;
-        g.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: meter.windowId, reason: exhausted, observed, status: "exhausted" });
-        g.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: meter.windowId, checkpoint_id: checkpointId(turnId, meter.index), status: "checkpointed" });
-        g.publish(threadId, turnId, "turn/execution_window/continued", {
-          previous_window_id: meter.windowId,
-          window_id: windowId(turnId, next),
-          window_index: next,
-          checkpoint_id: checkpointId(turnId, meter.index),
-          reason: exhausted,
-        });
-        g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, next), window_index: next, limits: config.windowLimits, status: "running" });
+        meter = this.continueInNewWindow(threadId, turnId, meter, exhausted, observed);
         ended = sinceResume;
-        meter = new WindowMeter(windowId(turnId, next), next, nowMs());
       }
 
       const model = turn.model ?? config.defaultModel;
@@ -156,8 +152,8 @@ export class TurnRunner {
         const policy = config.providerRetry;
         const attempt = recovery?.attempt ?? 1;
         if (!recovery) {
-          const itemId = g.notice(threadId, turnId, "warning", "provider_retry", `the model provider failed (${answer.message}); the call is retried`);
-          recovery = { itemId, jobId: g.openRecoveryJob(threadId, turnId, itemId, "provider_failure"), attempt, firstAttempt: attempt };
+          const itemId = g.recovery.notice(threadId, turnId, "warning", "provider_retry", `the model provider failed (${answer.message}); the call is retried`);
+          recovery = { itemId, jobId: g.recovery.openJob(threadId, turnId, itemId, "provider_failure"), attempt, firstAttempt: attempt };
         }
         const failures = attempt - recovery.firstAttempt + 1;
         if (failures >= policy.max_attempts) {
@@ -209,6 +205,18 @@ export class TurnRunner {
         await this.runTool(threadId, turnId, call, round, signal, depth, thread.cwd);
       }
     }
+  }
+
+  /** Ends the window `meter` counts (exhausted, checkpointed) and opens the next one (continued, started); returns its meter. */
+  private continueInNewWindow(threadId: string, turnId: string, meter: WindowMeter, reason: TurnExecutionWindowExhaustionReason, observed: TurnExecutionWindowCounts): WindowMeter {
+    const g = this.gateway;
+    const next = meter.index + 1;
+    const checkpoint = checkpointId(turnId, meter.index);
+    g.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: meter.windowId, reason, observed, status: "exhausted" });
+    g.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: meter.windowId, checkpoint_id: checkpoint, status: "checkpointed" });
+    g.publish(threadId, turnId, "turn/execution_window/continued", { previous_window_id: meter.windowId, window_id: windowId(turnId, next), window_index: next, checkpoint_id: checkpoint, reason });
+    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, next), window_index: next, limits: this.options.config.windowLimits, status: "running" });
+    return new WindowMeter(windowId(turnId, next), next, g.now().getTime());
   }
 
   /** The tool loop hit a budget that holds over the whole turn: turn/tool_loop/budget_exceeded, and the turn fails with the outcome returned. */

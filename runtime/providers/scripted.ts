@@ -9,6 +9,9 @@
  * bring its own; in a single-turn conversation (a fresh thread, a sub-agent) the two are
  * the same message. Any other text gets an echo (`You said: <text>`), so a chat with the
  * reference gateway works without a model.
+ *
+ * Retries are scripted through the request's attempt number (`fail_attempts`), which the
+ * gateway counts, for the same reason: the provider itself remembers nothing.
  */
 import type { ModelProvider, ProviderEvent, ProviderRequest, ToolCall } from "./provider.js";
 import { ProviderError } from "./provider.js";

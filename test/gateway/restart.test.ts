@@ -85,7 +85,8 @@ describe("a gateway restarted on the same SQLite file", () => {
       "turn/blocked",
     ]);
     const opened = items.events.find((e) => e.method === "item/recovery_opened")!.params;
-    expect(opened).toMatchObject({ reason: "runtime_shutdown", exhaustion_reason: "runtime_shutdown_continuation", recovery_job_id: turn.blocked!.recovery_job_id });
+    expect(opened).toMatchObject({ reason: "runtime_shutdown", recovery_job_id: turn.blocked!.recovery_job_id });
+    expect(opened.exhaustion_reason, "only a window-exhaustion job names a window limit").toBeUndefined();
     expect(items.events.find((e) => e.method === "turn/execution_window/exhausted")!.params).toMatchObject({ reason: "runtime_shutdown_continuation", status: "interrupted" });
     // Blocked still occupies the thread.
     const busy = await next.client.turnStart({ thread_id: thread, turn_id: "trn_other", input: text("hi") }).catch((e: unknown) => e);
@@ -224,6 +225,21 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
     cleanups.push(() => transport.close());
     return transport;
   };
+  /** The notifications of a turn that carry a log sequence, as a client received them. */
+  const sequenced = (received: readonly AnyNotification[], turnId: string) =>
+    received.filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params);
+  /** Every notification a client received is in the log at its sequence, as sent. */
+  const expectLogged = (events: readonly { sequence: number; method: string; params: Record<string, unknown> }[], seen: readonly AnyNotification[]) => {
+    const bySequence = new Map(events.map((e) => [e.sequence, e]));
+    for (const n of seen) {
+      const { sequence } = n.params as { sequence: number };
+      expect(bySequence.get(sequence), `event ${sequence} (${n.method})`).toMatchObject({ method: n.method, params: n.params });
+    }
+  };
+  const kill = async (transport: ChildProcessTransport) => {
+    transport.child.kill("SIGKILL");
+    expect(await transport.exited).toMatchObject({ signal: "SIGKILL" });
+  };
 
   it("restarts with the turn Blocked; turn/resume completes it and every event the client saw is in turn/items unchanged", async () => {
     const dir = mkdtempSync(join(tmpdir(), "turnspec-kill-"));
@@ -239,9 +255,8 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
       input: text(script({ tool: "shell", args: { command: "echo hello" } }, { say: "done after the kill" })),
     });
     await a.waitFor((n) => n.method === "turn/permission/request/opened");
-    const seenBeforeKill: AnyNotification[] = a.received.filter((n) => "turn_id" in n.params && n.params.turn_id === "trn_killed" && "sequence" in n.params);
-    first.child.kill("SIGKILL");
-    expect(await first.exited).toMatchObject({ signal: "SIGKILL" });
+    const seenBeforeKill = sequenced(a.received, "trn_killed");
+    await kill(first);
     expect(a.protocolErrors).toEqual([]);
 
     const second = serve(db);
@@ -250,11 +265,7 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
     expect(turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
 
     const items = await b.client.turnItems({ thread_id: thread.id, turn_id: "trn_killed" });
-    const persisted = new Map(items.events.map((e) => [e.sequence, e]));
-    for (const n of seenBeforeKill) {
-      const params = n.params as { sequence: number };
-      expect(persisted.get(params.sequence), `event ${params.sequence} (${n.method})`).toMatchObject({ method: n.method, params: n.params });
-    }
+    expectLogged(items.events, seenBeforeKill);
     // The open request was cancelled by the restart, before the turn blocked.
     const methods = items.events.map((e) => e.method);
     expect(methods.indexOf("turn/permission/request/resolved")).toBeLessThan(methods.indexOf("turn/blocked"));
@@ -267,11 +278,48 @@ describe("turnspec serve killed with SIGKILL mid-turn", () => {
     expect(final.events.map((e) => e.sequence)).toEqual(final.events.map((_, i) => i + 1));
     expect(final.events.slice(0, items.events.length)).toEqual(items.events);
     // Everything the second client was sent is in the log as sent.
-    const live = b.received.filter((n) => "turn_id" in n.params && n.params.turn_id === "trn_killed" && "sequence" in n.params);
+    const live = sequenced(b.received, "trn_killed");
     expect(live.length).toBeGreaterThan(0);
-    for (const n of live) expect(final.events[(n.params as { sequence: number }).sequence - 1]).toMatchObject({ method: n.method, params: n.params });
+    expectLogged(final.events, live);
     const answer = final.events.filter((e) => e.method === "item/completed").map((e) => e.params.item as { type: string }).find((i) => i.type === "agentMessage");
     expect(answer).toMatchObject({ text: "done after the kill" });
     expect(b.protocolErrors).toEqual([]);
+  });
+
+  it("survives a second kill during the resumed run: Blocked again, resumed again, one gap-free log", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "turnspec-kill-"));
+    const db = join(dir, "gateway.sqlite");
+    const ask = { tool: "shell", args: { command: "echo again" } } as const;
+    const seen: AnyNotification[] = [];
+    let threadId = "";
+    // Each run waits on an approval nobody gives, and is killed there.
+    for (const run of [1, 2]) {
+      const gateway = serve(db);
+      const c = await startStrictClient(gateway);
+      if (run === 1) {
+        threadId = (await c.client.threadStart({ cwd: dir })).thread.id;
+        await c.client.turnStart({ thread_id: threadId, turn_id: "trn_twice", permission_profile: { mode: "supervised" }, input: text(script(ask, ask, { say: "third run finishes" })) });
+      } else {
+        expect((await c.client.turnGet({ thread_id: threadId, turn_id: "trn_twice" })).turn.status).toBe("Blocked");
+        await c.client.turnResume({ thread_id: threadId, turn_id: "trn_twice" });
+      }
+      await c.waitFor((n) => n.method === "turn/permission/request/opened");
+      seen.push(...sequenced(c.received, "trn_twice"));
+      await kill(gateway);
+      expect(c.protocolErrors).toEqual([]);
+    }
+    const last = serve(db);
+    const c = await startStrictClient(last);
+    const { turn } = await c.client.turnGet({ thread_id: threadId, turn_id: "trn_twice" });
+    expect(turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    const done = c.waitFor((n) => n.method === "turn/completed");
+    await c.client.turnResume({ thread_id: threadId, turn_id: "trn_twice" });
+    await done;
+    const log = await c.client.turnItems({ thread_id: threadId, turn_id: "trn_twice" });
+    expect(log.events.map((e) => e.sequence)).toEqual(log.events.map((_, i) => i + 1));
+    expectLogged(log.events, [...seen, ...sequenced(c.received, "trn_twice")]);
+    expect(log.events.filter((e) => e.method === "turn/blocked")).toHaveLength(2);
+    expect(log.events.filter((e) => e.method === "turn/execution_window/started").map((e) => e.params.window_index)).toEqual([0, 1, 2]);
+    expect(c.protocolErrors).toEqual([]);
   });
 });
