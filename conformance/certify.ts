@@ -135,7 +135,6 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     else toRun.push(r);
   }
   const running = new Set(toRun.map((r) => r.id));
-  const byId = new Map(catalogue.map((r) => [r.id, r]));
   const sources = checkSources();
   for (const r of toRun) {
     if (!sources.has(r.id)) emit(r, "error", { message: "this suite has no check for it yet" });
@@ -223,12 +222,10 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     }
   };
 
-  const closedWatch = session.whenClosed();
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
   session.end();
   const closedEarly = session.closedBecause;
   await session.close().catch(() => undefined);
-  void closedWatch;
   await stopModel();
 
   const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
@@ -270,7 +267,6 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     }
     emit(r, closedEarly ? "fail" : "error", { message: closedEarly ?? "no scenario ran that checks it" });
   }
-  void byId;
   if (closedEarly && options.gatewayCmd !== undefined) {
     const tail = describeExit();
     if (tail) for (const [id, result] of results) if (result.outcome === "fail" && result.message === closedEarly) results.set(id, { ...result, message: `${closedEarly}; its stderr ends with:\n${tail}` });

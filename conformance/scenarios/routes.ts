@@ -122,4 +122,36 @@ const idempotent: Scenario = {
   },
 };
 
-export const routeScenarios: readonly Scenario[] = [lifecycle, validation, idempotent];
+const admission: Scenario = {
+  name: "delegation over a route",
+  checks: {
+    "ROUTE-ADMISSION":
+      "creates a route from thread A to thread B; a turn in A has the model call spawn_agent with the route: expects a child turn in B whose answer reaches the parent's model; after revoking the route, the same call is refused and no further turn runs in B",
+  },
+  async run(ctx) {
+    const e = await endpoints(ctx);
+    const answer = `child-answer-${ctx.token.slice(-6)}`;
+    const task = (route_id: string) => ({ reply: { toolCalls: [{ tool: "spawn_agent", args: { prompt: `Do the delegated task [${ctx.token}]`, route_id } }] } });
+    await ctx.step("ROUTE-ADMISSION", async () => {
+      const route = await ctx.client.agentRouteCreate(e.params({ disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" } }));
+      const script = ctx.script([task(route.route_id), { reply: { text: answer } }, { reply: { text: "Delegated." } }, task(route.route_id), { reply: { text: "Refused, as expected." } }]);
+      const parent = await ctx.startTurn(e.source.id, "Delegate the task", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const end = await ctx.ended(parent.id);
+      const child = ctx.notifications.find((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id);
+      if (!child) throw new Failure("no turn started in the route's destination thread");
+      if (end.turn.status !== "Completed") throw new Failure(`the delegating turn ended ${end.turn.status}`);
+      const told = script.calls[2]?.messages.at(-1);
+      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${JSON.stringify(told).slice(0, 200)}, expected the child's answer`);
+
+      await ctx.client.agentRouteRevoke({ route_id: route.route_id, expected_generation: route.generation });
+      const before = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;
+      const second = await ctx.startTurn(e.source.id, "Delegate it again", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      await ctx.ended(second.id);
+      const after = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;
+      if (after !== before) throw new Failure("a delegation over the revoked route started a turn in the destination thread");
+      if (script.calls.length !== 5) throw new Failure(`expected 5 model calls (the refused delegation reaching the model as a tool result), got ${script.calls.length}`);
+    });
+  },
+};
+
+export const routeScenarios: readonly Scenario[] = [lifecycle, validation, idempotent, admission];
