@@ -141,7 +141,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   }
 
   let transport: Transport;
-  let describeExit: () => string = () => "";
+  /** How the gateway process ended, once it has: exit code or signal and the end of its stderr. */
+  let describeExit: () => Promise<string> = async () => "";
   try {
     if (options.transport) {
       transport = options.transport;
@@ -152,7 +153,13 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
         env: { ...process.env, TURNSPEC_PROVIDER_URL: providerUrl },
         stderr: "collect",
       });
-      describeExit = () => child.stderrText.trim().split("\n").slice(-5).join("\n");
+      // 'close' comes once the process exited and its pipes are drained: the stderr tail is whole.
+      const closed = new Promise<{ code: number | null; signal: string | null }>((done) => child.child.once("close", (code, signal) => done({ code, signal })));
+      describeExit = async () => {
+        const { code, signal } = await closed;
+        const tail = child.stderrText.trim().split("\n").slice(-5).join("\n");
+        return `the gateway exited ${signal ? `on ${signal}` : `with code ${code}`}${tail ? `; its stderr ends with:\n${tail}` : ""}`;
+      };
       transport = child;
     } else {
       transport = await connectWebSocket(options.gatewayUrl!, options.token === undefined ? {} : { token: options.token });
@@ -224,9 +231,13 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
 
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
   session.end();
-  const closedEarly = session.closedBecause;
+  const closedBecause = session.closedBecause;
   await session.close().catch(() => undefined);
   await stopModel();
+  // A gateway that went away: every message that says so also says how its process ended.
+  const exit = closedBecause !== undefined && options.gatewayCmd !== undefined ? await describeExit() : "";
+  const closedEarly = closedBecause === undefined ? undefined : exit ? `${closedBecause} (${exit})` : closedBecause;
+  const explain = (message: string | undefined) => (message !== undefined && closedBecause !== undefined && exit ? message.replace(closedBecause, closedEarly!) : message);
 
   const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
   for (const r of toRun) {
@@ -241,7 +252,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
       const more = messages.length > 3 ? `; and ${messages.length - 3} more` : "";
       emit(r, "fail", {
-        message: messages.slice(0, 3).join("; ") + more,
+        message: explain(messages.slice(0, 3).join("; ") + more)!,
         durationMs: Math.round(fromScenario?.record.durationMs ?? 0),
         ...(record?.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
         transcript,
@@ -253,7 +264,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       const failed = record.outcome === "fail" || record.outcome === "error";
       emit(r, record.outcome, {
         durationMs: Math.round(record.durationMs),
-        ...(record.message === undefined ? {} : { message: record.message }),
+        ...(record.message === undefined ? {} : { message: explain(record.message)! }),
         ...(record.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
         ...(failed ? { transcript } : {}),
       });
@@ -266,10 +277,6 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       continue;
     }
     emit(r, closedEarly ? "fail" : "error", { message: closedEarly ?? "no scenario ran that checks it" });
-  }
-  if (closedEarly && options.gatewayCmd !== undefined) {
-    const tail = describeExit();
-    if (tail) for (const [id, result] of results) if (result.outcome === "fail" && result.message === closedEarly) results.set(id, { ...result, message: `${closedEarly}; its stderr ends with:\n${tail}` });
   }
 
   const ordered = catalogue.map((r) => results.get(r.id)!);

@@ -217,16 +217,26 @@ export class ScenarioContext {
     return turn;
   }
 
+  /** Sends a raw frame (see GatewaySession.sendRaw) and waits, within the step timeout, for its response. */
+  sendRaw(text: string, id: string | null): Promise<Record<string, unknown>> {
+    return this.race(this.o.session.sendRaw(text, id), `a response to ${text.slice(0, 60)}`, this.o.stepTimeoutMs);
+  }
+
   /** Resolves at the first notification of this scenario matching `predicate`, seen already or still to come. */
   waitFor(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs = this.o.stepTimeoutMs): Promise<AnyNotification> {
     const seen = this.o.channel.notifications.find(predicate);
     if (seen) return Promise.resolve(seen);
     let waiter: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void };
-    let timer: NodeJS.Timeout | undefined;
     const arrived = new Promise<AnyNotification>((resolve) => {
       waiter = { predicate, resolve };
       this.waiters.add(waiter);
     });
+    return this.race(arrived, what, timeoutMs).finally(() => this.waiters.delete(waiter));
+  }
+
+  /** `awaited`, unless the step times out first (an error) or the connection closes (a failure). */
+  private race<T>(awaited: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StepTimeout(`no ${what} within ${timeoutMs} ms`)), timeoutMs);
       timer.unref();
@@ -234,10 +244,7 @@ export class ScenarioContext {
     const closed = this.o.session.whenClosed().then((why) => {
       throw new Failure(`${why} while waiting for ${what}`);
     });
-    return Promise.race([arrived, timedOut, closed]).finally(() => {
-      clearTimeout(timer);
-      this.waiters.delete(waiter);
-    });
+    return Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer));
   }
 
   /**

@@ -35,23 +35,23 @@ const rpc: Scenario = {
     const s = ctx.session;
     await ctx.attempt("RPC-METHOD-NOT-FOUND", async () => {
       const id = s.rawId();
-      expectCode(await s.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: "cert/no_such_method", params: {} }), id), "method_not_found", "an unknown method");
+      expectCode(await ctx.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: "cert/no_such_method", params: {} }), id), "method_not_found", "an unknown method");
       await ctx.thread();
     });
     await ctx.attempt("RPC-INVALID-PARAMS", async () => {
       const id = s.rawId();
       const params = { thread_id: 7, turn_id: ctx.id("trn"), input: ctx.input("never runs") };
-      expectCode(await s.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: "turn/start", params }), id), "invalid_params", "turn/start with a number as thread_id");
+      expectCode(await ctx.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: "turn/start", params }), id), "invalid_params", "turn/start with a number as thread_id");
     });
     await ctx.attempt("RPC-PARSE-ERROR", async () => {
-      const response = await s.sendRaw('{"jsonrpc": "2.0", "id": 1, "method": ', null);
+      const response = await ctx.sendRaw('{"jsonrpc": "2.0", "id": 1, "method": ', null);
       expectCode(response, "parse_error", "a frame that is not JSON");
       if (response.id !== null) throw new Failure(`the parse error must carry a null id, got ${JSON.stringify(response.id)}`, response);
       await ctx.thread();
     });
     await ctx.attempt("RPC-INVALID-REQUEST", async () => {
       const id = s.rawId();
-      expectCode(await s.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: 42 }), id), "invalid_request", "a request whose method is a number");
+      expectCode(await ctx.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: 42 }), id), "invalid_request", "a request whose method is a number");
     });
     const missing = ctx.id("thr_missing");
     await ctx.attempt("RPC-ERROR-CODES", async () => {

@@ -74,6 +74,21 @@ describe("the certification harness", () => {
   });
 });
 
+describe("a gateway command that dies", () => {
+  it("fails what was selected with how the process ended and the end of its stderr", async () => {
+    const report = await runCertification({
+      gatewayCmd: "sh -c 'echo the gateway is broken >&2; exit 3'",
+      capabilities: CLAIMED,
+      level: "core",
+      selected: selectIds(["THREAD-*"], all).ids,
+      expectedFailures: [],
+    });
+    const ran = report.results.filter((r) => r.outcome !== "skipped");
+    expect(ran.map((r) => r.id)).toEqual(["THREAD-START", "THREAD-NOT-FOUND", "THREAD-TIMELINE-PAGE", "THREAD-TIMELINE-CHANGED"]);
+    for (const r of ran) expect(r).toMatchObject({ outcome: "fail", message: expect.stringMatching(/the gateway exited with code 3; its stderr ends with:\nthe gateway is broken/) });
+  });
+});
+
 describe("a scenario step", () => {
   /** A context over a connection nobody answers: enough to judge what a step throws. */
   function context() {
@@ -84,11 +99,11 @@ describe("a scenario step", () => {
   }
 
   it.each([
-    ["a wrong answer from the gateway", () => Promise.reject(new Failure("the gateway said no")), "fail", /the gateway said no/],
-    ["an error response from the gateway", () => Promise.reject(new RpcError(-32002, "Turn not found", { reason: "turn_not_found" })), "fail", /error -32002 \(turn_not_found\)/],
-    ["a wait that runs out of time", (ctx: ScenarioContext) => ctx.waitFor("something", () => false), "error", /timed out: no something within 50 ms/],
-    ["a fault of the harness itself", () => Promise.reject(new TypeError("boom")), "error", /harness fault: TypeError: boom/],
-  ] as const)("judges %s as %s", async (_what, body, outcome, message) => {
+    ["a wrong answer from the gateway", "fail", /the gateway said no/, () => Promise.reject(new Failure("the gateway said no"))],
+    ["an error response from the gateway", "fail", /error -32002 \(turn_not_found\)/, () => Promise.reject(new RpcError(-32002, "Turn not found", { reason: "turn_not_found" }))],
+    ["a wait that runs out of time", "error", /timed out: no something within 50 ms/, (ctx: ScenarioContext) => ctx.waitFor("something", () => false)],
+    ["a fault of the harness itself", "error", /harness fault: TypeError: boom/, () => Promise.reject(new TypeError("boom"))],
+  ] as const)("judges %s as %s", async (_what, outcome, message, body) => {
     const ctx = context();
     await expect(ctx.step("X", () => body(ctx))).rejects.toSatisfy(isAbort);
     expect(ctx.records.get("X")).toMatchObject({ outcome, message: expect.stringMatching(message) });
