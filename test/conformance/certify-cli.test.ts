@@ -3,8 +3,8 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { parseToolMap, UsageError } from "../../conformance/certify-command.js";
+import { describe, expect, it, vi } from "vitest";
+import { parseToolMap, runCertify, UsageError, type CertifyArgs } from "../../conformance/certify-command.js";
 import { REFERENCE } from "./reference.js";
 
 const certify = (...args: string[]) => spawnSync("node", ["bin/turnspec.js", "certify", ...args], { encoding: "utf8", timeout: 120_000 });
@@ -27,24 +27,30 @@ describe("turnspec certify (command line)", () => {
     expect(run.stdout).toMatch(/check \(scenario "route create, list and revoke"\): revokes another route with a stale generation/);
   });
 
-  it.each([
-    [["--explain", "NOPE-1"], "--explain: unknown requirement id NOPE-1"],
-    [["--gateway-cmd", "x", "--only", "NOPE-*", "--skip", "ALSO-*"], "no requirement matches --only NOPE-*, --skip ALSO-*"],
-    [["--gateway-cmd", "x", "--capabilities", "core,teleport"], "--capabilities: unknown capability teleport"],
-    [["--only", "PERM-*"], "name the gateway: --gateway-cmd"],
-    [["--gateway-cmd", "x", "--tool-map", '{"shel": "bash"}'], "--tool-map#/shel: not a reference tool"],
-  ])("exits 2 on a usage error: %j", (args, message) => {
-    const run = certify(...args);
-    expect(run.stderr).toContain(message);
+  it("exits 2 on a usage error, naming it, before starting anything", () => {
+    const run = certify("--gateway-cmd", "x", "--only", "NOPE-*", "--skip", "ALSO-*");
+    expect(run.stderr).toContain("no requirement matches --only NOPE-*, --skip ALSO-*");
     expect(run.status).toBe(2);
   });
 
-  it("exits 2 naming unknown ids in the expected-failures file", () => {
-    const file = join(mkdtempSync(join(tmpdir(), "turnspec-xf-")), "expected.json");
-    writeFileSync(file, JSON.stringify({ expected_failures: [{ id: "PERM-DENY", reason: "known" }, { id: "PERM-NOPE", reason: "typo" }] }));
-    const run = certify("--gateway-cmd", "x", "--expected-failures", file);
-    expect(run.stderr).toContain(`the expected-failures file ${file} lists unknown requirement ids: PERM-NOPE`);
-    expect(run.status).toBe(2);
+  const base: CertifyArgs = { gatewayCmd: "never-started", level: "full", only: [], skip: [], list: false, reports: {} };
+  const xf = join(mkdtempSync(join(tmpdir(), "turnspec-xf-")), "expected.json");
+  writeFileSync(xf, JSON.stringify({ expected_failures: [{ id: "PERM-DENY", reason: "known" }, { id: "PERM-NOPE", reason: "typo" }] }));
+  it.each([
+    [{ explain: "NOPE-1" }, "--explain: unknown requirement id NOPE-1"],
+    [{ capabilities: "core,teleport" }, "--capabilities: unknown capability teleport"],
+    [{ gatewayCmd: undefined }, "name the gateway: --gateway-cmd"],
+    [{ toolMap: '{"shel": "bash"}' }, "--tool-map#/shel: not a reference tool"],
+    [{ expectedFailures: xf }, `the expected-failures file ${xf} lists unknown requirement ids: PERM-NOPE`],
+  ] as const)("answers %j with exit 2 and the message", async (args, message) => {
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const { gatewayCmd: _cmd, ...rest } = base;
+      expect(await runCertify({ ...("gatewayCmd" in args ? rest : base), ...args } as CertifyArgs)).toBe(2);
+      expect(stderr.mock.calls.map((c) => String(c[0])).join("")).toContain(message);
+    } finally {
+      stderr.mockRestore();
+    }
   });
 
   it("exits 1 when the gateway fails a requirement, and names it", () => {
