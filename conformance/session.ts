@@ -58,6 +58,8 @@ export class GatewaySession {
   private readonly byRequest = new Map<string | number, ScenarioChannel>();
   private readonly raw = new Map<string | number, (response: Json) => void>();
   private rawNullWaiter: ((response: Json) => void) | undefined;
+  /** The scenario that sent the raw frame a null-id response would answer. */
+  private rawNullChannel: ScenarioChannel | undefined;
   private readonly ordering = createOrderingChecker();
   private rawCounter = 0;
   private lastError: string | undefined;
@@ -132,6 +134,7 @@ export class GatewaySession {
    */
   sendRaw(text: string, id: string | null): Promise<Json> {
     const channel = this.scope.getStore();
+    this.rawNullChannel = channel;
     const response = new Promise<Json>((resolve) => {
       this.rawNullWaiter = resolve;
       if (id !== null) this.raw.set(id, resolve);
@@ -166,7 +169,8 @@ export class GatewaySession {
     }
     const message = parsed as Json;
     const id = message.id as string | number | null | undefined;
-    const channel = id !== undefined && id !== null ? this.byRequest.get(id) : "method" in message ? this.byThread.get(threadOf(message.params) ?? "") : undefined;
+    const channel =
+      id !== undefined && id !== null ? this.byRequest.get(id) : "method" in message ? this.byThread.get(threadOf(message.params) ?? "") : id === null ? this.rawNullChannel : undefined;
     this.record("received", parsed, channel, frame);
     if ("error" in message) this.checkErrorCode(message);
     if (id !== undefined && id !== null && this.raw.has(id)) {
