@@ -4,7 +4,7 @@
  * selected requirements side by side over one connection, and turns what they found into
  * one result per requirement of the catalogue.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -200,7 +200,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       model,
       gatewayId: options.gatewayId ?? "gw_local",
       token: ModelServer.newToken(),
-      idPrefix: `${runId}${index}`,
+      idPrefix: `${runId}s${index}`,
       ...(workdir ? { cwd: workdir } : {}),
       stepTimeoutMs,
       quietMs,
@@ -234,6 +234,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const closedBecause = session.closedBecause;
   await session.close().catch(() => undefined);
   await stopModel();
+  if (workdir) rmSync(workdir, { recursive: true, force: true });
   // A gateway that went away: every message that says so also says how its process ended.
   const exit = closedBecause !== undefined && options.gatewayCmd !== undefined ? await describeExit() : "";
   const closedEarly = closedBecause === undefined ? undefined : exit ? `${closedBecause} (${exit})` : closedBecause;
