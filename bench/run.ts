@@ -3,9 +3,10 @@
  * not tests: the exit code is 0 whatever they measure; PASS/MISS compares a measured ratio
  * or time with its target, side by side in this run, on whatever machine this is.
  *
- * Options: --quick (fewer rounds), --only validation|generate, --no-breakdown, --no-what-if.
+ * Options: --quick (fewer rounds), --only validation|generate|certify, --no-breakdown, --no-what-if.
  */
 import { cpus, loadavg } from "node:os";
+import { runCertifyBench } from "./certify.js";
 import { runGenerateBench } from "./generate.js";
 import { resultTable, type ResultRow } from "./lib.js";
 import { runValidationBench } from "./validation.js";
@@ -25,6 +26,10 @@ if (!only || only === "validation") {
 }
 if (!only || only === "generate") {
   rows.push(...(await runGenerateBench({ phases: !args.includes("--no-phases") })));
+  console.log("");
+}
+if (!only || only === "certify") {
+  rows.push(...runCertifyBench(quick ? { runs: 1 } : {}));
   console.log("");
 }
 

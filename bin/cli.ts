@@ -66,8 +66,11 @@ const cli = yargs(hideBin(process.argv))
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
         .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
+        .option("fault", { type: "string", array: true, describe: "For conformance testing only: switch on a deliberate fault (repeatable); `turnspec serve --list-faults` names them" })
+        .option("list-faults", { type: "boolean", default: false, describe: "List the deliberate faults --fault can switch on, and exit" })
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
+          if (argv["list-faults"]) return true;
           if (argv.stdio === (argv.port !== undefined)) return "Choose one transport: --stdio or --port N.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           return true;
@@ -75,6 +78,17 @@ const cli = yargs(hideBin(process.argv))
     async (argv) => {
       const { serve } = await import("../runtime/serve.js");
       const { ConfigError } = await import("../runtime/config.js");
+      const { FAULTS, isFaultName } = await import("../runtime/faults.js");
+      if (argv["list-faults"]) {
+        for (const [name, what] of Object.entries(FAULTS)) console.log(`${name.padEnd(28)} ${what}`);
+        return;
+      }
+      const faults = argv.fault ?? [];
+      const unknownFault = faults.find((f) => !isFaultName(f));
+      if (unknownFault !== undefined) {
+        console.error(`turnspec serve: --fault: unknown fault "${unknownFault}"; the faults are ${Object.keys(FAULTS).join(", ")}`);
+        process.exit(2);
+      }
       try {
         const token = argv.token ?? process.env.TURNSPEC_TOKEN;
         await serve({
@@ -88,6 +102,7 @@ const cli = yargs(hideBin(process.argv))
           ...(argv.config === undefined ? {} : { configFile: argv.config }),
           ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
           ...(argv["max-frame-bytes"] === undefined ? {} : { maxFrameBytes: argv["max-frame-bytes"] }),
+          faults: faults.filter(isFaultName),
         });
       } catch (error) {
         if (error instanceof ConfigError || (error as { name?: string }).name === "StoreError") {
@@ -98,7 +113,60 @@ const cli = yargs(hideBin(process.argv))
       }
     },
   )
-  .demandCommand(1, "Name a command: generate, validate or serve.")
+  .command(
+    "certify",
+    "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
+    (y) =>
+      y
+        .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command and talk to it on stdio; {provider_url} becomes the scripted model's URL" })
+        .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
+        .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
+        .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery (default: all)" })
+        .option("level", { choices: ["core", "full"] as const, default: "full" as const, describe: "The level to certify: core MUSTs, or the MUSTs of every claimed capability" })
+        .option("only", { type: "string", array: true, default: [] as string[], describe: "Run only requirements matching these ids or patterns (PERM-*)" })
+        .option("skip", { type: "string", array: true, default: [] as string[], describe: "Skip requirements matching these ids or patterns" })
+        .option("expected-failures", { type: "string", describe: "JSON file of requirement ids known to fail, each with a reason" })
+        .option("tool-map", { type: "string", describe: "JSON object, or a file holding one, mapping reference tool names to the gateway's" })
+        .option("provider-port", { type: "number", describe: "Port of the scripted model server on 127.0.0.1 (default: a free one); point a gateway started beforehand at http://127.0.0.1:PORT/v1" })
+        .option("gateway-id", { type: "string", describe: "The gateway's id, as delegation routes name it (default gw_local)" })
+        .option("step-timeout", { type: "number", describe: "Longest wait of one step, in ms (default 15000)" })
+        .option("json", { type: "string", describe: "Write the JSON report to this file" })
+        .option("junit", { type: "string", describe: "Write a JUnit XML report to this file" })
+        .option("html", { type: "string", describe: "Write the HTML report to this file" })
+        .option("certificate", { type: "string", describe: "Write the certificate to this file" })
+        .option("badge", { type: "string", describe: "Write the badge (JSON) to this file" })
+        .option("list", { type: "boolean", default: false, describe: "List the requirement catalogue, grouped by capability" })
+        .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
+    async (argv) => {
+      const { runCertify } = await import("../conformance/certify-command.js");
+      const token = argv.token ?? process.env.TURNSPEC_TOKEN;
+      const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
+      process.exitCode = await runCertify({
+        ...optional("gatewayCmd", argv["gateway-cmd"]),
+        ...optional("gatewayUrl", argv["gateway-url"]),
+        ...optional("token", token === "" ? undefined : token),
+        ...optional("capabilities", argv.capabilities),
+        level: argv.level,
+        only: argv.only,
+        skip: argv.skip,
+        ...optional("expectedFailures", argv["expected-failures"]),
+        ...optional("toolMap", argv["tool-map"]),
+        ...optional("gatewayId", argv["gateway-id"]),
+        ...optional("providerPort", argv["provider-port"]),
+        ...optional("stepTimeoutMs", argv["step-timeout"]),
+        list: argv.list,
+        ...optional("explain", argv.explain),
+        reports: {
+          ...optional("json", argv.json),
+          ...optional("junit", argv.junit),
+          ...optional("html", argv.html),
+          ...optional("certificate", argv.certificate),
+          ...optional("badge", argv.badge),
+        },
+      });
+    },
+  )
+  .demandCommand(1, "Name a command: generate, validate, serve or certify.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {

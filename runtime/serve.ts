@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { GatewayConfig } from "../generated/types.js";
 import { readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
+import { FAULTS, switchOnFaults, withWireFaults, type FaultName } from "./faults.js";
 import { Gateway } from "./engine/gateway.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
@@ -29,6 +30,8 @@ export interface ServeOptions {
   readonly configFile?: string;
   readonly providerUrl?: string;
   readonly maxFrameBytes?: number;
+  /** Deliberate faults to switch on (conformance testing only; see faults.ts). */
+  readonly faults?: readonly FaultName[];
 }
 
 /** The model providers a configuration provides. */
@@ -60,6 +63,10 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
     ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
   });
+  if (options.faults?.length) {
+    switchOnFaults(options.faults);
+    log(`FAULTS ON, for conformance testing only: ${options.faults.map((f) => `${f} (${FAULTS[f]})`).join("; ")}`);
+  }
   const store = openStore(options.memory ? { memory: true } : { file: options.db });
   const gateway = createGateway(store, config, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
@@ -75,7 +82,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
       maxFrameBytes: config.maxFrameBytes,
       onOversized: (bytes) => void transport.send(payloadTooLargeFrame(config.maxFrameBytes, bytes)),
     });
-    const connection = gateway.connect(transport);
+    const connection = gateway.connect(withWireFaults(transport));
     const closed = transport.onclose;
     transport.onclose = () => {
       // stdin ended: the client sent its last frame. Every request it sent is answered
@@ -98,7 +105,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     port: options.port ?? 0,
     token,
     maxFrameBytes: config.maxFrameBytes,
-    onConnection: (transport) => gateway.connect(transport),
+    onConnection: (transport) => gateway.connect(withWireFaults(transport)),
     onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
     onError: (error) => log(`server error: ${error.message}`),
   });

@@ -6,6 +6,7 @@
  * sent, and sent only to connections that have touched its thread. A turn's state is
  * always read back from the log (fold.ts), never kept in a second copy.
  */
+import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
 import type {
   AgentActorRef,
@@ -613,7 +614,7 @@ export class Gateway {
         const events: TurnItemEvent[] = this.options.store
           .events(params.turn_id, params.after_sequence ?? 0, params.limit)
           .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
-        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) };
+        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) + (faultOn("wrong-last-sequence") ? 1 : 0) };
       },
       "turn/resume": async (params, connection) => {
         const resumed = await this.resume(params);

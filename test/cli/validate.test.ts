@@ -132,9 +132,10 @@ describe("turnspec validate", () => {
     expect(execFileSync("node", ["bin/turnspec.js", "--help"], { encoding: "utf8" })).toContain("generate");
   });
 
-  it("is what the README's main command runs: npm start generates and validates the sample session", () => {
+  it("is what the README's main command runs: npm start generates, validates the sample session and certifies the reference gateway", () => {
     const run = spawnSync("npm", ["start"], { encoding: "utf8" });
     expect(run.status).toBe(0);
     expect(run.stdout).toContain("15 values checked: all valid");
+    expect(run.stdout).toContain("Certified Full (Full requested)");
   });
 });

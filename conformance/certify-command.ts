@@ -1,0 +1,148 @@
+/**
+ * `turnspec certify`: checks what the command line asked for (unknown ids, capabilities,
+ * a tool map), lists or explains the catalogue, or runs a certification with the live
+ * console report and writes the report files. Exit codes: 0 certified at the requested
+ * level, 1 not certified, 2 usage error, harness error, or a verdict that could not be
+ * determined.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { checkSources, HarnessError, runCertification } from "./certify.js";
+import { CAPABILITIES, loadCatalogue, selectIds, type Requirement } from "./catalogue.js";
+import { createConsoleReporter } from "./report/console.js";
+import { writeReports, type ReportPaths } from "./report/write.js";
+import type { Capability } from "./results.js";
+import { ExpectedFailuresError, loadExpectedFailures, verdictOf, type ExpectedFailure } from "./verdict.js";
+
+/** The tools a scenario asks the model to call, by their reference names. */
+export const REFERENCE_TOOLS = ["shell", "read_file", "write_file", "web_fetch", "spawn_agent"] as const;
+
+export interface CertifyArgs {
+  readonly gatewayCmd?: string;
+  readonly gatewayUrl?: string;
+  readonly token?: string;
+  readonly capabilities?: string;
+  readonly level: "core" | "full";
+  readonly only: readonly string[];
+  readonly skip: readonly string[];
+  readonly expectedFailures?: string;
+  readonly toolMap?: string;
+  readonly gatewayId?: string;
+  readonly providerPort?: number;
+  readonly stepTimeoutMs?: number;
+  readonly list: boolean;
+  readonly explain?: string;
+  readonly reports: ReportPaths;
+}
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+const out = (text: string) => process.stdout.write(`${text}\n`);
+
+export async function runCertify(args: CertifyArgs): Promise<number> {
+  try {
+    return await certify(args);
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ExpectedFailuresError || error instanceof HarnessError) {
+      process.stderr.write(`turnspec certify: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+async function certify(args: CertifyArgs): Promise<number> {
+  const catalogue = loadCatalogue();
+  const known = catalogue.map((r) => r.id);
+  if (args.list) {
+    list(catalogue);
+    return 0;
+  }
+  if (args.explain !== undefined) {
+    const requirement = catalogue.find((r) => r.id === args.explain?.toUpperCase());
+    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}; \`turnspec certify --list\` lists them`);
+    explain(requirement);
+    return 0;
+  }
+  if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined)) throw new UsageError("name the gateway: --gateway-cmd \"COMMAND\" or --gateway-url ws://HOST:PORT");
+
+  const capabilities = parseCapabilities(args.capabilities);
+  const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
+  const skip = selectIds(args.skip, known);
+  const unmatched = [...only.unmatched.map((p) => `--only ${p}`), ...skip.unmatched.map((p) => `--skip ${p}`)];
+  if (unmatched.length) throw new UsageError(`no requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
+  const selected = new Set([...only.ids].filter((id) => !skip.ids.has(id)));
+  const expectedFailures: ExpectedFailure[] = args.expectedFailures === undefined ? [] : loadExpectedFailures(args.expectedFailures);
+  const unknown = expectedFailures.filter((e) => !known.includes(e.id)).map((e) => e.id);
+  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.join(", ")}`);
+
+  const reporter = createConsoleReporter(process.stdout);
+  const report = await runCertification({
+    ...(args.gatewayCmd === undefined ? {} : { gatewayCmd: args.gatewayCmd }),
+    ...(args.gatewayUrl === undefined ? {} : { gatewayUrl: args.gatewayUrl }),
+    ...(args.token === undefined ? {} : { token: args.token }),
+    ...(args.gatewayId === undefined ? {} : { gatewayId: args.gatewayId }),
+    ...(args.providerPort === undefined ? {} : { providerPort: args.providerPort }),
+    ...(args.stepTimeoutMs === undefined ? {} : { stepTimeoutMs: args.stepTimeoutMs }),
+    ...(args.toolMap === undefined ? {} : { toolMap: parseToolMap(args.toolMap) }),
+    capabilities,
+    level: args.level,
+    selected,
+    expectedFailures,
+    onStart: (meta, ids) => reporter.onStart({ ...meta, requirementIds: ids, expectedFailures }),
+    onResult: (result) => reporter.onResult(result),
+  });
+  const written = writeReports(report, args.reports);
+  reporter.onEnd(report, written);
+  return verdictOf(report).exitCode;
+}
+
+/** `--capabilities core,permissions,…`; all of them when absent. */
+export function parseCapabilities(text: string | undefined): Capability[] {
+  if (text === undefined) return [...CAPABILITIES];
+  const names = text.split(",").map((s) => s.trim()).filter(Boolean);
+  const wrong = names.filter((n) => !(CAPABILITIES as readonly string[]).includes(n));
+  if (wrong.length) throw new UsageError(`--capabilities: unknown capability ${wrong.join(", ")}; the capabilities are ${CAPABILITIES.join(", ")}`);
+  return names as Capability[];
+}
+
+/** `--tool-map` as a JSON object or a file holding one: reference tool name → the gateway's own. */
+export function parseToolMap(value: string): Record<string, string> {
+  const fromFile = !value.trimStart().startsWith("{");
+  if (fromFile && !existsSync(value)) throw new UsageError(`--tool-map: ${value} is neither a JSON object nor a file`);
+  const text = fromFile ? readFileSync(value, "utf8") : value;
+  const where = fromFile ? value : "--tool-map";
+  let map: unknown;
+  try {
+    map = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${where} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof map !== "object" || map === null || Array.isArray(map)) throw new UsageError(`${where} must be a JSON object mapping reference tool names to the gateway's`);
+  for (const [key, name] of Object.entries(map)) {
+    if (!(REFERENCE_TOOLS as readonly string[]).includes(key)) throw new UsageError(`${where}#/${key}: not a reference tool; the reference tools are ${REFERENCE_TOOLS.join(", ")}`);
+    if (typeof name !== "string" || name === "") throw new UsageError(`${where}#/${key}: must be the gateway's tool name, a non-empty string; got ${JSON.stringify(name)}`);
+  }
+  return map as Record<string, string>;
+}
+
+function list(catalogue: readonly Requirement[]): void {
+  const width = Math.max(...catalogue.map((r) => r.id.length));
+  for (const capability of CAPABILITIES) {
+    const rows = catalogue.filter((r) => r.capability === capability);
+    out(`${capability} (${rows.length})`);
+    for (const r of rows) out(`  ${r.id.padEnd(width)}  ${r.level.padEnd(6)}  ${r.statement}`);
+    out("");
+  }
+}
+
+function explain(r: Requirement): void {
+  const sources = checkSources().get(r.id) ?? [];
+  out(`${r.id} (${r.level}, capability ${r.capability})`);
+  out(`  ${r.statement}`);
+  out(`  reference: ${r.reference.file}, section "${r.reference.section}"`);
+  out(`  covers: ${r.covers.length ? r.covers.join(", ") : "no method or notification"}`);
+  if (sources.length === 0) out("  check: none yet");
+  for (const s of sources) out(`  check (${s.kind === "scenario" ? `scenario "${s.name}"` : s.name}): ${s.does}`);
+}

@@ -1,0 +1,290 @@
+/**
+ * A certification run: starts the scripted model server, starts the gateway under test
+ * (a command on stdio) or connects to it (a WebSocket URL), runs the scenarios of the
+ * selected requirements side by side over one connection, and turns what they found into
+ * one result per requirement of the catalogue.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { randomBytes } from "node:crypto";
+import { orderingRules } from "../generated/ordering.js";
+import type { Transport } from "../runtime/rpc/transport.js";
+import { spawnStdioTransport } from "../runtime/transport/child-process.js";
+import { connectWebSocket } from "../runtime/transport/websocket.js";
+import { loadCatalogue, type Requirement } from "./catalogue.js";
+import { ModelServer } from "./model-server.js";
+import type { Capability, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
+import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
+import { scenarios } from "./scenarios/index.js";
+import { GatewaySession, type Finding } from "./session.js";
+import { computeVerdict, schemaHash, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
+
+const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
+
+export interface CertifyOptions {
+  /** The gateway command (stdio); `{provider_url}` is replaced by the model server's URL. */
+  readonly gatewayCmd?: string;
+  /** The gateway's WebSocket URL. */
+  readonly gatewayUrl?: string;
+  /** An open transport to a gateway run in this process (with `model`, which it must already use). */
+  readonly transport?: Transport;
+  readonly token?: string;
+  /** Claimed capabilities (core is always run). */
+  readonly capabilities: readonly Capability[];
+  readonly level: "core" | "full";
+  /** The requirement ids to run; the others are reported skipped. */
+  readonly selected: ReadonlySet<string>;
+  readonly expectedFailures: readonly ExpectedFailure[];
+  /** The gateway's own id, named by delegation routes. Default gw_local. */
+  readonly gatewayId?: string;
+  /** Reference tool name → the gateway's own. */
+  readonly toolMap?: Readonly<Record<string, string>>;
+  /** Port of the scripted model server (default: a free one); a gateway started beforehand is pointed at it. */
+  readonly providerPort?: number;
+  /** An already started model server to use instead of starting one (its gateway already points at it). */
+  readonly model?: ModelServer;
+  /** Longest wait of one step. Default 15 s. */
+  readonly stepTimeoutMs?: number;
+  /** How long a turn may stay quiet before turn/get is asked whether it ended. Default 3 s. */
+  readonly quietMs?: number;
+  /** Scenarios run side by side. Default 4. */
+  readonly concurrency?: number;
+  /** Where the gateway command runs (default: this folder). */
+  readonly cwd?: string;
+  /** Receives each result as it is decided. */
+  readonly onStart?: (meta: RunMeta, ids: readonly string[]) => void;
+  readonly onResult?: (result: RequirementResult) => void;
+}
+
+/** How a requirement is checked: by a scenario, or over the whole run. */
+export interface CheckSource {
+  readonly kind: "scenario" | "run";
+  readonly name: string;
+  readonly does: string;
+}
+
+/** Checks that watch every frame of the run rather than a scenario. */
+export function runChecks(): Map<string, CheckSource> {
+  const checks = new Map<string, CheckSource>();
+  checks.set("RPC-RESPONSE-MATCHES-REQUEST", {
+    kind: "run",
+    name: "connection",
+    does: "validates every response of the run strictly against the result of the request it answers (a step that gets an invalid result fails its own requirement too); a response to no request, or a frame no scenario owns, fails this",
+  });
+  for (const rule of orderingRules) {
+    checks.set(rule.requirement, { kind: "run", name: "ordering checker", does: `feeds every frame of the run to the generated ordering checker; rule ${rule.id} (${rule.kind}): ${rule.description}` });
+  }
+  return checks;
+}
+
+/** Every requirement id with what checks it. */
+export function checkSources(): Map<string, CheckSource[]> {
+  const sources = new Map<string, CheckSource[]>();
+  const add = (id: string, source: CheckSource) => sources.set(id, [...(sources.get(id) ?? []), source]);
+  for (const scenario of scenarios) for (const [id, does] of Object.entries(scenario.checks)) add(id, { kind: "scenario", name: scenario.name, does });
+  for (const [id, source] of runChecks()) add(id, source);
+  return sources;
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** A failure of the harness itself, before any requirement could run (exit 2). */
+export class HarnessError extends Error {
+  override readonly name = "HarnessError";
+}
+
+export async function runCertification(options: CertifyOptions): Promise<RunReport> {
+  const catalogue = loadCatalogue();
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const claimed = new Set<Capability>(["core", ...options.capabilities]);
+  const meta: RunMeta = {
+    suite: { name: "turnspec", version: packageVersion() },
+    schemaHash: schemaHash(join(root, "schemas")),
+    gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : options.gatewayUrl !== undefined ? { url: redact(options.gatewayUrl) } : {},
+    startedAt,
+    capabilities: [...claimed],
+    requestedLevel: options.level,
+  };
+  options.onStart?.(meta, catalogue.map((r) => r.id));
+
+  const model = options.model ?? new ModelServer(options.toolMap ? { toolMap: options.toolMap } : {});
+  let providerUrl: string;
+  try {
+    providerUrl = options.model ? model.url : await model.start(options.providerPort);
+  } catch (error) {
+    throw new HarnessError((error as Error).message);
+  }
+  const stopModel = () => (options.model ? Promise.resolve() : model.close());
+  const results = new Map<string, RequirementResult>();
+  const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
+    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
+    results.set(r.id, result);
+    options.onResult?.(result);
+  };
+
+  // Requirements not run: capability not claimed, or not selected.
+  const toRun: Requirement[] = [];
+  for (const r of catalogue) {
+    if (!claimed.has(r.capability)) emit(r, "skipped", { message: `capability ${r.capability} is not claimed` });
+    else if (!options.selected.has(r.id)) emit(r, "skipped", { message: "not selected by --only/--skip" });
+    else toRun.push(r);
+  }
+  const running = new Set(toRun.map((r) => r.id));
+  const sources = checkSources();
+  for (const r of toRun) {
+    if (!sources.has(r.id)) emit(r, "error", { message: "this suite has no check for it yet" });
+  }
+
+  let transport: Transport;
+  /** How the gateway process ended, once it has: exit code or signal and the end of its stderr. */
+  let describeExit: () => Promise<string> = async () => "";
+  try {
+    if (options.transport) {
+      transport = options.transport;
+    } else if (options.gatewayCmd !== undefined) {
+      const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl);
+      const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
+        cwd: options.cwd ?? root,
+        env: { ...process.env, TURNSPEC_PROVIDER_URL: providerUrl },
+        stderr: "collect",
+      });
+      // 'close' comes once the process exited and its pipes are drained: the stderr tail is whole.
+      const closed = new Promise<{ code: number | null; signal: string | null }>((done) => child.child.once("close", (code, signal) => done({ code, signal })));
+      describeExit = async () => {
+        const { code, signal } = await closed;
+        const tail = child.stderrText.trim().split("\n").slice(-5).join("\n");
+        return `the gateway exited ${signal ? `on ${signal}` : `with code ${code}`}${tail ? `; its stderr ends with:\n${tail}` : ""}`;
+      };
+      transport = child;
+    } else {
+      transport = await connectWebSocket(options.gatewayUrl!, options.token === undefined ? {} : { token: options.token });
+    }
+  } catch (error) {
+    await stopModel();
+    throw new HarnessError(`cannot reach the gateway: ${(error as Error).message}`);
+  }
+  const session = new GatewaySession(transport, started);
+  try {
+    await session.start();
+  } catch (error) {
+    await stopModel();
+    throw new HarnessError(`cannot start the gateway: ${(error as Error).message}`);
+  }
+  const workdir = options.gatewayCmd !== undefined ? mkdtempSync(join(tmpdir(), "turnspec-certify-")) : undefined;
+  const runId = randomBytes(3).toString("hex");
+  const missingTerminals: Finding[] = [];
+  const stepTimeoutMs = options.stepTimeoutMs ?? 15_000;
+  const quietMs = options.quietMs ?? 3_000;
+
+  const scenarioRecords = new Map<string, { record: StepRecord; transcript: TranscriptEntry[] }>();
+  const queue = scenarios.filter((s) => Object.keys(s.checks).some((id) => running.has(id) && !results.has(id)));
+  let index = 0;
+  const worker = async () => {
+    for (;;) {
+      const scenario = queue[index++];
+      if (!scenario) return;
+      await runScenario(scenario);
+    }
+  };
+  const runScenario = async (scenario: Scenario) => {
+    const channel = session.channel();
+    const ctx = new ScenarioContext({
+      session,
+      channel,
+      checks: scenario.checks,
+      model,
+      gatewayId: options.gatewayId ?? "gw_local",
+      token: ModelServer.newToken(),
+      idPrefix: `${runId}s${index}`,
+      ...(workdir ? { cwd: workdir } : {}),
+      stepTimeoutMs,
+      quietMs,
+      missingTerminal: (turnId, status) => missingTerminals.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet` }),
+    });
+    const ids = Object.keys(scenario.checks);
+    const closed = () => session.closedBecause;
+    if (closed()) {
+      ctx.settle(ids, "fail", closed()!);
+    } else {
+      try {
+        await session.within(channel, () => scenario.run(ctx));
+        ctx.settle(ids, "error", `the scenario "${scenario.name}" ended without checking it`);
+      } catch (error) {
+        if (!isAbort(error)) {
+          const message = closed() ?? `harness fault in "${scenario.name}": ${error instanceof Error ? error.message : String(error)}`;
+          ctx.settle(ids, closed() ? "fail" : "error", message);
+        }
+        const cause = [...ctx.records].find(([, r]) => r.outcome !== "pass");
+        ctx.settle(ids, closed() ? "fail" : "error", closed() ?? `not reached: an earlier step of "${scenario.name}" (${cause?.[0]}) did not pass`);
+      }
+    }
+    for (const [id, record] of ctx.records) {
+      if (!running.has(id)) continue;
+      scenarioRecords.set(id, { record, transcript: [...channel.transcript] });
+    }
+  };
+
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
+  session.end();
+  const closedBecause = session.closedBecause;
+  await session.close().catch(() => undefined);
+  await stopModel();
+  if (workdir) rmSync(workdir, { recursive: true, force: true });
+  // A gateway that went away: every message that says so also says how its process ended.
+  const exit = closedBecause !== undefined && options.gatewayCmd !== undefined ? await describeExit() : "";
+  const closedEarly = closedBecause === undefined ? undefined : exit ? `${closedBecause} (${exit})` : closedBecause;
+  const explain = (message: string | undefined) => (message !== undefined && closedBecause !== undefined && exit ? message.replace(closedBecause, closedEarly!) : message);
+
+  const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
+  for (const r of toRun) {
+    if (results.has(r.id)) continue;
+    const own = findings.filter((f) => f.requirement === r.id);
+    const fromScenario = scenarioRecords.get(r.id);
+    if (own.length > 0) {
+      // The scenario's own failure first (with its invalid frame), then what the whole run found.
+      const record = fromScenario?.record.outcome === "fail" ? fromScenario.record : undefined;
+      const messages = [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)];
+      const first = own[0]!;
+      const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
+      const more = messages.length > 3 ? `; and ${messages.length - 3} more` : "";
+      emit(r, "fail", {
+        message: explain(messages.slice(0, 3).join("; ") + more)!,
+        durationMs: Math.round(fromScenario?.record.durationMs ?? 0),
+        ...(record?.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
+        transcript,
+      });
+      continue;
+    }
+    if (fromScenario) {
+      const { record, transcript } = fromScenario;
+      const failed = record.outcome === "fail" || record.outcome === "error";
+      emit(r, record.outcome, {
+        durationMs: Math.round(record.durationMs),
+        ...(record.message === undefined ? {} : { message: explain(record.message)! }),
+        ...(record.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
+        ...(failed ? { transcript } : {}),
+      });
+      continue;
+    }
+    const source = sources.get(r.id)?.[0];
+    if (source?.kind === "run") {
+      if (closedEarly) emit(r, "fail", { message: closedEarly });
+      else emit(r, "pass");
+      continue;
+    }
+    emit(r, closedEarly ? "fail" : "error", { message: closedEarly ?? "no scenario ran that checks it" });
+  }
+
+  const ordered = catalogue.map((r) => results.get(r.id)!);
+  const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures });
+  return toRunReport(meta, new Date().toISOString(), verdict);
+}
+
+function redact(url: string): string {
+  return url.replace(/([?&]token=)[^&]*/g, "$1…");
+}

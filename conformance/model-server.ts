@@ -1,0 +1,294 @@
+/**
+ * The scripted model a gateway under test is pointed at: an OpenAI-compatible Chat
+ * Completions endpoint (`POST /v1/chat/completions`, streaming SSE or one JSON answer) on
+ * 127.0.0.1. Each scenario registers a script under a token it puts in its user input;
+ * a request is matched to a script by the first registered token in its messages, so
+ * scenarios running side by side never take each other's answers. Every call is
+ * recorded and checked; a call no script expects gets an HTTP 400 naming it, which the
+ * gateway reports as a failed turn, and the call is kept for the scenario to fail with.
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** The part of a Chat Completions request the scenarios look at. */
+export interface ChatRequest {
+  readonly model: string;
+  readonly stream?: boolean;
+  readonly messages: readonly ChatMessageIn[];
+  readonly tools?: readonly { type: string; function: { name: string } }[];
+  readonly stream_options?: { include_usage?: boolean };
+}
+
+export interface ChatMessageIn {
+  readonly role: string;
+  readonly content?: string | null | readonly { type: string; text?: string }[];
+  readonly tool_call_id?: string;
+  readonly tool_calls?: readonly { id: string; function: { name: string; arguments: string } }[];
+}
+
+/** A tool call the model makes, named by its reference tool name (mapped through the tool map). */
+export interface ScriptedToolCall {
+  readonly tool: string;
+  readonly args: unknown;
+}
+
+/** What the model answers to one call. */
+export interface ModelReply {
+  readonly text?: string;
+  /** How many pieces the text streams in (default 1). */
+  readonly chunks?: number;
+  readonly reasoning?: string;
+  readonly toolCalls?: readonly ScriptedToolCall[];
+  readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number };
+  /** Answer with this HTTP error instead (400 and other 4xx are not worth retrying). */
+  readonly error?: { readonly status: number; readonly message: string };
+  /** Holds the answer until this settles (a scenario keeps a turn running this way). */
+  readonly hold?: Promise<unknown>;
+}
+
+/** One expected call: the answer, and an optional check of the request (returns a problem or undefined). */
+export interface ScriptedCall {
+  readonly reply: ModelReply;
+  readonly expect?: (request: ChatRequest) => string | undefined;
+}
+
+/** A registered script: what arrived, and what was wrong with it. */
+export interface ScriptHandle {
+  readonly token: string;
+  /** Every request matched to this script, in order. */
+  readonly calls: ChatRequest[];
+  /** Problems found: failed expectations and calls past the end of the script. */
+  readonly problems: string[];
+  /** Resolves when the n-th call (1-based) has arrived. */
+  waitForCall(n: number): Promise<ChatRequest>;
+  /** Called with each problem as it is found. */
+  onProblem?: (problem: string) => void;
+}
+
+export interface ModelServerOptions {
+  /** Reference tool name → the gateway's own name. */
+  readonly toolMap?: Readonly<Record<string, string>>;
+}
+
+interface Script extends ScriptHandle {
+  readonly queue: ScriptedCall[];
+  readonly waiters: { n: number; resolve: (r: ChatRequest) => void }[];
+}
+
+export class ModelServer {
+  /** Calls that matched no script: each described for the report. */
+  readonly unscripted: string[] = [];
+  private readonly scripts = new Map<string, Script>();
+  private readonly flakyPages = new Map<string, { failures: number; body: string; requests: number }>();
+  private readonly toolMap: Readonly<Record<string, string>>;
+  private server: Server | undefined;
+  private baseUrl = "";
+
+  constructor(options: ModelServerOptions = {}) {
+    this.toolMap = options.toolMap ?? {};
+  }
+
+  /** The base URL a client is configured with, ending in `/v1`. */
+  get url(): string {
+    if (!this.server) throw new Error("the model server is not started");
+    return this.baseUrl;
+  }
+
+  /** Listens on 127.0.0.1 (`port` 0 picks a free one) and resolves with the base URL. */
+  async start(port = 0): Promise<string> {
+    const server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (error) => reject(new Error(`the scripted model server cannot listen on 127.0.0.1:${port}: ${error.message}`)));
+      server.listen(port, "127.0.0.1", () => resolve());
+    });
+    this.server = server;
+    this.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    return this.baseUrl;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** A fresh token to put in a scenario's user input. */
+  static newToken(): string {
+    return `cert-${randomBytes(6).toString("hex")}`;
+  }
+
+  /** The gateway's name for a reference tool. */
+  toolName(reference: string): string {
+    return this.toolMap[reference] ?? reference;
+  }
+
+  /** Registers the calls the model expects for `token`, in order. */
+  script(token: string, calls: readonly ScriptedCall[]): ScriptHandle {
+    const script: Script = {
+      token,
+      calls: [],
+      problems: [],
+      queue: [...calls],
+      waiters: [],
+      waitForCall: (n) => {
+        const arrived = script.calls[n - 1];
+        return arrived ? Promise.resolve(arrived) : new Promise((resolve) => script.waiters.push({ n, resolve }));
+      },
+    };
+    this.scripts.set(token, script);
+    return script;
+  }
+
+  /**
+   * A page for a fetch tool: it answers HTTP 503 `failures` times, then 200 with `body`.
+   * Returns its URL and a count of the requests it got.
+   */
+  flakyPage(failures: number, body: string): { url: string; requests: () => number } {
+    const id = randomBytes(6).toString("hex");
+    const page = { failures, body, requests: 0 };
+    this.flakyPages.set(id, page);
+    return { url: `${this.url.replace(/\/v1$/, "")}/pages/${id}`, requests: () => page.requests };
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const page = req.method === "GET" ? this.flakyPages.get(/^\/pages\/([0-9a-f]+)$/.exec(req.url ?? "")?.[1] ?? "") : undefined;
+    if (page) {
+      page.requests++;
+      if (page.requests <= page.failures) return sendError(res, 503, "the page is failing on purpose");
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(page.body);
+      return;
+    }
+    if (req.method !== "POST" || !/\/chat\/completions$/.test(req.url ?? "")) {
+      return sendError(res, 404, `no such endpoint: ${req.method} ${req.url}`);
+    }
+    let request: ChatRequest;
+    try {
+      request = JSON.parse(body) as ChatRequest;
+      if (!Array.isArray(request.messages)) throw new Error("messages is not an array");
+    } catch (error) {
+      return sendError(res, 400, `the request body is not a chat completion request: ${(error as Error).message}`);
+    }
+    const script = this.scriptFor(request);
+    if (!script) {
+      const described = `an unscripted model call (no scenario token in its ${request.messages.length} messages; last message: ${preview(messageText(request.messages.at(-1)))})`;
+      this.unscripted.push(described);
+      return sendError(res, 400, described);
+    }
+    script.calls.push(request);
+    const n = script.calls.length;
+    for (const w of script.waiters.filter((w) => w.n <= n)) {
+      script.waiters.splice(script.waiters.indexOf(w), 1);
+      w.resolve(script.calls[w.n - 1]!);
+    }
+    const step = script.queue.shift();
+    if (!step) {
+      const described = `an unscripted model call: call ${n} for ${script.token}, whose script has ${n - 1} (last message: ${preview(messageText(request.messages.at(-1)))})`;
+      script.problems.push(described);
+      script.onProblem?.(described);
+      return sendError(res, 400, described);
+    }
+    const problem = step.expect?.(request);
+    if (problem) {
+      script.problems.push(`model call ${n}: ${problem}`);
+      script.onProblem?.(`model call ${n}: ${problem}`);
+    }
+    const reply = step.reply;
+    if (reply.hold) await reply.hold.catch(() => undefined);
+    if (res.destroyed || res.socket?.destroyed !== false) return; // The gateway gave up on the call (a cancelled turn).
+    if (reply.error) return sendError(res, reply.error.status, reply.error.message);
+    if (request.stream) this.stream(res, request, reply);
+    else this.answer(res, request, reply);
+  }
+
+  private scriptFor(request: ChatRequest): Script | undefined {
+    for (const message of request.messages) {
+      const text = messageText(message);
+      for (const match of text.matchAll(/cert-[0-9a-f]{12}/g)) {
+        const script = this.scripts.get(match[0]);
+        if (script) return script;
+      }
+    }
+    return undefined;
+  }
+
+  private toolCalls(reply: ModelReply) {
+    return (reply.toolCalls ?? []).map((call, index) => ({
+      index,
+      id: `call_${randomBytes(4).toString("hex")}`,
+      type: "function" as const,
+      function: { name: this.toolName(call.tool), arguments: JSON.stringify(call.args) },
+    }));
+  }
+
+  private stream(res: ServerResponse, request: ChatRequest, reply: ModelReply): void {
+    const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
+    const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) =>
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [{ index: 0, delta, finish_reason }] })}\n\n`;
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    res.write(chunk({ role: "assistant", content: "" }));
+    if (reply.reasoning) res.write(chunk({ reasoning_content: reply.reasoning }));
+    for (const piece of split(reply.text ?? "", reply.chunks ?? 1)) res.write(chunk({ content: piece }));
+    const calls = this.toolCalls(reply);
+    if (calls.length) res.write(chunk({ tool_calls: calls }));
+    res.write(chunk({}, calls.length ? "tool_calls" : "stop"));
+    if (request.stream_options?.include_usage && reply.usage) {
+      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [], usage: usageOf(reply.usage) })}\n\n`);
+    }
+    res.end("data: [DONE]\n\n");
+  }
+
+  private answer(res: ServerResponse, request: ChatRequest, reply: ModelReply): void {
+    const calls = this.toolCalls(reply).map(({ index: _index, ...call }) => call);
+    const message = { role: "assistant", content: reply.text ?? (calls.length ? null : ""), ...(calls.length ? { tool_calls: calls } : {}), refusal: null };
+    const completion = {
+      id: `chatcmpl-${randomBytes(6).toString("hex")}`,
+      object: "chat.completion",
+      created: now(),
+      model: request.model,
+      choices: [{ index: 0, message, finish_reason: calls.length ? "tool_calls" : "stop", logprobs: null }],
+      ...(reply.usage ? { usage: usageOf(reply.usage) } : {}),
+    };
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(completion));
+  }
+}
+
+/** The text of a message, whether its content is a string or a list of parts. */
+export function messageText(message: ChatMessageIn | undefined): string {
+  const content = message?.content;
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => p.text ?? "").join("");
+  return "";
+}
+
+function usageOf(usage: NonNullable<ModelReply["usage"]>) {
+  return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+}
+
+function split(text: string, pieces: number): string[] {
+  if (text === "") return [];
+  const size = Math.max(1, Math.ceil(text.length / Math.max(1, pieces)));
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function sendError(res: ServerResponse, status: number, message: string): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", code: null } }));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const preview = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);

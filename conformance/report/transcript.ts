@@ -1,0 +1,39 @@
+/**
+ * A scenario's JSON-RPC transcript as people read it: one block per frame, marked sent
+ * (→, from the suite) or received (←, from the gateway), with its time since the run
+ * started and the frame pretty-printed. Shared by the JUnit and HTML reports.
+ */
+import type { TranscriptEntry } from "../results.js";
+
+export interface TranscriptBlock {
+  readonly direction: TranscriptEntry["direction"];
+  /** "→ sent" or "← received". */
+  readonly label: string;
+  /** "+12 ms". */
+  readonly at: string;
+  readonly json: string;
+  /** The frame is the one that failed strict validation. */
+  readonly invalid: boolean;
+}
+
+export function prettyJson(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+export function transcriptBlocks(entries: readonly TranscriptEntry[], invalidFrame?: unknown): TranscriptBlock[] {
+  const invalidJson = invalidFrame === undefined ? undefined : JSON.stringify(invalidFrame);
+  return entries.map((entry) => ({
+    direction: entry.direction,
+    label: entry.direction === "sent" ? "→ sent" : "← received",
+    at: `+${Math.round(entry.atMs)} ms`,
+    json: prettyJson(entry.frame),
+    invalid: invalidJson !== undefined && JSON.stringify(entry.frame) === invalidJson,
+  }));
+}
+
+/** The transcript as plain text. */
+export function transcriptText(entries: readonly TranscriptEntry[], invalidFrame?: unknown): string {
+  return transcriptBlocks(entries, invalidFrame)
+    .map((b) => `${b.label} ${b.at}${b.invalid ? "  (invalid)" : ""}\n${b.json}`)
+    .join("\n");
+}

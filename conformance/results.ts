@@ -1,0 +1,82 @@
+/**
+ * The results model of a certification run: what the harness records for each
+ * requirement and what every reporter (console, JSON, JUnit, HTML, certificate, badge)
+ * reads. The JSON report is a `RunReport` as it is; `conformance/schemas/report.schema.json`
+ * describes it for readers outside this project.
+ */
+
+export type Outcome = "pass" | "fail" | "skipped" | "error";
+export type Level = "MUST" | "SHOULD" | "MAY";
+export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery";
+
+/** One JSON-RPC frame of a scenario, as the harness saw it. */
+export interface TranscriptEntry {
+  direction: "sent" | "received";
+  /** Milliseconds since the run started. */
+  atMs: number;
+  frame: unknown;
+}
+
+export interface RequirementResult {
+  id: string;
+  level: Level;
+  capability: Capability;
+  statement: string;
+  reference: { file: string; section: string };
+  outcome: Outcome;
+  durationMs: number;
+  /** Why it failed, errored or was skipped. */
+  message?: string;
+  /** The frame that failed strict validation, if that is the failure. */
+  invalidFrame?: unknown;
+  /** The JSON-RPC transcript of the scenario (kept for fail and error). */
+  transcript?: TranscriptEntry[];
+  /** Listed in --expected-failures. */
+  expectedFailure?: boolean;
+  /** The reason the expected-failures file gives for listing it. */
+  expectedFailureReason?: string;
+}
+
+export interface RunReport {
+  suite: { name: "turnspec"; version: string };
+  /** sha256 over the schemas/ files, hex (see `schemaHash`). */
+  schemaHash: string;
+  gateway: { command?: string; url?: string };
+  /** RFC 3339. */
+  startedAt: string;
+  /** RFC 3339. */
+  finishedAt: string;
+  /** The capabilities the gateway claims. */
+  capabilities: Capability[];
+  requestedLevel: "core" | "full";
+  achievedLevel: "full" | "core" | "none";
+  /** achievedLevel satisfies requestedLevel (after expected failures) and no entry is stale. */
+  certified: boolean;
+  /** Listed ids that now pass (these fail the run). */
+  staleExpectedFailures: string[];
+  /**
+   * certified; not_certified (the gateway fails a MUST the requested level needs, or an
+   * entry is stale); undetermined (only harness errors or MUSTs not run stand in the way).
+   */
+  status?: "certified" | "not_certified" | "undetermined";
+  results: RequirementResult[];
+}
+
+/** Every member of a string union, in a fixed order; a missing or extra member does not compile. */
+function members<T extends string>(all: { [K in T]: true }): T[] {
+  return Object.keys(all) as T[];
+}
+
+/** The outcomes, in the order reports list them. */
+export const OUTCOMES: readonly Outcome[] = members<Outcome>({ pass: true, fail: true, skipped: true, error: true });
+/** The levels, strongest first. */
+export const LEVELS: readonly Level[] = members<Level>({ MUST: true, SHOULD: true, MAY: true });
+/** The capabilities, core first, in the order reports list them. */
+export const CAPABILITIES: readonly Capability[] = members<Capability>({
+  core: true,
+  permissions: true,
+  routes: true,
+  work: true,
+  windows: true,
+  recovery: true,
+});

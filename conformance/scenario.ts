@@ -1,0 +1,342 @@
+/**
+ * What a scenario is and the context it runs in. A scenario drives the gateway through
+ * fresh threads and turns of its own and checks requirements in steps: a step names the
+ * requirement it exercises, and what goes wrong inside it decides that requirement's
+ * outcome. A gateway's wrong answer, an invalid frame or a closed connection is a
+ * failure; a wait that runs out of time, or a fault of the harness itself, is an error.
+ */
+import type { ProtocolClient } from "../generated/client.js";
+import type { AnyNotification } from "../generated/registry.js";
+import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "../generated/types.js";
+import { LocalError, RpcError } from "../runtime/rpc/errors.js";
+import type { ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
+import type { Capability, Outcome, TranscriptEntry } from "./results.js";
+import type { GatewaySession, ScenarioChannel } from "./session.js";
+
+export interface Scenario {
+  /** A short name, for messages. */
+  readonly name: string;
+  /** The requirements this scenario checks, each with what its check does (shown by --explain). */
+  readonly checks: Readonly<Record<string, string>>;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+/** The gateway did something a requirement forbids (or did not do what it demands). */
+export class Failure extends Error {
+  override readonly name = "Failure";
+  constructor(
+    message: string,
+    readonly invalidFrame?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** A wait ran out of time: the outcome cannot be decided. */
+export class StepTimeout extends Error {
+  override readonly name = "StepTimeout";
+}
+
+/** Thrown to end a scenario after a step failed: what follows depends on it. */
+class Abort extends Error {
+  override readonly name = "Abort";
+}
+
+export interface StepRecord {
+  outcome: Outcome;
+  message?: string;
+  invalidFrame?: unknown;
+  durationMs: number;
+}
+
+export interface ContextOptions {
+  readonly session: GatewaySession;
+  readonly channel: ScenarioChannel;
+  /** The scenario's checks (the requirement ids it decides). */
+  readonly checks: Readonly<Record<string, string>>;
+  readonly model: ModelServer;
+  readonly token: string;
+  /** A prefix unique to the run, for every id the scenario makes up. */
+  readonly idPrefix: string;
+  /** The gateway id routes name as source and destination gateway. */
+  readonly gatewayId: string;
+  /** Working folder for threads on the gateway host, when the harness knows one. */
+  readonly cwd?: string;
+  readonly stepTimeoutMs: number;
+  /** How long a turn may stay quiet before the harness asks turn/get whether it ended. */
+  readonly quietMs: number;
+  /** Records that a turn ended without a terminal notification (a finding of its own). */
+  readonly missingTerminal: (turnId: string, status: string) => void;
+}
+
+const TERMINAL = new Set(["turn/completed", "turn/failed", "turn/blocked"]);
+const isTerminal = (n: AnyNotification) => TERMINAL.has(n.method);
+
+export class ScenarioContext {
+  readonly records = new Map<string, StepRecord>();
+  private active: string | undefined;
+  private counter = 0;
+  private readonly waiters = new Set<{ predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void }>();
+
+  constructor(private readonly o: ContextOptions) {
+    o.channel.onNotification = (n) => {
+      for (const w of [...this.waiters]) {
+        if (w.predicate(n)) {
+          this.waiters.delete(w);
+          w.resolve(n);
+        }
+      }
+    };
+    o.channel.onInvalidFrame = (message, frame) => {
+      const id = this.active ?? [...this.records.keys()].at(-1);
+      if (id) this.fail(id, `the gateway sent an invalid frame: ${message}`, frame);
+    };
+  }
+
+  get session(): GatewaySession {
+    return this.o.session;
+  }
+
+  get client(): ProtocolClient {
+    return this.o.session.client;
+  }
+
+  get model(): ModelServer {
+    return this.o.model;
+  }
+
+  get gatewayId(): string {
+    return this.o.gatewayId;
+  }
+
+  get token(): string {
+    return this.o.token;
+  }
+
+  /** How many notifications the scenario has received so far (a mark for `ended`). */
+  get seen(): number {
+    return this.o.channel.notifications.length;
+  }
+
+  get notifications(): readonly AnyNotification[] {
+    return this.o.channel.notifications;
+  }
+
+  get transcript(): readonly TranscriptEntry[] {
+    return this.o.channel.transcript;
+  }
+
+  /** A fresh id with this prefix, unique in the run. */
+  id(prefix: string): string {
+    return `${prefix}_${this.o.idPrefix}_${++this.counter}`;
+  }
+
+  /** The gateway's name for a reference tool. */
+  tool(reference: string): string {
+    return this.o.model.toolName(reference);
+  }
+
+  /** Registers the model's answers for this scenario's token. */
+  script(calls: readonly ScriptedCall[]): ScriptHandle {
+    const handle = this.o.model.script(this.o.token, calls);
+    // A model call the script did not expect fails the requirement being exercised.
+    handle.onProblem = (problem) => {
+      const id = this.active ?? [...this.records.keys()].at(-1) ?? Object.keys(this.o.checks)[0];
+      if (id) this.fail(id, problem);
+    };
+    return handle;
+  }
+
+  /** Text input carrying the scenario's token, so the model server finds its script. */
+  input(text: string): UserInput[] {
+    return [{ type: "text", text: `${text} [${this.o.token}]`, textElements: [] }];
+  }
+
+  /**
+   * Runs one step for `requirement`. A failure inside it fails the requirement and ends
+   * the scenario; a timeout or a harness fault is an error and ends it too.
+   */
+  async step<T>(requirement: string, fn: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    this.active = requirement;
+    try {
+      const value = await fn();
+      const record = this.record(requirement);
+      record.durationMs += performance.now() - started;
+      return value;
+    } catch (error) {
+      const record = this.record(requirement);
+      record.durationMs += performance.now() - started;
+      if (error instanceof Abort) throw error;
+      const { outcome, message, invalidFrame } = this.classify(error);
+      if (outcome === "fail") this.fail(requirement, message, invalidFrame);
+      else if (record.outcome !== "fail") Object.assign(record, { outcome, message });
+      throw new Abort(`${requirement}: ${message}`);
+    } finally {
+      this.active = undefined;
+    }
+  }
+
+  /** Like step, but a failure or error only decides `requirement`: the scenario goes on. */
+  async attempt(requirement: string, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await this.step(requirement, fn);
+    } catch (error) {
+      if (!(error instanceof Abort)) throw error;
+    }
+  }
+
+  /** Checks one condition for `requirement` without ending the scenario. */
+  check(requirement: string, condition: boolean, message: string, invalidFrame?: unknown): void {
+    this.record(requirement);
+    if (!condition) this.fail(requirement, message, invalidFrame);
+  }
+
+  /** Fails `requirement` with `message` unless it already failed. */
+  fail(requirement: string, message: string, invalidFrame?: unknown): void {
+    const record = this.record(requirement);
+    if (record.outcome === "fail") return;
+    Object.assign(record, { outcome: "fail", message, ...(invalidFrame === undefined ? {} : { invalidFrame }) });
+  }
+
+  /** Starts a thread the scenario owns. */
+  async thread(params: ThreadStartParams = {}): Promise<{ id: string; workspace_id: string }> {
+    const { thread } = await this.client.threadStart({ ...(this.o.cwd ? { cwd: this.o.cwd } : {}), ...params });
+    this.o.session.own(this.o.channel, thread.id);
+    return { id: thread.id, workspace_id: thread.workspace_id };
+  }
+
+  /** Notifications of `threadId` from now on belong to this scenario (a child thread, a route's destination). */
+  own(threadId: string): void {
+    this.o.session.own(this.o.channel, threadId);
+  }
+
+  /** Starts a turn with a fresh id (unless given) and the scenario's token in its input. */
+  async startTurn(threadId: string, text: string, params: Partial<TurnStartParams> = {}): Promise<Turn> {
+    const { turn } = await this.client.turnStart({ thread_id: threadId, turn_id: this.id("trn"), input: this.input(text), ...params });
+    return turn;
+  }
+
+  /** Sends a raw frame (see GatewaySession.sendRaw) and waits, within the step timeout, for its response. */
+  sendRaw(text: string, id: string | null): Promise<Record<string, unknown>> {
+    return this.race(this.o.session.sendRaw(text, id), `a response to ${text.slice(0, 60)}`, this.o.stepTimeoutMs);
+  }
+
+  /** Resolves at the first notification of this scenario matching `predicate`, seen already or still to come. */
+  waitFor(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs = this.o.stepTimeoutMs): Promise<AnyNotification> {
+    const seen = this.o.channel.notifications.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    let waiter: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void };
+    const arrived = new Promise<AnyNotification>((resolve) => {
+      waiter = { predicate, resolve };
+      this.waiters.add(waiter);
+    });
+    return this.race(arrived, what, timeoutMs).finally(() => this.waiters.delete(waiter));
+  }
+
+  /** `awaited`, unless the step times out first (an error) or the connection closes (a failure). */
+  private race<T>(awaited: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StepTimeout(`no ${what} within ${timeoutMs} ms`)), timeoutMs);
+      timer.unref();
+    });
+    const closed = this.o.session.whenClosed().then((why) => {
+      throw new Failure(`${why} while waiting for ${what}`);
+    });
+    return Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Waits until a turn ends: its terminal notification, or, when the turn stays quiet,
+   * turn/get saying it ended (then the missing notification is recorded as a finding of
+   * its own and the scenario goes on with what turn/get said). Only notifications after the
+   * first `since` of the scenario count: a resumed turn ends a second time.
+   */
+  async ended(turnId: string, since = 0): Promise<{ terminal?: AnyNotification; turn: Turn }> {
+    const deadline = performance.now() + this.o.stepTimeoutMs;
+    const earlier = new Set(this.o.channel.notifications.slice(0, since));
+    const ofTurn = (n: AnyNotification) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId && !earlier.has(n);
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) throw new StepTimeout(`turn ${turnId} did not end within ${this.o.stepTimeoutMs} ms`);
+      try {
+        const terminal = await this.waitFor(`terminal notification of turn ${turnId}`, ofTurn, Math.min(this.o.quietMs, left));
+        return { terminal, turn: (terminal.params as { turn: Turn }).turn };
+      } catch (error) {
+        if (!(error instanceof StepTimeout)) throw error;
+      }
+      const threadId = this.threadOfTurn(turnId);
+      const { turn } = await this.client.turnGet({ thread_id: threadId, turn_id: turnId });
+      if (turn.status !== "InProgress") {
+        const late = this.o.channel.notifications.find(ofTurn);
+        if (late) return { terminal: late, turn: (late.params as { turn: Turn }).turn };
+        this.o.missingTerminal(turnId, turn.status);
+        return { turn };
+      }
+    }
+  }
+
+  /** Expects `call` to be rejected with `reason` in error.data.reason; returns the error. */
+  async rejects(call: Promise<unknown>, reason: string, what: string): Promise<RpcError> {
+    let result: unknown;
+    try {
+      result = await call;
+    } catch (error) {
+      if (error instanceof RpcError) {
+        if (error.reason !== reason) throw new Failure(`${what}: expected error reason ${reason}, got ${error.reason ?? "none"} (code ${error.code}: ${error.message})`);
+        return error;
+      }
+      throw error;
+    }
+    throw new Failure(`${what}: expected error ${reason}, but the call succeeded with ${JSON.stringify(result).slice(0, 200)}`);
+  }
+
+  /** The notifications of one turn so far, in order. */
+  ofTurn(turnId: string): AnyNotification[] {
+    return this.o.channel.notifications.filter((n) => (n.params as { turn_id?: string; turnId?: string }).turn_id === turnId || (n.params as { turnId?: string }).turnId === turnId);
+  }
+
+  /** Marks every requirement of `checks` not yet decided as `outcome` with `message`. */
+  settle(ids: readonly string[], outcome: Outcome, message: string): void {
+    for (const id of ids) {
+      const record = this.records.get(id);
+      if (!record) this.records.set(id, { outcome, message, durationMs: 0 });
+    }
+  }
+
+  private threadOfTurn(turnId: string): string {
+    for (const n of this.o.channel.notifications) {
+      const p = n.params as { turn_id?: string; thread_id?: string };
+      if (p.turn_id === turnId && p.thread_id) return p.thread_id;
+    }
+    for (const entry of this.o.channel.transcript) {
+      const f = entry.frame as { method?: string; params?: { turn_id?: string; thread_id?: string } };
+      if (f.method === "turn/start" && f.params?.turn_id === turnId && f.params.thread_id) return f.params.thread_id;
+    }
+    throw new Error(`the harness lost track of the thread of turn ${turnId}`);
+  }
+
+  private record(id: string): StepRecord {
+    let record = this.records.get(id);
+    if (!record) this.records.set(id, (record = { outcome: "pass", durationMs: 0 }));
+    return record;
+  }
+
+  private classify(error: unknown): { outcome: Outcome; message: string; invalidFrame?: unknown } {
+    if (error instanceof Failure) return { outcome: "fail", message: error.message, ...(error.invalidFrame === undefined ? {} : { invalidFrame: error.invalidFrame }) };
+    if (error instanceof StepTimeout) return { outcome: "error", message: `timed out: ${error.message}` };
+    if (error instanceof RpcError) return { outcome: "fail", message: `the gateway answered error ${error.code} (${error.reason ?? "no reason"}): ${error.message}` };
+    if (error instanceof LocalError && error.kind === "invalid_incoming") {
+      const frame = [...this.o.channel.transcript].reverse().find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
+      return { outcome: "fail", message: `the gateway sent an invalid result: ${error.message}`, invalidFrame: frame };
+    }
+    if (error instanceof LocalError && error.kind === "transport_closed") {
+      return { outcome: "fail", message: this.o.session.closedBecause ?? error.message };
+    }
+    return { outcome: "error", message: `harness fault: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
+  }
+}
+
+/** Whether an error thrown out of a scenario was the end of a failed step (already recorded). */
+export const isAbort = (error: unknown): boolean => error instanceof Abort;

@@ -1,0 +1,348 @@
+/** Scenarios of the core capability: JSON-RPC behaviour, threads, turns and items. */
+import type { AnyNotification } from "../../generated/registry.js";
+import { errors as errorRegistry } from "../../generated/registry.js";
+import type { TurnItem, TurnItemEvent } from "../../generated/types.js";
+import { messageText, type ChatRequest } from "../model-server.js";
+import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+
+type Json = Record<string, unknown>;
+
+/** The item of an item notification. */
+export const itemOf = (n: AnyNotification): TurnItem | undefined => (n.params as { item?: TurnItem }).item;
+
+/** The last message of a model call with `role`. */
+const lastOf = (request: ChatRequest, role: string) => [...request.messages].reverse().find((m) => m.role === role);
+
+/** Checks a raw error response: its code, and that the connection answers afterwards. */
+function expectCode(response: Json, reason: keyof typeof errorRegistry, what: string): void {
+  const error = response.error as { code?: unknown } | undefined;
+  if (!error) throw new Failure(`${what}: expected error ${errorRegistry[reason].code} (${reason}), got ${JSON.stringify(response).slice(0, 200)}`, response);
+  if (error.code !== errorRegistry[reason].code) throw new Failure(`${what}: expected error code ${errorRegistry[reason].code} (${reason}), got ${String(error.code)}`, response);
+}
+
+const rpc: Scenario = {
+  name: "JSON-RPC errors",
+  checks: {
+    "RPC-METHOD-NOT-FOUND": "sends a request for a method outside the protocol, expects -32601, then expects thread/start to work on the same connection",
+    "RPC-INVALID-PARAMS": "sends turn/start with a number as thread_id, expects -32602",
+    "RPC-PARSE-ERROR": "sends a frame that is not JSON, expects -32700 with a null id, then expects the connection to answer",
+    "RPC-INVALID-REQUEST": "sends a JSON object whose method is a number, expects -32600",
+    "RPC-ERROR-CODES": "asks thread/get for an unknown thread and expects thread_not_found's registry code; every error response of the whole run is also checked against the registry",
+    "THREAD-NOT-FOUND": "asks thread/get and thread/timeline/page for an unknown thread, expects thread_not_found",
+    "TURN-START-THREAD-NOT-FOUND": "starts a turn in an unknown thread, expects thread_not_found",
+  },
+  async run(ctx) {
+    const s = ctx.session;
+    await ctx.attempt("RPC-METHOD-NOT-FOUND", async () => {
+      const id = s.rawId();
+      expectCode(await ctx.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: "cert/no_such_method", params: {} }), id), "method_not_found", "an unknown method");
+      await ctx.thread();
+    });
+    await ctx.attempt("RPC-INVALID-PARAMS", async () => {
+      const id = s.rawId();
+      const params = { thread_id: 7, turn_id: ctx.id("trn"), input: ctx.input("never runs") };
+      expectCode(await ctx.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: "turn/start", params }), id), "invalid_params", "turn/start with a number as thread_id");
+    });
+    await ctx.attempt("RPC-PARSE-ERROR", async () => {
+      const response = await ctx.sendRaw('{"jsonrpc": "2.0", "id": 1, "method": ', null);
+      expectCode(response, "parse_error", "a frame that is not JSON");
+      if (response.id !== null) throw new Failure(`the parse error must carry a null id, got ${JSON.stringify(response.id)}`, response);
+      await ctx.thread();
+    });
+    await ctx.attempt("RPC-INVALID-REQUEST", async () => {
+      const id = s.rawId();
+      expectCode(await ctx.sendRaw(JSON.stringify({ jsonrpc: "2.0", id, method: 42 }), id), "invalid_request", "a request whose method is a number");
+    });
+    const missing = ctx.id("thr_missing");
+    await ctx.attempt("RPC-ERROR-CODES", async () => {
+      const error = await ctx.rejects(ctx.client.threadGet({ thread_id: missing }), "thread_not_found", "thread/get of an unknown thread");
+      if (error.code !== errorRegistry.thread_not_found.code) throw new Failure(`thread_not_found came with code ${error.code}; the registry gives it ${errorRegistry.thread_not_found.code}`);
+    });
+    await ctx.attempt("THREAD-NOT-FOUND", async () => {
+      await ctx.rejects(ctx.client.threadGet({ thread_id: missing }), "thread_not_found", "thread/get of an unknown thread");
+      await ctx.rejects(ctx.client.threadTimelinePage({ threadId: missing }), "thread_not_found", "thread/timeline/page of an unknown thread");
+    });
+    await ctx.attempt("TURN-START-THREAD-NOT-FOUND", async () => {
+      await ctx.rejects(ctx.startTurn(missing, "never runs"), "thread_not_found", "turn/start in an unknown thread");
+    });
+  },
+};
+
+const chatTurn: Scenario = {
+  name: "a Chat-mode turn",
+  checks: {
+    "TURN-START-RESPONSE": "starts a Chat turn and expects the response to carry the turn under the given id, InProgress",
+    "TURN-STARTED-NOTIFIED": "waits for turn/started of the turn",
+    "TURN-COMPLETED-NOTIFIED": "waits for the turn to end and expects turn/completed; in every scenario, a turn that turn/get reports ended without a terminal notification fails this",
+    "TURN-DEFAULT-PROFILE": "expects the turn started without permission_profile to carry full_access with source defaulted",
+    "TURN-CHAT-MODE": "expects exactly one model call, offering no tools",
+    "TURN-INPUT-TO-MODEL": "expects the model's last user message to be the turn's text",
+    "TURN-USAGE": "has the model report usage and expects the ended turn (its completion or turn/get) to carry it",
+    "ITEM-USER-MESSAGE": "expects the first item to be a userMessage with the text input",
+    "ITEM-AGENT-MESSAGE": "streams the answer in 3 pieces and expects the agentMessage item's deltas to join up to its final text, which is the model's",
+    "ITEM-REASONING": "streams reasoning before the answer and expects a reasoning item carrying it",
+    "ITEM-COMPLETED-ONCE": "expects every item started in the turn to be completed exactly once",
+    "ITEM-DELTA-STREAM": "expects every agent-message delta to name the agent_message stream",
+    "TURN-GET": "expects turn/get after the end to report the turn Completed",
+    "TURN-ITEMS-REPLAY": "expects turn/items to replay the item notifications of the turn as they were received",
+    "TURN-ITEMS-LAST-SEQUENCE": "expects turn/items' last_sequence to equal the sequence of its last event",
+  },
+  async run(ctx) {
+    const answer = `The answer is ${ctx.token.slice(-6)}.`;
+    const text = "Say the answer";
+    const script = ctx.script([{ reply: { reasoning: "Thinking it over.", text: answer, chunks: 3, usage: { prompt_tokens: 11, completion_tokens: 7 } } }]);
+    const thread = await ctx.thread();
+    const turn = await ctx.step("TURN-START-RESPONSE", async () => {
+      const turn = await ctx.startTurn(thread.id, text, { mode: "Chat" });
+      const expected = [...ctx.transcript].reverse().find((e) => e.direction === "sent")?.frame as { params: { turn_id: string } };
+      if (turn.id !== expected.params.turn_id) throw new Failure(`the response names turn ${turn.id}, not ${expected.params.turn_id}`);
+      if (turn.status !== "InProgress") throw new Failure(`the response says ${turn.status}, expected InProgress`);
+      return turn;
+    });
+    ctx.check("TURN-DEFAULT-PROFILE", turn.permission_profile.mode === "full_access" && turn.permission_profile.source === "defaulted", `the turn's profile is ${turn.permission_profile.mode} (source ${turn.permission_profile.source}), expected full_access (defaulted)`);
+    await ctx.step("TURN-STARTED-NOTIFIED", () => ctx.waitFor(`turn/started of ${turn.id}`, (n) => n.method === "turn/started" && n.params.turn_id === turn.id));
+    const end = await ctx.step("TURN-COMPLETED-NOTIFIED", () => ctx.ended(turn.id));
+    if (end.terminal) ctx.check("TURN-COMPLETED-NOTIFIED", end.terminal.method === "turn/completed", `the turn ended with ${end.terminal.method}: ${JSON.stringify(end.terminal.params).slice(0, 300)}`);
+    const usage = (end.terminal?.method === "turn/completed" ? end.terminal.params.usage : undefined) ?? end.turn.usage;
+    ctx.check("TURN-USAGE", usage?.input_tokens === 11 && usage.output_tokens === 7, `expected usage 11 in / 7 out, got ${JSON.stringify(usage)}`);
+
+    ctx.check("TURN-CHAT-MODE", script.calls.length === 1, `expected one model call, got ${script.calls.length}`);
+    ctx.check("TURN-CHAT-MODE", !script.calls[0]?.tools?.length, `a Chat turn offered the model tools: ${script.calls[0]?.tools?.map((t) => t.function.name).join(", ")}`);
+    const user = script.calls[0] && messageText(lastOf(script.calls[0], "user"));
+    ctx.check("TURN-INPUT-TO-MODEL", user?.includes(text) === true && user.includes(ctx.token), `the model's last user message is ${JSON.stringify(user)}, expected the turn's text`);
+
+    const live = ctx.ofTurn(turn.id);
+    const started = live.filter((n) => n.method === "item/started").map(itemOf);
+    const first = started[0];
+    ctx.check("ITEM-USER-MESSAGE", first?.type === "userMessage" && JSON.stringify(first.content).includes(ctx.token), `the first item is ${JSON.stringify(first).slice(0, 200)}, expected a userMessage with the input`);
+    const completed = live.filter((n) => n.method === "item/completed").map(itemOf);
+    const message = completed.find((i) => i?.type === "agentMessage");
+    const deltas = live.filter((n) => n.method === "item/agent_message/delta");
+    const joined = deltas.map((n) => (n.params as { delta: string }).delta).join("");
+    ctx.check("ITEM-AGENT-MESSAGE", message?.type === "agentMessage" && message.text === answer, `the agentMessage item says ${JSON.stringify(message?.type === "agentMessage" ? message.text : message)}, the model said ${JSON.stringify(answer)}`);
+    ctx.check("ITEM-AGENT-MESSAGE", joined === answer, `the agent-message deltas join up to ${JSON.stringify(joined)}, expected ${JSON.stringify(answer)}`);
+    const reasoning = completed.find((i) => i?.type === "reasoning");
+    ctx.check("ITEM-REASONING", reasoning !== undefined && JSON.stringify(reasoning).includes("Thinking it over."), "no reasoning item carries the model's reasoning");
+    const bad = deltas.find((n) => (n.params as { stream: string }).stream !== "agent_message");
+    ctx.check("ITEM-DELTA-STREAM", bad === undefined, `an agent-message delta names stream ${JSON.stringify((bad?.params as { stream?: string } | undefined)?.stream)}`, bad);
+    checkItemsCompletedOnce(ctx, turn.id);
+
+    await ctx.attempt("TURN-GET", async () => {
+      const { turn: got } = await ctx.client.turnGet({ thread_id: thread.id, turn_id: turn.id });
+      if (got.id !== turn.id || got.status !== "Completed") throw new Failure(`turn/get says ${got.id} is ${got.status}, expected ${turn.id} Completed`);
+    });
+    await checkReplay(ctx, thread.id, turn.id);
+  },
+};
+
+/** ITEM-COMPLETED-ONCE over one ended turn. */
+export function checkItemsCompletedOnce(ctx: ScenarioContext, turnId: string): void {
+  const live = ctx.ofTurn(turnId);
+  const count = new Map<string, number>();
+  for (const n of live) if (n.method === "item/started") count.set(n.params.item_id, 0);
+  for (const n of live) if (n.method === "item/completed") count.set(n.params.item_id, (count.get(n.params.item_id) ?? 0) + 1);
+  const wrong = [...count].filter(([, c]) => c !== 1);
+  ctx.check("ITEM-COMPLETED-ONCE", wrong.length === 0, `items not completed exactly once: ${wrong.map(([id, c]) => `${id} (${c})`).join(", ")}`);
+}
+
+/** TURN-ITEMS-REPLAY and TURN-ITEMS-LAST-SEQUENCE over one ended turn. */
+async function checkReplay(ctx: ScenarioContext, threadId: string, turnId: string): Promise<void> {
+  let events: TurnItemEvent[] = [];
+  await ctx.attempt("TURN-ITEMS-REPLAY", async () => {
+    const items = await ctx.client.turnItems({ thread_id: threadId, turn_id: turnId });
+    events = items.events;
+    const replayed = events.filter((e) => e.method.startsWith("item/")).map((e) => JSON.stringify({ method: e.method, params: e.params }));
+    const live = ctx.ofTurn(turnId).filter((n) => n.method.startsWith("item/")).map((n) => JSON.stringify({ method: n.method, params: n.params }));
+    const at = replayed.findIndex((r, i) => r !== live[i]);
+    if (at !== -1 || replayed.length !== live.length) {
+      const i = at === -1 ? Math.min(replayed.length, live.length) : at;
+      throw new Failure(`turn/items differs from the stream at item event ${i}: replayed ${replayed[i]?.slice(0, 200) ?? "nothing"}, streamed ${live[i]?.slice(0, 200) ?? "nothing"}`);
+    }
+    ctx.check("TURN-ITEMS-LAST-SEQUENCE", events.length > 0 && items.last_sequence === events.at(-1)!.sequence, `last_sequence is ${items.last_sequence}, the last event's sequence is ${events.at(-1)?.sequence}`);
+  });
+}
+
+const history: Scenario = {
+  name: "history across turns",
+  checks: {
+    "TURN-HISTORY": "runs two turns in one thread and expects the second model call to carry the first turn's user message and answer before the new user message",
+  },
+  async run(ctx) {
+    const first = `First answer ${ctx.token.slice(-4)}`;
+    const script = ctx.script([{ reply: { text: first } }, { reply: { text: "Second answer" } }]);
+    const thread = await ctx.thread();
+    await ctx.step("TURN-HISTORY", async () => {
+      const a = await ctx.startTurn(thread.id, "first question", { mode: "Chat" });
+      await ctx.ended(a.id);
+      const b = await ctx.startTurn(thread.id, "second question", { mode: "Chat" });
+      await ctx.ended(b.id);
+      const call = script.calls[1];
+      if (!call) throw new Failure(`the second turn made no model call (${script.calls.length} calls; ${script.problems.join("; ")})`);
+      const texts = call.messages.map((m) => `${m.role}:${messageText(m)}`);
+      const q1 = texts.findIndex((t) => t.startsWith("user:") && t.includes("first question"));
+      const a1 = texts.findIndex((t) => t.startsWith("assistant:") && t.includes(first));
+      const q2 = texts.findIndex((t) => t.startsWith("user:") && t.includes("second question"));
+      if (q1 === -1 || a1 === -1 || q2 === -1 || !(q1 < a1 && a1 < q2)) throw new Failure(`the second model call's messages are ${JSON.stringify(texts).slice(0, 400)}; expected the first question, its answer, then the second question`);
+    });
+  },
+};
+
+const tools: Scenario = {
+  name: "the Agent tool loop",
+  checks: {
+    "TURN-TOOL-LOOP": "has the model call shell, expects the next model call to carry the tool result under the call's id, and the turn to complete with the final answer",
+    "ITEM-COMMAND-EXECUTION": "expects a commandExecution item whose stdout deltas join up to its final stdout, which holds the echoed marker, with exit code 0",
+    "ITEM-FILE-CHANGE": "has the model write a file, then read it back: expects a completed fileChange item and the read's result to hold what was written",
+    "ITEM-TOOL-ERROR": "has the model call shell without a command: expects the item to end failed, the model to receive an error, and the turn to complete",
+  },
+  async run(ctx) {
+    const marker = `echoed-${ctx.token.slice(-6)}`;
+    const content = `written-${ctx.token.slice(-6)}`;
+    const file = `${ctx.id("cert")}.txt`;
+    const toolResult = (request: ChatRequest) => lastOf(request, "tool");
+    const callId = (request: ChatRequest) => lastOf(request, "assistant")?.tool_calls?.[0]?.id;
+    const script = ctx.script([
+      { reply: { toolCalls: [{ tool: "shell", args: { command: `echo ${marker}` } }] } },
+      { reply: { toolCalls: [{ tool: "write_file", args: { path: file, content } }] } },
+      { reply: { toolCalls: [{ tool: "read_file", args: { path: file } }] } },
+      { reply: { toolCalls: [{ tool: "shell", args: {} }] } },
+      { reply: { text: "All done." } },
+    ]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    const turn = await ctx.startTurn(thread.id, "Use the tools", { mode: "Agent" });
+    const end = await ctx.step("TURN-TOOL-LOOP", async () => {
+      const end = await ctx.ended(turn.id);
+      if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}: ${JSON.stringify(end.turn.error ?? {})}`);
+      return end;
+    });
+    void end;
+    const [c1, c2, c3, c4, c5] = [0, 1, 2, 3, 4].map((i) => script.calls[i]);
+    ctx.check("TURN-TOOL-LOOP", script.calls.length === 5, `expected 5 model calls, got ${script.calls.length}: ${script.problems.join("; ")}`);
+    ctx.check("TURN-TOOL-LOOP", !!c1?.tools?.some((t) => t.function.name === ctx.tool("shell")), "the first model call did not offer the shell tool");
+    ctx.check("TURN-TOOL-LOOP", !!c2 && toolResult(c2)?.tool_call_id === callId(c2) && messageText(toolResult(c2)).includes(marker), `the second model call does not carry the shell result under the call's id: ${JSON.stringify(c2 && toolResult(c2))}`);
+    const completed = ctx.ofTurn(turn.id).filter((n) => n.method === "item/completed").map(itemOf);
+    const commands = completed.filter((i) => i?.type === "commandExecution");
+    const command = commands[0];
+    const stdout = ctx
+      .ofTurn(turn.id)
+      .filter((n) => n.method === "item/command_execution/output_delta" && command && n.params.item_id === command.id && n.params.stream === "stdout")
+      .map((n) => (n.params as { delta: string }).delta)
+      .join("");
+    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && command.status === "completed" && command.exit_code === 0 && (command.stdout ?? "").includes(marker), `the shell item is ${JSON.stringify(command).slice(0, 300)}`);
+    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && stdout === command.stdout, `the stdout deltas join up to ${JSON.stringify(stdout)}, the item's stdout is ${JSON.stringify(command?.type === "commandExecution" ? command.stdout : undefined)}`);
+    const change = completed.find((i) => i?.type === "fileChange");
+    ctx.check("ITEM-FILE-CHANGE", change?.type === "fileChange" && change.status === "completed", `the write_file item is ${JSON.stringify(change).slice(0, 300)}`);
+    ctx.check("ITEM-FILE-CHANGE", !!c4 && messageText(toolResult(c4)).includes(content), `reading the file back gave the model ${JSON.stringify(c4 && messageText(toolResult(c4))).slice(0, 200)}, expected it to hold ${content}`);
+    const failed = commands[1];
+    ctx.check("ITEM-TOOL-ERROR", failed?.type === "commandExecution" && failed.status === "failed", `the shell call without a command ended ${JSON.stringify(failed?.status)}, expected failed`);
+    ctx.check("ITEM-TOOL-ERROR", !!c5 && messageText(toolResult(c5)).length > 0 && toolResult(c5)?.tool_call_id === callId(c5), "the model did not receive the failed call's error under its call id");
+    void c3;
+  },
+};
+
+const providerFailure: Scenario = {
+  name: "a failing model call",
+  checks: {
+    "TURN-FAILED-PROVIDER": "has the model answer HTTP 400, expects turn/failed carrying an error, and turn/get to report the turn Failed",
+  },
+  async run(ctx) {
+    ctx.script([{ reply: { error: { status: 400, message: "the scripted model refuses this request" } } }]);
+    const thread = await ctx.thread();
+    await ctx.step("TURN-FAILED-PROVIDER", async () => {
+      const turn = await ctx.startTurn(thread.id, "Fail please", { mode: "Chat" });
+      const end = await ctx.ended(turn.id);
+      if (end.terminal && end.terminal.method !== "turn/failed") throw new Failure(`the turn ended with ${end.terminal.method}, expected turn/failed`);
+      const { turn: got } = await ctx.client.turnGet({ thread_id: thread.id, turn_id: turn.id });
+      if (got.status !== "Failed") throw new Failure(`turn/get says ${got.status}, expected Failed`);
+    });
+  },
+};
+
+const control: Scenario = {
+  name: "turn control: one active turn, duplicate ids, cancel, resume",
+  checks: {
+    "TURN-ONE-ACTIVE": "holds a turn's model call open and starts another turn in its thread: expects turn_in_progress naming the running turn",
+    "TURN-DUPLICATE-ID": "starts a turn in another thread under the running turn's id: expects duplicate_turn_id",
+    "TURN-CANCEL": "cancels the held turn: expects the response to carry it, then turn/failed with the turn Interrupted or Failed",
+    "TURN-CANCEL-ENDED": "cancels the cancelled turn again: expects turn_not_active",
+    "TURN-RESUME-NOT-BLOCKED": "resumes the ended turn: expects turn_not_blocked",
+  },
+  async run(ctx) {
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    const script = ctx.script([{ reply: { text: "too late", hold } }]);
+    try {
+      const thread = await ctx.thread();
+      const other = await ctx.thread();
+      const turn = await ctx.startTurn(thread.id, "Wait for me", { mode: "Chat" });
+      await script.waitForCall(1);
+      await ctx.attempt("TURN-ONE-ACTIVE", async () => {
+        const error = await ctx.rejects(ctx.startTurn(thread.id, "A second turn", { mode: "Chat" }), "turn_in_progress", "a second turn/start while one runs");
+        const active = (error.data as { active_turn_id?: unknown } | undefined)?.active_turn_id;
+        if (active !== turn.id) throw new Failure(`turn_in_progress names active turn ${JSON.stringify(active)}, expected ${turn.id}`);
+      });
+      await ctx.attempt("TURN-DUPLICATE-ID", () => ctx.rejects(ctx.client.turnStart({ thread_id: other.id, turn_id: turn.id, input: ctx.input("same id"), mode: "Chat" }), "duplicate_turn_id", "turn/start reusing a turn id"));
+      await ctx.step("TURN-CANCEL", async () => {
+        const { turn: cancelled } = await ctx.client.turnCancel({ thread_id: thread.id, turn_id: turn.id, reason: "certification" });
+        if (cancelled.id !== turn.id) throw new Failure(`turn/cancel answered with turn ${cancelled.id}`);
+        const end = await ctx.ended(turn.id);
+        if (end.terminal && end.terminal.method !== "turn/failed") throw new Failure(`the cancelled turn ended with ${end.terminal.method}, expected turn/failed`);
+        if (end.turn.status !== "Interrupted" && end.turn.status !== "Failed") throw new Failure(`the cancelled turn is ${end.turn.status}`);
+      });
+      await ctx.attempt("TURN-CANCEL-ENDED", () => ctx.rejects(ctx.client.turnCancel({ thread_id: thread.id, turn_id: turn.id }), "turn_not_active", "cancelling an ended turn"));
+      await ctx.attempt("TURN-RESUME-NOT-BLOCKED", () => ctx.rejects(ctx.client.turnResume({ thread_id: thread.id, turn_id: turn.id }), "turn_not_blocked", "resuming an ended turn"));
+    } finally {
+      release();
+    }
+  },
+};
+
+const unknownTurn: Scenario = {
+  name: "unknown turns",
+  checks: {
+    "TURN-CANCEL-NOT-FOUND": "cancels an unknown turn of a known thread: expects turn_not_found",
+    "TURN-GET-NOT-FOUND": "asks turn/get for an unknown turn of a known thread: expects turn_not_found",
+    "TURN-ITEMS-NOT-FOUND": "asks turn/items for an unknown turn of a known thread: expects turn_not_found",
+  },
+  async run(ctx) {
+    const thread = await ctx.thread();
+    const missing = { thread_id: thread.id, turn_id: ctx.id("trn_missing") };
+    await ctx.attempt("TURN-CANCEL-NOT-FOUND", () => ctx.rejects(ctx.client.turnCancel(missing), "turn_not_found", "turn/cancel of an unknown turn"));
+    await ctx.attempt("TURN-GET-NOT-FOUND", () => ctx.rejects(ctx.client.turnGet(missing), "turn_not_found", "turn/get of an unknown turn"));
+    await ctx.attempt("TURN-ITEMS-NOT-FOUND", () => ctx.rejects(ctx.client.turnItems(missing), "turn_not_found", "turn/items of an unknown turn"));
+  },
+};
+
+const threads: Scenario = {
+  name: "threads and their timeline",
+  checks: {
+    "THREAD-START": "starts a thread and expects thread/get to return it with the same id and workspace",
+    "THREAD-TIMELINE-PAGE": "runs two turns and expects thread/timeline/page to list a block for each, in order",
+    "THREAD-TIMELINE-CHANGED": "expects thread/timeline/blocks/changed for the thread naming each turn",
+  },
+  async run(ctx) {
+    ctx.script([{ reply: { text: "one" } }, { reply: { text: "two" } }]);
+    const thread = await ctx.step("THREAD-START", async () => {
+      const thread = await ctx.thread();
+      const { thread: got } = await ctx.client.threadGet({ thread_id: thread.id });
+      if (got.id !== thread.id || got.workspace_id !== thread.workspace_id) throw new Failure(`thread/get returned ${got.id} in ${got.workspace_id}, expected ${thread.id} in ${thread.workspace_id}`);
+      return thread;
+    });
+    const turns: string[] = [];
+    for (const text of ["first", "second"]) {
+      const turn = await ctx.startTurn(thread.id, text, { mode: "Chat" });
+      turns.push(turn.id);
+      await ctx.ended(turn.id);
+    }
+    await ctx.attempt("THREAD-TIMELINE-PAGE", async () => {
+      const page = await ctx.client.threadTimelinePage({ threadId: thread.id });
+      const listed = page.blocks.map((b) => b.turnId);
+      if (JSON.stringify(listed) !== JSON.stringify(turns)) throw new Failure(`the timeline lists turns ${JSON.stringify(listed)}, expected ${JSON.stringify(turns)}`);
+    });
+    await ctx.attempt("THREAD-TIMELINE-CHANGED", async () => {
+      for (const id of turns) await ctx.waitFor(`thread/timeline/blocks/changed naming turn ${id}`, (n) => n.method === "thread/timeline/blocks/changed" && n.params.threadId === thread.id && n.params.turnId === id);
+    });
+  },
+};
+
+export const coreScenarios: readonly Scenario[] = [rpc, threads, chatTurn, history, tools, providerFailure, control, unknownTurn];

@@ -1,0 +1,215 @@
+/** Scenarios of the permissions capability: profiles, approval requests and their answers. */
+import type { AnyNotification } from "../../generated/registry.js";
+import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams, TurnStartParams } from "../../generated/types.js";
+import { messageText, type ChatRequest } from "../model-server.js";
+import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { itemOf } from "./core.js";
+
+const supervised: Partial<TurnStartParams> = { mode: "Agent", permission_profile: { mode: "supervised" } };
+const fullAccess: Partial<TurnStartParams> = { mode: "Agent", permission_profile: { mode: "full_access" } };
+
+/**
+ * A shell command whose output differs from its text: the marker with 42 in it appears
+ * only if the command really ran, never from a gateway echoing the command back.
+ */
+const marked = (ctx: ScenarioContext, label: string) => ({ command: `echo ${label}-$((6*7))-${ctx.token.slice(-6)}`, output: `${label}-42-${ctx.token.slice(-6)}` });
+
+const requestsOf = (ctx: ScenarioContext, turnId: string) =>
+  ctx.ofTurn(turnId).filter((n): n is Extract<AnyNotification, { method: "turn/permission/request/opened" }> => n.method === "turn/permission/request/opened").map((n) => n.params.request);
+
+async function nextRequest(ctx: ScenarioContext, turnId: string, index: number): Promise<TurnPermissionApprovalRequest> {
+  await ctx.waitFor(`approval request ${index + 1} of turn ${turnId}`, () => requestsOf(ctx, turnId).length > index);
+  return requestsOf(ctx, turnId)[index]!;
+}
+
+function respond(ctx: ScenarioContext, request: TurnPermissionApprovalRequest, resolution: TurnPermissionRequestRespondParams["resolution"]) {
+  return ctx.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution, ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) });
+}
+
+/** Every output a turn streamed or completed with, as one text. */
+const outputOf = (ctx: ScenarioContext, turnId: string) =>
+  ctx
+    .ofTurn(turnId)
+    .filter((n) => n.method === "item/command_execution/output_delta" || n.method === "item/completed" || n.method === "item/updated")
+    .map((n) => JSON.stringify(n.params))
+    .join("\n");
+
+const lastTool = (request: ChatRequest | undefined) => (request ? messageText([...request.messages].reverse().find((m) => m.role === "tool")) : "");
+
+const snapshot: Scenario = {
+  name: "the supervised profile",
+  checks: {
+    "PERM-PROFILE-SNAPSHOT": "starts a supervised turn and expects its effective policy to allow file reads and ask for file writes, shell commands and network",
+  },
+  async run(ctx) {
+    ctx.script([{ reply: { text: "ok" } }]);
+    const thread = await ctx.thread();
+    await ctx.step("PERM-PROFILE-SNAPSHOT", async () => {
+      const turn = await ctx.startTurn(thread.id, "Hello", { mode: "Chat", permission_profile: { mode: "supervised" } });
+      const p = turn.permission_profile;
+      const want = { file_read: "allow", file_write: "ask", shell_command: "ask", network: "ask" } as const;
+      const wrong = Object.entries(want).filter(([k, v]) => p.effective_policy[k as keyof typeof want] !== v);
+      if (p.mode !== "supervised" || wrong.length) throw new Failure(`the supervised turn's profile is ${p.mode} with ${wrong.map(([k]) => `${k}: ${p.effective_policy[k as keyof typeof want]}`).join(", ")}`);
+      await ctx.ended(turn.id);
+    });
+  },
+};
+
+const fullAccessRuns: Scenario = {
+  name: "full access asks nothing",
+  checks: {
+    "PERM-FULL-ACCESS-NO-ASK": "has the model run a shell command in a full_access turn: expects it to run and no approval request",
+  },
+  async run(ctx) {
+    const { command, output } = marked(ctx, "free");
+    ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "done" } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    await ctx.step("PERM-FULL-ACCESS-NO-ASK", async () => {
+      const turn = await ctx.startTurn(thread.id, "Run it", fullAccess);
+      await ctx.ended(turn.id);
+      if (requestsOf(ctx, turn.id).length) throw new Failure("a full_access turn opened an approval request");
+      if (!outputOf(ctx, turn.id).includes(output)) throw new Failure("the command did not run");
+    });
+  },
+};
+
+const readAllowed: Scenario = {
+  name: "supervised reads",
+  checks: {
+    "PERM-READ-NO-ASK": "writes a file in a full_access turn, then has a supervised turn read it: expects no approval request and the content to reach the model",
+  },
+  async run(ctx) {
+    const file = `${ctx.id("read")}.txt`;
+    const content = `content-${ctx.token.slice(-6)}`;
+    const script = ctx.script([
+      { reply: { toolCalls: [{ tool: "write_file", args: { path: file, content } }] } },
+      { reply: { text: "written" } },
+      { reply: { toolCalls: [{ tool: "read_file", args: { path: file } }] } },
+      { reply: { text: "read" } },
+    ]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    await ctx.step("PERM-READ-NO-ASK", async () => {
+      await ctx.ended((await ctx.startTurn(thread.id, "Write it", fullAccess)).id);
+      const turn = await ctx.startTurn(thread.id, "Read it", supervised);
+      await ctx.ended(turn.id);
+      if (requestsOf(ctx, turn.id).length) throw new Failure("a read inside the thread's folder opened an approval request under supervised");
+      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${JSON.stringify(lastTool(script.calls[3])).slice(0, 200)}, expected the file's content`);
+    });
+  },
+};
+
+const allowOnce: Scenario = {
+  name: "asking and allow_once",
+  checks: {
+    "PERM-ASK-OPENS-REQUEST": "has the model run a shell command under supervised: expects turn/permission/request/opened naming the tool, action, scope and reason, and no output before the answer",
+    "PERM-ALLOW-ONCE": "answers allow_once: expects turn/permission/request/resolved with allow_once, the command to run and the turn to complete",
+    "PERM-RESPOND-TWICE": "answers the resolved request again: expects permission_request_resolved",
+    "PERM-RESPOND-NOT-FOUND": "answers a request id that does not exist: expects permission_request_not_found",
+    "PERM-AUDIT": "expects turn/permission/audit records of the request being opened and resolved",
+  },
+  async run(ctx) {
+    const { command, output } = marked(ctx, "asked");
+    ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "done" } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    const turn = await ctx.startTurn(thread.id, "Run it", supervised);
+    const request = await ctx.step("PERM-ASK-OPENS-REQUEST", async () => {
+      const request = await nextRequest(ctx, turn.id, 0);
+      if (request.tool_name !== ctx.tool("shell") || !request.scope_hash || !request.reason || request.turn_id !== turn.id) {
+        throw new Failure(`the approval request is incomplete: ${JSON.stringify(request).slice(0, 300)}`);
+      }
+      if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the command ran before the request was answered");
+      return request;
+    });
+    await ctx.step("PERM-ALLOW-ONCE", async () => {
+      await respond(ctx, request, "allow_once");
+      const resolved = await ctx.waitFor("turn/permission/request/resolved", (n) => n.method === "turn/permission/request/resolved" && n.params.request_id === request.request_id);
+      if ((resolved.params as { resolution: string }).resolution !== "allow_once") throw new Failure(`the request was resolved ${(resolved.params as { resolution: string }).resolution}`);
+      const end = await ctx.ended(turn.id);
+      if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}`);
+      if (!outputOf(ctx, turn.id).includes(output)) throw new Failure("the allowed command did not run");
+    });
+    await ctx.attempt("PERM-RESPOND-TWICE", () => ctx.rejects(respond(ctx, request, "deny"), "permission_request_resolved", "answering a resolved request"));
+    await ctx.attempt("PERM-RESPOND-NOT-FOUND", () => ctx.rejects(ctx.client.turnPermissionRequestRespond({ request_id: ctx.id("perm_missing"), resolution: "allow_once" }), "permission_request_not_found", "answering an unknown request"));
+    await ctx.attempt("PERM-AUDIT", async () => {
+      const kinds = ctx
+        .ofTurn(turn.id)
+        .filter((n) => n.method === "turn/permission/audit" && n.params.request_id === request.request_id)
+        .map((n) => (n.params as { kind: string }).kind);
+      for (const kind of ["request_opened", "request_resolved"]) if (!kinds.includes(kind)) throw new Failure(`no ${kind} audit record for the request (got ${kinds.join(", ") || "none"})`);
+    });
+  },
+};
+
+const deny: Scenario = {
+  name: "deny",
+  checks: {
+    "PERM-DENY": "denies a shell command: expects it not to run (its output never appears), its item to end declined, and the model's next call to carry a tool result for it",
+  },
+  async run(ctx) {
+    const { command, output } = marked(ctx, "denied");
+    const script = ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "understood" } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    await ctx.step("PERM-DENY", async () => {
+      const turn = await ctx.startTurn(thread.id, "Try it", supervised);
+      await respond(ctx, await nextRequest(ctx, turn.id, 0), "deny");
+      await ctx.ended(turn.id);
+      if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the denied command ran: its output was streamed");
+      const item = ctx.ofTurn(turn.id).filter((n) => n.method === "item/completed").map(itemOf).find((i) => i?.type === "commandExecution");
+      if (item?.status !== "declined") throw new Failure(`the denied command's item ended ${JSON.stringify(item?.status)}, expected declined`);
+      const told = lastTool(script.calls[1]);
+      if (!told || told.includes(output)) throw new Failure(`the model was told ${JSON.stringify(told).slice(0, 200)}, expected a refusal`);
+    });
+  },
+};
+
+const allowForTurn: Scenario = {
+  name: "allow_for_turn",
+  checks: {
+    "PERM-ALLOW-FOR-TURN": "answers allow_for_turn to a shell command, then has the model run the same command again in the turn: expects it to run without a second request",
+    "PERM-GRANT-TURN-SCOPED": "runs the same command in the next turn: expects a new approval request",
+  },
+  async run(ctx) {
+    const { command } = marked(ctx, "granted");
+    const call = { reply: { toolCalls: [{ tool: "shell", args: { command } }] } };
+    ctx.script([call, call, { reply: { text: "twice" } }, call, { reply: { text: "again" } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    const first = await ctx.startTurn(thread.id, "Run it twice", supervised);
+    await ctx.attempt("PERM-ALLOW-FOR-TURN", async () => {
+      await respond(ctx, await nextRequest(ctx, first.id, 0), "allow_for_turn");
+      // If a second request opens after all, answer it so the turn can end.
+      const extra = ctx.waitFor("a second request", (n) => n.method === "turn/permission/request/opened" && n.params.turn_id === first.id && requestsOf(ctx, first.id).length > 1);
+      extra.then((n) => respond(ctx, (n.params as { request: TurnPermissionApprovalRequest }).request, "allow_once")).catch(() => undefined);
+      await ctx.ended(first.id);
+      const runs = ctx.ofTurn(first.id).filter((n) => n.method === "item/completed" && itemOf(n)?.type === "commandExecution" && itemOf(n)?.status === "completed").length;
+      if (requestsOf(ctx, first.id).length > 1) throw new Failure("the same command opened a second approval request after allow_for_turn");
+      if (runs !== 2) throw new Failure(`the command ran ${runs} times, expected 2`);
+    });
+    await ctx.attempt("PERM-GRANT-TURN-SCOPED", async () => {
+      const next = await ctx.startTurn(thread.id, "Run it once more", supervised);
+      await respond(ctx, await nextRequest(ctx, next.id, 0), "allow_once");
+      await ctx.ended(next.id);
+    });
+  },
+};
+
+const cancelPending: Scenario = {
+  name: "cancelling with a request open",
+  checks: {
+    "PERM-CANCEL-PENDING": "cancels a turn while its approval request is open: expects the request resolved as cancelled",
+  },
+  async run(ctx) {
+    const { command } = marked(ctx, "pending");
+    ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    await ctx.step("PERM-CANCEL-PENDING", async () => {
+      const turn = await ctx.startTurn(thread.id, "Run it", supervised);
+      const request = await nextRequest(ctx, turn.id, 0);
+      await ctx.client.turnCancel({ thread_id: thread.id, turn_id: turn.id });
+      const resolved = await ctx.waitFor("the request's resolution", (n) => n.method === "turn/permission/request/resolved" && n.params.request_id === request.request_id);
+      if ((resolved.params as { resolution: string }).resolution !== "cancelled") throw new Failure(`the open request was resolved ${(resolved.params as { resolution: string }).resolution}, expected cancelled`);
+      await ctx.ended(turn.id);
+    });
+  },
+};
+
+export const permissionScenarios: readonly Scenario[] = [snapshot, fullAccessRuns, readAllowed, allowOnce, deny, allowForTurn, cancelPending];

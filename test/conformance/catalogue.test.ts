@@ -1,0 +1,69 @@
+/**
+ * The requirement catalogue and its coverage: every requirement has a check, every method
+ * and notification names a requirement, and protocol.json names no id the catalogue lacks.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { orderingRules } from "../../generated/ordering.js";
+import { CatalogueError, loadCatalogue, protocolEntries, selectIds } from "../../conformance/catalogue.js";
+import { checkSources } from "../../conformance/certify.js";
+import { scenarios } from "../../conformance/scenarios/index.js";
+
+const catalogue = loadCatalogue();
+const ids = new Set(catalogue.map((r) => r.id));
+
+/**
+ * Requirements without a check yet, each with why. The test fails when one of them gains
+ * a check, so the list cannot silently go stale.
+ */
+const NOT_YET_CHECKED: Record<string, string> = {};
+
+describe("the requirement catalogue", () => {
+  it("declares 60 to 100 requirements with unique ids, each tied to a reference section", () => {
+    expect(catalogue.length).toBeGreaterThanOrEqual(60);
+    expect(catalogue.length).toBeLessThanOrEqual(100);
+    expect(ids.size).toBe(catalogue.length);
+    for (const r of catalogue) expect(r.reference.file).toMatch(/\.md$/);
+  });
+
+  it("has a check for every requirement, except the documented ones, and those have none", () => {
+    const sources = checkSources();
+    const unchecked = catalogue.filter((r) => !sources.has(r.id)).map((r) => r.id);
+    expect(unchecked.sort()).toEqual(Object.keys(NOT_YET_CHECKED).sort());
+  });
+
+  it("links every method and notification of protocol.json to requirements the catalogue has", () => {
+    for (const entry of protocolEntries()) {
+      expect(entry.requirements ?? [], `${entry.name} names no requirement`).not.toHaveLength(0);
+      for (const id of entry.requirements ?? []) expect(ids.has(id), `${entry.name} names ${id}, which the catalogue lacks`).toBe(true);
+    }
+  });
+
+  it("checks only requirements of the catalogue: scenarios and ordering rules alike", () => {
+    for (const s of scenarios) for (const id of Object.keys(s.checks)) expect(ids.has(id), `scenario "${s.name}" checks unknown ${id}`).toBe(true);
+    for (const rule of orderingRules) expect(ids.has(rule.requirement), `ordering rule ${rule.id}`).toBe(true);
+  });
+
+  it("stops on a catalogue that breaks its schema, naming the file and the pointer", () => {
+    const file = join(mkdtempSync(join(tmpdir(), "turnspec-catalogue-")), "requirements.json");
+    writeFileSync(file, JSON.stringify({ requirements: [{ id: "TURN-X", level: "MUSTN'T", capability: "core", statement: "A statement long enough.", reference: { file: "a.md", section: "s" } }] }));
+    expect(() => loadCatalogue(file)).toThrow(CatalogueError);
+    expect(() => loadCatalogue(file)).toThrow(`${file}#/requirements/0/level`);
+    const { covers: _covers, ...first } = catalogue[0]!;
+    writeFileSync(file, JSON.stringify({ requirements: [first, first] }));
+    expect(() => loadCatalogue(file)).toThrow(`${file}#/requirements/1/id: "${catalogue[0]!.id}" is declared twice`);
+  });
+
+  it.each([
+    [["PERM-*"], (id: string) => id.startsWith("PERM-"), []],
+    [["turn-get"], (id: string) => id === "TURN-GET", []],
+    [["ROUTE-RE?OKE"], (id: string) => id === "ROUTE-REVOKE", []],
+    [["NOPE-*", "TURN-GET"], (id: string) => id === "TURN-GET", ["NOPE-*"]],
+  ] as const)("selects ids by pattern %j", (patterns, want, unmatched) => {
+    const selected = selectIds(patterns, [...ids]);
+    expect([...selected.ids].sort()).toEqual([...ids].filter(want).sort());
+    expect(selected.unmatched).toEqual(unmatched);
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * Deliberately broken gateways: the reference gateway with one fault switched on. Each
+ * fault is caught by the requirement that names it, and nothing else fails: the full
+ * suite for some faults, the suite's relevant part for the others.
+ */
+import { describe, expect, it } from "vitest";
+import { loadCatalogue, selectIds } from "../../conformance/catalogue.js";
+import { runCertification } from "../../conformance/certify.js";
+import type { FaultName } from "../../runtime/faults.js";
+import { CLAIMED, REFERENCE } from "./reference.js";
+
+const all = loadCatalogue().map((r) => r.id);
+
+async function certifyWith(fault: FaultName, patterns: readonly string[] | "all") {
+  const selected = patterns === "all" ? new Set(all) : selectIds(patterns, all).ids;
+  const report = await runCertification({
+    gatewayCmd: `${REFERENCE} --fault ${fault}`,
+    capabilities: CLAIMED,
+    level: "full",
+    selected,
+    expectedFailures: [],
+    // A turn whose terminal notification never comes is asked about after a second of quiet.
+    quietMs: 1000,
+  });
+  const by = (outcome: string) => report.results.filter((r) => r.outcome === outcome).map((r) => r.id);
+  return { report, failed: by("fail"), errored: by("error") };
+}
+
+describe("deliberately broken gateways", () => {
+  it.each([
+    ["notifications-out-of-order", "all", ["ITEM-ORDER-STARTED-FIRST"]],
+    ["missing-terminal", "all", ["TURN-COMPLETED-NOTIFIED", "TURN-ORDER-ONE-TERMINAL"]],
+    ["denied-tool-runs", "all", ["PERM-DENY"]],
+    ["allow-for-turn-ignored", ["PERM-*"], ["PERM-ALLOW-FOR-TURN"]],
+    ["duplicate-route-actions", ["ROUTE-*"], ["ROUTE-DUPLICATE-ACTIONS"]],
+    ["wrong-error-code", ["RPC-*", "TURN-*"], ["RPC-ERROR-CODES"]],
+    ["stale-revoke-accepted", ["ROUTE-*"], ["ROUTE-REVOKE-STALE"]],
+    ["wrong-last-sequence", ["TURN-*", "ITEM-*"], ["TURN-ITEMS-LAST-SEQUENCE"]],
+  ] as const)("%s is caught (run: %j) by exactly %j", async (fault, patterns, expected) => {
+    const { report, failed, errored } = await certifyWith(fault, patterns);
+    expect(failed).toEqual(expected);
+    expect(errored).toEqual([]);
+    expect(report.certified).toBe(false);
+    const first = report.results.find((r) => r.id === expected[0])!;
+    expect(first.message).toBeTruthy();
+    expect(first.transcript?.length).toBeGreaterThan(0);
+  });
+});

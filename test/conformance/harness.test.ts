@@ -1,0 +1,111 @@
+/**
+ * How the harness judges what goes wrong, against the reference gateway run in this
+ * process with its outgoing frames tampered with: an invalid frame fails the requirement
+ * being exercised and is shown; a gateway that goes away fails what was running with why.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadCatalogue, selectIds } from "../../conformance/catalogue.js";
+import { runCertification } from "../../conformance/certify.js";
+import { ModelServer } from "../../conformance/model-server.js";
+import { Failure, isAbort, ScenarioContext } from "../../conformance/scenario.js";
+import { GatewaySession } from "../../conformance/session.js";
+import { resolveConfig } from "../../runtime/config.js";
+import { createInMemoryPair, RpcError, type Transport } from "../../runtime/rpc/index.js";
+import { createGateway } from "../../runtime/serve.js";
+import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { CLAIMED } from "./reference.js";
+
+const all = loadCatalogue().map((r) => r.id);
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** Certifies an in-process reference gateway whose every outgoing frame goes through `tamper`. */
+async function certifyTampered(patterns: string[], tamper: (frame: string, send: (f: string) => Promise<void>, gatewaySide: Transport) => Promise<void>) {
+  const model = new ModelServer();
+  const providerUrl = await model.start();
+  const store = new MemoryEventStore();
+  const gateway = createGateway(store, resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-harness-")) } }, { providerUrl }), () => undefined);
+  cleanups.push(() => model.close(), () => gateway.close());
+  const [clientSide, gatewaySide] = createInMemoryPair();
+  const send = gatewaySide.send.bind(gatewaySide);
+  gatewaySide.send = (frame) => tamper(frame, send, gatewaySide);
+  gateway.connect(gatewaySide);
+  return runCertification({
+    transport: clientSide,
+    model,
+    capabilities: CLAIMED,
+    level: "full",
+    selected: selectIds(patterns, all).ids,
+    expectedFailures: [],
+    stepTimeoutMs: 4000,
+    quietMs: 500,
+  });
+}
+
+describe("the certification harness", () => {
+  it("fails the requirement being exercised when a frame is invalid, and keeps the frame and the transcript", async () => {
+    const report = await certifyTampered(["TURN-COMPLETED-NOTIFIED"], (frame, send) => {
+      const message = JSON.parse(frame) as { method?: string; params?: Record<string, unknown> };
+      return send(message.method === "turn/completed" ? JSON.stringify({ ...message, params: { ...message.params, unexpected_field: 1 } }) : frame);
+    });
+    const result = report.results.find((r) => r.id === "TURN-COMPLETED-NOTIFIED")!;
+    expect(result.outcome).toBe("fail");
+    expect(result.message).toMatch(/invalid frame: notification turn\/completed is invalid/);
+    expect(result.invalidFrame).toMatchObject({ method: "turn/completed", params: { unexpected_field: 1 } });
+    expect(result.transcript?.some((e) => e.direction === "sent" && (e.frame as { method?: string }).method === "turn/start")).toBe(true);
+    expect(report.certified).toBe(false);
+  });
+
+  it("fails what was running, with the reason, when the gateway goes away mid-run", async () => {
+    const report = await certifyTampered(["TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED", "TURN-ORDER-*"], async (frame, send, gatewaySide) => {
+      if ((JSON.parse(frame) as { method?: string }).method === "turn/started") return gatewaySide.close();
+      return send(frame);
+    });
+    const ran = report.results.filter((r) => r.outcome !== "skipped");
+    expect(ran.map((r) => r.id).sort()).toEqual(["TURN-ORDER-BLOCKED-QUIET", "TURN-ORDER-ONE-TERMINAL", "TURN-ORDER-SEQUENCE", "TURN-ORDER-STARTED-FIRST", "TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED"]);
+    const notPassed = ran.filter((r) => r.id !== "TURN-START-RESPONSE");
+    for (const r of notPassed) expect({ id: r.id, outcome: r.outcome, message: r.message }).toMatchObject({ outcome: "fail", message: expect.stringContaining("the gateway closed the connection") });
+    expect(report.achievedLevel).toBe("none");
+  });
+});
+
+describe("a gateway command that dies", () => {
+  it("fails what was selected with how the process ended and the end of its stderr", async () => {
+    const report = await runCertification({
+      gatewayCmd: "sh -c 'echo the gateway is broken >&2; exit 3'",
+      capabilities: CLAIMED,
+      level: "core",
+      selected: selectIds(["THREAD-*"], all).ids,
+      expectedFailures: [],
+    });
+    const ran = report.results.filter((r) => r.outcome !== "skipped");
+    expect(ran.map((r) => r.id)).toEqual(["THREAD-START", "THREAD-NOT-FOUND", "THREAD-TIMELINE-PAGE", "THREAD-TIMELINE-CHANGED"]);
+    for (const r of ran) expect(r).toMatchObject({ outcome: "fail", message: expect.stringMatching(/the gateway exited with code 3; its stderr ends with:\nthe gateway is broken/) });
+  });
+});
+
+describe("a scenario step", () => {
+  /** A context over a connection nobody answers: enough to judge what a step throws. */
+  function context() {
+    const [clientSide] = createInMemoryPair();
+    const session = new GatewaySession(clientSide, performance.now());
+    const model = new ModelServer();
+    return new ScenarioContext({ session, channel: session.channel(), checks: { X: "x" }, model, token: ModelServer.newToken(), idPrefix: "t", gatewayId: "gw_local", stepTimeoutMs: 50, quietMs: 50, missingTerminal: () => undefined });
+  }
+
+  it.each([
+    ["a wrong answer from the gateway", "fail", /the gateway said no/, () => Promise.reject(new Failure("the gateway said no"))],
+    ["an error response from the gateway", "fail", /error -32002 \(turn_not_found\)/, () => Promise.reject(new RpcError(-32002, "Turn not found", { reason: "turn_not_found" }))],
+    ["a wait that runs out of time", "error", /timed out: no something within 50 ms/, (ctx: ScenarioContext) => ctx.waitFor("something", () => false)],
+    ["a fault of the harness itself", "error", /harness fault: TypeError: boom/, () => Promise.reject(new TypeError("boom"))],
+  ] as const)("judges %s as %s", async (_what, outcome, message, body) => {
+    const ctx = context();
+    await expect(ctx.step("X", () => body(ctx))).rejects.toSatisfy(isAbort);
+    expect(ctx.records.get("X")).toMatchObject({ outcome, message: expect.stringMatching(message) });
+  });
+});

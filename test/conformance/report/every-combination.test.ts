@@ -1,0 +1,64 @@
+/**
+ * Every reporter over a run with every capability, level and outcome, listed failures and
+ * a stale entry: each output is valid and accounts for every requirement.
+ */
+import { readFileSync } from "node:fs";
+import Ajv2020 from "ajv/dist/2020.js";
+import { describe, expect, it } from "vitest";
+import { buildBadge } from "../../../conformance/report/badge.js";
+import { buildCertificate } from "../../../conformance/report/certificate.js";
+import { createConsoleReporter } from "../../../conformance/report/console.js";
+import { renderHtml } from "../../../conformance/report/html.js";
+import { renderJunit } from "../../../conformance/report/junit.js";
+import { CAPABILITIES } from "../../../conformance/results.js";
+import { verdictOf } from "../../../conformance/verdict.js";
+import { everyCombinationReport } from "./fixtures.js";
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });
+for (const name of ["report", "certificate", "badge"]) ajv.addSchema(JSON.parse(readFileSync(`conformance/schemas/${name}.schema.json`, "utf8")) as object);
+
+describe("every capability, level and outcome", () => {
+  const report = everyCombinationReport();
+
+  it("gets the verdict the rules give", () => {
+    const verdict = verdictOf(report);
+    // Core: its failure is listed, its error and its unrun MUST leave it undetermined; Full also
+    // fails on PERMISSIONS-MUST-FAIL. Core is requested, and the stale entry decides: exit 1.
+    expect([verdict.core, verdict.full]).toEqual(["undetermined", "fail"]);
+    expect(verdict.undetermined).toEqual(["CORE-MUST-SKIPPED", "CORE-MUST-ERROR"]);
+    expect(verdict.staleExpectedFailures).toEqual(["CORE-SHOULD-PASS"]);
+    expect([report.achievedLevel, report.certified, report.status, verdict.exitCode]).toEqual(["none", false, "not_certified", 1]);
+    expect(verdict.counts.all).toMatchObject({ total: 72, pass: 18, fail: 18, skipped: 18, error: 18 });
+    expect(verdict.counts.all.expected).toBe(14);
+  });
+
+  it.each([
+    ["report", () => report],
+    ["certificate", () => buildCertificate(report)],
+    ["badge", () => buildBadge(report)],
+  ])("the %s validates against its schema", (name, make) => {
+    const validate = ajv.getSchema(`https://turnspec.dev/schemas/conformance/${name}.schema.json`)!;
+    validate(make());
+    expect(validate.errors ?? []).toEqual([]);
+  });
+
+  it("JUnit has a testsuite per capability and a testcase per requirement", () => {
+    const xml = renderJunit(report);
+    expect([...xml.matchAll(/<testsuite name="([a-z]+)"/g)].map((m) => m[1])).toEqual(CAPABILITIES);
+    expect([...xml.matchAll(/<testcase /g)]).toHaveLength(72);
+    expect(xml).toContain('<testsuites name="turnspec 0.1.0" tests="72"');
+  });
+
+  it("HTML and console name every requirement", () => {
+    const html = renderHtml(report);
+    let text = "";
+    const reporter = createConsoleReporter({ write: (t: string) => (text += t) }, { env: {} });
+    reporter.onStart({ ...report, requirementIds: report.results.map((r) => r.id) });
+    for (const result of report.results) reporter.onResult(result);
+    reporter.onEnd(report);
+    for (const { id } of report.results) {
+      expect(html).toContain(`id="req-${id}"`);
+      expect(text).toMatch(new RegExp(`^[✓✗!-] ${id} `, "m"));
+    }
+  });
+});
