@@ -35,6 +35,11 @@ function serveArgs(options: ServeProcessOptions): string[] {
   return args;
 }
 
+/** A fresh SQLite file path in a new temporary folder. */
+export function tempDb(): string {
+  return join(mkdtempSync(join(tmpdir(), "turnspec-db-")), "gateway.sqlite");
+}
+
 /** Resident set size of a process in bytes (Linux /proc, else `ps`). */
 export function rssOf(pid: number): number {
   try {
@@ -122,16 +127,35 @@ function collectStderr(child: ChildProcess): () => string {
 }
 
 /** `turnspec serve --stdio`: frames go to `child.stdin`, come from `child.stdout`. */
-export function startStdioGateway(options: ServeProcessOptions = {}): ServeProcess & { readonly child: ChildProcessWithoutNullStreams } {
-  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), "turnspec-gw-"));
-  const child = spawn(process.execPath, [...serveArgs(options), "--stdio"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
-  return wrap(child, collectStderr(child)) as ServeProcess & { readonly child: ChildProcessWithoutNullStreams };
+export function startStdioGateway(options: ServeProcessOptions = {}): StdioProcess {
+  return startStdioProcess([...serveArgs(options), "--stdio"], options.cwd);
 }
 
 /** `turnspec serve --port 0 --no-auth`: resolves once it listens, with its URL. */
-export async function startWebSocketGateway(options: ServeProcessOptions = {}): Promise<ServeProcess & { readonly url: string }> {
-  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), "turnspec-gw-"));
-  const child = spawn(process.execPath, [...serveArgs(options), "--port", "0", "--no-auth"], { cwd, stdio: ["ignore", "ignore", "pipe"] });
+export function startWebSocketGateway(options: ServeProcessOptions = {}): Promise<WebSocketProcess> {
+  return startWebSocketProcess([...serveArgs(options), "--port", "0", "--no-auth"], options.cwd);
+}
+
+/** The bare JSON-RPC server of bench/echo-server.ts, on either transport. */
+export function startBaseline(transport: "stdio"): StdioProcess;
+export function startBaseline(transport: "websocket"): Promise<WebSocketProcess>;
+export function startBaseline(transport: "stdio" | "websocket"): StdioProcess | Promise<WebSocketProcess> {
+  const args = ["--import", "tsx", join(ROOT, "bench", "echo-server.ts")];
+  // Started in the project folder, where `--import tsx` resolves.
+  return transport === "stdio" ? startStdioProcess([...args, "--stdio"], ROOT) : startWebSocketProcess([...args, "--port", "0"], ROOT);
+}
+
+export type StdioProcess = ServeProcess & { readonly child: ChildProcessWithoutNullStreams };
+export type WebSocketProcess = ServeProcess & { readonly url: string };
+
+function startStdioProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): StdioProcess {
+  const child = spawn(process.execPath, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  return wrap(child, collectStderr(child)) as StdioProcess;
+}
+
+/** Starts a server that prints "listening on ws://…" on stderr; resolves with that URL. */
+async function startWebSocketProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): Promise<WebSocketProcess> {
+  const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
   const stderr = collectStderr(child);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
@@ -142,7 +166,7 @@ export async function startWebSocketGateway(options: ServeProcessOptions = {}): 
         resolve(match[1]!);
       }
     };
-    const onExit = (code: number | null) => reject(new Error(`turnspec serve exited with ${code} before listening: ${stderr()}`));
+    const onExit = (code: number | null) => reject(new Error(`${args.join(" ")} exited with ${code} before listening: ${stderr()}`));
     child.stderr!.on("data", onData);
     child.once("exit", onExit);
   });

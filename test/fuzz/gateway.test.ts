@@ -11,7 +11,8 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { startStdioGateway, startWebSocketGateway, type ServeProcess } from "../../bench/gateway-process.js";
-import { exchange, stdioLink, webSocketLink, type Link } from "./exchange.js";
+import { stdioLink, webSocketLink, type RawLink } from "../../bench/raw-link.js";
+import { exchange } from "./exchange.js";
 import { caseCount, frameCase, LIMITS, render, type Case } from "./frames.js";
 
 const SEED = process.env.FUZZ_SEED === undefined ? 20261130 : Number(process.env.FUZZ_SEED);
@@ -28,7 +29,7 @@ const burst = fc.record({
 const counted: Record<string, number> = {};
 
 /** Runs the property over one link; returns how many cases (messages) were sent. */
-async function fuzz(name: string, gateway: ServeProcess, link: Link): Promise<void> {
+async function fuzz(name: string, gateway: ServeProcess, link: RawLink): Promise<void> {
   let ids = 0;
   const nextId = () => `${name}-${++ids}`;
   let cases = 0;
@@ -55,7 +56,7 @@ async function fuzz(name: string, gateway: ServeProcess, link: Link): Promise<vo
 
 describe("fuzzing a running gateway", () => {
   const gateways: ServeProcess[] = [];
-  const links: Link[] = [];
+  const links: RawLink[] = [];
   afterAll(async () => {
     for (const link of links) await link.close();
     for (const gateway of gateways) await gateway.stop();
