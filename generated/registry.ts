@@ -99,7 +99,7 @@ export const methods = {
     summary: "Resume a blocked turn through one of its recovery jobs.",
     params: "TurnResumeParams",
     result: "TurnResumeResponse",
-    errors: ["thread_not_found", "turn_not_found", "turn_not_blocked"],
+    errors: ["thread_not_found", "turn_not_found", "turn_not_blocked", "recovery_job_not_found"],
   },
   "turn/get": {
     name: "turn/get",
@@ -517,6 +517,14 @@ export const errors = {
     code: -32006,
     message: "Turn is not active",
     description: "turn/cancel was called for a turn that already ended; error.data.status carries its final state.",
+    standard: false,
+    anyMethod: false,
+    details: [],
+  },
+  recovery_job_not_found: {
+    code: -32007,
+    message: "Recovery job not found",
+    description: "turn/resume named a recovery job the turn does not have open (unknown, or already used by an earlier resume); error.data.active_recovery_job_id carries the job the turn can be resumed through.",
     standard: false,
     anyMethod: false,
     details: [],

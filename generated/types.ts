@@ -580,6 +580,10 @@ export interface GatewayConfig {
        */
       api_key_env?: string;
     };
+    /**
+     * How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms first delay, doubling up to 30000 ms.
+     */
+    retry?: GatewayRetryPolicy;
   };
   /**
    * How the built-in tools run.
@@ -605,6 +609,52 @@ export interface GatewayConfig {
      * Upper bound of a shell call's timeout in the restricted permission modes (auto_accept_edits, supervised). Default 120000.
      */
     restricted_max_shell_timeout_ms?: number;
+    /**
+     * Execution windows of Agent-mode turns. A turn runs in bounded windows; when one reaches a limit (checked between agent rounds) the gateway checkpoints it and continues in a new window, until the turn's totals are reached, when the turn blocks until turn/resume.
+     */
+    execution_windows?: {
+      /**
+       * Agent rounds (provider calls) one window may run. Default 10.
+       */
+      max_agent_rounds_per_window?: number;
+      /**
+       * Tool calls one window may make. Default 40.
+       */
+      max_tool_calls_per_window?: number;
+      /**
+       * Wall-clock milliseconds one window may run. Default 600000 (10 minutes).
+       */
+      max_wall_clock_ms_per_window?: number;
+      /**
+       * Provider tokens one window may account for. Default 200000.
+       */
+      max_provider_tokens_per_window?: number;
+      /**
+       * Totals over the windows of a turn since it started or was last resumed; reaching one blocks the turn (turn/execution_window/blocked, turn/blocked) until turn/resume.
+       */
+      total?: {
+        /**
+         * Agent rounds before the turn blocks. Default 40.
+         */
+        max_agent_rounds?: number;
+        /**
+         * Tool calls before the turn blocks. Default 160.
+         */
+        max_tool_calls?: number;
+        /**
+         * Wall-clock milliseconds before the turn blocks. Default 3600000 (1 hour).
+         */
+        max_wall_clock_ms?: number;
+        /**
+         * Provider tokens before the turn blocks. Default 1000000.
+         */
+        max_provider_tokens?: number;
+      };
+    };
+    /**
+     * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
+     */
+    retry?: GatewayRetryPolicy;
   };
   /**
    * Bounds that keep one client or one turn from taking the gateway down.
@@ -619,13 +669,17 @@ export interface GatewayConfig {
      */
     max_batch_size?: number;
     /**
-     * Most model calls in one Agent-mode turn before it fails. Default 25.
+     * Tool-loop budget: most model calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 200.
      */
     max_agent_rounds?: number;
     /**
      * How deep spawn_agent may nest child turns. Default 2.
      */
     max_spawn_depth?: number;
+    /**
+     * Tool-loop budget: most tool calls in one Agent-mode turn, over all its windows and resumes. Reaching it sends turn/tool_loop/budget_exceeded and fails the turn. Default 800.
+     */
+    max_tool_calls?: number;
   };
   /**
    * How tool permission requests are handled.
@@ -694,6 +748,41 @@ export interface GatewayConfig {
      */
     role?: string;
   };
+  /**
+   * How a thread's history is kept within the model's context. Before a provider call whose history is estimated above the budget, earlier messages are folded into one summary message (context/compressing, context/compressed); the log keeps everything.
+   */
+  context?: {
+    /**
+     * Estimated tokens (4 characters each) of history above which it is compressed. Default 100000.
+     */
+    max_history_tokens?: number;
+    /**
+     * Messages at the end of the history that are never folded into the summary. Default 8.
+     */
+    keep_recent_messages?: number;
+  };
+}
+
+/**
+ * A retry policy of the reference gateway's configuration (not a wire message): how many attempts a retryable failure gets and how long the gateway waits between them (exponential backoff: the first delay, multiplied after each failure, capped).
+ */
+export interface GatewayRetryPolicy {
+  /**
+   * Most attempts in all, the first one included; 1 turns retries off.
+   */
+  max_attempts?: number;
+  /**
+   * Wait before the second attempt, in milliseconds.
+   */
+  initial_delay_ms?: number;
+  /**
+   * Factor each later wait is multiplied by. Default 2.
+   */
+  backoff_multiplier?: number;
+  /**
+   * Longest wait between two attempts, in milliseconds.
+   */
+  max_delay_ms?: number;
 }
 
 /**

@@ -3761,7 +3761,8 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -3815,7 +3816,7 @@ if(data.providers !== undefined){
 let data2 = data.providers;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-if(!(key1 === "openai")){
+if(!((key1 === "openai") || (key1 === "retry"))){
 const err3 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err3];
@@ -3948,9 +3949,12 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"}};
+if(data2.retry !== undefined){
+let data7 = data2.retry;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key3 in data7){
+if(!((((key3 === "max_attempts") || (key3 === "initial_delay_ms")) || (key3 === "backoff_multiplier")) || (key3 === "max_delay_ms"))){
+const err14 = {instancePath:instancePath+"/providers/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3960,12 +3964,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.tools !== undefined){
-let data7 = data.tools;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-for(const key3 in data7){
-if(!(((((key3 === "default_cwd") || (key3 === "shell_timeout_ms")) || (key3 === "max_shell_timeout_ms")) || (key3 === "web_fetch_timeout_ms")) || (key3 === "restricted_max_shell_timeout_ms"))){
-const err15 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
+if(data7.max_attempts !== undefined){
+let data8 = data7.max_attempts;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err15 = {instancePath:instancePath+"/providers/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3974,12 +3976,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data7.default_cwd !== undefined){
-let data8 = data7.default_cwd;
-if(typeof data8 === "string"){
-if(data8.length < 1){
-const err16 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err16 = {instancePath:instancePath+"/providers/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3989,8 +3988,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/type",keyword:"type",params:{type: "string"}};
+}
+if(data7.initial_delay_ms !== undefined){
+let data9 = data7.initial_delay_ms;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err17 = {instancePath:instancePath+"/providers/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3999,11 +4001,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data7.shell_timeout_ms !== undefined){
-let data9 = data7.shell_timeout_ms;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err18 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err18 = {instancePath:instancePath+"/providers/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4012,9 +4012,13 @@ vErrors.push(err18);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-const err19 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data7.backoff_multiplier !== undefined){
+let data10 = data7.backoff_multiplier;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 1 || isNaN(data10)){
+const err19 = {instancePath:instancePath+"/providers/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4024,11 +4028,8 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-if(data7.max_shell_timeout_ms !== undefined){
-let data10 = data7.max_shell_timeout_ms;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err20 = {instancePath:instancePath+"/providers/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4037,9 +4038,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 1 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data7.max_delay_ms !== undefined){
+let data11 = data7.max_delay_ms;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err21 = {instancePath:instancePath+"/providers/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4048,12 +4051,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data7.web_fetch_timeout_ms !== undefined){
-let data11 = data7.web_fetch_timeout_ms;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err22 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err22 = {instancePath:instancePath+"/providers/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4062,9 +4062,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 1 || isNaN(data11)){
-const err23 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/providers/retry",schemaPath:"gateway_retry_policy.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4075,10 +4077,8 @@ errors++;
 }
 }
 }
-if(data7.restricted_max_shell_timeout_ms !== undefined){
-let data12 = data7.restricted_max_shell_timeout_ms;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err24 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err24 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4087,9 +4087,13 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 1 || isNaN(data12)){
-const err25 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.tools !== undefined){
+let data12 = data.tools;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key4 in data12){
+if(!(((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry"))){
+const err25 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4099,10 +4103,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
+if(data12.default_cwd !== undefined){
+let data13 = data12.default_cwd;
+if(typeof data13 === "string"){
+if(data13.length < 1){
+const err26 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4112,12 +4117,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data13 = data.limits;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-for(const key4 in data13){
-if(!((((key4 === "max_frame_bytes") || (key4 === "max_batch_size")) || (key4 === "max_agent_rounds")) || (key4 === "max_spawn_depth"))){
-const err27 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+else {
+const err27 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4127,10 +4128,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data13.max_frame_bytes !== undefined){
-let data14 = data13.max_frame_bytes;
+if(data12.shell_timeout_ms !== undefined){
+let data14 = data12.shell_timeout_ms;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err28 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+const err28 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4140,8 +4141,8 @@ vErrors.push(err28);
 errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1024 || isNaN(data14)){
-const err29 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+if(data14 < 1 || isNaN(data14)){
+const err29 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4152,10 +4153,10 @@ errors++;
 }
 }
 }
-if(data13.max_batch_size !== undefined){
-let data15 = data13.max_batch_size;
+if(data12.max_shell_timeout_ms !== undefined){
+let data15 = data12.max_shell_timeout_ms;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err30 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+const err30 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4166,7 +4167,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 1 || isNaN(data15)){
-const err31 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+const err31 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4177,10 +4178,10 @@ errors++;
 }
 }
 }
-if(data13.max_agent_rounds !== undefined){
-let data16 = data13.max_agent_rounds;
+if(data12.web_fetch_timeout_ms !== undefined){
+let data16 = data12.web_fetch_timeout_ms;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err32 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+const err32 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4191,7 +4192,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 1 || isNaN(data16)){
-const err33 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+const err33 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4202,10 +4203,10 @@ errors++;
 }
 }
 }
-if(data13.max_spawn_depth !== undefined){
-let data17 = data13.max_spawn_depth;
+if(data12.restricted_max_shell_timeout_ms !== undefined){
+let data17 = data12.restricted_max_shell_timeout_ms;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err34 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+const err34 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4215,8 +4216,8 @@ vErrors.push(err34);
 errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err35 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data17 < 1 || isNaN(data17)){
+const err35 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4227,9 +4228,12 @@ errors++;
 }
 }
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if(data12.execution_windows !== undefined){
+let data18 = data12.execution_windows;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key5 in data18){
+if(!(((((key5 === "max_agent_rounds_per_window") || (key5 === "max_tool_calls_per_window")) || (key5 === "max_wall_clock_ms_per_window")) || (key5 === "max_provider_tokens_per_window")) || (key5 === "total"))){
+const err36 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4239,12 +4243,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data18 = data.permissions;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-for(const key5 in data18){
-if(!((((key5 === "request_timeout_ms") || (key5 === "require_resolve_token")) || (key5 === "allowed_paths")) || (key5 === "resolve_token_secret"))){
-const err37 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+if(data18.max_agent_rounds_per_window !== undefined){
+let data19 = data18.max_agent_rounds_per_window;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err37 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4253,11 +4255,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data18.request_timeout_ms !== undefined){
-let data19 = data18.request_timeout_ms;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err38 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
+const err38 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4266,9 +4266,12 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
-const err39 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data18.max_tool_calls_per_window !== undefined){
+let data20 = data18.max_tool_calls_per_window;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err39 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4277,11 +4280,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-if(data18.require_resolve_token !== undefined){
-if(typeof data18.require_resolve_token !== "boolean"){
-const err40 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
+const err40 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4291,15 +4292,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data18.allowed_paths !== undefined){
-let data21 = data18.allowed_paths;
-if(Array.isArray(data21)){
-const len0 = data21.length;
-for(let i0=0; i0<len0; i0++){
-let data22 = data21[i0];
-if(typeof data22 === "string"){
-if(data22.length < 1){
-const err41 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data18.max_wall_clock_ms_per_window !== undefined){
+let data21 = data18.max_wall_clock_ms_per_window;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err41 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4308,9 +4305,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-else {
-const err42 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
+const err42 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4321,8 +4318,10 @@ errors++;
 }
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(data18.max_provider_tokens_per_window !== undefined){
+let data22 = data18.max_provider_tokens_per_window;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err43 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -4331,12 +4330,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data18.resolve_token_secret !== undefined){
-let data23 = data18.resolve_token_secret;
-if(typeof data23 === "string"){
-if(data23.length < 16){
-const err44 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
+const err44 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -4346,8 +4342,13 @@ vErrors.push(err44);
 errors++;
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+}
+if(data18.total !== undefined){
+let data23 = data18.total;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key6 in data23){
+if(!((((key6 === "max_agent_rounds") || (key6 === "max_tool_calls")) || (key6 === "max_wall_clock_ms")) || (key6 === "max_provider_tokens"))){
+const err45 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4357,9 +4358,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+if(data23.max_agent_rounds !== undefined){
+let data24 = data23.max_agent_rounds;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err46 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4368,12 +4370,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.gateway_id !== undefined){
-let data24 = data.gateway_id;
-if(typeof data24 === "string"){
-if(data24.length < 1){
-const err47 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err47 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4383,8 +4382,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-else {
-const err48 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data23.max_tool_calls !== undefined){
+let data25 = data23.max_tool_calls;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err48 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4393,13 +4395,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data.routes !== undefined){
-let data25 = data.routes;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-for(const key6 in data25){
-if(!((key6 === "max_hops") || (key6 === "max_routes_per_source"))){
-const err49 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err49 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4409,10 +4407,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data25.max_hops !== undefined){
-let data26 = data25.max_hops;
+}
+if(data23.max_wall_clock_ms !== undefined){
+let data26 = data23.max_wall_clock_ms;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err50 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+const err50 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4422,8 +4421,8 @@ vErrors.push(err50);
 errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err51 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data26 < 1 || isNaN(data26)){
+const err51 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4434,10 +4433,10 @@ errors++;
 }
 }
 }
-if(data25.max_routes_per_source !== undefined){
-let data27 = data25.max_routes_per_source;
+if(data23.max_provider_tokens !== undefined){
+let data27 = data23.max_provider_tokens;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err52 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+const err52 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4448,7 +4447,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 1 || isNaN(data27)){
-const err53 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+const err53 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4461,7 +4460,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+const err54 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4471,12 +4470,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data.agent !== undefined){
-let data28 = data.agent;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-for(const key7 in data28){
-if(!((((((key7 === "identity_id") || (key7 === "display_name")) || (key7 === "nickname")) || (key7 === "revision")) || (key7 === "avatar_revision")) || (key7 === "role"))){
-const err55 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
+}
+else {
+const err55 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4486,11 +4482,12 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data28.identity_id !== undefined){
-let data29 = data28.identity_id;
-if(typeof data29 === "string"){
-if(data29.length < 1){
-const err56 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(data12.retry !== undefined){
+let data28 = data12.retry;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+for(const key7 in data28){
+if(!((((key7 === "max_attempts") || (key7 === "initial_delay_ms")) || (key7 === "backoff_multiplier")) || (key7 === "max_delay_ms"))){
+const err56 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4500,8 +4497,10 @@ vErrors.push(err56);
 errors++;
 }
 }
-else {
-const err57 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(data28.max_attempts !== undefined){
+let data29 = data28.max_attempts;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err57 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -4510,12 +4509,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data28.display_name !== undefined){
-let data30 = data28.display_name;
-if(typeof data30 === "string"){
-if(data30.length < 1){
-const err58 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err58 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -4525,8 +4521,11 @@ vErrors.push(err58);
 errors++;
 }
 }
-else {
-const err59 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+}
+if(data28.initial_delay_ms !== undefined){
+let data30 = data28.initial_delay_ms;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err59 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -4535,12 +4534,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data28.nickname !== undefined){
-let data31 = data28.nickname;
-if(typeof data31 === "string"){
-if(data31.length < 1){
-const err60 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err60 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -4550,8 +4546,12 @@ vErrors.push(err60);
 errors++;
 }
 }
-else {
-const err61 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+}
+if(data28.backoff_multiplier !== undefined){
+let data31 = data28.backoff_multiplier;
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
+const err61 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -4561,10 +4561,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data28.revision !== undefined){
-let data32 = data28.revision;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err62 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err62 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -4573,9 +4571,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 0 || isNaN(data32)){
-const err63 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data28.max_delay_ms !== undefined){
+let data32 = data28.max_delay_ms;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err63 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -4584,12 +4584,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-}
-if(data28.avatar_revision !== undefined){
-let data33 = data28.avatar_revision;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err64 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err64 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -4598,9 +4595,11 @@ vErrors.push(err64);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 < 0 || isNaN(data33)){
-const err65 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -4611,11 +4610,8 @@ errors++;
 }
 }
 }
-if(data28.role !== undefined){
-let data34 = data28.role;
-if(typeof data34 === "string"){
-if(data34.length < 1){
-const err66 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err66 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4625,8 +4621,12 @@ vErrors.push(err66);
 errors++;
 }
 }
-else {
-const err67 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(data.limits !== undefined){
+let data33 = data.limits;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+for(const key8 in data33){
+if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
+const err67 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4636,9 +4636,10 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-else {
-const err68 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(data33.max_frame_bytes !== undefined){
+let data34 = data33.max_frame_bytes;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err68 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4647,10 +4648,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-}
-else {
-const err69 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 1024 || isNaN(data34)){
+const err69 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4659,32 +4659,785 @@ vErrors.push(err69);
 }
 errors++;
 }
+}
+}
+if(data33.max_batch_size !== undefined){
+let data35 = data33.max_batch_size;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err70 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 1 || isNaN(data35)){
+const err71 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+if(data33.max_agent_rounds !== undefined){
+let data36 = data33.max_agent_rounds;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err72 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1 || isNaN(data36)){
+const err73 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+}
+if(data33.max_spawn_depth !== undefined){
+let data37 = data33.max_spawn_depth;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err74 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
+const err75 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+if(data33.max_tool_calls !== undefined){
+let data38 = data33.max_tool_calls;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+const err76 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 < 1 || isNaN(data38)){
+const err77 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data.permissions !== undefined){
+let data39 = data.permissions;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key9 in data39){
+if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
+const err79 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data39.request_timeout_ms !== undefined){
+let data40 = data39.request_timeout_ms;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err80 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 1 || isNaN(data40)){
+const err81 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+if(data39.require_resolve_token !== undefined){
+if(typeof data39.require_resolve_token !== "boolean"){
+const err82 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data39.allowed_paths !== undefined){
+let data42 = data39.allowed_paths;
+if(Array.isArray(data42)){
+const len0 = data42.length;
+for(let i0=0; i0<len0; i0++){
+let data43 = data42[i0];
+if(typeof data43 === "string"){
+if(data43.length < 1){
+const err83 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data39.resolve_token_secret !== undefined){
+let data44 = data39.resolve_token_secret;
+if(typeof data44 === "string"){
+if(data44.length < 16){
+const err86 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+if(data.gateway_id !== undefined){
+let data45 = data.gateway_id;
+if(typeof data45 === "string"){
+if(data45.length < 1){
+const err89 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+if(data.routes !== undefined){
+let data46 = data.routes;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+for(const key10 in data46){
+if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
+const err91 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data46.max_hops !== undefined){
+let data47 = data46.max_hops;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err92 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 < 0 || isNaN(data47)){
+const err93 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+if(data46.max_routes_per_source !== undefined){
+let data48 = data46.max_routes_per_source;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err94 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 < 1 || isNaN(data48)){
+const err95 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+if(data.agent !== undefined){
+let data49 = data.agent;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+for(const key11 in data49){
+if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
+const err97 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+if(data49.identity_id !== undefined){
+let data50 = data49.identity_id;
+if(typeof data50 === "string"){
+if(data50.length < 1){
+const err98 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+else {
+const err99 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+if(data49.display_name !== undefined){
+let data51 = data49.display_name;
+if(typeof data51 === "string"){
+if(data51.length < 1){
+const err100 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+if(data49.nickname !== undefined){
+let data52 = data49.nickname;
+if(typeof data52 === "string"){
+if(data52.length < 1){
+const err102 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data49.revision !== undefined){
+let data53 = data49.revision;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err104 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 0 || isNaN(data53)){
+const err105 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+if(data49.avatar_revision !== undefined){
+let data54 = data49.avatar_revision;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err106 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 0 || isNaN(data54)){
+const err107 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+if(data49.role !== undefined){
+let data55 = data49.role;
+if(typeof data55 === "string"){
+if(data55.length < 1){
+const err108 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+if(data.context !== undefined){
+let data56 = data.context;
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+for(const key12 in data56){
+if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
+const err111 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+if(data56.max_history_tokens !== undefined){
+let data57 = data56.max_history_tokens;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+const err112 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 < 1 || isNaN(data57)){
+const err113 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+}
+if(data56.keep_recent_messages !== undefined){
+let data58 = data56.keep_recent_messages;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const err114 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 < 1 || isNaN(data58)){
+const err115 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+}
+else {
+const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
 validate46.errors = vErrors;
 return errors === 0;
 }
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemCompletedNotification = validate47;
-const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
-const schema67 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
-const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
-const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
-const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
-const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
-const schema72 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_file.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localFile"},"path":{"type":"string"}}};
-const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_image.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localImage"},"path":{"type":"string"}}};
-const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_image.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"image"},"url":{"type":"string"}}};
-const schema75 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_artifact.json","type":"object","additionalProperties":false,"required":["type","artifactId"],"properties":{"type":{"type":"string","const":"artifact"},"artifactId":{"type":"string"}}};
-const schema76 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_mention.json","type":"object","additionalProperties":false,"required":["type","name","path"],"properties":{"type":{"type":"string","const":"mention"},"name":{"type":"string"},"path":{"type":"string"}}};
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_file.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"file"},"url":{"type":"string"},"name":{"type":"string"},"mimeType":{"type":"string"}}};
-const schema78 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_audio.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"audio"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
-const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_video.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"video"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
+exports.GatewayRetryPolicy = validate47;
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/gateway_retry_policy.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate47.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!((((key0 === "max_attempts") || (key0 === "initial_delay_ms")) || (key0 === "backoff_multiplier")) || (key0 === "max_delay_ms"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.max_attempts !== undefined){
+let data0 = data.max_attempts;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err1 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 1 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.initial_delay_ms !== undefined){
+let data1 = data.initial_delay_ms;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err3 = {instancePath:instancePath+"/initial_delay_ms",schemaPath:"#/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/initial_delay_ms",schemaPath:"#/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+if(data.backoff_multiplier !== undefined){
+let data2 = data.backoff_multiplier;
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err5 = {instancePath:instancePath+"/backoff_multiplier",schemaPath:"#/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/backoff_multiplier",schemaPath:"#/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.max_delay_ms !== undefined){
+let data3 = data.max_delay_ms;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err7 = {instancePath:instancePath+"/max_delay_ms",schemaPath:"#/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err8 = {instancePath:instancePath+"/max_delay_ms",schemaPath:"#/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.ItemCompletedNotification = validate48;
+const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
+const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
+const schema72 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
+const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
+const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
+const schema75 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_file.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localFile"},"path":{"type":"string"}}};
+const schema76 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_image.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localImage"},"path":{"type":"string"}}};
+const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_image.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"image"},"url":{"type":"string"}}};
+const schema78 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_artifact.json","type":"object","additionalProperties":false,"required":["type","artifactId"],"properties":{"type":{"type":"string","const":"artifact"},"artifactId":{"type":"string"}}};
+const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_mention.json","type":"object","additionalProperties":false,"required":["type","name","path"],"properties":{"type":{"type":"string","const":"mention"},"name":{"type":"string"},"path":{"type":"string"}}};
+const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_file.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"file"},"url":{"type":"string"},"name":{"type":"string"},"mimeType":{"type":"string"}}};
+const schema81 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_audio.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"audio"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
+const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_video.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"video"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4705,7 +5458,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((((data0 === "text") || (data0 === "localFile")) || (data0 === "localImage")) || (data0 === "image")) || (data0 === "artifact")) || (data0 === "mention")) || (data0 === "file")) || (data0 === "audio")) || (data0 === "video"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema70.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema73.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5604,23 +6357,23 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate51.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate50.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
-const schema81 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_server.json","type":"object","additionalProperties":false,"required":["type","name","scopeKind"],"properties":{"type":{"type":"string","const":"mcpServer"},"name":{"type":"string"},"scopeKind":{"type":"string"}}};
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_tool.json","type":"object","additionalProperties":false,"required":["type","serverName","rawToolName","scopeKind"],"properties":{"type":{"type":"string","const":"mcpTool"},"serverName":{"type":"string"},"rawToolName":{"type":"string"},"scopeKind":{"type":"string"}}};
+const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
+const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
+const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_server.json","type":"object","additionalProperties":false,"required":["type","name","scopeKind"],"properties":{"type":{"type":"string","const":"mcpServer"},"name":{"type":"string"},"scopeKind":{"type":"string"}}};
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_tool.json","type":"object","additionalProperties":false,"required":["type","serverName","rawToolName","scopeKind"],"properties":{"type":{"type":"string","const":"mcpTool"},"serverName":{"type":"string"},"rawToolName":{"type":"string"},"scopeKind":{"type":"string"}}};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_kind.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5641,7 +6394,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "skill") || (data0 === "mcpServer")) || (data0 === "mcpTool"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema81.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema84.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6023,18 +6776,18 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate54.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6099,8 +6852,8 @@ errors++;
 }
 }
 if(data.kind !== undefined){
-if(!(validate53(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
@@ -6115,17 +6868,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_user_message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6233,7 +6986,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6248,8 +7001,8 @@ let data3 = data.content;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate50(data3[i0], {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate51(data3[i0], {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
@@ -6270,8 +7023,8 @@ let data5 = data.capabilities;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate52(data5[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate53(data5[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -6298,18 +7051,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
+const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_agent_message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6417,7 +7170,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6502,18 +7255,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
+const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_reasoning.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6621,7 +7374,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6679,18 +7432,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_system_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6808,7 +7561,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6831,7 +7584,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data3 === "info") || (data3 === "warning")) || (data3 === "error"))){
-const err12 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema89.properties.level.enum}};
+const err12 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema92.properties.level.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6876,19 +7629,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string"},"error":{"$ref":"turn_item_tool_error.json"}}};
-const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_error.json","type":"object","additionalProperties":false,"required":["message"],"properties":{"message":{"type":"string"},"retryable":{"type":"boolean"}}};
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string"},"error":{"$ref":"turn_item_tool_error.json"}}};
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_error.json","type":"object","additionalProperties":false,"required":["message"],"properties":{"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_task.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6937,7 +7690,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema91.properties, key0))){
+if(!(func1.call(schema94.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
@@ -6996,7 +7749,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7181,20 +7934,20 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_output_policy.json","type":"object","additionalProperties":false,"required":["truncated"],"properties":{"max_display_bytes":{"type":"integer","minimum":0},"truncated":{"type":"boolean"},"total_bytes":{"type":"integer","minimum":0}}};
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_outcome.json","type":"string","enum":["success","error","declined","timed_out","cancelled"]};
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_output_policy.json","type":"object","additionalProperties":false,"required":["truncated"],"properties":{"max_display_bytes":{"type":"integer","minimum":0},"truncated":{"type":"boolean"},"total_bytes":{"type":"integer","minimum":0}}};
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_outcome.json","type":"string","enum":["success","error","declined","timed_out","cancelled"]};
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_command_execution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7263,7 +8016,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema94.properties, key0))){
+if(!(func1.call(schema97.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -7322,7 +8075,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7408,7 +8161,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err18 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema94.properties.exit_code.type}};
+const err18 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema97.properties.exit_code.type}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7685,7 +8438,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((((data22 === "success") || (data22 === "error")) || (data22 === "declined")) || (data22 === "timed_out")) || (data22 === "cancelled"))){
-const err40 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err40 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7718,18 +8471,18 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_file_change.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7798,7 +8551,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema99.properties, key0))){
+if(!(func1.call(schema102.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -7857,7 +8610,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7917,7 +8670,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data5 === "add") || (data5 === "modify")) || (data5 === "delete"))){
-const err16 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema99.properties.change_kind.enum}};
+const err16 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema102.properties.change_kind.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8181,7 +8934,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
-const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8214,18 +8967,18 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8284,7 +9037,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema104.properties, key0))){
+if(!(func1.call(schema107.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -8343,7 +9096,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8651,7 +9404,7 @@ vErrors.push(err33);
 errors++;
 }
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
-const err34 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err34 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8684,18 +9437,18 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8754,7 +9507,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema109.properties, key0))){
+if(!(func1.call(schema112.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -8813,7 +9566,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9174,7 +9927,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((((data20 === "success") || (data20 === "error")) || (data20 === "declined")) || (data20 === "timed_out")) || (data20 === "cancelled"))){
-const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9207,18 +9960,18 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9277,7 +10030,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema114.properties, key0))){
+if(!(func1.call(schema117.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -9336,7 +10089,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9650,7 +10403,7 @@ vErrors.push(err34);
 errors++;
 }
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
-const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9683,18 +10436,18 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9753,7 +10506,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema119.properties, key0))){
+if(!(func1.call(schema122.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -9812,7 +10565,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10125,7 +10878,7 @@ vErrors.push(err34);
 errors++;
 }
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
-const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10158,17 +10911,17 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10189,7 +10942,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((((((data0 === "userMessage") || (data0 === "agentMessage")) || (data0 === "reasoning")) || (data0 === "systemEvent")) || (data0 === "task")) || (data0 === "commandExecution")) || (data0 === "fileChange")) || (data0 === "webSearch")) || (data0 === "webFetch")) || (data0 === "download")) || (data0 === "dynamicToolCall"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema67.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema70.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10202,22 +10955,13 @@ errors++;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
 if(tag0 === "userMessage"){
-if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 var props0 = true;
 }
 else if(tag0 === "agentMessage"){
-if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
-errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "reasoning"){
 if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
@@ -10226,7 +10970,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "systemEvent"){
+else if(tag0 === "reasoning"){
 if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
@@ -10235,7 +10979,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "task"){
+else if(tag0 === "systemEvent"){
 if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
@@ -10244,16 +10988,16 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "commandExecution"){
-if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+else if(tag0 === "task"){
+if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "fileChange"){
+else if(tag0 === "commandExecution"){
 if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
@@ -10262,7 +11006,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "webSearch"){
+else if(tag0 === "fileChange"){
 if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
@@ -10271,7 +11015,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "webFetch"){
+else if(tag0 === "webSearch"){
 if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
@@ -10280,7 +11024,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "download"){
+else if(tag0 === "webFetch"){
 if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
@@ -10289,9 +11033,18 @@ if(props0 !== true){
 props0 = true;
 }
 }
-else if(tag0 === "dynamicToolCall"){
+else if(tag0 === "download"){
 if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+errors = vErrors.length;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "dynamicToolCall"){
+if(!(validate67(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
 errors = vErrors.length;
 }
 if(props0 !== true){
@@ -10330,18 +11083,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate49.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate48.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate49.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10473,8 +11226,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate48(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -10489,20 +11242,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemDeltaNotification = validate79;
-const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
-const schema125 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_stream.json","type":"string","enum":["agent_message","stdout","stderr","tool_progress","file_change","generic"]};
+exports.ItemDeltaNotification = validate80;
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_stream.json","type":"string","enum":["agent_message","stdout","stderr","tool_progress","file_change","generic"]};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_delta_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10656,7 +11409,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!((((((data4 === "agent_message") || (data4 === "stdout")) || (data4 === "stderr")) || (data4 === "tool_progress")) || (data4 === "file_change")) || (data4 === "generic"))){
-const err13 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
+const err13 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema128.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10689,18 +11442,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemDeltaStream = validate80;
+exports.ItemDeltaStream = validate81;
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_delta_stream.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10718,7 +11471,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "agent_message") || (data === "stdout")) || (data === "stderr")) || (data === "tool_progress")) || (data === "file_change")) || (data === "generic"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema128.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10727,19 +11480,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryAttachedNotification = validate81;
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
+exports.ItemRecoveryAttachedNotification = validate82;
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_attached_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10928,19 +11681,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryExhaustedNotification = validate82;
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"]}}};
+exports.ItemRecoveryExhaustedNotification = validate83;
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"]}}};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11131,7 +11884,7 @@ errors++;
 if(data.recovery_job_id !== undefined){
 let data6 = data.recovery_job_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema128.properties.recovery_job_id.type}};
+const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema131.properties.recovery_job_id.type}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11152,19 +11905,19 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryKind = validate83;
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_kind.json","type":"string","enum":["timeout","provider_failure","tool_failure","runtime_shutdown","execution_window_exhausted"]};
+exports.ItemRecoveryKind = validate84;
+const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_kind.json","type":"string","enum":["timeout","provider_failure","tool_failure","runtime_shutdown","execution_window_exhausted"]};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_kind.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11182,7 +11935,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "timeout") || (data === "provider_failure")) || (data === "tool_failure")) || (data === "runtime_shutdown")) || (data === "execution_window_exhausted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema129.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11191,20 +11944,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryOpenedNotification = validate84;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
-const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json","type":"string","enum":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window","provider_failure_continuation","runtime_shutdown_continuation"]};
+exports.ItemRecoveryOpenedNotification = validate85;
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json","type":"string","enum":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window","provider_failure_continuation","runtime_shutdown_continuation"]};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11370,7 +12123,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((((data5 === "timeout") || (data5 === "provider_failure")) || (data5 === "tool_failure")) || (data5 === "runtime_shutdown")) || (data5 === "execution_window_exhausted"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema129.enum}};
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11393,7 +12146,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data6 === "max_agent_rounds_per_window") || (data6 === "max_tool_calls_per_window")) || (data6 === "max_wall_clock_ms_per_window")) || (data6 === "max_provider_tokens_per_window")) || (data6 === "provider_failure_continuation")) || (data6 === "runtime_shutdown_continuation"))){
-const err16 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err16 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11414,19 +12167,19 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoverySucceededNotification = validate85;
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string"}}};
+exports.ItemRecoverySucceededNotification = validate86;
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string"}}};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_succeeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11605,19 +12358,19 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRetryAttemptStartedNotification = validate86;
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
+exports.ItemRetryAttemptStartedNotification = validate87;
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_attempt_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11784,19 +12537,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRetryScheduledNotification = validate87;
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
+exports.ItemRetryScheduledNotification = validate88;
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11895,7 +12648,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema135.properties, key0))){
+if(!(func1.call(schema138.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -12077,19 +12830,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemStartedNotification = validate88;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+exports.ItemStartedNotification = validate89;
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12221,8 +12974,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate48(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -12237,19 +12990,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemTimeoutDetectedNotification = validate90;
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
+exports.ItemTimeoutDetectedNotification = validate91;
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_timeout_detected_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12486,19 +13239,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemToolRetryExhaustedNotification = validate91;
-const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
+exports.ItemToolRetryExhaustedNotification = validate92;
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12709,19 +13462,19 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemToolRetryResolvedNotification = validate92;
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
+exports.ItemToolRetryResolvedNotification = validate93;
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12922,7 +13675,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((data6 === "succeeded") || (data6 === "failed"))){
-const err17 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema139.properties.outcome.enum}};
+const err17 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema142.properties.outcome.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12943,19 +13696,19 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemToolRetryScheduledNotification = validate93;
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
+exports.ItemToolRetryScheduledNotification = validate94;
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13054,7 +13807,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema140.properties, key0))){
+if(!(func1.call(schema143.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -13236,19 +13989,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemUpdatedNotification = validate94;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+exports.ItemUpdatedNotification = validate95;
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_updated_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13380,8 +14133,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate48(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -13396,55 +14149,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.PermissionActionKind = validate96;
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_action_kind.json","type":"string","enum":["file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent","unknown"]};
-
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/permission_action_kind.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate96.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!((((((((((data === "file_read") || (data === "file_write")) || (data === "shell_command")) || (data === "network")) || (data === "mcp_read")) || (data === "mcp_write_or_unknown")) || (data === "dynamic_skill_tool")) || (data === "computer_use")) || (data === "task_subagent")) || (data === "unknown"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema142.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-validate96.errors = vErrors;
-return errors === 0;
-}
-validate96.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-exports.PermissionBehavior = validate97;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_behavior.json","type":"string","enum":["allow","ask","deny"]};
+exports.PermissionActionKind = validate97;
+const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_action_kind.json","type":"string","enum":["file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent","unknown"]};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/permission_behavior.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/permission_action_kind.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate97.evaluated;
@@ -13464,8 +14178,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!(((data === "allow") || (data === "ask")) || (data === "deny"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+if(!((((((((((data === "file_read") || (data === "file_write")) || (data === "shell_command")) || (data === "network")) || (data === "mcp_read")) || (data === "mcp_write_or_unknown")) || (data === "dynamic_skill_tool")) || (data === "computer_use")) || (data === "task_subagent")) || (data === "unknown"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13479,14 +14193,53 @@ return errors === 0;
 }
 validate97.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.PromptManifest = validate98;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string"}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string"}}}}}};
+exports.PermissionBehavior = validate98;
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_behavior.json","type":"string","enum":["allow","ask","deny"]};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/permission_behavior.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate98.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(((data === "allow") || (data === "ask")) || (data === "deny"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate98.errors = vErrors;
+return errors === 0;
+}
+validate98.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.PromptManifest = validate99;
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string"}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string"}}}}}};
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13716,7 +14469,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((data9 === "info") || (data9 === "warning")) || (data9 === "error"))){
-const err19 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema144.properties.diagnostics.items.properties.severity.enum}};
+const err19 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13785,20 +14538,20 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.Thread = validate99;
-const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string"},"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string"}}};
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_mode.json","type":"string","enum":["Chat","Agent"]};
+exports.Thread = validate100;
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string"},"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string"}}};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_mode.json","type":"string","enum":["Chat","Agent"]};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13941,7 +14694,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data5 === "Chat") || (data5 === "Agent"))){
-const err12 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err12 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13986,19 +14739,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadGetParams = validate100;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string"}}};
+exports.ThreadGetParams = validate101;
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string"}}};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14051,19 +14804,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadGetResponse = validate101;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
+exports.ThreadGetResponse = validate102;
+const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14094,8 +14847,8 @@ errors++;
 }
 }
 if(data.thread !== undefined){
-if(!(validate99(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate100(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -14110,19 +14863,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadStartParams = validate103;
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
+exports.ThreadStartParams = validate104;
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14203,7 +14956,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data4 === "Chat") || (data4 === "Agent"))){
-const err6 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err6 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14224,19 +14977,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadStartResponse = validate104;
-const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
+exports.ThreadStartResponse = validate105;
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14267,8 +15020,8 @@ errors++;
 }
 }
 if(data.thread !== undefined){
-if(!(validate99(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate100(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -14283,20 +15036,20 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelineBlock = validate106;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_block.json","type":"object","additionalProperties":false,"required":["blockId","kind","turnId","status","createdAtUnixMicros"],"properties":{"blockId":{"type":"string"},"kind":{"type":"string","enum":["turn_work"]},"turnId":{"type":"string"},"status":{"$ref":"turn_status.json"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"completedAtUnixMicros":{"type":"integer","minimum":0},"userText":{"type":"string"},"summary":{"type":"string"},"workItemCount":{"type":"integer","minimum":0}}};
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_status.json","type":"string","enum":["InProgress","Completed","Failed","Interrupted","Blocked"]};
+exports.ThreadTimelineBlock = validate107;
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_block.json","type":"object","additionalProperties":false,"required":["blockId","kind","turnId","status","createdAtUnixMicros"],"properties":{"blockId":{"type":"string"},"kind":{"type":"string","enum":["turn_work"]},"turnId":{"type":"string"},"status":{"$ref":"turn_status.json"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"completedAtUnixMicros":{"type":"integer","minimum":0},"userText":{"type":"string"},"summary":{"type":"string"},"workItemCount":{"type":"integer","minimum":0}}};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_status.json","type":"string","enum":["InProgress","Completed","Failed","Interrupted","Blocked"]};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14355,7 +15108,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema152.properties, key0))){
+if(!(func1.call(schema155.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -14391,7 +15144,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(data1 === "turn_work")){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema152.properties.kind.enum}};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema155.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14426,7 +15179,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema153.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14571,19 +15324,19 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelineBlocksChangedNotification = validate107;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","changedBlockIds"],"properties":{"threadId":{"type":"string"},"changedBlockIds":{"type":"array","items":{"type":"string"}},"turnId":{"type":"string"}}};
+exports.ThreadTimelineBlocksChangedNotification = validate108;
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","changedBlockIds"],"properties":{"threadId":{"type":"string"},"changedBlockIds":{"type":"array","items":{"type":"string"}},"turnId":{"type":"string"}}};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14686,19 +15439,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelinePageParams = validate108;
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_params.json","type":"object","additionalProperties":false,"required":["threadId"],"properties":{"threadId":{"type":"string"},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1}}};
+exports.ThreadTimelinePageParams = validate109;
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_params.json","type":"object","additionalProperties":false,"required":["threadId"],"properties":{"threadId":{"type":"string"},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14788,19 +15541,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelinePageResponse = validate109;
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_response.json","type":"object","additionalProperties":false,"required":["threadId","blocks","page"],"properties":{"threadId":{"type":"string"},"blocks":{"type":"array","items":{"$ref":"thread_timeline_block.json"}},"page":{"type":"object","additionalProperties":false,"required":["nextCursor","hasMore"],"properties":{"nextCursor":{"type":["string","null"]},"hasMore":{"type":"boolean"}}}}};
+exports.ThreadTimelinePageResponse = validate110;
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_response.json","type":"object","additionalProperties":false,"required":["threadId","blocks","page"],"properties":{"threadId":{"type":"string"},"blocks":{"type":"array","items":{"$ref":"thread_timeline_block.json"}},"page":{"type":"object","additionalProperties":false,"required":["nextCursor","hasMore"],"properties":{"nextCursor":{"type":["string","null"]},"hasMore":{"type":"boolean"}}}}};
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14867,8 +15620,8 @@ let data1 = data.blocks;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate106(data1[i0], {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate107(data1[i0], {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -14922,7 +15675,7 @@ errors++;
 if(data3.nextCursor !== undefined){
 let data4 = data3.nextCursor;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/page/nextCursor",schemaPath:"#/properties/page/properties/nextCursor/type",keyword:"type",params:{type: schema156.properties.page.properties.nextCursor.type}};
+const err9 = {instancePath:instancePath+"/page/nextCursor",schemaPath:"#/properties/page/properties/nextCursor/type",keyword:"type",params:{type: schema159.properties.page.properties.nextCursor.type}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14967,19 +15720,19 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ToolPermissionPolicySnapshot = validate111;
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/tool_permission_policy_snapshot.json","type":"object","properties":{"default_behavior":{"$ref":"permission_behavior.json"},"file_read":{"$ref":"permission_behavior.json"},"file_write":{"$ref":"permission_behavior.json"},"shell_command":{"$ref":"permission_behavior.json"},"network":{"$ref":"permission_behavior.json"},"mcp_read":{"$ref":"permission_behavior.json"},"mcp_write_or_unknown":{"$ref":"permission_behavior.json"},"dynamic_skill_tool":{"$ref":"permission_behavior.json"},"computer_use":{"$ref":"permission_behavior.json"},"task_subagent":{"$ref":"permission_behavior.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"required":["default_behavior","file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent"],"additionalProperties":false};
+exports.ToolPermissionPolicySnapshot = validate112;
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/tool_permission_policy_snapshot.json","type":"object","properties":{"default_behavior":{"$ref":"permission_behavior.json"},"file_read":{"$ref":"permission_behavior.json"},"file_write":{"$ref":"permission_behavior.json"},"shell_command":{"$ref":"permission_behavior.json"},"network":{"$ref":"permission_behavior.json"},"mcp_read":{"$ref":"permission_behavior.json"},"mcp_write_or_unknown":{"$ref":"permission_behavior.json"},"dynamic_skill_tool":{"$ref":"permission_behavior.json"},"computer_use":{"$ref":"permission_behavior.json"},"task_subagent":{"$ref":"permission_behavior.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"required":["default_behavior","file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent"],"additionalProperties":false};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/tool_permission_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15088,7 +15841,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema157.properties, key0))){
+if(!(func1.call(schema160.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err10];
@@ -15112,7 +15865,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
-const err12 = {instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err12 = {instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15135,7 +15888,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data1 === "allow") || (data1 === "ask")) || (data1 === "deny"))){
-const err14 = {instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err14 = {instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15158,7 +15911,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data2 === "allow") || (data2 === "ask")) || (data2 === "deny"))){
-const err16 = {instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err16 = {instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15181,7 +15934,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "allow") || (data3 === "ask")) || (data3 === "deny"))){
-const err18 = {instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err18 = {instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15204,7 +15957,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data4 === "allow") || (data4 === "ask")) || (data4 === "deny"))){
-const err20 = {instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err20 = {instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15227,7 +15980,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data5 === "allow") || (data5 === "ask")) || (data5 === "deny"))){
-const err22 = {instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err22 = {instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15250,7 +16003,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
-const err24 = {instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err24 = {instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15273,7 +16026,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((data7 === "allow") || (data7 === "ask")) || (data7 === "deny"))){
-const err26 = {instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err26 = {instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15296,7 +16049,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-const err28 = {instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err28 = {instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15319,7 +16072,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
-const err30 = {instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err30 = {instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15424,25 +16177,25 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.Turn = validate112;
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
-const schema193 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
-const schema194 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"source":{"$ref":"turn_permission_profile_source.json"},"effective_policy":{"$ref":"tool_permission_policy_snapshot.json"}},"required":["mode","source","effective_policy"],"additionalProperties":false};
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
+exports.Turn = validate113;
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
+const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
+const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"source":{"$ref":"turn_permission_profile_source.json"},"effective_policy":{"$ref":"tool_permission_policy_snapshot.json"}},"required":["mode","source","effective_policy"],"additionalProperties":false};
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15505,7 +16258,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-const err5 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema173.enum}};
+const err5 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15528,7 +16281,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((data1 === "composer") || (data1 === "defaulted")) || (data1 === "inherited_from_parent_turn")) || (data1 === "task_permission_cap")) || (data1 === "system"))){
-const err7 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema174.enum}};
+const err7 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15539,8 +16292,8 @@ errors++;
 }
 }
 if(data.effective_policy !== undefined){
-if(!(validate111(data.effective_policy, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate112(data.effective_policy, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
 errors = vErrors.length;
 }
 }
@@ -15555,27 +16308,27 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"],"additionalProperties":false},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"],"additionalProperties":false},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"],"additionalProperties":false};
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"],"additionalProperties":false};
-const schema185 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_scope.json","type":"string","enum":["allow_once","allow_for_turn"]};
-const schema186 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_backend_snapshot.json","type":"object","properties":{"kind":{"type":"string","enum":["native","codex_cli","claude_cli"]},"sandbox_backend":{"type":["string","null"]},"capabilities":{"type":"array","items":{"type":"string"}}},"required":["kind","sandbox_backend","capabilities"],"additionalProperties":false};
-const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_enforcement_status.json","type":"string","enum":["active","partially_active","unavailable"]};
-const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_degradation.json","type":"object","properties":{"capability":{"type":"string"},"reason":{"type":"string"},"detail":{"type":"string"}},"required":["capability","reason"],"additionalProperties":false};
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_sandbox_mode.json"},"cwd":{"type":"string"},"filesystem":{"$ref":"turn_filesystem_sandbox_policy.json"},"temp_policy":{"type":"string","enum":["per_turn","host","none"]},"network_enabled":{"type":"boolean"},"sandbox_escape":{"type":"string","enum":["review","deny","not_applicable"]},"backend_requirement":{"type":"string","enum":["none","best_effort","required"]},"backend_preference":{"type":["string","null"]}},"required":["mode","cwd","filesystem","temp_policy","network_enabled","sandbox_escape","backend_requirement","backend_preference"],"additionalProperties":false};
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_mode.json","type":"string","enum":["unrestricted","workspace_write","read_only"]};
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"],"additionalProperties":false};
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"],"additionalProperties":false};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"],"additionalProperties":false},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"],"additionalProperties":false},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"],"additionalProperties":false};
+const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"],"additionalProperties":false};
+const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_scope.json","type":"string","enum":["allow_once","allow_for_turn"]};
+const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_backend_snapshot.json","type":"object","properties":{"kind":{"type":"string","enum":["native","codex_cli","claude_cli"]},"sandbox_backend":{"type":["string","null"]},"capabilities":{"type":"array","items":{"type":"string"}}},"required":["kind","sandbox_backend","capabilities"],"additionalProperties":false};
+const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_enforcement_status.json","type":"string","enum":["active","partially_active","unavailable"]};
+const schema191 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_degradation.json","type":"object","properties":{"capability":{"type":"string"},"reason":{"type":"string"},"detail":{"type":"string"}},"required":["capability","reason"],"additionalProperties":false};
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_sandbox_mode.json"},"cwd":{"type":"string"},"filesystem":{"$ref":"turn_filesystem_sandbox_policy.json"},"temp_policy":{"type":"string","enum":["per_turn","host","none"]},"network_enabled":{"type":"boolean"},"sandbox_escape":{"type":"string","enum":["review","deny","not_applicable"]},"backend_requirement":{"type":"string","enum":["none","best_effort","required"]},"backend_preference":{"type":["string","null"]}},"required":["mode","cwd","filesystem","temp_policy","network_enabled","sandbox_escape","backend_requirement","backend_preference"],"additionalProperties":false};
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_mode.json","type":"string","enum":["unrestricted","workspace_write","read_only"]};
+const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"],"additionalProperties":false};
+const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"],"additionalProperties":false};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15711,7 +16464,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "read_only") || (data4 === "read_write"))){
-const err11 = {instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema179.properties.access.enum}};
+const err11 = {instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15734,7 +16487,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data5 === "workspace") || (data5 === "project")) || (data5 === "app")) || (data5 === "temp")) || (data5 === "allowed_path"))){
-const err13 = {instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema179.properties.kind.enum}};
+const err13 = {instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15781,7 +16534,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
-const err17 = {instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err17 = {instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15802,17 +16555,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15925,7 +16678,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15948,8 +16701,8 @@ errors++;
 }
 }
 if(data.filesystem !== undefined){
-if(!(validate119(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -15966,7 +16719,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
-const err13 = {instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema176.properties.temp_policy.enum}};
+const err13 = {instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema179.properties.temp_policy.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16001,7 +16754,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
-const err16 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema176.properties.sandbox_escape.enum}};
+const err16 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema179.properties.sandbox_escape.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16024,7 +16777,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
-const err18 = {instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema176.properties.backend_requirement.enum}};
+const err18 = {instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema179.properties.backend_requirement.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16037,7 +16790,7 @@ errors++;
 if(data.backend_preference !== undefined){
 let data7 = data.backend_preference;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema176.properties.backend_preference.type}};
+const err19 = {instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema179.properties.backend_preference.type}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16058,18 +16811,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"],"additionalProperties":false},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"],"additionalProperties":false}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"],"additionalProperties":false};
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"],"additionalProperties":false},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"],"additionalProperties":false}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"],"additionalProperties":false};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16142,7 +16895,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
-const err6 = {instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err6 = {instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16190,7 +16943,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data2 === "inherit_all") || (data2 === "allow_list"))){
-const err10 = {instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema181.properties.environment.properties.mode.enum}};
+const err10 = {instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.environment.properties.mode.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16243,7 +16996,7 @@ errors++;
 if(data.timeout_cap_ms !== undefined){
 let data5 = data.timeout_cap_ms;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err14 = {instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema181.properties.timeout_cap_ms.type}};
+const err14 = {instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema184.properties.timeout_cap_ms.type}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16329,7 +17082,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
-const err21 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err21 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -16386,18 +17139,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16504,7 +17257,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
-const err9 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema173.enum}};
+const err9 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16515,8 +17268,8 @@ errors++;
 }
 }
 if(data.capped_policy !== undefined){
-if(!(validate111(data.capped_policy, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate112(data.capped_policy, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
 errors = vErrors.length;
 }
 }
@@ -16533,7 +17286,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
-const err11 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema174.enum}};
+const err11 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16554,17 +17307,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16655,20 +17408,20 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate113(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
 if(data.sandbox !== undefined){
-if(!(validate118(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate119(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 }
 if(data.process !== undefined){
-if(!(validate122(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+if(!(validate123(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
 errors = vErrors.length;
 }
 }
@@ -16730,7 +17483,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data4 === "enabled") || (data4 === "restricted")) || (data4 === "disabled"))){
-const err13 = {instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.mode.enum}};
+const err13 = {instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16850,7 +17603,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data11 === "allow_once") || (data11 === "allow_for_turn"))){
-const err22 = {instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema185.enum}};
+const err22 = {instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16942,7 +17695,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data13 === "native") || (data13 === "codex_cli")) || (data13 === "claude_cli"))){
-const err30 = {instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.properties.kind.enum}};
+const err30 = {instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16955,7 +17708,7 @@ errors++;
 if(data12.sandbox_backend !== undefined){
 let data14 = data12.sandbox_backend;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema186.properties.sandbox_backend.type}};
+const err31 = {instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -17053,7 +17806,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data18 === "active") || (data18 === "partially_active")) || (data18 === "unavailable"))){
-const err39 = {instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema187.enum}};
+const err39 = {instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema190.enum}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -17175,8 +17928,8 @@ errors++;
 }
 }
 if(data.parent_cap !== undefined){
-if(!(validate124(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate125(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 }
@@ -17191,17 +17944,17 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17250,7 +18003,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema168.properties, key0))){
+if(!(func1.call(schema171.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
@@ -17310,7 +18063,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema153.enum}};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17333,7 +18086,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "Chat") || (data4 === "Agent"))){
-const err11 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err11 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17619,7 +18372,7 @@ vErrors.push(err34);
 errors++;
 }
 if(!(((data19 === "info") || (data19 === "warning")) || (data19 === "error"))){
-const err35 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema144.properties.diagnostics.items.properties.severity.enum}};
+const err35 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -17726,14 +18479,14 @@ vErrors = null;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate113(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
 if(data.security !== undefined){
-if(!(validate116(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate117(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 }
@@ -17811,7 +18564,7 @@ vErrors.push(err48);
 errors++;
 }
 if(!((data27 === "accepted") || (data27 === "rejected"))){
-const err49 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema192.properties.status.enum}};
+const err49 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -17834,7 +18587,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((((((((data28 === "explicit_composer_capability") || (data28 === "not_found")) || (data28 === "disabled_by_policy")) || (data28 === "validation_rejected")) || (data28 === "security_blocked")) || (data28 === "dependency_missing")) || (data28 === "catalog_missing")) || (data28 === "tool_missing")) || (data28 === "provider_unsupported"))){
-const err51 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema192.properties.reason.enum}};
+const err51 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -17938,7 +18691,7 @@ vErrors.push(err59);
 errors++;
 }
 if(!((((((data31 === "provider_error") || (data31 === "tool_error")) || (data31 === "cancelled")) || (data31 === "interrupted")) || (data31 === "budget_exhausted")) || (data31 === "internal"))){
-const err60 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema193.properties.kind.enum}};
+const err60 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -18228,19 +18981,19 @@ vErrors.push(err83);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnBlockedNotification = validate129;
-const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+exports.TurnBlockedNotification = validate130;
+const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18370,8 +19123,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -18410,19 +19163,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelParams = validate131;
-const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
+exports.TurnCancelParams = validate132;
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18509,19 +19262,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelResponse = validate132;
-const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnCancelResponse = validate133;
+const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18552,8 +19305,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -18568,22 +19321,22 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapability = validate52;
+exports.TurnCapability = validate53;
 
-exports.TurnCapabilityKind = validate53;
+exports.TurnCapabilityKind = validate54;
 
-exports.TurnCapabilityMcpServer = validate134;
+exports.TurnCapabilityMcpServer = validate135;
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18691,18 +19444,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityMcpTool = validate135;
+exports.TurnCapabilityMcpTool = validate136;
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18832,18 +19585,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityResolution = validate136;
+exports.TurnCapabilityResolution = validate137;
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18918,7 +19671,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "accepted") || (data1 === "rejected"))){
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema192.properties.status.enum}};
+const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18941,7 +19694,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
-const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema192.properties.reason.enum}};
+const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18974,18 +19727,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilitySkill = validate137;
+exports.TurnCapabilitySkill = validate138;
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19093,19 +19846,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCompletedNotification = validate138;
-const schema202 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+exports.TurnCompletedNotification = validate139;
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19215,8 +19968,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -19363,22 +20116,22 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionSecuritySnapshot = validate116;
+exports.TurnExecutionSecuritySnapshot = validate117;
 
-exports.TurnExecutionWindowBlockedNotification = validate140;
-const schema204 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
-const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
+exports.TurnExecutionWindowBlockedNotification = validate141;
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
+const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19542,7 +20295,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19742,20 +20495,20 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCheckpointedNotification = validate141;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
-const schema208 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
+exports.TurnExecutionWindowCheckpointedNotification = validate142;
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19921,7 +20674,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema208.enum}};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19942,19 +20695,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowContinuedNotification = validate142;
-const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+exports.TurnExecutionWindowContinuedNotification = validate143;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20177,7 +20930,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
-const err19 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err19 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -20198,18 +20951,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCounts = validate143;
+exports.TurnExecutionWindowCounts = validate144;
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20380,19 +21133,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustedNotification = validate144;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+exports.TurnExecutionWindowExhaustedNotification = validate145;
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20556,7 +21309,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -20746,7 +21499,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema208.enum}};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -20767,18 +21520,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustionReason = validate145;
+exports.TurnExecutionWindowExhaustionReason = validate146;
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20796,7 +21549,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -20805,19 +21558,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowLimits = validate146;
-const schema217 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
+exports.TurnExecutionWindowLimits = validate147;
+const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20988,19 +21741,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStartedNotification = validate147;
-const schema218 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+exports.TurnExecutionWindowStartedNotification = validate148;
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21356,7 +22109,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema208.enum}};
+const err30 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -21377,18 +22130,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStatus = validate148;
+exports.TurnExecutionWindowStatus = validate149;
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21406,7 +22159,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "running") || (data === "exhausted")) || (data === "checkpointed")) || (data === "continued")) || (data === "completed")) || (data === "interrupted")) || (data === "blocked")) || (data === "failed"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema208.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -21415,19 +22168,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailedNotification = validate149;
-const schema222 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
+exports.TurnFailedNotification = validate150;
+const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21547,8 +22300,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -21610,7 +22363,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
-const err15 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema193.properties.kind.enum}};
+const err15 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -21667,18 +22420,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailure = validate151;
+exports.TurnFailure = validate152;
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21741,7 +22494,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema193.properties.kind.enum}};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -21786,18 +22539,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxEntry = validate152;
+exports.TurnFilesystemSandboxEntry = validate153;
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21872,7 +22625,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "read_only") || (data1 === "read_write"))){
-const err6 = {instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema179.properties.access.enum}};
+const err6 = {instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -21895,7 +22648,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema179.properties.kind.enum}};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -21916,21 +22669,21 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxPolicy = validate119;
+exports.TurnFilesystemSandboxPolicy = validate120;
 
-exports.TurnGetParams = validate153;
-const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
+exports.TurnGetParams = validate154;
+const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22005,19 +22758,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnGetResponse = validate154;
-const schema227 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnGetResponse = validate155;
+const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22048,8 +22801,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -22064,29 +22817,29 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItem = validate48;
+exports.TurnItem = validate49;
 
-exports.TurnItemAgentMessage = validate56;
+exports.TurnItemAgentMessage = validate57;
 
-exports.TurnItemCommandExecution = validate61;
+exports.TurnItemCommandExecution = validate62;
 
-exports.TurnItemDownload = validate65;
+exports.TurnItemDownload = validate66;
 
-exports.TurnItemDynamicToolCall = validate66;
+exports.TurnItemDynamicToolCall = validate67;
 
-exports.TurnItemEvent = validate156;
-const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate157;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate157.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22221,20 +22974,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemFileChange = validate62;
+exports.TurnItemFileChange = validate63;
 
-exports.TurnItemOutputPolicy = validate157;
+exports.TurnItemOutputPolicy = validate158;
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22337,20 +23090,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemReasoning = validate57;
+exports.TurnItemReasoning = validate58;
 
-exports.TurnItemStatus = validate158;
+exports.TurnItemStatus = validate159;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22368,7 +23121,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -22377,22 +23130,22 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemSystemEvent = validate58;
+exports.TurnItemSystemEvent = validate59;
 
-exports.TurnItemTask = validate59;
+exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate159;
+exports.TurnItemToolError = validate160;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22457,18 +23210,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemToolOutcome = validate160;
+exports.TurnItemToolOutcome = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22486,7 +23239,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema98.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -22495,25 +23248,25 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemUserMessage = validate49;
+exports.TurnItemUserMessage = validate50;
 
-exports.TurnItemWebFetch = validate64;
+exports.TurnItemWebFetch = validate65;
 
-exports.TurnItemWebSearch = validate63;
+exports.TurnItemWebSearch = validate64;
 
-exports.TurnItemsParams = validate161;
-const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemsParams = validate162;
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22638,19 +23391,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate162;
-const schema234 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemsResponse = validate163;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22939,19 +23692,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate163;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate164;
+const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23015,18 +23768,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate164;
+exports.TurnMode = validate165;
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23044,7 +23797,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -23053,18 +23806,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate165;
+exports.TurnNetworkPolicySnapshot = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23127,7 +23880,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-const err5 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.mode.enum}};
+const err5 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -23204,19 +23957,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate166;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate167;
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23335,7 +24088,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema239.properties, key0))){
+if(!(func1.call(schema242.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err11];
@@ -23447,7 +24200,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-const err20 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema142.enum}};
+const err20 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23535,7 +24288,7 @@ vErrors.push(err26);
 errors++;
 }
 if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-const err27 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema185.enum}};
+const err27 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23656,54 +24409,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate166.errors = vErrors;
-return errors === 0;
-}
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionApprovalResolution = validate167;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
-
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate167.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
 validate167.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate168;
+exports.TurnPermissionApprovalResolution = validate168;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate168.evaluated;
@@ -23723,8 +24438,8 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!((data === "allow_once") || (data === "allow_for_turn"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema185.enum}};
+if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -23738,14 +24453,52 @@ return errors === 0;
 }
 validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate169;
-const schema244 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalScope = validate169;
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate169.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!((data === "allow_once") || (data === "allow_for_turn"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate169.errors = vErrors;
+return errors === 0;
+}
+validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnPermissionAuditEvent = validate170;
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23814,7 +24567,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema244.properties, key0))){
+if(!(func1.call(schema247.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -23899,7 +24652,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema244.properties.kind.enum}};
+const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23946,7 +24699,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-const err17 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema142.enum}};
+const err17 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23969,7 +24722,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-const err19 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema143.enum}};
+const err19 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23992,7 +24745,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-const err21 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema244.properties.decided_by.enum}};
+const err21 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -24039,7 +24792,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-const err25 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
+const err25 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -24050,8 +24803,8 @@ errors++;
 }
 }
 if(data.profile !== undefined){
-if(!(validate113(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate114(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
@@ -24078,18 +24831,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate171;
+exports.TurnPermissionMode = validate172;
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate171.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24107,7 +24860,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema173.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -24116,19 +24869,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate172;
-const schema249 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate173;
+const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24161,7 +24914,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-const err2 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema173.enum}};
+const err2 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -24266,20 +25019,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSnapshot = validate113;
+exports.TurnPermissionProfileSnapshot = validate114;
 
-exports.TurnPermissionProfileSource = validate173;
+exports.TurnPermissionProfileSource = validate174;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24297,7 +25050,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema174.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -24306,19 +25059,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate174;
-const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate175;
+const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24428,8 +25181,8 @@ errors++;
 }
 }
 if(data.request !== undefined){
-if(!(validate166(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+if(!(validate167(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
 errors = vErrors.length;
 }
 }
@@ -24444,19 +25197,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate176;
-const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate177;
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24610,7 +25363,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
+const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -24655,19 +25408,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondParams = validate177;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate178;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24732,7 +25485,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema255.properties.resolution.enum}};
+const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24765,19 +25518,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate178;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondResponse = validate179;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24896,7 +25649,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-const err10 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema242.enum}};
+const err10 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -24929,21 +25682,21 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnProcessPolicySnapshot = validate122;
+exports.TurnProcessPolicySnapshot = validate123;
 
-exports.TurnResumeParams = validate179;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+exports.TurnResumeParams = validate180;
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25030,19 +25783,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate180;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+exports.TurnResumeResponse = validate181;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25083,8 +25836,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -25111,18 +25864,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate182;
+exports.TurnSandboxMode = validate183;
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate183.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25140,7 +25893,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -25149,20 +25902,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate183.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxSnapshot = validate118;
+exports.TurnSandboxSnapshot = validate119;
 
-exports.TurnSecurityBackendSnapshot = validate183;
+exports.TurnSecurityBackendSnapshot = validate184;
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25225,7 +25978,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.properties.kind.enum}};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -25238,7 +25991,7 @@ errors++;
 if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema186.properties.sandbox_backend.type}};
+const err6 = {instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -25287,18 +26040,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate184;
+exports.TurnSecurityDegradation = validate185;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25385,18 +26138,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate185;
+exports.TurnSecurityEnforcementStatus = validate186;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25414,7 +26167,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema187.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -25423,21 +26176,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityParentCapSnapshot = validate124;
+exports.TurnSecurityParentCapSnapshot = validate125;
 
-exports.TurnStartParams = validate186;
-const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate187;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate187.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25476,7 +26229,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema264.properties, key0))){
+if(!(func1.call(schema267.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -25516,8 +26269,8 @@ let data2 = data.input;
 if(Array.isArray(data2)){
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate50(data2[i0], {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate51(data2[i0], {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 }
@@ -25538,8 +26291,8 @@ let data4 = data.capabilities;
 if(Array.isArray(data4)){
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate52(data4[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate53(data4[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -25673,8 +26426,8 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate172(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+if(!(validate173(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
 errors = vErrors.length;
 }
 }
@@ -25751,7 +26504,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-const err23 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err23 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -25772,19 +26525,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate191;
-const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate192;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25815,8 +26568,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -25831,19 +26584,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate193;
-const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate194;
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25953,8 +26706,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate112(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -25969,18 +26722,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate195;
+exports.TurnStatus = validate196;
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25998,7 +26751,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema153.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -26007,19 +26760,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate196;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+exports.TurnToolLoopBudgetExceededNotification = validate197;
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26161,7 +26914,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-const err12 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema271.properties.budget.enum}};
+const err12 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -26232,18 +26985,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate197;
+exports.TurnUsage = validate198;
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26379,21 +27132,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate198;
-const schema273 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWorkBlock = validate199;
+const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26482,7 +27235,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema273.properties, key0))){
+if(!(func1.call(schema276.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err8];
@@ -26613,7 +27366,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema275.enum}};
+const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -26828,7 +27581,7 @@ errors++;
 if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema273.properties.cursors.properties.oldest.type}};
+const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -26841,7 +27594,7 @@ errors++;
 if(data12.newest !== undefined){
 let data14 = data12.newest;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema273.properties.cursors.properties.newest.type}};
+const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -26949,18 +27702,18 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate199;
+exports.TurnWorkBlockPresentation = validate200;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27047,18 +27800,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate200;
+exports.TurnWorkBlockState = validate201;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27076,7 +27829,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema275.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -27085,19 +27838,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate201;
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate202;
+const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27196,7 +27949,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema278.properties, key0))){
+if(!(func1.call(schema281.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -27220,8 +27973,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate48(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -27238,7 +27991,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema69.enum}};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -27398,19 +28151,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate203;
-const schema280 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsChangedNotification = validate204;
+const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27656,19 +28409,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetParams = validate204;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+exports.TurnWorkItemsGetParams = validate205;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27791,19 +28544,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate205;
-const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetResponse = validate206;
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28019,8 +28772,8 @@ let data6 = data.items;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate201(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+if(!(validate202(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
 errors = vErrors.length;
 }
 }
@@ -28075,23 +28828,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate207;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+exports.TurnWorkPageAnchor = validate208;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28112,7 +28865,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema283.properties.kind.enum}};
+const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -28446,19 +29199,19 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate208.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate207.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorAfter = validate208;
+exports.TurnWorkPageAnchorAfter = validate209;
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28544,18 +29297,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate209;
+exports.TurnWorkPageAnchorBefore = validate210;
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28641,18 +29394,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate210;
+exports.TurnWorkPageAnchorNewest = validate211;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28716,18 +29469,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate211;
+exports.TurnWorkPageAnchorOldest = validate212;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28791,19 +29544,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate212;
-const schema292 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageParams = validate213;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28878,8 +29631,8 @@ errors++;
 }
 }
 if(data.anchor !== undefined){
-if(!(validate207(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+if(!(validate208(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 }
@@ -28929,20 +29682,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate214;
-const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkPageResponse = validate215;
+const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29041,7 +29794,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema293.properties, key0))){
+if(!(func1.call(schema296.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -29164,8 +29917,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 }
@@ -29174,8 +29927,8 @@ let data7 = data.items;
 if(Array.isArray(data7)){
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate201(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+if(!(validate202(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
 errors = vErrors.length;
 }
 }
@@ -29249,7 +30002,7 @@ errors++;
 if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema294.properties.beforeCursor.type}};
+const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -29262,7 +30015,7 @@ errors++;
 if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema294.properties.afterCursor.type}};
+const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29319,18 +30072,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate217;
+exports.TurnWorkPageState = validate218;
 
-function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate217.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29393,7 +30146,7 @@ errors++;
 if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema294.properties.beforeCursor.type}};
+const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -29406,7 +30159,7 @@ errors++;
 if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema294.properties.afterCursor.type}};
+const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29451,19 +30204,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate217.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate217.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate218;
-const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkStateChangedNotification = validate219;
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29643,8 +30396,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate198(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
 errors = vErrors.length;
 }
 }
@@ -29659,20 +30412,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInput = validate50;
+exports.UserInput = validate51;
 
-exports.UserInputArtifact = validate220;
+exports.UserInputArtifact = validate221;
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate221.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29758,18 +30511,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate221;
+exports.UserInputAudio = validate222;
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29867,18 +30620,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate222;
+exports.UserInputFile = validate223;
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29988,18 +30741,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate223;
+exports.UserInputImage = validate224;
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30085,18 +30838,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate224;
+exports.UserInputLocalFile = validate225;
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30182,18 +30935,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate225;
+exports.UserInputLocalImage = validate226;
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30279,18 +31032,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate226;
+exports.UserInputMention = validate227;
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30398,18 +31151,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate227;
+exports.UserInputText = validate228;
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30526,18 +31279,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate228;
+exports.UserInputVideo = validate229;
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30635,8 +31388,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

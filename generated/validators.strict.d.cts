@@ -24,6 +24,7 @@ export declare const ExecutionBackendAcpAgentRuntime: RawValidator;
 export declare const ExecutionBackendApiProvider: RawValidator;
 export declare const ExecutionBackendCliAgentRuntime: RawValidator;
 export declare const GatewayConfig: RawValidator;
+export declare const GatewayRetryPolicy: RawValidator;
 export declare const ItemCompletedNotification: RawValidator;
 export declare const ItemDeltaNotification: RawValidator;
 export declare const ItemDeltaStream: RawValidator;

@@ -42,6 +42,7 @@ export interface TypeMap {
   ExecutionBackendApiProvider: T.ExecutionBackendApiProvider;
   ExecutionBackendCliAgentRuntime: T.ExecutionBackendCliAgentRuntime;
   GatewayConfig: T.GatewayConfig;
+  GatewayRetryPolicy: T.GatewayRetryPolicy;
   ItemCompletedNotification: T.ItemCompletedNotification;
   ItemDeltaNotification: T.ItemDeltaNotification;
   ItemDeltaStream: T.ItemDeltaStream;
@@ -202,6 +203,7 @@ export const schemaFiles = {
   ExecutionBackendApiProvider: "execution_backend_api_provider.json",
   ExecutionBackendCliAgentRuntime: "execution_backend_cli_agent_runtime.json",
   GatewayConfig: "gateway_config.json",
+  GatewayRetryPolicy: "gateway_retry_policy.json",
   ItemCompletedNotification: "item_completed_notification.json",
   ItemDeltaNotification: "item_delta_notification.json",
   ItemDeltaStream: "item_delta_stream.json",
@@ -616,6 +618,16 @@ export function isGatewayConfig(value: unknown, mode: ValidationMode = "strict")
 /** Throws a local error naming each failing place unless `value` is a valid `GatewayConfig`. */
 export function assertGatewayConfig(value: unknown, mode: ValidationMode = "strict"): asserts value is T.GatewayConfig {
   assertValid("GatewayConfig", value, mode);
+}
+
+/** Whether `value` is a valid `GatewayRetryPolicy`. */
+export function isGatewayRetryPolicy(value: unknown, mode: ValidationMode = "strict"): value is T.GatewayRetryPolicy {
+  return validatorOf("GatewayRetryPolicy", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `GatewayRetryPolicy`. */
+export function assertGatewayRetryPolicy(value: unknown, mode: ValidationMode = "strict"): asserts value is T.GatewayRetryPolicy {
+  assertValid("GatewayRetryPolicy", value, mode);
 }
 
 /** Whether `value` is a valid `ItemCompletedNotification`. */

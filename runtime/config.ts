@@ -4,9 +4,20 @@
  * the documented defaults.
  */
 import { readFileSync } from "node:fs";
-import type { GatewayConfig } from "../generated/types.js";
+import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "../generated/types.js";
 import { validate } from "../generated/validators.js";
 import { formatIssue } from "./rpc/validation.js";
+
+/** A retry policy with every field set. */
+export type RetryPolicy = Required<GatewayRetryPolicy>;
+
+/** Totals over the windows of a turn since it started or was last resumed. */
+export interface WindowTotals {
+  readonly max_agent_rounds: number;
+  readonly max_tool_calls: number;
+  readonly max_wall_clock_ms: number;
+  readonly max_provider_tokens: number;
+}
 
 export interface ResolvedConfig {
   readonly defaultProvider: string;
@@ -20,6 +31,14 @@ export interface ResolvedConfig {
   readonly maxFrameBytes: number;
   readonly maxBatchSize: number;
   readonly maxAgentRounds: number;
+  readonly maxToolCalls: number;
+  /** Limits of each execution window, as turn/execution_window/started carries them. */
+  readonly windowLimits: TurnExecutionWindowLimits;
+  readonly windowTotals: WindowTotals;
+  readonly providerRetry: RetryPolicy;
+  readonly toolRetry: RetryPolicy;
+  /** History compression: the estimated-token budget and how many recent messages stay whole. */
+  readonly context: { readonly maxHistoryTokens: number; readonly keepRecentMessages: number };
   readonly maxSpawnDepth: number;
   readonly permissionRequestTimeoutMs: number;
   readonly requireResolveToken: boolean;
@@ -76,6 +95,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
   const defaultProvider = config.default_provider ?? (overrides.providerUrl ? "openai" : "scripted");
   if (defaultProvider === "openai" && !openai) throw new ConfigError('default_provider is "openai" but providers.openai is not configured');
   if (defaultProvider !== "openai" && defaultProvider !== "scripted") throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (scripted, openai)`);
+  const windows = config.tools?.execution_windows;
   return {
     defaultProvider,
     defaultModel: config.default_model ?? (defaultProvider === "openai" ? openai!.model : "scripted"),
@@ -87,7 +107,23 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     webFetchTimeoutMs: config.tools?.web_fetch_timeout_ms ?? 15_000,
     maxFrameBytes: overrides.maxFrameBytes ?? config.limits?.max_frame_bytes ?? 8 * 1024 * 1024,
     maxBatchSize: config.limits?.max_batch_size ?? 1000,
-    maxAgentRounds: config.limits?.max_agent_rounds ?? 25,
+    maxAgentRounds: config.limits?.max_agent_rounds ?? 200,
+    maxToolCalls: config.limits?.max_tool_calls ?? 800,
+    windowLimits: {
+      max_agent_rounds_per_window: windows?.max_agent_rounds_per_window ?? 10,
+      max_tool_calls_per_window: windows?.max_tool_calls_per_window ?? 40,
+      max_wall_clock_ms_per_window: windows?.max_wall_clock_ms_per_window ?? 600_000,
+      max_provider_tokens_per_window: windows?.max_provider_tokens_per_window ?? 200_000,
+    },
+    windowTotals: {
+      max_agent_rounds: windows?.total?.max_agent_rounds ?? 40,
+      max_tool_calls: windows?.total?.max_tool_calls ?? 160,
+      max_wall_clock_ms: windows?.total?.max_wall_clock_ms ?? 3_600_000,
+      max_provider_tokens: windows?.total?.max_provider_tokens ?? 1_000_000,
+    },
+    providerRetry: retryPolicy(config.providers?.retry, { max_attempts: 4, initial_delay_ms: 1000, backoff_multiplier: 2, max_delay_ms: 30_000 }),
+    toolRetry: retryPolicy(config.tools?.retry, { max_attempts: 3, initial_delay_ms: 500, backoff_multiplier: 2, max_delay_ms: 10_000 }),
+    context: { maxHistoryTokens: config.context?.max_history_tokens ?? 100_000, keepRecentMessages: config.context?.keep_recent_messages ?? 8 },
     maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
     requireResolveToken: config.permissions?.require_resolve_token ?? false,
@@ -105,4 +141,8 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
       role: config.agent?.role ?? null,
     },
   };
+}
+
+function retryPolicy(given: GatewayRetryPolicy | undefined, defaults: RetryPolicy): RetryPolicy {
+  return { ...defaults, ...given };
 }

@@ -79,7 +79,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     const closed = transport.onclose;
     transport.onclose = () => {
       // stdin ended: the client sent its last frame. Every request it sent is answered
-      // and flushed before the gateway stops; turns still running end Interrupted.
+      // and flushed before the gateway stops; turns still running are Blocked, for turn/resume.
       void (async () => {
         await connection.settled();
         await shutdown();

@@ -3,7 +3,15 @@
  * mutable copy of a turn: `turn/get`, the agent loop's history and restart recovery all
  * read it from here, so they agree with `turn/items` by construction.
  */
-import type { Turn, TurnItem, TurnPermissionApprovalRequest, TurnPermissionApprovalResolution } from "../../generated/types.js";
+import type {
+  ItemRecoveryKind,
+  Turn,
+  TurnExecutionWindowCounts,
+  TurnExecutionWindowExhaustionReason,
+  TurnItem,
+  TurnPermissionApprovalRequest,
+  TurnPermissionApprovalResolution,
+} from "../../generated/types.js";
 import type { StoredEvent } from "../store/store.js";
 
 /** An approval request of the turn, with its resolution once it has one. */
@@ -13,8 +21,32 @@ export interface RequestState {
   readonly resolved_at?: string;
 }
 
+/** A recovery job of the turn (item/recovery_opened), open until a resume attaches to it or the turn ends. */
+export interface RecoveryJobState {
+  readonly recovery_job_id: string;
+  readonly item_id: string;
+  readonly reason: ItemRecoveryKind;
+  readonly exhaustion_reason?: TurnExecutionWindowExhaustionReason;
+  /** Attempts made under the job so far (item/recovery_exhausted), 0 when none were counted. */
+  readonly attempts: number;
+  readonly open: boolean;
+}
+
+/** An execution window of the turn (turn/execution_window/started), with what it observed once it ended. */
+export interface WindowState {
+  readonly window_id: string;
+  readonly window_index: number;
+  /** When the window's started event was recorded. */
+  readonly started_at: string;
+  /** Counts recorded when the window was exhausted; absent while it runs (or if it ran to the end of the turn). */
+  readonly observed?: TurnExecutionWindowCounts;
+}
+
 export interface TurnState {
-  /** The latest turn snapshot carried by turn/started, turn/completed, turn/failed or turn/blocked. */
+  /**
+   * The latest turn snapshot carried by turn/started, turn/completed, turn/failed or
+   * turn/blocked; a resume (item/recovery_attached) turns a Blocked snapshot back to InProgress.
+   */
   readonly turn: Turn;
   /** Every item, in the order it was opened, in its latest state (deltas applied). */
   readonly items: readonly TurnItem[];
@@ -23,6 +55,10 @@ export interface TurnState {
   readonly requests: ReadonlyMap<string, RequestState>;
   /** Scope hashes approved allow_for_turn: later actions with one of them run without asking. */
   readonly grants: ReadonlySet<string>;
+  /** Every recovery job of the turn, by id, in the order opened. */
+  readonly jobs: ReadonlyMap<string, RecoveryJobState>;
+  /** The turn's execution windows, in order; the last one is the current one. */
+  readonly windows: readonly WindowState[];
 }
 
 /** The item field each delta stream appends to. The agent loop builds live items with the same map. */
@@ -41,12 +77,39 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
   const items = new Map<string, TurnItem>();
   const requests = new Map<string, RequestState>();
   const grants = new Set<string>();
+  const jobs = new Map<string, RecoveryJobState>();
+  const windows: WindowState[] = [];
   let lastSequence = 0;
   for (const event of events) {
     lastSequence = event.sequence;
     const params = event.params as Record<string, unknown>;
     if (TURN_SNAPSHOTS.has(event.method)) {
       turn = params.turn as Turn;
+      // A turn that ends closes whatever recovery job it still had open; one that blocks keeps only the job it names.
+      const keep = event.method === "turn/blocked" ? (params.recovery_job_id as string) : undefined;
+      for (const [id, job] of jobs) if (job.open && id !== keep) jobs.set(id, { ...job, open: false });
+    } else if (event.method === "item/recovery_opened") {
+      const id = params.recovery_job_id as string;
+      const exhaustion = params.exhaustion_reason as TurnExecutionWindowExhaustionReason | undefined;
+      jobs.set(id, { recovery_job_id: id, item_id: params.item_id as string, reason: params.reason as ItemRecoveryKind, ...(exhaustion ? { exhaustion_reason: exhaustion } : {}), attempts: 0, open: true });
+    } else if (event.method === "item/recovery_exhausted") {
+      const job = jobs.get(params.recovery_job_id as string);
+      if (job) jobs.set(job.recovery_job_id, { ...job, attempts: params.attempts as number });
+    } else if (event.method === "item/recovery_succeeded" && typeof params.recovery_job_id === "string") {
+      const job = jobs.get(params.recovery_job_id);
+      if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
+    } else if (event.method === "item/recovery_attached") {
+      const job = jobs.get(params.recovery_job_id as string);
+      if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
+      if (turn?.status === "Blocked") {
+        const { blocked: _blocked, ...running } = turn;
+        turn = { ...running, status: "InProgress" };
+      }
+    } else if (event.method === "turn/execution_window/started") {
+      windows.push({ window_id: params.window_id as string, window_index: params.window_index as number, started_at: event.recorded_at });
+    } else if (event.method === "turn/execution_window/exhausted") {
+      const last = windows.at(-1);
+      if (last && last.window_id === params.window_id) windows[windows.length - 1] = { ...last, observed: params.observed as TurnExecutionWindowCounts };
     } else if (event.method === "item/started" || event.method === "item/updated" || event.method === "item/completed") {
       items.set(params.item_id as string, params.item as TurnItem);
     } else if (event.method === "turn/permission/request/opened") {
@@ -66,7 +129,7 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
       if (item && field) items.set(params.item_id as string, { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as unknown as TurnItem);
     }
   }
-  return turn ? { turn, items: [...items.values()], lastSequence, requests, grants } : undefined;
+  return turn ? { turn, items: [...items.values()], lastSequence, requests, grants, jobs, windows } : undefined;
 }
 
 /** The statuses in which a turn still occupies its thread. */

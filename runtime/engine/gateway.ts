@@ -9,11 +9,13 @@
 import { randomUUID } from "node:crypto";
 import type {
   AgentActorRef,
+  PromptManifest,
   Thread,
   ThreadTimelineBlock,
   Turn,
   TurnFailure,
   TurnItem,
+  TurnExecutionWindowExhaustionReason,
   TurnItemEvent,
   TurnPermissionAuditEvent,
   TurnPermissionMode,
@@ -34,9 +36,11 @@ import type { Tool } from "../tools/tool.js";
 import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
-import { foldTurn, isActive, type TurnState } from "./fold.js";
+import { foldTurn, isActive, type RecoveryJobState, type TurnState } from "./fold.js";
 import { blockChanged, changedWorkItemIds, pageWork, projectWork, WorkCursorError, workItemsGet, type WorkProjection } from "./work.js";
+import { GatewayShutdown, observedInLog, RecoveryJobs } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
+import { checkpointId, windowId } from "./windows.js";
 
 /** One client connection: the threads whose notifications it receives. */
 export interface Connection {
@@ -74,10 +78,16 @@ const WORK_EVENTS = new Set([
   "item/completed",
   "turn/permission/request/opened",
   "turn/permission/request/resolved",
+  "item/recovery_attached",
 ]);
 
 /** Events after which a thread's timeline blocks changed. */
-const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
+const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
+
+/** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
+export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
+  readonly promptManifest?: PromptManifest;
+};
 
 /** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
 export interface ParentTurn {
@@ -110,10 +120,13 @@ export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Set<Connection>();
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
+  private stopping = false;
   /** The last work view sent for each turn this process has seen change, to tell what changed. */
   private readonly lastWork = new Map<string, WorkProjection>();
   private readonly runner: TurnRunner;
   readonly approvals: Approvals;
+  readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
@@ -123,6 +136,7 @@ export class Gateway {
     this.log = options.log ?? (() => undefined);
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
     this.approvals = new Approvals(this, options.config, tokens);
+    this.recovery = new RecoveryJobs(this);
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
     // What may run without asking is the permission configuration; a change makes older routes stale.
     const { allowedPaths, requireResolveToken } = options.config;
@@ -132,7 +146,7 @@ export class Gateway {
       maxBatchSize: options.config.maxBatchSize,
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
-    this.recoverInterruptedTurns();
+    this.blockTurnsCutOffByAStop();
   }
 
   /** Serves one connection over a transport until it closes. */
@@ -165,10 +179,14 @@ export class Gateway {
     return connection;
   }
 
-  /** Stops every running turn (each ends Interrupted, the shutdown as its reason) and waits for them. */
+  /**
+   * Stops every running turn and waits for them: each ends Blocked with a
+   * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
+   */
   async close(): Promise<void> {
+    this.stopping = true;
     const running = [...this.running.values()];
-    for (const run of running) run.abort.abort(new Error("the gateway is shutting down"));
+    for (const run of running) run.abort.abort(new GatewayShutdown());
     await Promise.allSettled(running.map((r) => r.done));
   }
 
@@ -301,8 +319,8 @@ export class Gateway {
     return state;
   }
 
-  /** Starts running a turn whose first events are stored; they are sent after the turn/start response. */
-  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number): Promise<void> {
+  /** Starts running a turn whose first events are stored; they are sent after the turn/start (or turn/resume) response. */
+  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number, resumed?: RecoveryJobState): Promise<void> {
     const abort = new AbortController();
     const done = new Promise<void>((resolve) => {
       // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
@@ -310,7 +328,7 @@ export class Gateway {
       setImmediate(() => {
         for (const event of first) this.deliver(event);
         this.runner
-          .run(threadId, turnId, abort.signal, depth)
+          .run(threadId, turnId, abort.signal, depth, resumed)
           .catch((error: unknown) => {
             this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
             // A gateway bug must not leave the turn InProgress with nothing running it.
@@ -337,12 +355,27 @@ export class Gateway {
     return done;
   }
 
-  /** Interrupts a running turn and waits until it has ended. */
+  /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
   async cancelTurn(turnId: string, reason: string): Promise<void> {
     const run = this.running.get(turnId);
-    if (!run) return;
-    run.abort.abort(new Error(reason));
+    if (!run) {
+      const state = this.turnState(turnId);
+      if (state?.turn.status === "Blocked") {
+        this.finish(state.turn.thread_id ?? this.options.store.turnThread(turnId)!, turnId, {
+          status: "Interrupted",
+          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          error: { kind: "cancelled", message: reason, retryable: false },
+        });
+      }
+      return;
+    }
+    run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
     await run.done;
+  }
+
+  /** The id the next item of a turn gets: unique in the turn, as it names the log position it opens at. */
+  nextItemId(turnId: string): string {
+    return `${turnId}_item_${this.options.store.lastSequence(turnId) + 1}`;
   }
 
   /**
@@ -441,9 +474,10 @@ export class Gateway {
   }
 
   /** Ends a turn with a terminal notification carrying its final snapshot. */
-  finish(threadId: string, turnId: string, outcome: { status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }): Turn {
-    const current = this.turnState(turnId)!.turn;
-    const turn: Turn = { ...current, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
+  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
+    const { blocked: _blocked, ...current } = this.turnState(turnId)!.turn;
+    const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
+    const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
     if (outcome.status === "Completed") {
       this.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {
@@ -455,28 +489,80 @@ export class Gateway {
   }
 
   /**
-   * Turns the log shows as running when the gateway starts were cut off by a stop (or a
-   * kill): they end interrupted, so no turn stays InProgress with nothing running it.
+   * Turns the log shows as running when the gateway starts were cut off by a stop or a
+   * kill: each is made Blocked with a runtime_shutdown_continuation recovery job, so no
+   * turn stays InProgress with nothing running it, and turn/resume can continue it.
    */
-  private recoverInterruptedTurns(): void {
+  private blockTurnsCutOffByAStop(): void {
     for (const ref of this.options.store.allTurns()) {
       const state = this.turnState(ref.turn_id);
       for (const id of state?.requests.keys() ?? []) this.approvals.remember(id, ref.thread_id, ref.turn_id);
       if (state?.turn.status !== "InProgress") continue;
-      for (const { request, resolution } of state.requests.values()) {
-        if (resolution) continue;
-        this.publish(ref.thread_id, ref.turn_id, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.nowIso(), scope_hash: request.scope_hash });
-        this.audit(ref.thread_id, ref.turn_id, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+      try {
+        this.recovery.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
+      } catch (error) {
+        // A log this gateway cannot block from must still not leave the turn InProgress.
+        this.log(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        this.finish(ref.thread_id, ref.turn_id, {
+          status: "Interrupted",
+          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
+        });
       }
-      for (const item of state.items) {
-        if (item.status === "in_progress") this.publish(ref.thread_id, ref.turn_id, "item/completed", { item_id: item.id, item: { ...item, status: "cancelled" } as TurnItem });
-      }
-      this.finish(ref.thread_id, ref.turn_id, {
-        status: "Interrupted",
-        error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
-        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    }
+  }
+
+  /**
+   * turn/resume: continues a Blocked turn through one of its open recovery jobs in a new
+   * execution window. The resume's first events are in the log before the response.
+   */
+  private async resume(params: Parameters<Handlers<Connection>["turn/resume"]>[0]): Promise<{ turn: Turn; recovery_job_id: string }> {
+    // A run that has just blocked the turn may still be winding down.
+    const winding = this.running.get(params.turn_id);
+    if (winding && this.turnState(params.turn_id)?.turn.status === "Blocked") await winding.done;
+    const state = this.turnOf(params.thread_id, params.turn_id);
+    const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
+    if (!blocked || this.running.has(params.turn_id)) {
+      throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
+        turn_id: params.turn_id,
+        status: state.turn.status,
       });
     }
+    const jobId = params.recovery_job_id ?? blocked.recovery_job_id;
+    const job = state.jobs.get(jobId);
+    if (!job?.open) {
+      const why = job ? "was already used by an earlier resume" : "is not a recovery job of this turn";
+      throw protocolError("recovery_job_not_found", `Recovery job ${jobId} ${why}; turn ${params.turn_id} can be resumed through ${blocked.recovery_job_id} (or without recovery_job_id)`, {
+        turn_id: params.turn_id,
+        recovery_job_id: jobId,
+        active_recovery_job_id: blocked.recovery_job_id,
+      });
+    }
+    const { thread_id: threadId, turn_id: turnId } = params;
+    const first = [this.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
+    const previous = state.windows.at(-1);
+    const index = previous ? previous.window_index + 1 : 0;
+    if (previous) {
+      first.push(
+        this.record(threadId, turnId, "turn/execution_window/continued", {
+          previous_window_id: previous.window_id,
+          window_id: windowId(turnId, index),
+          window_index: index,
+          checkpoint_id: checkpointId(turnId, previous.window_index),
+          reason: job.exhaustion_reason ?? blocked.reason as TurnExecutionWindowExhaustionReason,
+        }),
+      );
+    }
+    first.push(this.record(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, index), window_index: index, limits: this.options.config.windowLimits, status: "running" }));
+    void this.launch(threadId, turnId, first, this.depthOf(state.turn), job);
+    return { turn: this.turnState(turnId)!.turn, recovery_job_id: job.recovery_job_id };
+  }
+
+  /** How deep a turn is in a chain of spawn_agent child turns (0 for a client's turn). */
+  private depthOf(turn: Turn): number {
+    let depth = 0;
+    for (let parent = turn.parent_turn_id; parent !== undefined; parent = this.turnState(parent)?.turn.parent_turn_id) depth++;
+    return depth;
   }
 
   // ---- method handlers ------------------------------------------------------------
@@ -529,12 +615,10 @@ export class Gateway {
           .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
         return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) };
       },
-      "turn/resume": (params) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
-          turn_id: params.turn_id,
-          status: state.turn.status,
-        });
+      "turn/resume": async (params, connection) => {
+        const resumed = await this.resume(params);
+        follow(connection, params.thread_id);
+        return resumed;
       },
       "turn/work/page": (params, connection) => {
         this.turnOf(params.threadId, params.turnId);

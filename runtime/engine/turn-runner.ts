@@ -1,20 +1,32 @@
 /**
  * The agent loop (tool-loop.md): record the user message; then, round after round,
  * rebuild the conversation from the log, call the provider streaming its deltas, run the
- * tool calls it returns; stop at the final answer. A provider failure fails the turn and
- * keeps any partial text as an audit item. Chat mode is one provider call without tools.
+ * tool calls it returns; stop at the final answer. Chat mode is one provider call without
+ * tools.
+ *
+ * Rounds run in execution windows (windows.ts): between rounds a window that reached a
+ * limit is checkpointed and continued in a new one, and a reached total blocks the turn.
+ * A retryable provider failure is retried with backoff under a recovery job and blocks the
+ * turn when the attempts run out; any other provider failure fails the turn, keeping
+ * partial text as an audit item. A stop of the gateway blocks the turn; a resumed turn
+ * runs on from the log, with rounds, usage and attempts counted on.
  */
-import type { TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { classifyToolCall } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { scopeOf } from "../permissions/scope.js";
 import { processEnvironment } from "../permissions/security.js";
-import { ProviderError, type ProviderEvent, type ToolCall } from "../providers/provider.js";
+import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
-import type { Tool } from "../tools/tool.js";
-import type { Gateway, GatewayOptions } from "./gateway.js";
-import { DELTA_FIELD } from "./fold.js";
+import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
+import { compressHistory } from "./context.js";
+import type { Gateway, GatewayOptions, TurnOutcome } from "./gateway.js";
+import { promptManifest } from "./prompt.js";
+import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
+import { isShutdown, type BlockSpec } from "./recovery.js";
+import { backoffMs, sleep } from "./retry.js";
+import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
 import { spawnAgentTool } from "./spawn-agent.js";
 
@@ -28,6 +40,18 @@ const DELTA_METHOD = {
 
 const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
+/** What one provider call gave: the tool calls of its answer, or why it failed. */
+type RoundAnswer = { readonly ok: true; readonly calls: readonly ToolCall[] } | { readonly ok: false; readonly message: string; readonly retryable: boolean };
+
+/** The recovery job a provider call is retried under, and the attempt it is on. */
+interface Recovery {
+  readonly itemId: string;
+  readonly jobId: string;
+  readonly attempt: number;
+  /** The attempt this episode of retries began with: the policy's attempts count from it. */
+  readonly firstAttempt: number;
+}
+
 export class TurnRunner {
   private readonly tools: Map<string, Tool>;
 
@@ -40,7 +64,7 @@ export class TurnRunner {
   }
 
   private itemId(turnId: string): string {
-    return `${turnId}_item_${this.options.store.lastSequence(turnId) + 1}`;
+    return this.gateway.nextItemId(turnId);
   }
 
   private toolNameOf = (item: TurnItem): string => {
@@ -49,94 +73,256 @@ export class TurnRunner {
     return item.type;
   };
 
-  async run(threadId: string, turnId: string, signal: AbortSignal, depth: number): Promise<void> {
+  async run(threadId: string, turnId: string, signal: AbortSignal, depth: number, resumed?: RecoveryJobState): Promise<void> {
     const g = this.gateway;
-    const turn = g.turnState(turnId)!.turn;
+    const config = this.options.config;
+    const begin = g.turnState(turnId)!;
+    const turn = begin.turn;
     const thread = g.thread(threadId);
-    const usage = zeroUsage();
+    // Usage goes on from the snapshot a resumed turn was blocked with.
+    const usage: TurnUsage = { ...(turn.usage ?? zeroUsage()) };
     const provider = this.options.providers.get(turn.model_provider ?? "");
     if (!provider) {
       g.finish(threadId, turnId, { status: "Failed", usage, error: { kind: "provider_error", message: `model provider "${turn.model_provider}" is not configured on this gateway`, retryable: false } });
       return;
     }
     const agent = (turn.mode ?? thread.mode) === "Agent";
-    const specs = agent ? [...this.tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < this.options.config.maxSpawnDepth).map((t) => t.spec) : [];
-    const interrupted = (): void => {
-      g.finish(threadId, turnId, { status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
+    const specs = agent ? [...this.tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < config.maxSpawnDepth).map((t) => t.spec) : [];
+    const nowMs = () => g.now().getTime();
+
+    // The current window: opened here for a new turn, by turn/resume for a resumed one.
+    let window = begin.windows.at(-1);
+    if (!window) {
+      g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: config.windowLimits, status: "running" });
+      window = g.turnState(turnId)!.windows.at(-1)!;
+    }
+    let meter = new WindowMeter(window.window_id, window.window_index, nowMs());
+    /** Counts of the windows ended since the turn started or was resumed, against the totals. */
+    let ended = zeroCounts();
+    // The tool-loop budget counts over the whole turn, resumes included; rounds number on.
+    const rounds = new Set(begin.items.map((i) => (i as { round?: number }).round).filter((r): r is number => r !== undefined));
+    let turnRounds = rounds.size;
+    let turnToolCalls = begin.items.filter((i) => (i as { tool_call_id?: string }).tool_call_id !== undefined).length;
+    let round = Math.max(0, ...rounds) + 1;
+    let recovery: Recovery | undefined = resumed
+      ? { itemId: resumed.item_id, jobId: resumed.recovery_job_id, attempt: resumed.attempts + 1, firstAttempt: resumed.attempts + 1 }
+      : undefined;
+
+    /** The manifest of the last prompt compiled, recorded on the turn when it ends or blocks. */
+    let manifest: PromptManifest | undefined;
+    const end = (outcome: TurnOutcome): void => void g.finish(threadId, turnId, { ...outcome, ...(manifest ? { promptManifest: manifest } : {}) });
+    const block = (spec: BlockSpec): void => void g.recovery.block(threadId, turnId, { ...spec, ...(manifest ? { promptManifest: manifest } : {}) });
+    const stopped = (): void => {
+      if (isShutdown(signal)) g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, meter.counts(nowMs()), usage, manifest);
+      else end({ status: "Interrupted", usage, error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
     };
 
-    for (let round = 1; ; round++) {
-      if (signal.aborted) return interrupted();
-      if (round > this.options.config.maxAgentRounds) {
-        g.finish(threadId, turnId, { status: "Failed", usage, error: { kind: "budget_exhausted", message: `the turn reached its limit of ${this.options.config.maxAgentRounds} model calls`, retryable: false } });
+    for (;; round++) {
+      if (signal.aborted) return stopped();
+      if (turnRounds >= config.maxAgentRounds) return end(this.overBudget(threadId, turnId, "rounds", config.maxAgentRounds, turnRounds, usage));
+      if (turnToolCalls >= config.maxToolCalls) return end(this.overBudget(threadId, turnId, "tool_calls", config.maxToolCalls, turnToolCalls, usage));
+      const observed = meter.counts(nowMs());
+      const sinceResume = addCounts(ended, observed);
+      const total = totalReached(sinceResume, config.windowTotals);
+      const exhausted = exhaustedBy(observed, config.windowLimits);
+      if (total) {
+        block({
+          reason: exhausted ?? total,
+          kind: "execution_window_exhausted",
+          observed,
+          windowStatus: "exhausted",
+          totals: sinceResume,
+          message: `the turn reached its total budget (${total.replace(/_per_window$/, "")}) since it started or was last resumed; resume it with turn/resume`,
+          usage,
+        });
         return;
       }
-      const history = this.history(threadId, turnId);
-      let message: { id: string; text: string } | undefined;
-      let calls: readonly ToolCall[] = [];
-      // Only what the provider throws is a provider failure: an error of the gateway's own
-      // (writing the log, say) propagates and ends the turn as an internal failure.
-      let failedWith: unknown;
-      let events: AsyncIterator<ProviderEvent> | undefined;
-      try {
-        events = provider.stream({ model: turn.model ?? this.options.config.defaultModel, messages: history, tools: specs, signal })[Symbol.asyncIterator]();
-      } catch (error) {
-        failedWith = error;
+      if (exhausted) {
+        meter = this.continueInNewWindow(threadId, turnId, meter, exhausted, observed);
+        ended = sinceResume;
       }
-      while (events) {
-        let next: IteratorResult<ProviderEvent>;
-        try {
-          next = await events.next();
-        } catch (error) {
-          failedWith = error;
-          break;
+
+      const model = turn.model ?? config.defaultModel;
+      let answer: RoundAnswer;
+      for (;;) {
+        answer = await this.providerRound(threadId, turnId, provider, { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 }, round, usage, meter, (compiled) => (manifest = compiled));
+        if (answer.ok || signal.aborted || !answer.retryable) break;
+        // A retryable failure: retried with backoff under one recovery job, until the policy's attempts are spent.
+        const policy = config.providerRetry;
+        const attempt = recovery?.attempt ?? 1;
+        if (!recovery) {
+          const itemId = g.recovery.notice(threadId, turnId, "warning", "provider_retry", `the model provider failed (${answer.message}); the call is retried`);
+          recovery = { itemId, jobId: g.recovery.openJob(threadId, turnId, itemId, "provider_failure"), attempt, firstAttempt: attempt };
         }
-        if (next.done) break;
-        const event = next.value;
-        if (event.type === "text_delta") {
-          if (!message) {
-            message = { id: this.itemId(turnId), text: "" };
-            g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
-          }
-          message.text += event.text;
-          g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
-        } else if (event.type === "reasoning") {
-          const id = this.itemId(turnId);
-          const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
-          g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-          g.publish(threadId, turnId, "item/completed", { item_id: id, item });
-        } else if (event.type === "tool_calls") {
-          calls = event.calls;
-        } else {
-          usage.input_tokens += event.input_tokens;
-          usage.output_tokens += event.output_tokens;
-          usage.total_tokens = usage.input_tokens + usage.output_tokens;
+        const failures = attempt - recovery.firstAttempt + 1;
+        if (failures >= policy.max_attempts) {
+          g.publish(threadId, turnId, "item/recovery_exhausted", { item_id: recovery.itemId, attempts: attempt, error: answer.message, recovery_job_id: recovery.jobId });
+          block({
+            reason: "provider_failure_continuation",
+            kind: "provider_failure",
+            jobId: recovery.jobId,
+            observed: meter.counts(nowMs()),
+            windowStatus: "failed",
+            message: `the model provider failed ${failures} times (${answer.message}); resume the turn with turn/resume`,
+            usage,
+          });
+          return;
         }
+        const delayMs = backoffMs(policy, failures);
+        g.publish(threadId, turnId, "item/retry_scheduled", {
+          item_id: recovery.itemId,
+          attempt: attempt + 1,
+          max_attempts: recovery.firstAttempt + policy.max_attempts - 1,
+          delay_ms: delayMs,
+          next_attempt_at: new Date(nowMs() + delayMs).toISOString(),
+          error: answer.message,
+        });
+        if (!(await sleep(delayMs, signal))) break;
+        recovery = { ...recovery, attempt: attempt + 1 };
+        g.publish(threadId, turnId, "item/retry_attempt_started", { item_id: recovery.itemId, attempt: recovery.attempt });
       }
-      if (failedWith !== undefined) {
-        if (message) {
-          // Partial text is kept as audit evidence; history leaves it out (history.ts).
-          const status = signal.aborted ? "cancelled" : "failed";
-          g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.text, partial: true } });
-        }
-        if (signal.aborted) return interrupted();
-        const failure: TurnFailure =
-          failedWith instanceof ProviderError
-            ? { kind: "provider_error", message: failedWith.message, retryable: failedWith.retryable }
-            : { kind: "provider_error", message: `the model provider failed: ${(failedWith as Error).message}`, retryable: false };
-        g.finish(threadId, turnId, { status: "Failed", usage, error: failure });
+      if (signal.aborted) return stopped();
+      if (!answer.ok) {
+        const failure: TurnFailure = { kind: "provider_error", message: answer.message, retryable: answer.retryable };
+        end({ status: "Failed", usage, error: failure });
         return;
       }
-      if (message) g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.text } });
-      if (!agent || calls.length === 0) {
-        g.finish(threadId, turnId, { status: "Completed", usage });
+      if (recovery) {
+        g.publish(threadId, turnId, "item/recovery_succeeded", { item_id: recovery.itemId, attempt: recovery.attempt, recovery_job_id: recovery.jobId });
+        recovery = undefined;
+      }
+      meter.round();
+      turnRounds++;
+      if (!agent || answer.calls.length === 0) {
+        end({ status: "Completed", usage });
         return;
       }
-      for (const call of calls) {
-        if (signal.aborted) return interrupted();
+      for (const call of answer.calls) {
+        if (signal.aborted) return stopped();
+        meter.toolCall();
+        turnToolCalls++;
         await this.runTool(threadId, turnId, call, round, signal, depth, thread.cwd);
       }
     }
+  }
+
+  /** Ends the window `meter` counts (exhausted, checkpointed) and opens the next one (continued, started); returns its meter. */
+  private continueInNewWindow(threadId: string, turnId: string, meter: WindowMeter, reason: TurnExecutionWindowExhaustionReason, observed: TurnExecutionWindowCounts): WindowMeter {
+    const g = this.gateway;
+    const next = meter.index + 1;
+    const checkpoint = checkpointId(turnId, meter.index);
+    g.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: meter.windowId, reason, observed, status: "exhausted" });
+    g.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: meter.windowId, checkpoint_id: checkpoint, status: "checkpointed" });
+    g.publish(threadId, turnId, "turn/execution_window/continued", { previous_window_id: meter.windowId, window_id: windowId(turnId, next), window_index: next, checkpoint_id: checkpoint, reason });
+    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, next), window_index: next, limits: this.options.config.windowLimits, status: "running" });
+    return new WindowMeter(windowId(turnId, next), next, g.now().getTime());
+  }
+
+  /** The tool loop hit a budget that holds over the whole turn: turn/tool_loop/budget_exceeded, and the turn fails with the outcome returned. */
+  private overBudget(threadId: string, turnId: string, budget: "rounds" | "tool_calls", limit: number, observed: number, usage: TurnUsage): TurnOutcome {
+    this.gateway.publish(threadId, turnId, "turn/tool_loop/budget_exceeded", { budget, limit, observed });
+    const what = budget === "rounds" ? "model calls" : "tool calls";
+    return { status: "Failed", usage, error: { kind: "budget_exhausted", message: `the turn reached its limit of ${limit} ${what}`, retryable: false } };
+  }
+
+  /**
+   * One provider call: rebuilds the conversation from the log, streams the answer into
+   * items, and counts its usage. Only what the provider throws is a provider failure: an
+   * error of the gateway's own (writing the log, say) propagates and ends the turn as an
+   * internal failure. Partial text of a failed call is kept as audit evidence (history.ts
+   * leaves it out).
+   */
+  private async providerRound(
+    threadId: string,
+    turnId: string,
+    provider: ModelProvider,
+    request: Omit<ProviderRequest, "messages">,
+    round: number,
+    usage: TurnUsage,
+    meter: WindowMeter,
+    compiled: (manifest: PromptManifest) => void,
+  ): Promise<RoundAnswer> {
+    const g = this.gateway;
+    const history = this.prompt(threadId, turnId, request.tools, compiled);
+    let message: { id: string; text: string } | undefined;
+    let calls: readonly ToolCall[] = [];
+    let failedWith: unknown;
+    let events: AsyncIterator<ProviderEvent> | undefined;
+    try {
+      events = provider.stream({ ...request, messages: history })[Symbol.asyncIterator]();
+    } catch (error) {
+      failedWith = error;
+    }
+    while (events) {
+      let next: IteratorResult<ProviderEvent>;
+      try {
+        next = await events.next();
+      } catch (error) {
+        failedWith = error;
+        break;
+      }
+      if (next.done) break;
+      const event = next.value;
+      if (event.type === "text_delta") {
+        if (!message) {
+          message = { id: this.itemId(turnId), text: "" };
+          g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
+        }
+        message.text += event.text;
+        g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
+      } else if (event.type === "reasoning") {
+        const id = this.itemId(turnId);
+        const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
+        g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+        g.publish(threadId, turnId, "item/completed", { item_id: id, item });
+      } else if (event.type === "tool_calls") {
+        calls = event.calls;
+      } else {
+        usage.input_tokens += event.input_tokens;
+        usage.output_tokens += event.output_tokens;
+        usage.total_tokens = usage.input_tokens + usage.output_tokens;
+        meter.providerTokens(event.input_tokens + event.output_tokens);
+      }
+    }
+    if (failedWith !== undefined) {
+      if (message) {
+        const status = request.signal.aborted ? "cancelled" : "failed";
+        g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.text, partial: true } });
+      }
+      return failedWith instanceof ProviderError
+        ? { ok: false, message: failedWith.message, retryable: failedWith.retryable }
+        : { ok: false, message: `the model provider failed: ${(failedWith as Error).message}`, retryable: false };
+    }
+    if (message) g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.text } });
+    return { ok: true, calls };
+  }
+
+  /**
+   * What one provider call is sent: the conversation rebuilt from the log, compressed
+   * (context/compressing, context/compressed) when it is over the configured budget. The
+   * compiled prompt's manifest goes to `compiled`.
+   */
+  private prompt(threadId: string, turnId: string, tools: readonly ToolSpec[], compiled: (manifest: PromptManifest) => void): ChatMessage[] {
+    const g = this.gateway;
+    const { maxHistoryTokens, keepRecentMessages } = this.options.config.context;
+    const full = this.history(threadId, turnId);
+    const compression = compressHistory(full, maxHistoryTokens, keepRecentMessages);
+    if (compression) {
+      g.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: compression.messagesBefore, estimated_tokens: compression.estimatedTokens });
+      g.publish(threadId, turnId, "context/compressed", {
+        reason: "summarized",
+        summarized_messages: compression.summarized,
+        messages_after: compression.messages.length,
+        summary_preview: compression.summary.slice(0, 200),
+      });
+    }
+    const messages = compression?.messages ?? full;
+    const mode = g.turnState(turnId)!.turn.mode ?? g.thread(threadId).mode;
+    const diagnostics = compression
+      ? [{ severity: "info" as const, message: `${compression.summarized} earlier messages were folded into a summary to fit the history budget`, section_id: "history_summary" }]
+      : [];
+    compiled(promptManifest({ mode, tools, messages, diagnostics }));
+    return messages;
   }
 
   /** The conversation so far: earlier turns of the thread, then this turn, from the log. */
@@ -189,7 +375,7 @@ export class TurnRunner {
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
     let current: Record<string, unknown> = base;
-    const result = await tool.run(args, {
+    const context: ToolContext = {
       cwd,
       signal,
       env: security ? processEnvironment(security, this.options.env ?? process.env) : (this.options.env ?? process.env),
@@ -204,10 +390,39 @@ export class TurnRunner {
         current = { ...current, ...fields };
         g.publish(threadId, turnId, "item/updated", { item_id: id, item: current as unknown as TurnItem });
       },
-    });
+    };
+    const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finishItem({ ...base, ...result.item, status, ...(tool.itemType === "task" ? {} : { outcome }), ...resultField(tool, result.content) });
+  }
+
+  /**
+   * Runs a tool call, retrying a failure the tool calls retryable under the tool retry
+   * policy (item/tool/retry_scheduled, then retry_resolved or retry_exhausted). An attempt
+   * past its deadline is reported as item/timeout_detected.
+   */
+  private async runWithRetries(threadId: string, turnId: string, itemId: string, tool: Tool, args: Record<string, unknown>, context: ToolContext): Promise<ToolResult> {
+    const g = this.gateway;
+    const policy = this.options.config.toolRetry;
+    const toolName = tool.spec.name;
+    for (let attempt = 1; ; attempt++) {
+      const result = await tool.run(args, context);
+      if (result.timeout) g.publish(threadId, turnId, "item/timeout_detected", { item_id: itemId, ...result.timeout, attempt });
+      const retry = !result.ok && result.retryable === true && !context.signal.aborted;
+      if (!retry) {
+        if (attempt > 1) g.publish(threadId, turnId, "item/tool/retry_resolved", { item_id: itemId, tool_name: toolName, attempts: attempt, outcome: result.ok ? "succeeded" : "failed" });
+        return result;
+      }
+      const error = result.content.split("\n", 1)[0] ?? result.content;
+      if (attempt >= policy.max_attempts) {
+        g.publish(threadId, turnId, "item/tool/retry_exhausted", { item_id: itemId, tool_name: toolName, attempts: attempt, error });
+        return result;
+      }
+      const delayMs = backoffMs(policy, attempt);
+      g.publish(threadId, turnId, "item/tool/retry_scheduled", { item_id: itemId, tool_name: toolName, attempt: attempt + 1, max_attempts: policy.max_attempts, delay_ms: delayMs, error });
+      if (!(await sleep(delayMs, context.signal))) return result;
+    }
   }
 
   /**

@@ -30,6 +30,12 @@ export interface ProviderRequest {
   /** Empty in Chat mode. */
   readonly tools: readonly ToolSpec[];
   readonly signal: AbortSignal;
+  /**
+   * Which attempt of this provider call this is: 1 for the first, counted on across the
+   * gateway's retries and across turn/resume (a resumed call goes on from where the
+   * exhausted attempts stopped). Default 1.
+   */
+  readonly attempt?: number;
 }
 
 /** What a provider streams: text and reasoning pieces, then at most one set of tool calls, and usage. */

@@ -9,6 +9,9 @@
  * bring its own; in a single-turn conversation (a fresh thread, a sub-agent) the two are
  * the same message. Any other text gets an echo (`You said: <text>`), so a chat with the
  * reference gateway works without a model.
+ *
+ * Retries are scripted through the request's attempt number (`fail_attempts`), which the
+ * gateway counts, for the same reason: the provider itself remembers nothing.
  */
 import type { ModelProvider, ProviderEvent, ProviderRequest, ToolCall } from "./provider.js";
 import { ProviderError } from "./provider.js";
@@ -24,6 +27,15 @@ export interface ScriptStepExtras {
    * count (input 0); the object form sets both counts.
    */
   readonly tokens?: number | { readonly input_tokens: number; readonly output_tokens: number };
+  /**
+   * The first N attempts of this provider call fail in a retryable way (with `fail_message`,
+   * or a default one); attempt N + 1 plays the step. Attempts count on across the gateway's
+   * retries and across turn/resume, so a script can exercise a retry that succeeds and one
+   * that exhausts the retry policy and blocks the turn.
+   */
+  readonly fail_attempts?: number;
+  /** The message of the failures `fail_attempts` causes. */
+  readonly fail_message?: string;
 }
 
 /** The final answer: `say` streamed as `chunks` text deltas (a few word groups by default). */
@@ -65,7 +77,7 @@ export function scriptMessage(steps: readonly ScriptStep[]): string {
 }
 
 const KINDS = ["say", "tool", "tools", "fail"] as const;
-const EXTRAS = ["reasoning", "delay_ms", "tokens"];
+const EXTRAS = ["reasoning", "delay_ms", "tokens", "fail_attempts", "fail_message"];
 /** The keys each kind allows besides the extras: an unknown key is a typo worth reporting. */
 const KEYS: Record<(typeof KINDS)[number], readonly string[]> = {
   say: ["say", "chunks"],
@@ -97,7 +109,7 @@ export class ScriptedProvider implements ModelProvider {
       const why = last !== undefined && "say" in last ? `the script has ${steps.length} step${steps.length === 1 ? "" : "s"} and already gave its final answer` : "it ended before a final answer";
       throw new ProviderError(`the script has no step ${index}: ${why}`, false);
     }
-    yield* play(step, index, request.signal);
+    yield* play(step, index, request.signal, request.attempt ?? 1);
   }
 }
 
@@ -136,6 +148,8 @@ function checkStep(step: unknown, index: number): void {
   };
   const count = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
   field("reasoning", (v) => typeof v === "string", "a string");
+  field("fail_attempts", count, "a non-negative integer");
+  field("fail_message", (v) => typeof v === "string", "a string");
   field("delay_ms", count, "a non-negative integer");
   field("tokens", (v) => count(v) || (isObject(v) && count(v.input_tokens) && count(v.output_tokens) && Object.keys(v).length === 2), "a non-negative integer or {input_tokens, output_tokens}");
   switch (kind) {
@@ -169,8 +183,9 @@ function checkCall(call: Record<string, unknown>, at: string): void {
   if ("args" in call && !isObject(call.args)) throw invalid(`${at}: "args" must be an object, got ${describe(call.args)}`);
 }
 
-async function* play(step: ScriptStep, index: number, signal: AbortSignal): AsyncGenerator<ProviderEvent> {
+async function* play(step: ScriptStep, index: number, signal: AbortSignal, attempt: number): AsyncGenerator<ProviderEvent> {
   if (step.delay_ms) await delay(step.delay_ms, signal);
+  if (attempt <= (step.fail_attempts ?? 0)) throw new ProviderError(step.fail_message ?? `scripted failure of attempt ${attempt} of step ${index}`, true);
   if (step.reasoning !== undefined) yield { type: "reasoning", text: step.reasoning };
   const usage = toUsage(step.tokens);
   if ("fail" in step) {

@@ -134,7 +134,8 @@ function runCommand(command: string, cwd: string, timeoutMs: number, ctx: ToolCo
         timed_out: killedFor === "timeout",
         ...(error ? { error: { message: error } } : {}),
       };
-      done({ ok: item.exit_code === 0, content: summary(item, timeoutMs, killedFor, error), item });
+      const timeout = killedFor === "timeout" ? { timeout: { deadline_ms: timeoutMs, elapsed_ms: item.duration_ms as number } } : {};
+      done({ ok: item.exit_code === 0, content: summary(item, timeoutMs, killedFor, error), item, ...timeout });
     };
     // 'close' rather than 'exit': it comes once the pipes are drained, so no output is lost.
     child.on("close", (code) => finish(code));

@@ -33,6 +33,10 @@ export interface ToolResult {
   readonly ok: boolean;
   readonly content: string;
   readonly item: Record<string, unknown>;
+  /** A failure that may not recur (a network error, a server error): the gateway retries the call under its tool retry policy. */
+  readonly retryable?: boolean;
+  /** Set when the call ran past its deadline: the deadline it had and how long it ran, in milliseconds. */
+  readonly timeout?: { readonly deadline_ms: number; readonly elapsed_ms: number };
 }
 
 export interface Tool {

@@ -48,6 +48,13 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
     async run(args, ctx) {
       const { url } = args as unknown as WebFetchArguments;
       const failed = (message: string, extra: Record<string, unknown> = {}): ToolResult => ({ ok: false, content: message, item: { url, ...extra, error: { message } } });
+      const started = performance.now();
+      // A network failure or a timeout may not recur; a cancelled turn is not retried.
+      const transient = (message: string, extra: Record<string, unknown> = {}): ToolResult => ({
+        ...failed(message, extra),
+        ...(ctx.signal.aborted ? {} : { retryable: true }),
+        ...(timeout.aborted && !ctx.signal.aborted ? { timeout: { deadline_ms: timeoutMs, elapsed_ms: Math.round(performance.now() - started) } } : {}),
+      });
       let target: URL;
       try {
         target = new URL(url);
@@ -71,7 +78,7 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
         try {
           response = await fetch(target, { signal, redirect: "manual" });
         } catch (error) {
-          return failed(`fetching ${url} failed: ${whyStopped() ?? rootCause(error)}`);
+          return transient(`fetching ${url} failed: ${whyStopped() ?? rootCause(error)}`);
         }
         const location = response.headers.get("location");
         if (response.status < 300 || response.status > 399 || location === null) break;
@@ -90,7 +97,7 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
       try {
         body = await readBody(response, WEB_FETCH_MAX_BYTES);
       } catch (error) {
-        return failed(`reading the body of ${url} failed: ${whyStopped() ?? rootCause(error)}`, head);
+        return transient(`reading the body of ${url} failed: ${whyStopped() ?? rootCause(error)}`, head);
       }
 
       // When the download was cut, the declared length is the body's real size, if known.
@@ -102,7 +109,9 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): Tool {
       const item = { url, ...head, bytes, content };
       const header = `HTTP ${response.status} ${response.statusText}`.trim() + `, ${contentType || "no content type"}, ${bytes} bytes${body.complete ? "" : " (not all downloaded)"}`;
       const shown = text === undefined ? "(binary content, not shown)" : content;
-      return { ok: response.ok, content: `${header}\n\n${shown}`, item };
+      // A server error or a rate limit may pass; other statuses are the answer.
+      const retryable = response.status >= 500 || response.status === 429;
+      return { ok: response.ok, content: `${header}\n\n${shown}`, item, ...(retryable ? { retryable: true } : {}) };
     },
   };
 }

@@ -65,6 +65,7 @@ describe("a scripted turn", () => {
       "turn/permission/audit",
       "item/started",
       "item/completed",
+      "turn/execution_window/started",
       "item/started",
       "item/agent_message/delta",
       "item/agent_message/delta",
@@ -150,13 +151,13 @@ describe("a scripted turn", () => {
     const provider = new RecordingProvider([
       async function* () {
         yield { type: "text_delta", text: "Half an ans" };
-        throw new ProviderError("upstream reset", true);
+        throw new ProviderError("upstream reset", false);
       },
     ]);
     h = await startHarness({ providers: new Map([["scripted", provider]]) });
     const thread = await h.thread();
     const end = await h.runTurn({ thread_id: thread, turn_id: "trn_fail", input: text("go") });
-    expect(end.params).toMatchObject({ error: { kind: "provider_error", message: "upstream reset", retryable: true }, turn: { status: "Failed" } });
+    expect(end.params).toMatchObject({ error: { kind: "provider_error", message: "upstream reset", retryable: false }, turn: { status: "Failed" } });
     expect(completedItems(h.received).find((i) => i.type === "agentMessage")).toMatchObject({ partial: true, text: "Half an ans", status: "failed" });
     const after = ofTurn(h.received, "trn_fail");
     expect(after.at(-1)?.method, "nothing follows the terminal notification").toBe("turn/failed");

@@ -163,7 +163,7 @@ describe("ScriptedProvider", () => {
     ["a step that is not an object", { script: [{ say: "a" }, "say hi"] }, 'invalid script: step 1 must be an object, got "say hi"'],
     ["a step with no kind", { script: [{ reasoning: "x" }] }, 'invalid script: step 0 must have exactly one of "say", "tool", "tools", "fail", got none'],
     ["a step with two kinds", { script: [{ say: "a", tool: "b" }] }, 'invalid script: step 0 must have exactly one of "say", "tool", "tools", "fail", got "say" and "tool"'],
-    ["an unknown field", { script: [{ say: "a" }, { tool: "b", delay: 5 }] }, 'invalid script: step 1 has an unknown field "delay" (a "tool" step allows "tool", "args", "reasoning", "delay_ms", "tokens")'],
+    ["an unknown field", { script: [{ say: "a" }, { tool: "b", delay: 5 }] }, 'invalid script: step 1 has an unknown field "delay" (a "tool" step allows "tool", "args", "reasoning", "delay_ms", "tokens", "fail_attempts", "fail_message")'],
     ["a field of another kind", { script: [{ say: "a", retryable: true }] }, 'invalid script: step 0 has an unknown field "retryable"'],
     ["chunks of zero", { script: [{ say: "a", chunks: 0 }] }, 'invalid script: step 0: "chunks" must be a positive integer, got 0'],
     ["more chunks than characters", { script: [{ say: "ab", chunks: 3 }] }, 'invalid script: step 0: "chunks" is 3 but the text has only 2 characters'],
@@ -175,10 +175,28 @@ describe("ScriptedProvider", () => {
     ["a negative delay", { script: [{ say: "a", delay_ms: -1 }] }, 'invalid script: step 0: "delay_ms" must be a non-negative integer, got -1'],
     ["fractional tokens", { script: [{ say: "a", tokens: 1.5 }] }, 'invalid script: step 0: "tokens" must be a non-negative integer or {input_tokens, output_tokens}, got 1.5'],
     ["a non-boolean retryable", { script: [{ fail: "x", retryable: "yes" }] }, 'invalid script: step 0: "retryable" must be a boolean, got "yes"'],
+    ["a fractional fail_attempts", { script: [{ say: "a", fail_attempts: 0.5 }] }, 'invalid script: step 0: "fail_attempts" must be a non-negative integer, got 0.5'],
   ])("rejects %s, naming the step", async (_name, doc, message) => {
     const error = await failure([{ role: "user", content: JSON.stringify(doc) }]);
     expect(error.message.startsWith(message)).toBe(true);
     expect(error.retryable).toBe(false);
+  });
+
+  it("fails the first fail_attempts attempts of a call in a retryable way, then plays the step", async () => {
+    const messages = first([{ say: "made it", fail_attempts: 2, fail_message: "rate limited" }]);
+    const attempt = async (n: number) => {
+      const events: ProviderEvent[] = [];
+      for await (const event of provider.stream({ model: "script", messages, tools: [], signal: new AbortController().signal, attempt: n })) events.push(event);
+      return events;
+    };
+    for (const n of [1, 2]) {
+      const error = await attempt(n).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect(error).toMatchObject({ message: "rate limited", retryable: true });
+    }
+    expect(texts(await attempt(3)).join("")).toBe("made it");
+    // Without an attempt number a call is its first attempt.
+    expect(await failure(messages)).toMatchObject({ retryable: true });
   });
 
   it("rejects a mistake in a later step already at the first call", async () => {

@@ -72,6 +72,8 @@ describe("shell tool", () => {
   it("caps the timeout at the context's maxTimeoutMs", { timeout: 10_000 }, async () => {
     const result = await shellTool.run({ command: "sleep 30", timeout_ms: 60_000 }, testContext(dir, { maxTimeoutMs: 200 }));
     expect(result.item).toMatchObject({ exit_code: null, timed_out: true });
+    expect(result.timeout).toEqual({ deadline_ms: 200, elapsed_ms: result.item.duration_ms });
+    expect(result.retryable, "a command may have side effects: it is never retried").toBeUndefined();
     expect(result.content).toContain("timed out after 200 ms");
   });
 

@@ -120,6 +120,12 @@ describe("web_fetch", () => {
     expect(result.ok).toBe(false);
     expect(result.item).toMatchObject({ status_code: 404, content: "not here" });
     expect(result.content).toBe("HTTP 404 Not Found, text/plain, 8 bytes\n\nnot here");
+    expect(result.retryable, "a client error is the answer, not worth retrying").toBeUndefined();
+  });
+
+  it("marks a server error as retryable", async () => {
+    const result = await webFetchTool.run({ url: `${base}/server-error` }, ctx());
+    expect(result).toMatchObject({ ok: false, retryable: true, item: { status_code: 500 } });
   });
 
   it("does not show binary content as text", async () => {
@@ -143,12 +149,14 @@ describe("web_fetch", () => {
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/`;
     await new Promise((resolve) => closed.close(resolve));
     const result = await webFetchTool.run({ url }, ctx());
-    expect(result).toMatchObject({ ok: false, content: `fetching ${url} failed: connect ECONNREFUSED ${url.slice(7, -1)}` });
+    expect(result).toMatchObject({ ok: false, retryable: true, content: `fetching ${url} failed: connect ECONNREFUSED ${url.slice(7, -1)}` });
+    expect(result.timeout).toBeUndefined();
   });
 
   it("gives up at the timeout, capped by maxTimeoutMs", { timeout: 10_000 }, async () => {
     const result = await webFetchTool.run({ url: `${base}/hang` }, testContext("/", { maxTimeoutMs: 200 }));
-    expect(result).toMatchObject({ ok: false, content: `fetching ${base}/hang failed: timed out after 200 ms` });
+    expect(result).toMatchObject({ ok: false, retryable: true, content: `fetching ${base}/hang failed: timed out after 200 ms`, timeout: { deadline_ms: 200 } });
+    expect(result.timeout!.elapsed_ms).toBeGreaterThanOrEqual(200);
     const configured = await createWebFetchTool({ timeoutMs: 100 }).run({ url: `${base}/hang` }, ctx());
     expect(configured).toMatchObject({ ok: false, content: `fetching ${base}/hang failed: timed out after 100 ms` });
   });
@@ -159,6 +167,8 @@ describe("web_fetch", () => {
     const running = webFetchTool.run({ url: `${base}/hang` }, testContext("/", { signal: controller.signal }));
     await arrived;
     controller.abort();
-    expect(await running).toMatchObject({ ok: false, content: `fetching ${base}/hang failed: cancelled` });
+    const result = await running;
+    expect(result).toMatchObject({ ok: false, content: `fetching ${base}/hang failed: cancelled` });
+    expect(result.retryable, "a cancelled turn is not retried").toBeUndefined();
   });
 });

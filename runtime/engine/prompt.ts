@@ -1,0 +1,51 @@
+/**
+ * The reference prompt compiler: assembles what one provider call is sent, in named
+ * sections, and describes it in a prompt manifest (turns-api.md, "Prompt manifest"): the
+ * compiler version, the profile, the section ids in prompt order, and sha256 fingerprints
+ * of the stable sections (the same from turn to turn while the tools and mode stay), of
+ * the dynamic ones (the conversation) and of the whole. The manifest never holds prompt text.
+ */
+import { createHash } from "node:crypto";
+import type { PromptManifest } from "../../generated/types.js";
+import type { ChatMessage, ToolSpec } from "../providers/provider.js";
+
+export const PROMPT_COMPILER_VERSION = "1.0.0";
+
+export interface PromptInput {
+  readonly mode: "Chat" | "Agent";
+  readonly tools: readonly ToolSpec[];
+  /** The conversation as it is sent (after any compression). */
+  readonly messages: readonly ChatMessage[];
+  /** Notes to carry in the manifest, e.g. that the history was compressed. */
+  readonly diagnostics?: PromptManifest["diagnostics"];
+}
+
+interface Section {
+  readonly id: string;
+  readonly stable: boolean;
+  readonly content: unknown;
+}
+
+const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
+
+/** The manifest of one compiled prompt. */
+export function promptManifest(input: PromptInput): PromptManifest {
+  const latestUser = input.messages.map((m) => m.role).lastIndexOf("user");
+  const sections: Section[] = [
+    { id: input.mode === "Agent" ? "agent_mode" : "chat_mode", stable: true, content: input.mode },
+    ...(input.tools.length ? [{ id: "tool_catalog", stable: true, content: input.tools }] : []),
+    ...(input.messages[0]?.role === "system" ? [{ id: "history_summary", stable: false, content: input.messages[0] }] : []),
+    { id: "conversation_history", stable: false, content: input.messages.slice(input.messages[0]?.role === "system" ? 1 : 0, Math.max(0, latestUser)) },
+    { id: "current_turn", stable: false, content: input.messages.slice(Math.max(0, latestUser)) },
+  ];
+  const fingerprint = (part: readonly Section[]) => sha256(part.map((s) => [s.id, s.content]));
+  return {
+    compiler_version: PROMPT_COMPILER_VERSION,
+    profile: input.mode === "Agent" ? "agent_tools" : "chat",
+    section_ids: sections.map((s) => s.id),
+    fingerprint_stable: fingerprint(sections.filter((s) => s.stable)),
+    fingerprint_dynamic: fingerprint(sections.filter((s) => !s.stable)),
+    fingerprint_full: fingerprint(sections),
+    diagnostics: [...(input.diagnostics ?? [])],
+  };
+}
