@@ -5,6 +5,7 @@
  * frames can be malformed in ways no client library would produce.
  */
 import type { RawLink } from "../../bench/raw-link.js";
+import { notificationIssues } from "../../generated/validators.js";
 import { owedBy, replyProblems, type Owed } from "./frames.js";
 
 let sentinels = 0;
@@ -36,6 +37,11 @@ export async function exchange(link: RawLink, frames: readonly Buffer[], cuts: r
   if (remaining === 0) allOwed();
 
   const take = (reply: unknown) => {
+    // The live thread's turns stream notifications: each must be valid, and none is a reply.
+    if (reply !== null && typeof reply === "object" && "method" in reply) {
+      problems.push(...notificationProblems(reply as { method: unknown; params?: unknown; id?: unknown }));
+      return;
+    }
     const id = (reply as { id?: unknown } | null)?.id;
     if (id === sentinel) {
       sentinelAnswered();
@@ -81,4 +87,24 @@ export async function exchange(link: RawLink, frames: readonly Buffer[], cuts: r
   await link.send([Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: sentinel, method: "thread/get", params: { thread_id: "thr_sentinel" } }))], []);
   await sentinelReply;
   return problems;
+}
+
+/** One request over the link, outside any burst; resolves with its reply. */
+export async function request(link: RawLink, method: string, params: unknown): Promise<{ result?: unknown; error?: unknown }> {
+  const id = `request-${++sentinels}`;
+  const reply = new Promise<{ result?: unknown; error?: unknown }>((resolve) => {
+    link.onFrame = (text) => {
+      const message = JSON.parse(text) as { id?: unknown; result?: unknown; error?: unknown };
+      if (message.id === id) resolve(message);
+    };
+  });
+  await link.send([JSON.stringify({ jsonrpc: "2.0", id, method, params })]);
+  return reply;
+}
+
+/** The problems with a notification the gateway sent: it must be one of the protocol's, valid in strict mode. */
+function notificationProblems(message: { method: unknown; params?: unknown; id?: unknown }): string[] {
+  if ("id" in message) return [`the gateway sent a request (${String(message.method)}); it serves requests, it sends none`];
+  const issues = typeof message.method === "string" ? notificationIssues(message.method, message.params ?? {}, "strict") : [{ pointer: "/method", message: "must be a string" }];
+  return issues ? [`an invalid ${String(message.method)} notification: ${JSON.stringify(issues).slice(0, 300)}`] : [];
 }

@@ -120,7 +120,7 @@ export type Envelope =
 export type Case =
   | { readonly kind: "json"; readonly value: Json }
   | { readonly kind: "text"; readonly text: string }
-  | { readonly kind: "request"; readonly base: number; readonly mutation?: Mutation }
+  | { readonly kind: "request"; readonly base: number; readonly mutation?: Mutation; readonly live?: boolean }
   | { readonly kind: "envelope"; readonly base: number; readonly how: Envelope }
   | { readonly kind: "unknown-method"; readonly method: string }
   | { readonly kind: "notification"; readonly method: string; readonly params: Json }
@@ -220,15 +220,32 @@ const ENVELOPES: Record<Envelope, (message: Record<string, Json>) => void> = {
   "extra-member": (m) => (m.extra = true),
 };
 
+/** What a rendered case may point at in the gateway under test. */
+export interface Target {
+  /** A thread that exists there: a `live` request is sent to it instead of the thread its base names. */
+  readonly threadId?: string;
+}
+
+/** The base's params, pointed at the live thread (both spellings of the field) when asked. */
+function paramsOf(base: Base, live: boolean | undefined, target: Target): Json {
+  const params = clone(base.params) as Record<string, Json>;
+  if (live && target.threadId) {
+    if ("thread_id" in params) params.thread_id = target.threadId;
+    if ("threadId" in params) params.threadId = target.threadId;
+  }
+  return params;
+}
+
 /** The JSON value of a case that is one (every kind but text and invalid UTF-8), with `id` as the id of its request. */
-function valueOf(c: Case, id: () => string): Json {
+function valueOf(c: Case, id: () => string, target: Target): Json {
   const request = (method: string, params: Json): Json => ({ jsonrpc: "2.0", id: id(), method, params });
   switch (c.kind) {
     case "json":
       return c.value;
     case "request": {
       const base = BASES[c.base % BASES.length]!;
-      return request(base.method, c.mutation ? mutate(base, c.mutation) : clone(base.params));
+      const pointed = { ...base, params: paramsOf(base, c.live, target) };
+      return request(base.method, c.mutation ? mutate(pointed, c.mutation) : pointed.params);
     }
     case "envelope": {
       const base = BASES[c.base % BASES.length]!;
@@ -254,7 +271,7 @@ function valueOf(c: Case, id: () => string): Json {
       return request(base.method, { ...(clone(base.params) as object), x_deep: `${DEEP}${c.depth}:${c.inArray ? "[" : "{"}` });
     }
     case "batch":
-      return c.items.map((item) => valueOf(item, id));
+      return c.items.map((item) => valueOf(item, id, target));
     case "empty-batch":
       return [];
     case "long-batch":
@@ -266,7 +283,7 @@ function valueOf(c: Case, id: () => string): Json {
 }
 
 /** The bytes of a case's frame, one line (no LF or CR in it), with request ids drawn from `id`. */
-export function render(c: Case, id: () => string): Buffer {
+export function render(c: Case, id: () => string, target: Target = {}): Buffer {
   if (c.kind === "text") {
     const text = c.text.replace(/[\r\n]/g, " ");
     return Buffer.from(text.trim() === "" ? `${text}?` : text, "utf8");
@@ -281,7 +298,7 @@ export function render(c: Case, id: () => string): Buffer {
     }
     return Buffer.concat([bad, Buffer.from(text)]);
   }
-  const text = JSON.stringify(valueOf(c, id)).replace(/"\\u0000deep\\u0000(\d+):([[{])"/g, (_m, depth: string, open: string) => nestedText(Number(depth), open === "["));
+  const text = JSON.stringify(valueOf(c, id, target)).replace(/"\\u0000deep\\u0000(\d+):([[{])"/g, (_m, depth: string, open: string) => nestedText(Number(depth), open === "["));
   return Buffer.from(text, "utf8");
 }
 
@@ -380,8 +397,8 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 /** A single message, as a JSON value (what a batch may hold). */
 const message: fc.Arbitrary<Case> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("json" as const), value: json }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("request" as const), base }) },
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant("request" as const), base, mutation }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("request" as const), base, live: fc.boolean() }) },
+  { weight: 8, arbitrary: fc.record({ kind: fc.constant("request" as const), base, mutation, live: fc.boolean() }) },
   {
     weight: 3,
     arbitrary: fc.record({

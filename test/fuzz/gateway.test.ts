@@ -12,11 +12,11 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { startStdioGateway, startWebSocketGateway, type ServeProcess } from "../../bench/gateway-process.js";
 import { stdioLink, webSocketLink, type RawLink } from "../../bench/raw-link.js";
-import { exchange } from "./exchange.js";
+import { exchange, request } from "./exchange.js";
 import { caseCount, frameCase, LIMITS, render, type Case } from "./frames.js";
 
 const SEED = process.env.FUZZ_SEED === undefined ? 20261130 : Number(process.env.FUZZ_SEED);
-const RUNS = process.env.FUZZ_RUNS === undefined ? 35 : Number(process.env.FUZZ_RUNS);
+const RUNS = process.env.FUZZ_RUNS === undefined ? 38 : Number(process.env.FUZZ_RUNS);
 /** Growth of the gateway's resident memory over the whole fuzz run that counts as a leak: generous, a bound on correctness. */
 const RSS_GROWTH_BOUND = 256 * 1024 * 1024;
 
@@ -29,24 +29,25 @@ const burst = fc.record({
 const counted: Record<string, number> = {};
 
 /** Runs the property over one link; returns how many cases (messages) were sent. */
-async function fuzz(name: string, gateway: ServeProcess, link: RawLink): Promise<void> {
+async function fuzz(name: string, seed: number, gateway: ServeProcess, link: RawLink): Promise<void> {
   let ids = 0;
   const nextId = () => `${name}-${++ids}`;
   let cases = 0;
   let died: string | undefined;
   void gateway.exited.then(({ code, signal }) => (died = `the gateway exited (${signal ?? code}) during the fuzz run: ${gateway.stderr().slice(-2000)}`));
-  // Warm-up burst first: the memory bound is on growth after the process has settled.
-  await exchange(link, [Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: "warm", method: "thread/start", params: {} }))]);
+  // A thread for live requests to run in; it is also the warm-up: the memory bound is on growth after the process has settled.
+  const { result } = await request(link, "thread/start", {});
+  const target = { threadId: (result as { thread: { id: string } }).thread.id };
   const rssBefore = gateway.rss();
   await fc.assert(
     fc.asyncProperty(burst, async ({ cases: burstCases, cuts }: { cases: Case[]; cuts: number[] }) => {
-      const frames = burstCases.map((c) => render(c, nextId));
+      const frames = burstCases.map((c) => render(c, nextId, target));
       cases += burstCases.reduce((n, c) => n + caseCount(c), 0);
       const problems = await exchange(link, frames, cuts);
       if (died) problems.push(died);
       expect(problems).toEqual([]);
     }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    { seed, numRuns: RUNS, endOnFailure: true },
   );
   counted[name] = cases;
   expect(died).toBeUndefined();
@@ -67,7 +68,7 @@ describe("fuzzing a running gateway", () => {
     gateways.push(gateway);
     const link = stdioLink(gateway.child.stdin, gateway.child.stdout);
     links.push(link);
-    await fuzz("stdio", gateway, link);
+    await fuzz("stdio", SEED, gateway, link);
   }, 120_000);
 
   it("over WebSocket: every request answered validly, nothing else answered", async () => {
@@ -75,11 +76,12 @@ describe("fuzzing a running gateway", () => {
     gateways.push(gateway);
     const link = await webSocketLink(gateway.url);
     links.push(link);
-    await fuzz("ws", gateway, link);
+    // Other cases than over stdio: the next seed.
+    await fuzz("ws", SEED + 1, gateway, link);
   }, 120_000);
 
   afterAll(() => {
-    console.log(`fuzz cases (seed ${SEED}): ${Object.entries(counted).map(([name, n]) => `${n} over ${name}`).join(", ")}`);
+    console.log(`fuzz cases (seeds ${SEED} and ${SEED + 1}): ${Object.entries(counted).map(([name, n]) => `${n} over ${name}`).join(", ")}`);
     // The issue's floor: at least 10,000 cases per run, unless FUZZ_RUNS asked for fewer.
     if (process.env.FUZZ_RUNS === undefined && Object.keys(counted).length === 2) {
       expect(Object.values(counted).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10_000);
