@@ -2,15 +2,17 @@
  * Notification throughput: a scripted turn streaming many agent-message deltas from
  * `turnspec serve` (SQLite store, as served by default), over stdio and over WebSocket,
  * against a bare JSON-RPC server on the same transport code (bench/echo-server.ts)
- * sending the same number of equally sized notifications. Rounds alternate between the
- * two, each on its own running process; the ratio of medians is the figure (target ≥ 0.5).
+ * sending the same number of equally sized notifications. Rounds alternate between them,
+ * each on its own running process; the ratio of medians is the figure (target ≥ 0.5).
+ * The same gateway on the memory store runs alongside, to show how much of its time is
+ * the store's.
  *
  * Both are read by the same raw client (bench/raw-link.ts), which only counts frames, so
  * the client's cost is the same on both sides.
  *
  * Run alone: npx tsx bench/throughput.ts [--deltas N] [--rounds N]
  */
-import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, type ServeProcess } from "./gateway-process.js";
+import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, type ServeProcess, type StdioProcess, type WebSocketProcess } from "./gateway-process.js";
 import { fmtOps, isMain, median, now, numberOption, resultTable, type ResultRow } from "./lib.js";
 import { stdioLink, webSocketLink, type RawLink } from "./raw-link.js";
 import { planMessage } from "./turn-driver.js";
@@ -88,62 +90,70 @@ async function baselineRound(session: RawSession, deltas: number, template: { me
   return { ms };
 }
 
-interface Pair {
-  readonly gateway: { process: ServeProcess; link: RawLink };
-  readonly baseline: { process: ServeProcess; link: RawLink };
+interface Server {
+  readonly process: ServeProcess;
+  readonly link: RawLink;
 }
 
-async function start(transport: "stdio" | "websocket"): Promise<Pair> {
-  const db = tempDb();
+/** The three servers of one transport: the gateway on SQLite (the figure), on the memory store (where the time goes), and the bare baseline. */
+interface Servers {
+  readonly sqlite: Server;
+  readonly memory: Server;
+  readonly baseline: Server;
+}
+
+async function start(transport: "stdio" | "websocket"): Promise<Servers> {
   if (transport === "stdio") {
-    const gateway = startStdioGateway({ db });
-    const baseline = startBaseline("stdio");
-    return {
-      gateway: { process: gateway, link: stdioLink(gateway.child.stdin, gateway.child.stdout) },
-      baseline: { process: baseline, link: stdioLink(baseline.child.stdin, baseline.child.stdout) },
-    };
+    const link = (p: StdioProcess): Server => ({ process: p, link: stdioLink(p.child.stdin, p.child.stdout) });
+    return { sqlite: link(startStdioGateway({ db: tempDb() })), memory: link(startStdioGateway()), baseline: link(startBaseline("stdio")) };
   }
-  const [gateway, baseline] = await Promise.all([startWebSocketGateway({ db }), startBaseline("websocket")]);
-  return { gateway: { process: gateway, link: await webSocketLink(gateway.url) }, baseline: { process: baseline, link: await webSocketLink(baseline.url) } };
+  const link = async (p: WebSocketProcess): Promise<Server> => ({ process: p, link: await webSocketLink(p.url) });
+  const [sqlite, memory, baseline] = await Promise.all([startWebSocketGateway({ db: tempDb() }), startWebSocketGateway(), startBaseline("websocket")]);
+  return { sqlite: await link(sqlite), memory: await link(memory), baseline: await link(baseline) };
 }
 
 export async function runThroughputBench(options: ThroughputBenchOptions = {}): Promise<ResultRow[]> {
   const log = options.log ?? ((line: string) => console.log(line));
   const deltas = options.deltas ?? 5_000;
   const rounds = options.rounds ?? 3;
-  log(`== notification throughput: a scripted turn of ${deltas} deltas (turnspec serve, SQLite store) vs a bare JSON-RPC server on the same transport sending ${deltas} equally sized notifications; ${rounds} alternating rounds`);
+  log(`== notification throughput: a scripted turn of ${deltas} deltas (turnspec serve on SQLite, and on the memory store) vs a bare JSON-RPC server on the same transport sending ${deltas} equally sized notifications; ${rounds} rounds, order rotated`);
   const rows: ResultRow[] = [];
   for (const transport of ["stdio", "websocket"] as const) {
-    const pair = await start(transport);
+    const servers = await start(transport);
     try {
-      const gateway = new RawSession(pair.gateway.link);
-      const baseline = new RawSession(pair.baseline.link);
-      // A warm-up turn, which also gives the shape of a delta notification.
-      const warm = await gatewayRound(gateway, Math.min(deltas, 2000), 0);
+      const sqlite = new RawSession(servers.sqlite.link);
+      const memory = new RawSession(servers.memory.link);
+      const baseline = new RawSession(servers.baseline.link);
+      // Warm-up turns; the first also gives the shape of a delta notification.
+      const warm = await gatewayRound(sqlite, Math.min(deltas, 2000), 0);
+      await gatewayRound(memory, Math.min(deltas, 2000), 0);
       const template = { method: warm.sample!.method, params: warm.sample!.params };
       await baselineRound(baseline, Math.min(deltas, 2000), template);
-      const g: number[] = [];
-      const b: number[] = [];
+      const variants: [string, number[], (round: number) => Promise<Round>][] = [
+        ["gateway (SQLite)", [], (round) => gatewayRound(sqlite, deltas, round)],
+        ["gateway (memory store)", [], (round) => gatewayRound(memory, deltas, round)],
+        ["bare server", [], () => baselineRound(baseline, deltas, template)],
+      ];
       for (let round = 1; round <= rounds; round++) {
-        // Alternating which goes first, so drift in machine load hits both alike.
-        if (round % 2) {
-          g.push((await gatewayRound(gateway, deltas, round)).ms);
-          b.push((await baselineRound(baseline, deltas, template)).ms);
-        } else {
-          b.push((await baselineRound(baseline, deltas, template)).ms);
-          g.push((await gatewayRound(gateway, deltas, round)).ms);
+        // The order rotates from round to round, so drift in machine load hits all alike.
+        for (let k = 0; k < variants.length; k++) {
+          const [, samples, run] = variants[(round + k) % variants.length]!;
+          samples.push((await run(round)).ms);
         }
       }
-      const gRate = (deltas * 1000) / median(g);
-      const bRate = (deltas * 1000) / median(b);
-      const ratio = gRate / bRate;
+      const rate = (samples: number[]) => (deltas * 1000) / median(samples);
+      const [sRate, mRate, bRate] = variants.map(([, samples]) => rate(samples)) as [number, number, number];
       const frameBytes = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", ...template }));
-      log(`  ${transport}: gateway ${fmtOps(gRate)} (median of ${g.map((ms) => ms.toFixed(0)).join(", ")} ms), baseline ${fmtOps(bRate)} (${b.map((ms) => ms.toFixed(0)).join(", ")} ms); ~${frameBytes} bytes per notification; ratio ${ratio.toFixed(2)}`);
-      rows.push({ name: `throughput ${transport}: gateway deltas`, value: `${fmtOps(gRate)} (baseline ${fmtOps(bRate)})`, target: "", status: "info" });
-      rows.push({ name: `throughput ${transport}: gateway / bare baseline`, value: `${ratio.toFixed(2)}×`, target: "≥ 0.5×", status: ratio >= 0.5 ? "PASS" : "MISS" });
+      log(`  ${transport} (~${frameBytes} bytes per notification):`);
+      for (const [name, samples] of variants) log(`    ${name.padEnd(22)} ${fmtOps(rate(samples)).padStart(14)} (rounds: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
+      log(`    gateway / bare server: ${(sRate / bRate).toFixed(2)} on SQLite, ${(mRate / bRate).toFixed(2)} on the memory store`);
+      rows.push({ name: `throughput ${transport}: deltas/s, SQLite / memory / bare`, value: `${fmtOps(sRate)} / ${fmtOps(mRate)} / ${fmtOps(bRate)}`.replaceAll(" ops/s", ""), target: "", status: "info" });
+      rows.push({ name: `throughput ${transport}: gateway / bare server`, value: `${(sRate / bRate).toFixed(2)}×`, target: "≥ 0.5×", status: sRate / bRate >= 0.5 ? "PASS" : "MISS" });
+      rows.push({ name: `  the same on the memory store`, value: `${(mRate / bRate).toFixed(2)}×`, target: "(info)", status: "info" });
     } finally {
-      await Promise.all([pair.gateway.link.close(), pair.baseline.link.close()]);
-      await Promise.all([pair.gateway.process.stop(), pair.baseline.process.stop()]);
+      const all = [servers.sqlite, servers.memory, servers.baseline];
+      await Promise.all(all.map((s) => s.link.close()));
+      await Promise.all(all.map((s) => s.process.stop()));
     }
   }
   return rows;
