@@ -4,9 +4,9 @@
  * or time with its target, side by side in this run, on whatever machine this is.
  *
  * Options: --quick (fewer rounds), --only validation|generate|throughput|permission|concurrency|store,
- * --no-phases. The validation benchmark runs here in its short form (quick rounds, no
- * per-kind breakdown, no what-ifs), so the whole run stays within a few minutes;
- * --full-validation runs it in full, as `npx tsx bench/validation.ts` does.
+ * --no-phases. The validation benchmark runs here without its per-kind breakdown and
+ * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
+ * `npx tsx bench/validation.ts` does.
  */
 import { cpus, loadavg } from "node:os";
 import { runConcurrencyBench } from "./concurrency.js";
@@ -26,7 +26,7 @@ const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), load average ${load()}${quick ? ", quick mode" : ""}\n`);
 
 const benches: [string, () => Promise<ResultRow[]>][] = [
-  ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick: true, breakdown: false, whatIf: false }))],
+  ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
   ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3 } : {})],
   ["permission", () => runPermissionBench(quick ? { requests: 100 } : {})],
