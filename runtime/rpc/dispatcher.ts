@@ -69,13 +69,16 @@ export class Dispatcher<Ctx = void> {
    * One response as text. An error's data may echo what the peer sent (the received value
    * of a validation issue), and a value nested deeper than JSON.stringify can recurse
    * parses fine but cannot be written back: then the echoed values are left out, so the
-   * request is still answered.
+   * request is still answered. A result that cannot be written is answered -32603.
    */
   private serialize(response: JsonRpcResponse): string {
     try {
       return JSON.stringify(response);
     } catch (error) {
-      if (!("error" in response)) throw error;
+      if (!("error" in response)) {
+        this.options.onInternalError?.(error, "(serializing a result)");
+        return JSON.stringify(this.errorResponse(response.id, "internal_error", "Internal error"));
+      }
       const { data } = response.error;
       const issues = data !== null && typeof data === "object" && Array.isArray((data as { errors?: unknown }).errors) ? ((data as { errors: ValidationIssue[] }).errors) : undefined;
       const trimmed = issues?.map(({ received: _received, ...issue }) => issue);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../runtime/config.js";
 import { Gateway } from "../../runtime/engine/gateway.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair } from "../../runtime/rpc/index.js";
+import { createInMemoryPair, Dispatcher } from "../../runtime/rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 
 const closers: (() => Promise<void>)[] = [];
@@ -60,5 +60,26 @@ describe("a request whose params hold a value nested deeper than JSON.stringify 
       expect.objectContaining({ id: "a", error: expect.objectContaining({ code: -32602 }) }),
       expect.objectContaining({ id: "b", error: expect.objectContaining({ data: expect.objectContaining({ reason: "thread_not_found" }) }) }),
     ]);
+  });
+});
+
+describe("a result nested deeper than JSON.stringify can write", () => {
+  it("is answered with internal_error instead of nothing, and reported to the operator", async () => {
+    let nested: unknown = 0;
+    for (let i = 0; i < 50_000; i++) nested = [nested];
+    const reported: unknown[] = [];
+    const dispatcher = new Dispatcher<void>({
+      methods: new Set(["deep"]),
+      handlers: { deep: () => nested },
+      validateParams: () => undefined,
+      errors: {},
+      onInternalError: (error) => reported.push(error),
+    });
+    const reply = await dispatcher.handleFrame(`[{"jsonrpc":"2.0","id":1,"method":"deep"},{"jsonrpc":"2.0","id":2,"method":"missing"}]`, undefined);
+    expect(JSON.parse(reply!)).toEqual([
+      { jsonrpc: "2.0", id: 1, error: { code: -32603, message: "Internal error", data: { reason: "internal_error" } } },
+      expect.objectContaining({ id: 2, error: expect.objectContaining({ code: -32601 }) }),
+    ]);
+    expect(reported).toHaveLength(1);
   });
 });
