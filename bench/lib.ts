@@ -168,3 +168,9 @@ export function isMain(importMetaUrl: string): boolean {
   if (!argv1) return false;
   return resolve(argv1) === fileURLToPath(importMetaUrl);
 }
+
+/** The number after `--name` on the command line, when given. */
+export function numberOption(name: string, args: readonly string[] = process.argv.slice(2)): number | undefined {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? Number(args[at + 1]) : undefined;
+}

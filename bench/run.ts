@@ -3,12 +3,19 @@
  * not tests: the exit code is 0 whatever they measure; PASS/MISS compares a measured ratio
  * or time with its target, side by side in this run, on whatever machine this is.
  *
- * Options: --quick (fewer rounds), --only validation|generate|certify, --no-breakdown, --no-what-if.
+ * Options: --quick (fewer rounds), --only validation|generate|throughput|permission|concurrency|store|certify,
+ * --no-phases. The validation benchmark runs here without its per-kind breakdown and
+ * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
+ * `npx tsx bench/validation.ts` does.
  */
 import { cpus, loadavg } from "node:os";
 import { runCertifyBench } from "./certify.js";
+import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
 import { resultTable, type ResultRow } from "./lib.js";
+import { runPermissionBench } from "./permission.js";
+import { runStoreBench } from "./store.js";
+import { runThroughputBench } from "./throughput.js";
 import { runValidationBench } from "./validation.js";
 
 const args = process.argv.slice(2);
@@ -19,17 +26,24 @@ const started = performance.now();
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), load average ${load()}${quick ? ", quick mode" : ""}\n`);
 
+const benches: [string, () => Promise<ResultRow[]>][] = [
+  ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
+  ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
+  ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3 } : {})],
+  ["permission", () => runPermissionBench(quick ? { requests: 100 } : {})],
+  ["concurrency", () => runConcurrencyBench()],
+  ["store", () => runStoreBench(quick ? { appends: 5000, rounds: 3 } : {})],
+  ["certify", async () => runCertifyBench(quick ? { runs: 1 } : {})],
+];
+if (only && !benches.some(([name]) => name === only)) {
+  console.error(`--only: no benchmark "${only}"; choose one of ${benches.map(([name]) => name).join(", ")}`);
+  process.exit(2);
+}
+
 const rows: ResultRow[] = [];
-if (!only || only === "validation") {
-  rows.push(...(await runValidationBench({ quick, breakdown: !args.includes("--no-breakdown"), whatIf: !args.includes("--no-what-if") })));
-  console.log("");
-}
-if (!only || only === "generate") {
-  rows.push(...(await runGenerateBench({ phases: !args.includes("--no-phases") })));
-  console.log("");
-}
-if (!only || only === "certify") {
-  rows.push(...runCertifyBench(quick ? { runs: 1 } : {}));
+for (const [name, run] of benches) {
+  if (only && only !== name) continue;
+  rows.push(...(await run()));
   console.log("");
 }
 

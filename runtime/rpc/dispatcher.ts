@@ -61,7 +61,30 @@ export class Dispatcher<Ctx = void> {
       return JSON.stringify(this.errorResponse(null, "parse_error", `Parse error: ${(error as Error).message}`));
     }
     const reply = await this.handleParsed(parsed, ctx);
-    return reply === undefined ? undefined : JSON.stringify(reply);
+    if (reply === undefined) return undefined;
+    return Array.isArray(reply) ? `[${reply.map((r) => this.serialize(r)).join(",")}]` : this.serialize(reply);
+  }
+
+  /**
+   * One response as text. An error's data may echo what the peer sent (the received value
+   * of a validation issue), and a value nested deeper than JSON.stringify can recurse
+   * parses fine but cannot be written back: then the echoed values are left out, so the
+   * request is still answered. A result that cannot be written is answered -32603.
+   */
+  private serialize(response: JsonRpcResponse): string {
+    try {
+      return JSON.stringify(response);
+    } catch (error) {
+      if (!("error" in response)) {
+        this.options.onInternalError?.(error, "(serializing a result)");
+        return JSON.stringify(this.errorResponse(response.id, "internal_error", "Internal error"));
+      }
+      const { data } = response.error;
+      const issues = data !== null && typeof data === "object" && Array.isArray((data as { errors?: unknown }).errors) ? ((data as { errors: ValidationIssue[] }).errors) : undefined;
+      const trimmed = issues?.map(({ received: _received, ...issue }) => issue);
+      const reason = (data as { reason?: unknown } | undefined)?.reason;
+      return JSON.stringify({ ...response, error: { ...response.error, data: { ...(trimmed ? { errors: trimmed } : {}), reason } } });
+    }
   }
 
   /** Handles one parsed message or batch. */

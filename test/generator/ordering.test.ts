@@ -59,7 +59,7 @@ describe("the rules of the turn protocol", () => {
     const ofTurn = requiring("thread_id", "turn_id");
     expect(rule("TURN-ORDER-STARTED-FIRST")).toMatchObject({ scope: TURN_SCOPE, first: "turn/started", then: ofTurn.filter((n) => n !== "turn/started") });
     expect(rule("TURN-ORDER-ONE-TERMINAL")).toMatchObject({ terminals: ["turn/completed", "turn/failed"], after: ofTurn.filter((n) => n !== "turn/completed" && n !== "turn/failed") });
-    expect(rule("TURN-ORDER-BLOCKED-QUIET")).toMatchObject({ notification: "turn/blocked", quiet: ofTurn, until: ["turn/resume"] });
+    expect(rule("TURN-ORDER-BLOCKED-QUIET")).toMatchObject({ notification: "turn/blocked", quiet: ofTurn, until: ["turn/resume", "turn/cancel"] });
     expect(rule("TURN-ORDER-SEQUENCE")).toMatchObject({ field: "/sequence", notifications: requiring("thread_id", "turn_id", "sequence"), results: [{ method: "turn/items", items: "/events" }] });
     for (const derived of ["turn/work/items/changed", "turn/work/state/changed", "thread/timeline/blocks/changed"]) expect(rule("TURN-ORDER-STARTED-FIRST").then).not.toContain(derived);
   });

@@ -1,0 +1,174 @@
+/**
+ * `turnspec serve` as a child process, for the benchmarks and for the fuzz, load and
+ * durability tests: started over stdio or on a WebSocket port, with its resident memory
+ * read from the operating system, and stopped (or killed) by its process id.
+ */
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { GatewayConfig } from "../generated/types.js";
+
+export const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
+const BIN = join(ROOT, "bin", "turnspec.js");
+
+export interface ServeProcessOptions {
+  /** Store: a SQLite file, or the memory store when omitted. */
+  readonly db?: string;
+  /** Gateway configuration, written to a temporary file and passed with --config. */
+  readonly config?: GatewayConfig;
+  readonly maxFrameBytes?: number;
+  /** Working directory of the gateway (and default cwd of threads). Default: a fresh temporary folder. */
+  readonly cwd?: string;
+}
+
+function serveArgs(options: ServeProcessOptions): string[] {
+  const args = [BIN, "serve", ...(options.db ? ["--db", options.db] : ["--memory"])];
+  if (options.config) {
+    const file = join(mkdtempSync(join(tmpdir(), "turnspec-config-")), "gateway.json");
+    writeFileSync(file, JSON.stringify(options.config));
+    args.push("--config", file);
+  }
+  if (options.maxFrameBytes !== undefined) args.push("--max-frame-bytes", String(options.maxFrameBytes));
+  return args;
+}
+
+/** A fresh SQLite file path in a new temporary folder. */
+export function tempDb(): string {
+  return join(mkdtempSync(join(tmpdir(), "turnspec-db-")), "gateway.sqlite");
+}
+
+/** Resident set size of a process in bytes (Linux /proc, else `ps`). */
+export function rssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    if (kb) return Number(kb) * 1024;
+  } catch {
+    // Not Linux, or the process is gone: ask ps.
+  }
+  return Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim()) * 1024;
+}
+
+/** Samples a process's RSS until stopped; reports the highest value seen. */
+export function watchPeakRss(pid: number, everyMs = 50): { stop(): number } {
+  let peak = rssOf(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssOf(pid));
+    } catch {
+      // The process has exited: the peak so far stands.
+    }
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      try {
+        peak = Math.max(peak, rssOf(pid));
+      } catch {
+        // Gone.
+      }
+      return peak;
+    },
+  };
+}
+
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** What the gateway has written to stderr so far (its log). */
+  stderr(): string;
+  /** Resolves with how it ended. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  rss(): number;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once it has exited. */
+  stop(): Promise<void>;
+  /** SIGKILL at once: the process gets no chance to clean up. Resolves once it has exited. */
+  kill(): Promise<void>;
+}
+
+function wrap(child: ChildProcess, readStderr: () => string): ServeProcess {
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? resolve({ code: child.exitCode, signal: child.signalCode })
+      : child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    child,
+    pid: child.pid!,
+    stderr: readStderr,
+    exited,
+    rss: () => rssOf(child.pid!),
+    stop: async () => {
+      if (!running()) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+      await exited;
+      clearTimeout(timer);
+    },
+    kill: async () => {
+      if (running()) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+function collectStderr(child: ChildProcess): () => string {
+  let text = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    text += chunk.toString("utf8");
+    // Only the tail explains a failure.
+    if (text.length > 256 * 1024) text = text.slice(-128 * 1024);
+  });
+  return () => text;
+}
+
+/** `turnspec serve --stdio`: frames go to `child.stdin`, come from `child.stdout`. */
+export function startStdioGateway(options: ServeProcessOptions = {}): StdioProcess {
+  return startStdioProcess([...serveArgs(options), "--stdio"], options.cwd);
+}
+
+/** `turnspec serve --port 0 --no-auth`: resolves once it listens, with its URL. */
+export function startWebSocketGateway(options: ServeProcessOptions = {}): Promise<WebSocketProcess> {
+  return startWebSocketProcess([...serveArgs(options), "--port", "0", "--no-auth"], options.cwd);
+}
+
+/** The bare JSON-RPC server of bench/echo-server.ts, on either transport. */
+export function startBaseline(transport: "stdio"): StdioProcess;
+export function startBaseline(transport: "websocket"): Promise<WebSocketProcess>;
+export function startBaseline(transport: "stdio" | "websocket"): StdioProcess | Promise<WebSocketProcess> {
+  const args = ["--import", "tsx", join(ROOT, "bench", "echo-server.ts")];
+  // Started in the project folder, where `--import tsx` resolves.
+  return transport === "stdio" ? startStdioProcess([...args, "--stdio"], ROOT) : startWebSocketProcess([...args, "--port", "0"], ROOT);
+}
+
+export type StdioProcess = ServeProcess & { readonly child: ChildProcessWithoutNullStreams };
+export type WebSocketProcess = ServeProcess & { readonly url: string };
+
+function startStdioProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): StdioProcess {
+  const child = spawn(process.execPath, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  return wrap(child, collectStderr(child)) as StdioProcess;
+}
+
+/** Starts a server that prints "listening on ws://…" on stderr; resolves with that URL. */
+async function startWebSocketProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): Promise<WebSocketProcess> {
+  const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
+  const stderr = collectStderr(child);
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = () => {
+      const match = /listening on (ws:\/\/\S+)/.exec(stderr());
+      if (match) {
+        child.stderr!.off("data", onData);
+        child.off("exit", onExit);
+        resolve(match[1]!);
+      }
+    };
+    const onExit = (code: number | null) => reject(new Error(`${args.join(" ")} exited with ${code} before listening: ${stderr()}`));
+    child.stderr!.on("data", onData);
+    child.once("exit", onExit);
+  });
+  return { ...wrap(child, stderr), url };
+}

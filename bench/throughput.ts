@@ -1,0 +1,167 @@
+/**
+ * Notification throughput: a scripted turn streaming many agent-message deltas from
+ * `turnspec serve` (SQLite store, as served by default), over stdio and over WebSocket,
+ * against a bare JSON-RPC server on the same transport code (bench/echo-server.ts)
+ * sending the same number of equally sized notifications. Rounds alternate between them,
+ * each on its own running process; the ratio of medians is the figure (target ≥ 0.5).
+ * The same gateway on the memory store runs alongside, to show how much of its time is
+ * the store's.
+ *
+ * Both are read by the same raw client (bench/raw-link.ts), which only counts frames, so
+ * the client's cost is the same on both sides.
+ *
+ * Run alone: npx tsx bench/throughput.ts [--deltas N] [--rounds N]
+ */
+import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, type ServeProcess, type StdioProcess, type WebSocketProcess } from "./gateway-process.js";
+import { fmtOps, isMain, median, now, numberOption, resultTable, type ResultRow } from "./lib.js";
+import { stdioLink, webSocketLink, type RawLink } from "./raw-link.js";
+import { planMessage } from "./turn-driver.js";
+
+export interface ThroughputBenchOptions {
+  readonly deltas?: number;
+  readonly rounds?: number;
+  readonly log?: (line: string) => void;
+}
+
+const DELTA = "item/agent_message/delta";
+
+/** Requests and notifications over a raw link: responses resolve their request, notifications go to `onNotification`. */
+class RawSession {
+  private nextId = 1;
+  private readonly waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+  onNotification?: (text: string) => void;
+
+  constructor(private readonly link: RawLink) {
+    link.onFrame = (text) => {
+      // Both servers write the id right after jsonrpc in a response, and never in a notification.
+      if (text.startsWith('{"jsonrpc":"2.0","id":')) {
+        const message = JSON.parse(text) as { id: number; result?: unknown; error?: unknown };
+        this.waiting.get(message.id)?.(message);
+        this.waiting.delete(message.id);
+      } else this.onNotification?.(text);
+    };
+  }
+
+  async request<T>(method: string, params: unknown): Promise<T> {
+    const id = this.nextId++;
+    const answered = new Promise<{ result?: unknown; error?: unknown }>((resolve) => this.waiting.set(id, resolve));
+    await this.link.send([JSON.stringify({ jsonrpc: "2.0", id, method, params })]);
+    const message = await answered;
+    if (message.error) throw new Error(`${method} failed: ${JSON.stringify(message.error)}`);
+    return message.result as T;
+  }
+}
+
+interface Round {
+  readonly ms: number;
+  /** One delta notification as received, the baseline's template. */
+  readonly sample?: { method: string; params: Record<string, unknown> };
+}
+
+/** One scripted turn of `deltas` deltas; timed from turn/start sent to its terminal notification. */
+async function gatewayRound(session: RawSession, deltas: number, turnNo: number): Promise<Round> {
+  const { thread } = await session.request<{ thread: { id: string } }>("thread/start", {});
+  let count = 0;
+  let sample: Round["sample"];
+  const done = new Promise<string>((resolve) => {
+    session.onNotification = (text) => {
+      if (text.includes(`"method":"${DELTA}"`)) {
+        if (count++ === 0) sample = JSON.parse(text) as Round["sample"];
+      } else if (text.includes('"method":"turn/completed"') || text.includes('"method":"turn/failed"')) resolve(text);
+    };
+  });
+  const t0 = now();
+  await session.request("turn/start", { thread_id: thread.id, turn_id: `trn_throughput_${turnNo}`, input: [{ type: "text", text: planMessage({ deltas }), textElements: [] }] });
+  const terminal = await done;
+  const ms = now() - t0;
+  if (!terminal.includes("turn/completed")) throw new Error(`the throughput turn did not complete: ${terminal.slice(0, 300)}`);
+  if (count !== deltas) throw new Error(`the gateway streamed ${count} deltas, not ${deltas}`);
+  return { ms, ...(sample ? { sample } : {}) };
+}
+
+/** The baseline sends `deltas` notifications shaped like the gateway's. */
+async function baselineRound(session: RawSession, deltas: number, template: { method: string; params: Record<string, unknown> }): Promise<Round> {
+  let count = 0;
+  session.onNotification = () => void count++;
+  const t0 = now();
+  await session.request("stream", { count: deltas, method: template.method, params: template.params });
+  const ms = now() - t0;
+  if (count !== deltas) throw new Error(`the baseline sent ${count} notifications, not ${deltas}`);
+  return { ms };
+}
+
+interface Server {
+  readonly process: ServeProcess;
+  readonly link: RawLink;
+}
+
+/** The three servers of one transport: the gateway on SQLite (the figure), on the memory store (where the time goes), and the bare baseline. */
+interface Servers {
+  readonly sqlite: Server;
+  readonly memory: Server;
+  readonly baseline: Server;
+}
+
+async function start(transport: "stdio" | "websocket"): Promise<Servers> {
+  if (transport === "stdio") {
+    const link = (p: StdioProcess): Server => ({ process: p, link: stdioLink(p.child.stdin, p.child.stdout) });
+    return { sqlite: link(startStdioGateway({ db: tempDb() })), memory: link(startStdioGateway()), baseline: link(startBaseline("stdio")) };
+  }
+  const link = async (p: WebSocketProcess): Promise<Server> => ({ process: p, link: await webSocketLink(p.url) });
+  const [sqlite, memory, baseline] = await Promise.all([startWebSocketGateway({ db: tempDb() }), startWebSocketGateway(), startBaseline("websocket")]);
+  return { sqlite: await link(sqlite), memory: await link(memory), baseline: await link(baseline) };
+}
+
+export async function runThroughputBench(options: ThroughputBenchOptions = {}): Promise<ResultRow[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const deltas = options.deltas ?? 10_000;
+  const rounds = options.rounds ?? 5;
+  log(`== notification throughput: a scripted turn of ${deltas} deltas (turnspec serve on SQLite, and on the memory store) vs a bare JSON-RPC server on the same transport sending ${deltas} equally sized notifications; ${rounds} rounds, order rotated`);
+  const rows: ResultRow[] = [];
+  for (const transport of ["stdio", "websocket"] as const) {
+    const servers = await start(transport);
+    try {
+      const sqlite = new RawSession(servers.sqlite.link);
+      const memory = new RawSession(servers.memory.link);
+      const baseline = new RawSession(servers.baseline.link);
+      // Warm-up turns; the first also gives the shape of a delta notification.
+      const warm = await gatewayRound(sqlite, Math.min(deltas, 2000), 0);
+      await gatewayRound(memory, Math.min(deltas, 2000), 0);
+      const template = { method: warm.sample!.method, params: warm.sample!.params };
+      await baselineRound(baseline, Math.min(deltas, 2000), template);
+      const variants: [string, number[], (round: number) => Promise<Round>][] = [
+        ["gateway (SQLite)", [], (round) => gatewayRound(sqlite, deltas, round)],
+        ["gateway (memory store)", [], (round) => gatewayRound(memory, deltas, round)],
+        ["bare server", [], () => baselineRound(baseline, deltas, template)],
+      ];
+      for (let round = 1; round <= rounds; round++) {
+        // The order rotates from round to round, so drift in machine load hits all alike.
+        for (let k = 0; k < variants.length; k++) {
+          const [, samples, run] = variants[(round + k) % variants.length]!;
+          samples.push((await run(round)).ms);
+        }
+      }
+      const rate = (samples: number[]) => (deltas * 1000) / median(samples);
+      const [sRate, mRate, bRate] = variants.map(([, samples]) => rate(samples)) as [number, number, number];
+      const frameBytes = Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", ...template }));
+      log(`  ${transport} (~${frameBytes} bytes per notification):`);
+      for (const [name, samples] of variants) log(`    ${name.padEnd(22)} ${fmtOps(rate(samples)).padStart(14)} (rounds: ${samples.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
+      log(`    gateway / bare server: ${(sRate / bRate).toFixed(2)} on SQLite, ${(mRate / bRate).toFixed(2)} on the memory store`);
+      rows.push({ name: `throughput ${transport}: deltas/s, SQLite / memory / bare`, value: `${fmtOps(sRate)} / ${fmtOps(mRate)} / ${fmtOps(bRate)}`.replaceAll(" ops/s", ""), target: "", status: "info" });
+      rows.push({ name: `throughput ${transport}: gateway / bare server`, value: `${(sRate / bRate).toFixed(2)}×`, target: "≥ 0.5×", status: sRate / bRate >= 0.5 ? "PASS" : "MISS" });
+      rows.push({ name: `  the same on the memory store`, value: `${(mRate / bRate).toFixed(2)}×`, target: "(info)", status: "info" });
+    } finally {
+      const all = [servers.sqlite, servers.memory, servers.baseline];
+      await Promise.all(all.map((s) => s.link.close()));
+      await Promise.all(all.map((s) => s.process.stop()));
+    }
+  }
+  return rows;
+}
+
+if (isMain(import.meta.url)) {
+  const deltas = numberOption("deltas");
+  const rounds = numberOption("rounds");
+  const rows = await runThroughputBench({ ...(deltas ? { deltas } : {}), ...(rounds ? { rounds } : {}) });
+  console.log(`\n${resultTable(rows)}`);
+}
