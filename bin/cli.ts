@@ -40,7 +40,8 @@ const cli = yargs(hideBin(process.argv))
         .positional("files", { type: "string", array: true, describe: "Files to read; - or none reads standard input" })
         .option("type", { type: "string", describe: "Validate each value as this type instead of as a JSON-RPC message" })
         .option("tolerant", { type: "boolean", default: false, describe: "Accept unknown fields (tolerant mode)" })
-        .option("json", { type: "boolean", default: false, describe: "Print the findings as JSON" }),
+        .option("json", { type: "boolean", default: false, describe: "Print the findings as JSON" })
+        .option("ordering", { type: "boolean", default: true, describe: "Check the protocol's ordering rules across each file's messages (--no-ordering to skip)" }),
     async (argv) => {
       const { runValidate } = await import("../conformance/validate-command.js");
       process.exitCode = await runValidate({
@@ -48,6 +49,7 @@ const cli = yargs(hideBin(process.argv))
         ...(argv.type === undefined ? {} : { type: argv.type }),
         tolerant: argv.tolerant,
         json: argv.json,
+        ordering: argv.ordering,
       });
     },
   )

@@ -5,7 +5,9 @@
  */
 import { classify, type JsonRpcId } from "../runtime/rpc/envelope.js";
 import type { ValidationIssue } from "../runtime/rpc/validation.js";
-import { errors, isMethodName, isNotificationName, methods, type ErrorReason, type MethodName } from "../generated/registry.js";
+import { createOrderingChecker, type OrderingChecker, type OrderingViolation } from "../generated/ordering.js";
+import { errors, isMethodName, isNotificationName, methods, notifications, type ErrorReason, type MethodName } from "../generated/registry.js";
+import type { FrameDirection } from "../runtime/rpc/ordering.js";
 import { validate, validateNotification, validateParams, validateResult, type TypeName, type ValidationMode } from "../generated/validators.js";
 
 /** One problem with one message. */
@@ -21,18 +23,69 @@ export interface Finding {
 
 const registeredByCode = new Map<number, ErrorReason>(Object.entries(errors).map(([reason, e]) => [e.code, reason as ErrorReason]));
 
-/** Stateful: remembers request ids so that later responses can be matched to their method. */
+const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { client_to_gateway: "gateway_to_client", gateway_to_client: "client_to_gateway" };
+
+
+/**
+ * Stateful: remembers request ids so that later responses can be matched to their method,
+ * and, unless told otherwise, checks the protocol's ordering rules across the messages
+ * (each message's sender follows from its method's direction, a response's from its request).
+ */
 export class MessageChecker {
   private readonly requests = new Map<string, MethodName>();
+  private readonly ordering: OrderingChecker | undefined;
+  /** The input index of each message fed to the ordering checker, by the checker's frame index. */
+  private readonly fed: number[] = [];
+  private lastIndex = 0;
 
-  constructor(private readonly mode: ValidationMode = "strict") {}
+  constructor(private readonly mode: ValidationMode = "strict", options: { ordering?: boolean } = {}) {
+    this.ordering = options.ordering === false ? undefined : createOrderingChecker();
+  }
 
   private key(id: JsonRpcId): string {
     return `${typeof id}:${String(id)}`;
   }
 
-  /** Checks one message (or batch) and returns its findings. */
+  /** Who sent a message, as far as the registry tells; undefined for what it cannot place. */
+  private senderOf(message: unknown): FrameDirection | undefined {
+    const classified = classify(message);
+    if (classified.kind === "request" && isMethodName(classified.message.method)) return methods[classified.message.method].direction;
+    if (classified.kind === "notification" && isNotificationName(classified.message.method)) return notifications[classified.message.method].direction;
+    if (classified.kind === "response" && classified.message.id !== null) {
+      const method = this.requests.get(this.key(classified.message.id));
+      return method === undefined ? undefined : OTHER_SIDE[methods[method].direction];
+    }
+    return undefined;
+  }
+
+  /** Checks one message (or batch) and returns its findings, ordering ones included. */
   check(value: unknown, index: number): Finding[] {
+    this.lastIndex = index;
+    // The sender is read before the message is checked: a response's request is known by then.
+    const sender = Array.isArray(value) ? this.senderOf(value[0]) : this.senderOf(value);
+    const findings = this.checkShape(value, index);
+    if (this.ordering && sender) {
+      this.fed.push(index);
+      findings.push(...this.ordering.accept(value, sender).map((v) => this.orderingFinding(v)));
+    }
+    return findings;
+  }
+
+  /** An ordering violation as a finding of the message that broke the rule. */
+  private orderingFinding(v: OrderingViolation): Finding {
+    return { index: this.fed[v.frameIndex] ?? this.lastIndex, part: "", issue: { pointer: "", message: `breaks ordering rule ${v.rule}: ${v.message}` } };
+  }
+
+  /**
+   * End of input: the ordering rules that can only be judged at the end (a request never
+   * resolved, a second terminal). Turns still running at the end are allowed: a transcript
+   * may stop anywhere.
+   */
+  end(): Finding[] {
+    return this.ordering ? this.ordering.end({ openTurnsAllowed: true }).map((v) => this.orderingFinding(v)) : [];
+  }
+
+  private checkShape(value: unknown, index: number): Finding[] {
     if (Array.isArray(value)) {
       if (value.length === 0) return [{ index, part: "", issue: { pointer: "", message: "an empty batch is not a valid JSON-RPC message" } }];
       return value.flatMap((message, i) => this.checkOne(message, index).map((f) => ({ ...f, issue: { ...f.issue, pointer: f.part === "" ? `/${i}${f.issue.pointer}` : f.issue.pointer } })));

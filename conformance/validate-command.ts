@@ -15,6 +15,8 @@ export interface ValidateCommand {
   readonly type?: string;
   readonly tolerant: boolean;
   readonly json: boolean;
+  /** Check the protocol's ordering rules across the messages of each file (default: yes). */
+  readonly ordering?: boolean;
 }
 
 interface Io {
@@ -83,22 +85,26 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
       io.err.write(`turnspec validate: ${name}:${read.line}: ${read.message}\n`);
       return 2;
     }
-    const checker = new MessageChecker(mode);
-    read.values.forEach(({ line, value }, index) => {
+    const bare = command.type !== undefined && isTypeName(command.type) ? command.type : undefined;
+    const checker = new MessageChecker(mode, { ordering: command.ordering !== false && bare === undefined });
+    const found: Finding[] = [];
+    read.values.forEach(({ value }, index) => {
       checked++;
-      const found: Finding[] = command.type !== undefined && isTypeName(command.type) ? checkBareValue(command.type, value, index, mode) : checker.check(value, index);
-      for (const f of found) {
-        findings.push({
-          file: name,
-          line,
-          ...(f.method === undefined ? {} : { method: f.method }),
-          pointer: f.part === "" ? f.issue.pointer : `${f.part}${f.issue.pointer}`,
-          message: f.issue.message,
-          ...(f.issue.expected === undefined ? {} : { expected: f.issue.expected }),
-          ...(f.issue.received === undefined ? {} : { received: f.issue.received }),
-        });
-      }
+      found.push(...(bare !== undefined ? checkBareValue(bare, value, index, mode) : checker.check(value, index)));
     });
+    found.push(...checker.end());
+    // Stable sort: the findings of one message stay in the order they were found.
+    for (const f of found.sort((a, b) => a.index - b.index)) {
+      findings.push({
+        file: name,
+        line: read.values[f.index]?.line ?? 0,
+        ...(f.method === undefined ? {} : { method: f.method }),
+        pointer: f.part === "" ? f.issue.pointer : `${f.part}${f.issue.pointer}`,
+        message: f.issue.message,
+        ...(f.issue.expected === undefined ? {} : { expected: f.issue.expected }),
+        ...(f.issue.received === undefined ? {} : { received: f.issue.received }),
+      });
+    }
   }
   if (command.json) {
     io.out.write(`${JSON.stringify({ valid: findings.length === 0, checked, findings }, null, 2)}\n`);

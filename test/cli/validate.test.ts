@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -67,6 +67,20 @@ describe("turnspec validate", () => {
     const { code, out } = await run({ files: ["examples/session.jsonl"] });
     expect(out).toContain("15 values checked: all valid");
     expect(code).toBe(0);
+  });
+
+  it("checks the protocol's ordering rules across a file's messages, naming the rule and the line", async () => {
+    const session = readFileSync("examples/session.jsonl", "utf8").trimEnd().split("\n");
+    // The first item's delta (line 7) moved before its item/started (line 6).
+    const swapped = file("swapped.jsonl", [...session.slice(0, 5), session[6], session[5], ...session.slice(7)].join("\n") + "\n");
+    const { code, out } = await run({ files: [swapped] });
+    expect(code).toBe(1);
+    expect(out).toMatch(new RegExp(`${swapped}:6 \\(value\\): breaks ordering rule ITEM-ORDER-STARTED-FIRST: item/command_execution/output_delta for item "[^"]+" .* came before its item/started`));
+    // The terminal notification sent twice.
+    const twice = file("twice.jsonl", [...session.slice(0, 13), session[12], ...session.slice(13)].join("\n") + "\n");
+    expect((await run({ files: [twice] })).out).toMatch(new RegExp(`${twice}:14 \\(value\\): breaks ordering rule TURN-ORDER-ONE-TERMINAL: `));
+    // Each file is its own stream, and --no-ordering checks the messages one by one only.
+    expect(await run({ files: [swapped], ordering: false })).toMatchObject({ code: 0 });
   });
 
   it("reads one JSON value, an array with element lines, and standard input", async () => {
