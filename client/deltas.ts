@@ -1,16 +1,17 @@
 /**
  * Delta accumulation: a turn's items rebuilt from `item/started`, the delta notifications,
  * `item/updated` and `item/completed`, so a UI can show an answer or a command's output
- * while it grows. Which item field a delta stream extends is the gateway's own table
- * (`DELTA_FIELD`, as `ItemDeltaStream` describes it); it is imported, not restated.
+ * while it grows. Which item field a delta stream extends is stated once, by the
+ * ItemDeltaStream schema (`x-appends-to-item-field`, in the generated `extensions`).
  *
  * Pure and serialisable: the state is plain JSON, every step returns a new state, and a
  * notification at or below the last sequence applied to its item is ignored, so replaying
  * or duplicating notifications (after a reconnect, say) never appends a delta twice.
  */
-import type { AnyNotification } from "../generated/registry.js";
+import { extensions, type AnyNotification } from "../generated/registry.js";
 import type { ItemDeltaStream, TurnItem } from "../generated/types.js";
-import { DELTA_FIELD } from "../runtime/engine/fold.js";
+
+const DELTA_FIELD = extensions.ItemDeltaStream["x-appends-to-item-field"];
 
 /** The item fields that delta streams extend. */
 export type DeltaField = (typeof DELTA_FIELD)[keyof typeof DELTA_FIELD];

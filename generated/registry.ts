@@ -597,6 +597,16 @@ export const errors = {
 
 export type ErrorReason = keyof typeof errors;
 
+/**
+ * The extension keywords (`x-…`) of the named types: facts about a type that JSON Schema
+ * has no keyword for, written once in its schema file.
+ */
+export const extensions = {
+  ItemDeltaStream: {
+    "x-appends-to-item-field": { "agent_message": "text", "stdout": "stdout", "stderr": "stderr", "file_change": "output", "tool_progress": "progress" },
+  },
+} as const;
+
 /** The domain error reasons method `M` is registered to answer with. */
 export type ErrorReasonOf<M extends MethodName> = (typeof methods)[M]["errors"][number];
 

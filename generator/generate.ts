@@ -13,6 +13,7 @@ import { emitOrdering } from "./emit/ordering.js";
 import { emitTypes } from "./emit/types.js";
 import { emitStandalone, emitStandaloneDeclarations } from "./emit/validators.js";
 import { loadSchemas } from "./load.js";
+import { isExtensionKeyword } from "./walk.js";
 import type { ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
 
@@ -84,7 +85,10 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     notifications: model.notifications,
     errors: model.errors.map((e) => ({ ...e, detailNames: e.details.map((d) => d.detail) })),
   };
-  const registryContext = { ...context, methods: model.methods };
+  const extensions = model.types
+    .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key)).map(([key, value]) => ({ key, value })) }))
+    .filter((t) => t.keywords.length > 0);
+  const registryContext = { ...context, methods: model.methods, extensions };
   const ts = (path: string, code: string): GeneratedFile => ({ path, content: formatTypeScript(code, path) });
   const files: GeneratedFile[] = [
     ts("types.ts", `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${await emitTypes(model)}`),

@@ -12,7 +12,7 @@ import protocolMetaSchema from "../schemas/meta/protocol.schema.json" with { typ
 import type { ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ProtocolModel, TypeModel, UnionModel } from "./model.js";
 import { loadOrdering } from "./ordering.js";
 import { SchemaError, SchemaErrors } from "./schema-error.js";
-import { isObject, walkSchema } from "./walk.js";
+import { isExtensionKeyword, isObject, walkSchema } from "./walk.js";
 
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 const RESERVED = new Set(["protocol.json", "errors.json"]);
@@ -136,6 +136,11 @@ export function loadSchemas(dir: string): ProtocolModel {
       const isObjectSchema = (node.type === "object" && !Array.isArray(node.oneOf)) || isObject(node.properties);
       if (isObjectSchema && !("additionalProperties" in node)) {
         problems.push(new SchemaError(type.file, pointer, "object schema does not state additionalProperties (false to close it, true for a free-form payload)"));
+      }
+      if (pointer !== "") {
+        for (const key of Object.keys(node).filter(isExtensionKeyword)) {
+          problems.push(new SchemaError(type.file, `${pointer}/${key}`, `extension keyword ${key} is read only at the top level of a schema file, where it describes the named type`));
+        }
       }
       if (node.uniqueItems !== undefined) problems.push(new SchemaError(type.file, `${pointer}/uniqueItems`, "uniqueItems is not supported; the gateway checks duplicates with its own error reason"));
       if (node.allOf !== undefined) problems.push(new SchemaError(type.file, `${pointer}/allOf`, "allOf is not supported: it cannot extend a closed object"));

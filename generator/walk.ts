@@ -8,6 +8,12 @@ const MAPS = ["properties", "patternProperties", "$defs", "dependentSchemas"];
 export const isObject = (value: Json | undefined): value is JsonObject =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
+/**
+ * An extension keyword (`x-…`): a fact about a named type that JSON Schema has no keyword
+ * for. Validators ignore it; the registry emits it as a typed constant (`extensions`).
+ */
+export const isExtensionKeyword = (key: string): boolean => key.startsWith("x-");
+
 export function escapeToken(token: string): string {
   return token.replace(/~/g, "~0").replace(/\//g, "~1");
 }

@@ -7,7 +7,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import type { JsonObject, ProtocolModel, UnionModel } from "../model.js";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
-import { mapSchema } from "../walk.js";
+import { isExtensionKeyword, mapSchema } from "../walk.js";
 
 export type ValidationMode = "strict" | "tolerant";
 
@@ -56,7 +56,7 @@ const ANNOTATIONS = new Set(["title", "description", "$comment", "examples", "de
 /** Drops annotation keywords: they do not change what is valid, and ajv would embed them in the code. */
 export function withoutAnnotations(schema: JsonObject): JsonObject {
   return mapSchema(schema, (node) => {
-    const keys = Object.keys(node).filter((k) => ANNOTATIONS.has(k));
+    const keys = Object.keys(node).filter((k) => ANNOTATIONS.has(k) || isExtensionKeyword(k));
     if (keys.length === 0) return undefined;
     const copy: JsonObject = { ...node };
     for (const key of keys) delete copy[key];

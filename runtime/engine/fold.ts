@@ -12,6 +12,7 @@ import type {
   TurnPermissionApprovalRequest,
   TurnPermissionApprovalResolution,
 } from "../../generated/types.js";
+import { extensions } from "../../generated/registry.js";
 import type { StoredEvent } from "../store/store.js";
 
 /** An approval request of the turn, with its resolution once it has one. */
@@ -61,14 +62,11 @@ export interface TurnState {
   readonly windows: readonly WindowState[];
 }
 
-/** The item field each delta stream appends to. The agent loop builds live items with the same map. */
-export const DELTA_FIELD = {
-  agent_message: "text",
-  stdout: "stdout",
-  stderr: "stderr",
-  file_change: "output",
-  tool_progress: "progress",
-} as const;
+/**
+ * The item field each delta stream appends to, as the ItemDeltaStream schema states it. The
+ * agent loop builds live items with the same map.
+ */
+export const DELTA_FIELD = extensions.ItemDeltaStream["x-appends-to-item-field"];
 
 const TURN_SNAPSHOTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
 

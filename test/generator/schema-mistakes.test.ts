@@ -162,6 +162,15 @@ const mistakes: [string, Mistake][] = [
     },
   ],
   [
+    "an extension keyword inside a type",
+    {
+      mutate: edit("kv_put_result.json", (s) => (s.properties.version["x-unit"] = "revisions")),
+      file: "kv_put_result.json",
+      pointer: "/properties/version/x-unit",
+      message: "extension keyword x-unit is read only at the top level of a schema file",
+    },
+  ],
+  [
     "anyOf that is not the nullable pair",
     {
       mutate: edit("kv_changed_notification.json", (s) => (s.properties.value.anyOf[1] = { type: "string" })),
