@@ -5,6 +5,11 @@
  * Every notification is appended to the store (with its per-turn sequence) before it is
  * sent, and sent only to connections that have touched its thread. A turn's state is
  * always read back from the log (fold.ts), never kept in a second copy.
+ *
+ * Nothing is written to a connection before the store has committed what it may report:
+ * every frame, notification or response, waits behind the store's durability barrier
+ * (`afterCommit`), in the order it was sent. So a client is only ever told about events
+ * that are in the log, and a kill can lose only events nobody was sent.
  */
 import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
@@ -33,6 +38,7 @@ import { securitySnapshot } from "../permissions/security.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import type { EventStore, StoredEvent, ThreadRecord } from "../store/store.js";
+import type { StoreError } from "../store/rules.js";
 import type { Tool } from "../tools/tool.js";
 import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
@@ -47,6 +53,7 @@ import { checkpointId, windowId } from "./windows.js";
 export interface Connection {
   readonly id: string;
   readonly threads: Set<string>;
+  /** Writes a frame once the store has committed everything written before it (see EventStore.afterCommit); dropped if that commit failed. */
   send(frame: string): void;
   /** Resolves once every frame received so far has been answered. */
   settled(): Promise<void>;
@@ -125,6 +132,10 @@ export class Gateway {
   private stopping = false;
   /** The last work view sent for each turn this process has seen change, to tell what changed. */
   private readonly lastWork = new Map<string, WorkProjection>();
+  /** Turns recorded to since the store last committed; one afterCommit watches them. */
+  private uncommitted = new Set<string>();
+  /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
+  private readonly lostEvents = new Map<string, StoreError>();
   private readonly runner: TurnRunner;
   readonly approvals: Approvals;
   readonly recovery: RecoveryJobs;
@@ -153,14 +164,20 @@ export class Gateway {
   /** Serves one connection over a transport until it closes. */
   connect(transport: Transport): Connection {
     const inFlight = new Set<Promise<void>>();
+    const write = (frame: string) => {
+      transport.send(frame).catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
+    };
     const connection: Connection = {
       id: randomUUID(),
       threads: new Set(),
-      send: (frame) => {
-        transport.send(frame).catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
-      },
+      // A notification whose commit failed reports events the log does not hold: it is dropped.
+      send: (frame) =>
+        this.options.store.afterCommit((failure) => {
+          if (failure === undefined) write(frame);
+        }),
       settled: async () => {
         while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        await this.committed();
       },
     };
     this.connections.add(connection);
@@ -168,7 +185,9 @@ export class Gateway {
       const handled = this.dispatcher
         .handleFrame(frame, connection)
         .then((reply) => {
-          if (reply !== undefined) connection.send(reply);
+          // A reply read what its handler saw, committed or not: it too waits for the commit,
+          // and when that fails, the request is answered as the internal error it met.
+          if (reply !== undefined) this.options.store.afterCommit((failure) => write(failure === undefined ? reply : this.failedReply(reply, failure)));
         })
         .catch((error: unknown) => this.log(`could not handle a frame: ${(error as Error).message}`))
         .finally(() => inFlight.delete(handled));
@@ -199,12 +218,52 @@ export class Gateway {
     return this.clock().toISOString();
   }
 
+  /** Resolves once everything written so far is committed (or its commit failed). */
+  committed(): Promise<void> {
+    return new Promise((resolve) => this.options.store.afterCommit(() => resolve()));
+  }
+
+  /** The reply to send instead of one whose writes a failed commit lost: internal_error for each request it answers. */
+  private failedReply(reply: string, failure: StoreError): string {
+    this.log(`a reply is answered internal_error: ${failure.message}`);
+    const parsed = JSON.parse(reply) as { id: string | number | null } | { id: string | number | null }[];
+    const failed = (response: { id: string | number | null }) => this.dispatcher.errorResponse(response.id, "internal_error", "Internal error");
+    return JSON.stringify(Array.isArray(parsed) ? parsed.map(failed) : failed(parsed));
+  }
+
+  /** The failure a turn's lost events are still to be reported with, taken: it is reported once. */
+  private takeLostEvents(turnId: string): StoreError | undefined {
+    const failure = this.lostEvents.get(turnId);
+    if (failure !== undefined) this.lostEvents.delete(turnId);
+    return failure;
+  }
+
+  /** Notes that a turn was recorded to; if the commit holding it fails, its next record() throws. */
+  private watchCommit(turnId: string): void {
+    const first = this.uncommitted.size === 0;
+    this.uncommitted.add(turnId);
+    if (!first) return;
+    this.options.store.afterCommit((failure) => {
+      const turns = this.uncommitted;
+      this.uncommitted = new Set();
+      if (failure === undefined) return;
+      this.log(`${failure.message}; lost the latest events of turn(s) ${[...turns].join(", ")}, which end Failed (internal)`);
+      for (const turnId of turns) {
+        this.lostEvents.set(turnId, failure);
+        // The last work view sent may hold what was lost; the next one is compared with nothing.
+        this.lastWork.delete(turnId);
+      }
+    });
+  }
+
   // ---- the event log --------------------------------------------------------------
 
   /**
    * Appends a notification to a turn's log, without sending it. The params are checked
    * against their schema before they are stored: a gateway bug fails here, loudly,
-   * instead of reaching a client or the log.
+   * instead of reaching a client or the log. A failed commit that lost events of the
+   * turn is thrown here, by the turn's next record, as a failed append is: whoever runs
+   * the turn must not build on events the log does not hold.
    */
   record<N extends GatewayNotificationName>(
     threadId: string,
@@ -212,12 +271,23 @@ export class Gateway {
     method: N,
     params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
   ): StoredEvent {
-    return this.options.store.append(turnId, method, (sequence) => {
-      const full = { thread_id: threadId, turn_id: turnId, sequence, ...params } as Record<string, unknown>;
-      const issues = notificationIssues(method, full, "strict");
-      if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
-      return full;
-    });
+    const lost = this.takeLostEvents(turnId);
+    if (lost) throw lost;
+    let event: StoredEvent;
+    try {
+      event = this.options.store.append(turnId, method, (sequence) => {
+        const full = { thread_id: threadId, turn_id: turnId, sequence, ...params } as Record<string, unknown>;
+        const issues = notificationIssues(method, full, "strict");
+        if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
+        return full;
+      });
+    } catch (error) {
+      // When the append failed because its own commit did, this throw is the turn's report.
+      this.lostEvents.delete(turnId);
+      throw error;
+    }
+    this.watchCommit(turnId);
+    return event;
   }
 
   /** Appends a notification to a turn's log, then sends it to the thread's connections. */
@@ -327,9 +397,16 @@ export class Gateway {
       // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
       // response reaches the client before the first notification of the turn.
       setImmediate(() => {
-        for (const event of first) this.deliver(event);
-        this.runner
-          .run(threadId, turnId, abort.signal, depth, resumed)
+        // The first events were committed (or lost) by now: lost, they are not sent.
+        const lost = this.takeLostEvents(turnId);
+        if (!lost) for (const event of first) this.deliver(event);
+        (lost ? Promise.reject(lost) : this.runner.run(threadId, turnId, abort.signal, depth, resumed))
+          // The run's last events are not in the log until their commit: if it fails, so did the run.
+          .then(() => this.committed())
+          .then(() => {
+            const failure = this.takeLostEvents(turnId);
+            if (failure) throw failure;
+          })
           .catch((error: unknown) => {
             this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
             // A gateway bug must not leave the turn InProgress with nothing running it.
@@ -359,19 +436,21 @@ export class Gateway {
   /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
   async cancelTurn(turnId: string, reason: string): Promise<void> {
     const run = this.running.get(turnId);
-    if (!run) {
-      const state = this.turnState(turnId);
-      if (state?.turn.status === "Blocked") {
-        this.finish(state.turn.thread_id ?? this.options.store.turnThread(turnId)!, turnId, {
-          status: "Interrupted",
-          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-          error: { kind: "cancelled", message: reason, retryable: false },
-        });
-      }
-      return;
+    if (run) {
+      run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
+      await run.done;
+      // A run that had just blocked the turn was only winding down (it ends once its last
+      // events are committed): the blocked turn is still to be cancelled.
+      if (this.stopping) return;
     }
-    run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
-    await run.done;
+    const state = this.turnState(turnId);
+    if (state?.turn.status === "Blocked") {
+      this.finish(state.turn.thread_id ?? this.options.store.turnThread(turnId)!, turnId, {
+        status: "Interrupted",
+        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        error: { kind: "cancelled", message: reason, retryable: false },
+      });
+    }
   }
 
   /** The id the next item of a turn gets: unique in the turn, as it names the log position it opens at. */

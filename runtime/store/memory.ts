@@ -16,6 +16,7 @@ import {
   nowRfc3339,
   storeErrors,
   type EncodedRoute,
+  type StoreError,
 } from "./rules.js";
 
 export interface MemoryEventStoreOptions {
@@ -112,6 +113,11 @@ export class MemoryEventStore implements EventStore {
     const row: StoredRow = { sequence, method, params, recorded_at: this.now() };
     turn.events.push(row);
     return toEvent(turn.ref, row);
+  }
+
+  /** Every write is committed when its call returns: `fn` runs at once. */
+  afterCommit(fn: (failure?: StoreError) => void): void {
+    fn();
   }
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {

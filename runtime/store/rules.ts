@@ -17,6 +17,7 @@ export type StoreErrorKind =
   | "route_exists"
   | "invalid_route"
   | "closed"
+  | "commit_failed"
   | "open_failed"
   | "schema_version";
 

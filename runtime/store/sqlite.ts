@@ -1,11 +1,19 @@
 /**
  * The event store the reference gateway runs on: one SQLite file through better-sqlite3.
  *
- * Sequences are never cached in memory: each append reads the turn's highest sequence
- * and inserts the next one inside one write transaction, so they stay gap-free and
- * strictly increasing across a restart, and even with a second store open on the file.
+ * Sequences are never cached beyond a write transaction: an append reads the turn's
+ * highest sequence (once per group transaction, which holds the write lock) and inserts
+ * the next one inside it, so they stay gap-free and strictly increasing across a
+ * restart, and even with a second store open on the file.
  * Route ordinals and route generations are likewise read and written by one statement
  * each, never remembered between calls.
+ *
+ * Group commit: the first append of a turn of the event loop opens a write transaction
+ * (BEGIN IMMEDIATE) and every write after it joins it, until it commits on setImmediate
+ * or when it holds GROUP_COMMIT_LIMIT appends, whichever comes first. One commit per
+ * group instead of one per event is what lets the gateway stream at the speed of its
+ * transport. `afterCommit` is the barrier callers wait on before telling anyone about a
+ * write; a kill before the commit loses only writes nobody was told about.
  */
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -105,20 +113,56 @@ const MIGRATIONS: readonly string[] = [
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
+/**
+ * The most appends one transaction groups: a burst that never yields to the event loop
+ * (a provider's chunk holding many deltas) still commits, and its frames leave, every
+ * this many events.
+ */
+export const GROUP_COMMIT_LIMIT = 256;
+
+type CommitCallback = (failure?: StoreError) => void;
+
+/** An open group transaction: how many appends it holds and what waits for its commit. */
+interface Group {
+  appends: number;
+  readonly waiting: CommitCallback[];
+  /**
+   * The thread and highest sequence of each turn appended to in this group, read once:
+   * the group holds the file's write lock, so no other connection can change them until
+   * it ends, and this one changes them only through append. Forgotten with the group.
+   */
+  readonly turns: Map<string, { readonly thread_id: string; last: number }>;
+}
+
+/**
+ * The store of this process holding each file's group transaction. Another store of the
+ * same process writing to that file would wait on the write lock for the whole busy
+ * timeout, since the commit it waits for runs on this same event loop; so any call on
+ * another store of the file commits the holder's group first, and within one process
+ * two stores on a file see each other's writes as soon as they are made.
+ */
+const groupHolders = new Map<string, SqliteEventStore>();
+
 export class SqliteEventStore implements EventStore {
   /** The path as given, for error messages. */
   readonly file: string;
   private readonly db: Database;
   private readonly now: () => string;
   private readonly statements: Statements;
-  private readonly appendTransaction: Transaction<(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>) => StoredEvent>;
+  /** The resolved path, to find another store of this process on the same file; undefined for ":memory:". */
+  private readonly path: string | undefined;
   private appendingTo: string | undefined;
+  /** The open group transaction, if any. */
+  private group: Group | undefined;
+  /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
+  private running: CommitCallback[] | undefined;
 
   /** Opens (creating it and its parent folders if needed) the store at `file`, or an in-memory one for ":memory:". */
   constructor(file: string, options: SqliteEventStoreOptions = {}) {
     this.file = file;
     this.now = options.now ?? nowRfc3339;
     const inMemory = file === ":memory:";
+    this.path = inMemory ? undefined : resolve(file);
     try {
       if (!inMemory) mkdirSync(dirname(resolve(file)), { recursive: true });
       this.db = new BetterSqlite3(file, { timeout: options.busyTimeoutMs ?? 5000 });
@@ -142,13 +186,10 @@ export class SqliteEventStore implements EventStore {
       if (error instanceof StoreError) throw error;
       throw new StoreError("open_failed", `cannot open event store ${file}: ${(error as Error).message}`, { cause: error });
     }
-    this.appendTransaction = this.db.transaction((turnId: string, method: string, build: (sequence: number) => Record<string, unknown>) =>
-      this.appendInTransaction(turnId, method, build),
-    );
   }
 
   createThread(thread: ThreadRecord): void {
-    this.assertOpen();
+    this.enter();
     const { changes } = this.statements.insertThread.run({
       id: thread.id,
       workspace_id: thread.workspace_id,
@@ -162,7 +203,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   getThread(id: string): ThreadRecord | undefined {
-    this.assertOpen();
+    this.enter();
     const row = this.statements.selectThread.get(id);
     if (row === undefined) return undefined;
     return {
@@ -177,7 +218,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
-    this.assertOpen();
+    this.enter();
     // No transaction needed: threads are never deleted, and the insert (with its ordinal
     // subquery) is one statement, atomic against another connection.
     if (this.statements.selectThreadExists.get(threadId) === undefined) throw storeErrors.unknownThread(threadId);
@@ -186,43 +227,64 @@ export class SqliteEventStore implements EventStore {
   }
 
   turnThread(turnId: string): string | undefined {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectTurnThread.get(turnId)?.thread_id;
   }
 
   turnsOfThread(threadId: string): TurnRef[] {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectTurnsOfThread.all(threadId);
   }
 
   allTurns(): TurnRef[] {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectAllTurns.all();
   }
 
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
-    this.assertOpen();
+    this.enter();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
-    // IMMEDIATE takes the write lock before the sequence is read, so another connection
-    // to the same file cannot read the same highest sequence in between; it waits out
-    // the busy timeout instead.
-    return this.appendTransaction.immediate(turnId, method, build);
+    // A write that failed outside append may have made SQLite roll the group back.
+    if (this.group && !this.db.inTransaction) this.endGroup(this.group, commitFailed(this.file, new Error("the transaction was rolled back")));
+    const group = this.group ?? this.beginGroup();
+    let event: StoredEvent;
+    try {
+      event = this.appendInTransaction(group, turnId, method, build);
+    } catch (error) {
+      // A failed statement undoes only itself, except that SQLite rolls the whole
+      // transaction back on some errors (disk full, I/O error): then the group is lost.
+      if (!this.db.inTransaction) this.endGroup(group, commitFailed(this.file, error));
+      throw error;
+    }
+    if (++group.appends >= GROUP_COMMIT_LIMIT) {
+      // The event just appended is in this commit: if it fails, so does this append.
+      const failure = this.commitGroup(group);
+      if (failure) throw failure;
+    }
+    return event;
+  }
+
+  afterCommit(fn: CommitCallback): void {
+    if (this.group) this.group.waiting.push(fn);
+    // Registered by a callback of a commit being run: its place is behind the rest of them.
+    else if (this.running) this.running.push(() => fn());
+    else fn();
   }
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
-    this.assertOpen();
+    this.enter();
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
     // A negative LIMIT is SQLite's "no limit".
     return this.statements.selectEvents.all(turnId, afterSequence, limit ?? -1).map(toEvent);
   }
 
   lastSequence(turnId: string): number {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectLastSequence.get(turnId)?.last ?? 0;
   }
 
   insertRoute(route: RouteRecord["route"]): RouteRecord {
-    this.assertOpen();
+    this.enter();
     const encoded = encodeRoute("insert", route);
     // One statement: the ordinal subquery and the insert run under the write lock, so two
     // connections to the file cannot hand out the same ordinal.
@@ -232,7 +294,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   updateRoute(route: RouteRecord["route"], expectedGeneration: number): boolean {
-    this.assertOpen();
+    this.enter();
     const encoded = encodeRoute("update", route);
     checkUpdateGeneration(encoded, expectedGeneration);
     // The generation is compared in the UPDATE's WHERE, not read first: the compare and
@@ -242,54 +304,122 @@ export class SqliteEventStore implements EventStore {
   }
 
   getRoute(routeId: string): RouteRecord | undefined {
-    this.assertOpen();
+    this.enter();
     const row = this.statements.selectRoute.get(routeId);
     return row === undefined ? undefined : toRoute(row);
   }
 
   routesBySource(sourceExecutionId: string, afterOrdinal = 0, limit?: number): RouteRecord[] {
-    this.assertOpen();
+    this.enter();
     checkPaging(`routes of source ${sourceExecutionId}`, "afterOrdinal", afterOrdinal, limit);
     return this.statements.selectRoutesBySource.all(sourceExecutionId, afterOrdinal, limit ?? -1).map(toRoute);
   }
 
   allRoutes(): RouteRecord[] {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectAllRoutes.all().map(toRoute);
   }
 
   getIdempotency(operation: string, key: string): IdempotencyRecord | undefined {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectIdempotency.get(operation, key);
   }
 
   putIdempotency(key: string, record: IdempotencyRecord): boolean {
-    this.assertOpen();
+    this.enter();
     const { operation, params_digest, route_id } = checkIdempotency(key, record);
     const { changes } = this.statements.insertIdempotency.run({ operation, key, params_digest, route_id });
     return changes === 1;
   }
 
   getMeta(key: string): string | undefined {
-    this.assertOpen();
+    this.enter();
     return this.statements.selectMeta.get(key)?.value;
   }
 
   setMeta(key: string, value: string): void {
-    this.assertOpen();
+    this.enter();
     checkMetaValue(key, value);
     this.statements.upsertMeta.run(key, value);
   }
 
-  /** Closes the file; in WAL mode the last connection to close also checkpoints the log into it. */
+  /** Commits the open group, then closes the file; in WAL mode the last connection to close also checkpoints the log into it. */
   close(): void {
+    if (this.group) this.commitGroup(this.group);
     if (this.db.open) this.db.close();
   }
 
-  private appendInTransaction(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
-    const turn = this.statements.selectTurnThread.get(turnId);
-    if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
-    const sequence = (this.statements.selectLastSequence.get(turnId)?.last ?? 0) + 1;
+  /**
+   * Opens a group transaction. IMMEDIATE takes the write lock before any sequence is
+   * read, so another connection to the file cannot read the same highest sequence in
+   * between; it waits until the group commits (or out the busy timeout) instead.
+   */
+  private beginGroup(): Group {
+    this.statements.begin.run();
+    const group: Group = { appends: 0, waiting: [], turns: new Map() };
+    this.group = group;
+    if (this.path !== undefined) groupHolders.set(this.path, this);
+    setImmediate(() => {
+      if (this.group === group) this.commitGroup(group);
+    });
+    return group;
+  }
+
+  /** Commits a group and runs what waited for it; returns the failure it also gave them, if the commit failed. */
+  private commitGroup(group: Group): StoreError | undefined {
+    let failure: StoreError | undefined;
+    try {
+      this.statements.commit.run();
+    } catch (error) {
+      failure = commitFailed(this.file, error);
+      try {
+        if (this.db.inTransaction) this.statements.rollback.run();
+      } catch {
+        // The failure reported is the commit's; a connection that cannot even roll back fails its next write.
+      }
+    }
+    this.endGroup(group, failure);
+    return failure;
+  }
+
+  /** Forgets a group that committed or was lost, then runs its callbacks in order. */
+  private endGroup(group: Group, failure: StoreError | undefined): void {
+    this.group = undefined;
+    if (this.path !== undefined && groupHolders.get(this.path) === this) groupHolders.delete(this.path);
+    const outer = this.running;
+    this.running = group.waiting;
+    let thrown: { error: unknown } | undefined;
+    try {
+      // By index: a callback may register another, which runs after the ones before it.
+      for (let i = 0; i < group.waiting.length; i++) {
+        try {
+          group.waiting[i]!(failure);
+        } catch (error) {
+          thrown ??= { error };
+        }
+      }
+    } finally {
+      this.running = outer;
+    }
+    if (thrown) throw thrown.error;
+  }
+
+  /** Commits the group another store of this process holds on the same file, so this one's write does not wait for it. */
+  private commitOtherGroup(): void {
+    if (this.path === undefined || groupHolders.size === 0) return;
+    const holder = groupHolders.get(this.path);
+    if (holder !== undefined && holder !== this && holder.group) holder.commitGroup(holder.group);
+  }
+
+  private appendInTransaction(group: Group, turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+    let turn = group.turns.get(turnId);
+    if (turn === undefined) {
+      const stored = this.statements.selectTurnThread.get(turnId);
+      if (stored === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+      turn = { thread_id: stored.thread_id, last: this.statements.selectLastSequence.get(turnId)?.last ?? 0 };
+      group.turns.set(turnId, turn);
+    }
+    const sequence = turn.last + 1;
     let params: string;
     this.appendingTo = turnId;
     try {
@@ -299,6 +429,7 @@ export class SqliteEventStore implements EventStore {
     }
     const row: EventRow = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params, recorded_at: this.now() };
     this.statements.insertEvent.run(row);
+    turn.last = sequence;
     return toEvent(row);
   }
 
@@ -322,9 +453,15 @@ export class SqliteEventStore implements EventStore {
       .immediate();
   }
 
-  private assertOpen(): void {
+  /** Every call starts here: a closed store refuses it, and another store of this process on the file commits its group first. */
+  private enter(): void {
     if (!this.db.open) throw storeErrors.closed();
+    this.commitOtherGroup();
   }
+}
+
+function commitFailed(file: string, cause: unknown): StoreError {
+  return new StoreError("commit_failed", `event store ${file}: a commit failed and its writes are lost: ${(cause as Error).message}`, { cause });
 }
 
 function toEvent(row: EventRow): StoredEvent {
@@ -371,6 +508,9 @@ type Statements = ReturnType<typeof prepareStatements>;
 /** Prepared once per store and reused for every call. */
 function prepareStatements(db: Database) {
   return {
+    begin: db.prepare<[]>(`BEGIN IMMEDIATE`),
+    commit: db.prepare<[]>(`COMMIT`),
+    rollback: db.prepare<[]>(`ROLLBACK`),
     insertThread: db.prepare<[ThreadRow]>(
       `INSERT INTO threads (id, workspace_id, cwd, mode, model_provider, model, created_at)
        VALUES (@id, @workspace_id, @cwd, @mode, @model_provider, @model, @created_at)
@@ -455,6 +595,7 @@ interface Transaction<F extends (...args: never[]) => unknown> {
 
 interface Database {
   readonly open: boolean;
+  readonly inTransaction: boolean;
   prepare<Params extends unknown[], Row = never>(sql: string): Statement<Params, Row>;
   pragma(source: string, options?: { simple?: boolean }): unknown;
   exec(sql: string): Database;

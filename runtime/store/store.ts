@@ -7,7 +7,14 @@
  *
  * The API is synchronous: SQLite (better-sqlite3) and memory both answer at once, and
  * appends from one process are serialized by the event loop.
+ *
+ * Writes become durable at a commit, which need not be the call that made them: the
+ * SQLite store commits the appends of one turn of the event loop together (group
+ * commit). Reads through the same store see a write at once. What tells anyone else
+ * about a write (a frame to a client) waits for `afterCommit`.
  */
+
+import type { StoreError } from "./rules.js";
 
 /** A thread as stored. Field names are the wire names of the `Thread` type. */
 export interface ThreadRecord {
@@ -76,9 +83,18 @@ export interface EventStore {
   /**
    * Appends the next event of a turn. `build` receives the sequence the event gets and
    * returns its params (which carry that sequence); the event is stored atomically with
-   * it. Throws for an unknown turn.
+   * it. Throws for an unknown turn. The event is durable once `afterCommit` says so; a
+   * commit that fails loses it (and every write it grouped), and its sequence is given
+   * again by the next append to the turn.
    */
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent;
+  /**
+   * The durability barrier: runs `fn` once every write made so far is committed, at once
+   * when none is waiting, and callbacks in the order they were registered. When that
+   * commit failed, `fn` gets its error (a StoreError "commit_failed") and the writes it
+   * held are gone: nothing that reports them may be sent.
+   */
+  afterCommit(fn: (failure?: StoreError) => void): void;
   /** Events of a turn with a sequence above `afterSequence` (default 0), oldest first, at most `limit`. */
   events(turnId: string, afterSequence?: number, limit?: number): StoredEvent[];
   /** The highest sequence of a turn, 0 when it has none. */

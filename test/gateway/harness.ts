@@ -45,6 +45,8 @@ export interface HarnessOptions {
   readonly config?: Parameters<typeof resolveConfig>[0];
   /** Wraps the client's end of the transport pair, e.g. to record every frame both ways. */
   readonly clientTransport?: (transport: Transport) => Transport;
+  /** Wraps the gateway's end of the transport pair, e.g. to look at every frame as it leaves. */
+  readonly serverTransport?: (transport: Transport) => Transport;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -58,7 +60,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     tools: builtinTools(),
   });
   const [clientSide, serverSide] = createInMemoryPair();
-  gateway.connect(serverSide);
+  gateway.connect(options.serverTransport?.(serverSide) ?? serverSide);
   const { client, received, protocolErrors, waitFor } = await startStrictClient(options.clientTransport?.(clientSide) ?? clientSide);
   return {
     gateway,

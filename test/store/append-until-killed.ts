@@ -1,7 +1,9 @@
 /**
  * Child process of the SIGKILL test in store.test.ts: appends events to an existing turn
- * forever, and after each append returns (its transaction committed) writes the event's
- * sequence as one line to stdout. The test kills it with SIGKILL at an arbitrary moment.
+ * forever, and once an event is committed (`afterCommit`) writes its sequence as one line
+ * to stdout, as the gateway sends a frame only then. The appends come in bursts of varying
+ * length between yields to the event loop, so groups end both on setImmediate and at the
+ * group limit. The test kills it with SIGKILL at an arbitrary moment.
  *
  * Usage: node --import tsx test/store/append-until-killed.ts <file> <turn id>
  */
@@ -18,9 +20,15 @@ const store = new SqliteEventStore(file);
 // A payload of a few KB per event makes each commit write several pages, so the kill is
 // likely to land in the middle of one.
 const delta = "δ".repeat(2048);
-for (;;) {
-  const event = store.append(turnId, "item/agent_message/delta", (sequence) => ({ turn_id: turnId, sequence, delta }));
-  // writeSync: the line must be out before the next append starts, not queued in a stream
-  // buffer that dies with the process.
-  writeSync(1, `${event.sequence}\n`);
+for (let burst = 0; ; burst++) {
+  for (let i = 0; i <= (burst * 37) % 400; i++) {
+    const event = store.append(turnId, "item/agent_message/delta", (sequence) => ({ turn_id: turnId, sequence, delta }));
+    store.afterCommit((failure) => {
+      if (failure) throw failure;
+      // writeSync: the line must be out before anything else happens, not queued in a
+      // stream buffer that dies with the process.
+      writeSync(1, `${event.sequence}\n`);
+    });
+  }
+  await new Promise((resolve) => setImmediate(resolve));
 }

@@ -811,7 +811,7 @@ describe("SqliteEventStore on disk", () => {
     try {
       const events = reopened.events("trn_1");
       const sequences = events.map((e) => e.sequence);
-      // Every reported event is there; one more may have committed before its line was written.
+      // Every reported event is there; more may have committed before their lines were written.
       expect(sequences.length).toBeGreaterThanOrEqual(lastReported);
       expect(sequences).toEqual(Array.from({ length: sequences.length }, (_, i) => i + 1));
       for (const event of events) expect(event.params.sequence).toBe(event.sequence);

@@ -1,0 +1,219 @@
+/**
+ * The gateway on a group-committing SQLite store: no frame leaves before what it reports
+ * is committed (a second connection to the file sees it when the frame is written), a
+ * commit that fails sends none of its frames and ends the turn Failed (internal), and the
+ * frames go out in the same order as on the memory store, which commits every write at once.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AnyNotification } from "../../generated/registry.js";
+import type { ScriptStep } from "../../runtime/providers/scripted.js";
+import type { Transport } from "../../runtime/rpc/index.js";
+import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { recording, type RecordedFrame } from "../ordering/record.js";
+import { check } from "../ordering/streams.js";
+import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
+
+interface RawConnection {
+  exec(sql: string): unknown;
+  prepare(sql: string): { get(...params: unknown[]): unknown };
+  close(): void;
+}
+const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => RawConnection;
+
+let dir: string;
+let file: string;
+let raw: RawConnection;
+let h: Harness | undefined;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "turnspec-group-gateway-"));
+  file = join(dir, "events.db");
+});
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  raw?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Opens the store and, on the same file, the second connection the tests look through. */
+function openStore(): SqliteEventStore {
+  const store = new SqliteEventStore(file);
+  raw = new RawDatabase(file);
+  return store;
+}
+
+/**
+ * Makes every commit holding an event that matches `when` (SQL on NEW) fail the way a
+ * real commit fails: a deferred foreign key, checked at COMMIT, that a row inserted
+ * along with the event breaks.
+ */
+function failCommitsOf(when: string): void {
+  raw.exec(`
+    CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
+    CREATE TRIGGER doom AFTER INSERT ON events WHEN ${when}
+    BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
+  `);
+}
+
+const isCommitted = (turnId: string, sequence: number) =>
+  raw.prepare(`SELECT 1 AS one FROM events WHERE turn_id = ? AND sequence = ?`).get(turnId, sequence) !== undefined;
+
+/**
+ * The gateway's end of the pair, checking each frame as it is written: every turn event
+ * a notification or a turn/items response carries, and every thread a response names,
+ * must already be readable through the second connection.
+ */
+function checkingCommits(transport: Transport, uncommitted: string[], sent: string[]): Transport {
+  const send = transport.send.bind(transport);
+  transport.send = (frame) => {
+    sent.push(frame);
+    const message = JSON.parse(frame) as { method?: string; params?: Record<string, unknown>; result?: Record<string, unknown> };
+    const { params, result } = message;
+    if (params && typeof params.turn_id === "string" && typeof params.sequence === "number" && !isCommitted(params.turn_id, params.sequence)) {
+      uncommitted.push(`${message.method} ${params.turn_id}#${params.sequence}`);
+    }
+    if (result && Array.isArray(result.events)) {
+      for (const event of result.events as { sequence: number }[]) {
+        if (!isCommitted(result.turn_id as string, event.sequence)) uncommitted.push(`turn/items ${String(result.turn_id)}#${event.sequence}`);
+      }
+    }
+    const thread = (result?.thread as { id?: string } | undefined)?.id;
+    if (thread && raw.prepare(`SELECT 1 AS one FROM threads WHERE id = ?`).get(thread) === undefined) uncommitted.push(`thread ${thread}`);
+    return send(frame);
+  };
+  return transport;
+}
+
+/** A `say` streamed as `n` deltas. */
+const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+
+const turnEvents = (received: readonly AnyNotification[], turnId: string) =>
+  ofTurn(received, turnId)
+    .filter((n) => "sequence" in n.params)
+    .map((n) => [n.method, (n.params as { sequence: number }).sequence]);
+
+describe("the gateway on a group-committing store", () => {
+  it("writes no notification or response before a second connection can read what it reports", async () => {
+    const uncommitted: string[] = [];
+    const sent: string[] = [];
+    h = await startHarness({ store: openStore(), serverTransport: (t) => checkingCommits(t, uncommitted, sent) });
+    const thread = await h.thread();
+    // More deltas than one group holds, so groups end both at the limit and on setImmediate;
+    // turn/items is asked while the turn streams, so its answer reads uncommitted events.
+    const deltas = 2 * GROUP_COMMIT_LIMIT + 50;
+    const items: Promise<unknown>[] = [];
+    let seen = 0;
+    h.client.on("item/agent_message/delta", () => {
+      if (++seen % 100 === 0) items.push(h!.client.turnItems({ thread_id: thread, turn_id: "trn_stream" }));
+    });
+    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_stream", input: text(script({ say: words(deltas), chunks: deltas })) });
+    await Promise.all(items);
+    expect(end.method).toBe("turn/completed");
+    expect(items.length).toBeGreaterThan(0);
+    expect(uncommitted).toEqual([]);
+    expect(h.protocolErrors).toEqual([]);
+    // What the client got is exactly the log.
+    const log = await h.client.turnItems({ thread_id: thread, turn_id: "trn_stream" });
+    expect(turnEvents(h.received, "trn_stream")).toEqual(log.events.map((e) => [e.method, e.sequence]));
+    expect(log.last_sequence).toBeGreaterThan(deltas);
+    expect(sent.length).toBeGreaterThan(deltas);
+  });
+
+  /**
+   * Runs a turn of `steps` while every commit holding an event matching `when` fails; it
+   * must end Failed (internal), with the client sent exactly what the log holds.
+   */
+  async function failingTurn(when: string, turnId: string, ...steps: ScriptStep[]) {
+    const sent: string[] = [];
+    const uncommitted: string[] = [];
+    h = await startHarness({ store: openStore(), serverTransport: (t) => checkingCommits(t, uncommitted, sent) });
+    const thread = await h.thread();
+    failCommitsOf(when);
+    const end = await h.runTurn({ thread_id: thread, turn_id: turnId, input: text(script(...steps)) });
+    expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "internal" } });
+    expect((await h.client.turnGet({ thread_id: thread, turn_id: turnId })).turn.status).toBe("Failed");
+    const log = await h.client.turnItems({ thread_id: thread, turn_id: turnId });
+    // Sent is in the log, and the log holds nothing that was not sent.
+    expect(turnEvents(h.received, turnId)).toEqual(log.events.map((e) => [e.method, e.sequence]));
+    expect(uncommitted).toEqual([]);
+    expect(h.protocolErrors).toEqual([]);
+    return { log, sent };
+  }
+
+  it("sends no frame of a group whose commit fails at setImmediate, and ends the turn Failed (internal)", async () => {
+    // Every commit holding a delta fails, as a full disk would make it.
+    const { log, sent } = await failingTurn("NEW.method = 'item/agent_message/delta'", "trn_doomed", { say: words(20), chunks: 20 });
+    expect(sent.filter((frame) => frame.includes('"item/agent_message/delta"'))).toEqual([]);
+    expect(log.events.map((e) => e.method)).not.toContain("item/agent_message/delta");
+  });
+
+  it("fails the turn at its next record when a group commit fails while the turn waits on a tool", async () => {
+    // The commit holding the tool's item/started fails while the tool writes its file.
+    const { log } = await failingTurn(
+      "NEW.method = 'item/started' AND NEW.sequence > 4",
+      "trn_tool",
+      { tool: "write_file", args: { path: "notes.txt", content: "hello\n" } },
+      { say: "done" },
+    );
+    expect(log.events.map((e) => e.method)).toEqual(["turn/started", "turn/permission/audit", "item/started", "item/completed", "turn/failed"]);
+  });
+
+  it("fails the turn through the append whose group commit fails at the limit", async () => {
+    // Only the commit holding sequence 100 fails: a group that ends at the limit, mid-stream.
+    const deltas = 2 * GROUP_COMMIT_LIMIT;
+    const { log } = await failingTurn("NEW.sequence = 100", "trn_limit", { say: words(deltas), chunks: deltas });
+    expect(log.events.some((e) => e.sequence === 100)).toBe(false);
+  });
+
+  it("answers a request whose writes a failed commit lost with internal_error, not with what it wrote", async () => {
+    h = await startHarness({ store: openStore() });
+    // Any turn/started commit fails: turn/start's answer would report a turn the log lost.
+    failCommitsOf("NEW.method = 'turn/started'");
+    const thread = await h.thread();
+    await expect(h.client.turnStart({ thread_id: thread, turn_id: "trn_lost", input: text(script({ say: "never said" })) })).rejects.toMatchObject({ code: -32603 });
+    expect(ofTurn(h.received, "trn_lost")).toEqual([]);
+    expect(h.protocolErrors).toEqual([]);
+  });
+});
+
+describe("frame order", () => {
+  /** Every frame of a session, both ways, with what varies between runs (ids, times) left out. */
+  async function session(store: SqliteEventStore | MemoryEventStore): Promise<{ frames: RecordedFrame[]; shape: string[] }> {
+    const frames: RecordedFrame[] = [];
+    h = await startHarness({ store, clientTransport: (t) => recording(t, frames) });
+    const thread = await h.thread();
+    h.client.on("turn/permission/request/opened", ({ request }) => {
+      void h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+    });
+    await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_order",
+      permission_profile: { mode: "supervised" },
+      input: text(script({ tool: "write_file", args: { path: "notes.txt", content: "hello\n" } }, { say: words(300), chunks: 300 })),
+    });
+    await h.client.turnItems({ thread_id: thread, turn_id: "trn_order" });
+    await h.close();
+    h = undefined;
+    const shape = frames.map(({ direction, frame }) => {
+      const m = frame as { id?: unknown; method?: string; params?: { sequence?: number }; result?: unknown };
+      const what = m.method ?? `response ${m.id === undefined ? "" : "to a request"}`;
+      return `${direction} ${what}${m.params?.sequence === undefined ? "" : ` #${m.params.sequence}`}`;
+    });
+    return { frames, shape };
+  }
+
+  it("is the same on the SQLite store as on the memory store, and passes the ordering checker", async () => {
+    const memory = await session(new MemoryEventStore());
+    const sqlite = await session(openStore());
+    expect(sqlite.shape.length).toBeGreaterThan(300);
+    expect(sqlite.shape).toEqual(memory.shape);
+    expect(check(sqlite.frames)).toEqual([]);
+  });
+});
