@@ -8,11 +8,12 @@ const { thread } = await client.threadStart({});
 const turnId = `trn_${Date.now()}`;
 
 let timeline = emptyTimeline(thread.id, turnId);
+const refreshes: Promise<void>[] = [];
 const apply = (input: TimelineInput) => {
   timeline = reduceTimeline(timeline, input);
   // Rows a notification named are fetched by id; the reducer ignores answers older than what it holds.
   if (timeline.staleIds.length > 0) {
-    void client.turnWorkItemsGet({ threadId: thread.id, turnId, workItemIds: [...timeline.staleIds] }).then((response) => apply({ kind: "items", response }));
+    refreshes.push(client.turnWorkItemsGet({ threadId: thread.id, turnId, workItemIds: [...timeline.staleIds] }).then((response) => apply({ kind: "items", response })));
   }
 };
 client.on("turn/work/items/changed", (notification) => apply({ kind: "items_changed", notification }));
@@ -26,6 +27,7 @@ const finished = new Promise<void>((resolve) => {
 const script = { script: [{ tool: "shell", args: { command: "echo first" } }, { tool: "shell", args: { command: "echo second" } }, { say: "Both done." }] };
 await client.turnStart({ thread_id: thread.id, turn_id: turnId, input: [{ type: "text", text: JSON.stringify(script), textElements: [] }] });
 await finished;
+await Promise.all(refreshes); // answers still on their way are applied before the connection closes
 
 // A full page at the end; had it been older than what the notifications brought, it would be ignored.
 apply({ kind: "page", response: await client.turnWorkPage({ threadId: thread.id, turnId, anchor: { kind: "newest" } }) });
