@@ -7,7 +7,7 @@ import { classify, type JsonRpcId } from "../runtime/rpc/envelope.js";
 import type { ValidationIssue } from "../runtime/rpc/validation.js";
 import { createOrderingChecker, type OrderingChecker, type OrderingViolation } from "../generated/ordering.js";
 import { errors, isMethodName, isNotificationName, methods, notifications, type ErrorReason, type MethodName } from "../generated/registry.js";
-import type { FrameDirection } from "../runtime/rpc/ordering.js";
+import { OTHER_SIDE, type FrameDirection } from "../runtime/rpc/ordering.js";
 import { validate, validateNotification, validateParams, validateResult, type TypeName, type ValidationMode } from "../generated/validators.js";
 
 /** One problem with one message. */
@@ -23,7 +23,16 @@ export interface Finding {
 
 const registeredByCode = new Map<number, ErrorReason>(Object.entries(errors).map(([reason, e]) => [e.code, reason as ErrorReason]));
 
-const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { client_to_gateway: "gateway_to_client", gateway_to_client: "client_to_gateway" };
+/**
+ * An error whose `data.reason` is a registered reason but whose code is not that reason's:
+ * the reason and the code the registry gives it. Undefined for a matching or unregistered reason.
+ */
+export function codeMismatch(error: { code?: unknown; data?: unknown }): { reason: ErrorReason; expected: number } | undefined {
+  const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+  if (typeof reason !== "string" || !Object.hasOwn(errors, reason)) return undefined;
+  const expected = errors[reason as ErrorReason].code;
+  return expected === error.code ? undefined : { reason: reason as ErrorReason, expected };
+}
 
 
 /**
@@ -120,10 +129,10 @@ export class MessageChecker {
         const response = classified.message;
         const method = response.id === null ? undefined : this.requests.get(this.key(response.id));
         if ("error" in response) {
-          const reason = (response.error.data as { reason?: unknown } | undefined)?.reason;
           const registered = registeredByCode.get(response.error.code);
-          if (typeof reason === "string" && Object.hasOwn(errors, reason) && errors[reason as ErrorReason].code !== response.error.code) {
-            return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${errors[reason as ErrorReason].code} of reason "${reason}"`, received: response.error.code }], "error", method);
+          const mismatch = codeMismatch(response.error);
+          if (mismatch) {
+            return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${mismatch.expected} of reason "${mismatch.reason}"`, received: response.error.code }], "error", method);
           }
           if (!registered && (response.error.code > -32000 || response.error.code < -32768)) return [];
           if (!registered) return issuesToFindings([{ pointer: "/code", message: "is not in the error registry", received: response.error.code }], "error", method);

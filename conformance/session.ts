@@ -12,9 +12,9 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ProtocolClient } from "../generated/client.js";
 import { createOrderingChecker } from "../generated/ordering.js";
 import type { AnyNotification } from "../generated/registry.js";
-import { errors as errorRegistry } from "../generated/registry.js";
 import type { OrderingViolation } from "../runtime/rpc/ordering.js";
 import type { Transport } from "../runtime/rpc/transport.js";
+import { codeMismatch } from "./check-messages.js";
 import type { TranscriptEntry } from "./results.js";
 
 /** A finding about one frame that fails a requirement wherever the frame came from. */
@@ -215,12 +215,10 @@ export class GatewaySession {
 
   /** An error whose data.reason is in the registry must carry that reason's code. */
   private checkErrorCode(message: Json): void {
-    const error = message.error as { code?: unknown; data?: { reason?: unknown } } | undefined;
-    const reason = error?.data?.reason;
-    if (typeof reason !== "string") return;
-    const entry = (errorRegistry as Record<string, { code: number } | undefined>)[reason];
-    if (entry && entry.code !== error?.code) {
-      this.findings.push({ requirement: "RPC-ERROR-CODES", message: `error reason "${reason}" came with code ${String(error?.code)}; the registry gives it ${entry.code}`, frame: message });
+    const error = message.error as { code?: unknown; data?: unknown } | undefined;
+    const mismatch = error && codeMismatch(error);
+    if (mismatch) {
+      this.findings.push({ requirement: "RPC-ERROR-CODES", message: `error reason "${mismatch.reason}" came with code ${String(error.code)}; the registry gives it ${mismatch.expected}`, frame: message });
     }
   }
 

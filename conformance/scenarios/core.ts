@@ -1,7 +1,6 @@
 /** Scenarios of the core capability: JSON-RPC behaviour, threads, turns and items. */
-import type { AnyNotification } from "../../generated/registry.js";
-import { errors as errorRegistry } from "../../generated/registry.js";
-import type { TurnItem, TurnItemEvent } from "../../generated/types.js";
+import { errors as errorRegistry, type AnyNotification } from "../../generated/registry.js";
+import type { TurnItem, TurnItemEvent, TurnPermissionMode, TurnStartParams } from "../../generated/types.js";
 import { messageText, type ChatRequest } from "../model-server.js";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
 
@@ -9,6 +8,9 @@ type Json = Record<string, unknown>;
 
 /** The item of an item notification. */
 export const itemOf = (n: AnyNotification): TurnItem | undefined => (n.params as { item?: TurnItem }).item;
+
+/** An Agent turn under a given permission mode, as the scenarios start them. */
+export const agentTurn = (mode: TurnPermissionMode): Partial<TurnStartParams> => ({ mode: "Agent", permission_profile: { mode } });
 
 /** The last message of a model call with `role`. */
 const lastOf = (request: ChatRequest, role: string) => [...request.messages].reverse().find((m) => m.role === role);

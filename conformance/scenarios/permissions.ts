@@ -1,12 +1,12 @@
 /** Scenarios of the permissions capability: profiles, approval requests and their answers. */
 import type { AnyNotification } from "../../generated/registry.js";
-import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams, TurnStartParams } from "../../generated/types.js";
+import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams } from "../../generated/types.js";
 import { messageText, type ChatRequest } from "../model-server.js";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
-import { itemOf } from "./core.js";
+import { agentTurn, itemOf } from "./core.js";
 
-const supervised: Partial<TurnStartParams> = { mode: "Agent", permission_profile: { mode: "supervised" } };
-const fullAccess: Partial<TurnStartParams> = { mode: "Agent", permission_profile: { mode: "full_access" } };
+const supervised = agentTurn("supervised");
+const fullAccess = agentTurn("full_access");
 
 /**
  * A shell command whose output differs from its text: the marker with 42 in it appears

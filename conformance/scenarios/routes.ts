@@ -1,6 +1,7 @@
 /** Scenarios of the routes capability: delegation route create, list, revoke and validation. */
 import type { AgentDelegationRouteCreateParams } from "../../generated/types.js";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { agentTurn } from "./core.js";
 
 /** Two fresh threads and a valid create request between them, with `overrides`. */
 async function endpoints(ctx: ScenarioContext) {
@@ -135,7 +136,7 @@ const admission: Scenario = {
     await ctx.step("ROUTE-ADMISSION", async () => {
       const route = await ctx.client.agentRouteCreate(e.params({ disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" } }));
       const script = ctx.script([task(route.route_id), { reply: { text: answer } }, { reply: { text: "Delegated." } }, task(route.route_id), { reply: { text: "Refused, as expected." } }]);
-      const parent = await ctx.startTurn(e.source.id, "Delegate the task", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const parent = await ctx.startTurn(e.source.id, "Delegate the task", agentTurn("full_access"));
       const end = await ctx.ended(parent.id);
       const child = ctx.notifications.find((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id);
       if (!child) throw new Failure("no turn started in the route's destination thread");
@@ -145,7 +146,7 @@ const admission: Scenario = {
 
       await ctx.client.agentRouteRevoke({ route_id: route.route_id, expected_generation: route.generation });
       const before = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;
-      const second = await ctx.startTurn(e.source.id, "Delegate it again", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const second = await ctx.startTurn(e.source.id, "Delegate it again", agentTurn("full_access"));
       await ctx.ended(second.id);
       const after = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;
       if (after !== before) throw new Failure("a delegation over the revoked route started a turn in the destination thread");

@@ -7,6 +7,7 @@
 import type { NotificationName, NotificationParamsOf } from "../../generated/registry.js";
 import type { TurnExecutionWindowStartedNotification } from "../../generated/types.js";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { agentTurn } from "./core.js";
 
 /** A usage report that goes past `tokens` provider tokens. */
 const usageOver = (tokens: number) => ({ prompt_tokens: tokens + 1, completion_tokens: 1 });
@@ -41,7 +42,7 @@ const continued: Scenario = {
     ]);
     try {
       const thread = await ctx.thread({ mode: "Agent" });
-      const turn = await ctx.startTurn(thread.id, "Work across windows", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const turn = await ctx.startTurn(thread.id, "Work across windows", agentTurn("full_access"));
       const first = await ctx.step("WIN-STARTED", async () => {
         const first = await windowLimit(ctx, turn.id);
         if (first.window_index !== 0) throw new Failure(`the first window has index ${first.window_index}`);
@@ -90,7 +91,7 @@ const blocked: Scenario = {
     ]);
     try {
       const thread = await ctx.thread({ mode: "Agent" });
-      const turn = await ctx.startTurn(thread.id, "Spend the budget", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const turn = await ctx.startTurn(thread.id, "Spend the budget", agentTurn("full_access"));
       const first = await windowLimit(ctx, turn.id);
       // More than any window and any total a gateway announces: the total is reached in one round.
       total.tokens = Math.max(first.limits.max_provider_tokens_per_window * 1000, 10_000_000);
@@ -155,7 +156,7 @@ const timeout: Scenario = {
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command: "sleep 5", timeout_ms: 300 } }] } }, { reply: { text: "It timed out." } }]);
     const thread = await ctx.thread({ mode: "Agent" });
     await ctx.step("REC-TIMEOUT", async () => {
-      const turn = await ctx.startTurn(thread.id, "Wait too long", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const turn = await ctx.startTurn(thread.id, "Wait too long", agentTurn("full_access"));
       const detected = await ctx.waitFor("item/timeout_detected", (n) => n.method === "item/timeout_detected" && n.params.turn_id === turn.id);
       const item = (detected.params as { item_id: string }).item_id;
       if (!ctx.ofTurn(turn.id).some((n) => n.method === "item/started" && n.params.item_id === item)) throw new Failure(`item/timeout_detected names item ${item}, which the turn never started`);
@@ -175,7 +176,7 @@ const toolRetry: Scenario = {
     const script = ctx.script([{ reply: { toolCalls: [{ tool: "web_fetch", args: { url: page.url } }] } }, { reply: { text: "Fetched." } }]);
     const thread = await ctx.thread({ mode: "Agent" });
     await ctx.step("REC-TOOL-RETRY", async () => {
-      const turn = await ctx.startTurn(thread.id, "Fetch the page", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const turn = await ctx.startTurn(thread.id, "Fetch the page", agentTurn("full_access"));
       await ctx.ended(turn.id);
       const scheduled = of(ctx, turn.id, "item/tool/retry_scheduled")[0];
       const resolved = of(ctx, turn.id, "item/tool/retry_resolved")[0];
@@ -199,7 +200,7 @@ const loopBudget: Scenario = {
     const script = ctx.script(Array.from({ length: 1000 }, () => round));
     const thread = await ctx.thread({ mode: "Agent" });
     await ctx.step("REC-LOOP-BUDGET", async () => {
-      const turn = await ctx.startTurn(thread.id, "Loop until stopped", { mode: "Agent", permission_profile: { mode: "full_access" } });
+      const turn = await ctx.startTurn(thread.id, "Loop until stopped", agentTurn("full_access"));
       let mark = 0;
       for (let resumes = 0; ; resumes++) {
         const end = await ctx.ended(turn.id, mark);

@@ -326,7 +326,8 @@ function checkOf(rule: OrderingRule, report: Report, terminated: Terminated): Ru
   }
 }
 
-const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { gateway_to_client: "client_to_gateway", client_to_gateway: "gateway_to_client" };
+/** The side that answers what `direction`'s sender sent. */
+export const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { gateway_to_client: "client_to_gateway", client_to_gateway: "gateway_to_client" };
 
 /** Builds a checker for a set of rules. Generated code calls this with the protocol's own rules. */
 export function createOrderingEngine(rules: readonly OrderingRule[]): OrderingChecker {
