@@ -7,9 +7,9 @@
  *
  * Run: node --import tsx bench/echo-server.ts --stdio | --port 0 (prints "listening on URL" on stderr)
  */
-import type { Transport } from "../runtime/rpc/index.js";
-import { StdioTransport } from "../runtime/transport/stdio.js";
-import { startWebSocketServer } from "../runtime/transport/websocket.js";
+import type { Transport } from "../rpc/index.js";
+import { StdioTransport } from "../transport/stdio.js";
+import { startWebSocketServer } from "../transport/websocket.js";
 
 const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 

@@ -9,7 +9,7 @@
  */
 import type { AnyNotification } from "../generated/registry.js";
 import { scriptMessage } from "../runtime/providers/scripted.js";
-import { connectWebSocket } from "../runtime/transport/websocket.js";
+import { connectWebSocket } from "../transport/websocket.js";
 import { startStrictClient } from "../test/fixtures/strict-client.js";
 import { startWebSocketGateway, tempDb } from "./gateway-process.js";
 import { isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";

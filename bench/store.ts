@@ -14,7 +14,7 @@ import { ProtocolClient } from "../generated/client.js";
 import { resolveConfig } from "../runtime/config.js";
 import { Gateway } from "../runtime/engine/gateway.js";
 import { ScriptedProvider } from "../runtime/providers/scripted.js";
-import { createInMemoryPair } from "../runtime/rpc/index.js";
+import { createInMemoryPair } from "../rpc/index.js";
 import { MemoryEventStore } from "../runtime/store/memory.js";
 import { SqliteEventStore } from "../runtime/store/sqlite.js";
 import type { EventStore } from "../runtime/store/store.js";

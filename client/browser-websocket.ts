@@ -8,7 +8,7 @@
  * Browsers negotiate compression themselves; the gateway's server refuses it, so frames
  * stay uncompressed.
  */
-import type { Transport } from "../runtime/rpc/transport.js";
+import type { Transport } from "../rpc/transport.js";
 
 export interface BrowserWebSocketOptions {
   /** The gateway's bearer token, sent as `?token=`. */

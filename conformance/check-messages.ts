@@ -3,11 +3,11 @@
  * method's params, a response against the result of the request with the same id seen
  * earlier (or as a registered error), a notification against its params.
  */
-import { classify, type JsonRpcId } from "../runtime/rpc/envelope.js";
-import type { ValidationIssue } from "../runtime/rpc/validation.js";
+import { classify, type JsonRpcId } from "../rpc/envelope.js";
+import type { ValidationIssue } from "../rpc/validation.js";
 import { createOrderingChecker, type OrderingChecker, type OrderingViolation } from "../generated/ordering.js";
 import { errors, isMethodName, isNotificationName, methods, notifications, type ErrorReason, type MethodName } from "../generated/registry.js";
-import { OTHER_SIDE, type FrameDirection } from "../runtime/rpc/ordering.js";
+import { OTHER_SIDE, type FrameDirection } from "../rpc/ordering.js";
 import { validate, validateNotification, validateParams, validateResult, type TypeName, type ValidationMode } from "../generated/validators.js";
 
 /** One problem with one message. */

@@ -8,7 +8,7 @@
 import type { ProtocolClient } from "../generated/client.js";
 import type { AnyNotification } from "../generated/registry.js";
 import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "../generated/types.js";
-import { LocalError, RpcError } from "../runtime/rpc/errors.js";
+import { LocalError, RpcError } from "../rpc/errors.js";
 import type { ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
 import type { Capability, Outcome, TranscriptEntry } from "./results.js";
 import type { GatewaySession, ScenarioChannel } from "./session.js";

@@ -12,8 +12,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ProtocolClient } from "../generated/client.js";
 import { createOrderingChecker } from "../generated/ordering.js";
 import type { AnyNotification } from "../generated/registry.js";
-import type { OrderingViolation } from "../runtime/rpc/ordering.js";
-import type { Transport } from "../runtime/rpc/transport.js";
+import type { OrderingViolation } from "../rpc/ordering.js";
+import type { Transport } from "../rpc/transport.js";
 import { codeMismatch } from "./check-messages.js";
 import type { TranscriptEntry } from "./results.js";
 

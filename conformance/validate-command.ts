@@ -5,7 +5,7 @@
  * Exit 0 when everything is valid, 1 when anything is invalid, 2 on usage or unreadable input.
  */
 import { readFileSync } from "node:fs";
-import { formatIssue } from "../runtime/rpc/validation.js";
+import { formatIssue } from "../rpc/validation.js";
 import { isTypeName, schemaFiles } from "../generated/validators.js";
 import { checkBareValue, MessageChecker, type Finding } from "./check-messages.js";
 import { readJsonValues } from "./read-json.js";

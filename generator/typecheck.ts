@@ -32,7 +32,7 @@ export function typeCheck(files: readonly GeneratedFile[], options: TypeCheckOpt
       verbatimModuleSyntax: true,
       types: ["node"],
       typeRoots: [join(repoRoot, "node_modules/@types")],
-      paths: { "turnspec/rpc": [join(repoRoot, "runtime/rpc/index.ts")] },
+      paths: { "turnspec/rpc": [join(repoRoot, "rpc/index.ts")] },
     },
   });
   const outDir = resolve(options.outDir);

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "../generated/types.js";
 import { validate } from "../generated/validators.js";
-import { formatIssue } from "./rpc/validation.js";
+import { formatIssue } from "../rpc/validation.js";
 
 /** A retry policy with every field set. */
 export type RetryPolicy = Required<GatewayRetryPolicy>;

@@ -5,7 +5,7 @@
  * one-line checks of `faultOn` where the behaviour lives; wire faults rewrite what the
  * gateway sends, in `withWireFaults`.
  */
-import type { Transport } from "./rpc/transport.js";
+import type { Transport } from "../rpc/transport.js";
 
 /** Every fault, with what it breaks. */
 export const FAULTS = {

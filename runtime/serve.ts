@@ -14,9 +14,9 @@ import { ScriptedProvider } from "./providers/scripted.js";
 import { openStore } from "./store/open.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
-import { payloadTooLargeFrame } from "./transport/frame-limit.js";
-import { StdioTransport } from "./transport/stdio.js";
-import { startWebSocketServer, type RunningWebSocketServer } from "./transport/websocket.js";
+import { payloadTooLargeFrame } from "../transport/frame-limit.js";
+import { StdioTransport } from "../transport/stdio.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../transport/websocket.js";
 
 export interface ServeOptions {
   readonly stdio: boolean;

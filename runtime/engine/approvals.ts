@@ -13,7 +13,7 @@ import type {
   TurnPermissionRequestRespondResponse,
 } from "../../generated/types.js";
 import { protocolError } from "../../generated/server.js";
-import { RpcError } from "../rpc/index.js";
+import { RpcError } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { ResolveTokens } from "../permissions/tokens.js";
 import type { Gateway } from "./gateway.js";

@@ -31,7 +31,7 @@ import type {
 import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
 import { notificationIssues } from "../../generated/validators.js";
 import type { GatewayNotificationName, NotificationParamsOf } from "../../generated/registry.js";
-import { RpcError, type Dispatcher, type Transport } from "../rpc/index.js";
+import { RpcError, type Dispatcher, type Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
 import { securitySnapshot } from "../permissions/security.js";

@@ -20,7 +20,7 @@ import type {
   AgentDelegationRouteRevokeParams,
 } from "../../generated/types.js";
 import { protocolError } from "../../generated/server.js";
-import { RpcError } from "../rpc/index.js";
+import { RpcError } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore, RouteRecord } from "../store/store.js";
 import { grantFingerprint, paramsDigest } from "./fingerprint.js";

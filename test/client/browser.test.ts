@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { build, type Plugin } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWebSocketServer, type RunningWebSocketServer } from "../../runtime/transport/websocket.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
 import { script, startHarness, type Harness } from "../gateway/harness.js";
 import type { runTurn } from "../../examples/client/browser.js";
 
@@ -44,7 +44,7 @@ async function bundle(): Promise<string> {
       logLevel: "warn",
       plugins: [noNodeBuiltins],
       // The generated client imports the JSON-RPC support by its package name.
-      resolve: { alias: { "turnspec/rpc": resolve("runtime/rpc/index.ts"), "turnspec/client/browser": resolve("client/browser.ts") } },
+      resolve: { alias: { "turnspec/rpc": resolve("rpc/index.ts"), "turnspec/client/browser": resolve("client/browser.ts") } },
       build: {
         outDir,
         emptyOutDir: true,

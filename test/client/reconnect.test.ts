@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { followTurn, GatewayConnection, streamTurn, TurnClientError, type TurnNotification, type TurnStreamEvent } from "../../client/index.js";
 import type { AnyNotification } from "../../generated/registry.js";
-import { createInMemoryPair, type Transport } from "../../runtime/rpc/index.js";
-import { connectWebSocket, startWebSocketServer, type WebSocketTransport } from "../../runtime/transport/websocket.js";
+import { createInMemoryPair, type Transport } from "../../rpc/index.js";
+import { connectWebSocket, startWebSocketServer, type WebSocketTransport } from "../../transport/websocket.js";
 import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { accumulateItems, replayedNotifications, streamTurn, TurnClientError, type GatewayConnection, type TurnStreamEvent } from "../../client/index.js";
-import { RpcError } from "../../runtime/rpc/index.js";
+import { RpcError } from "../../rpc/index.js";
 import { script, text } from "../gateway/harness.js";
 import { collect, startClientGateway, type ClientGateway } from "./gateway.js";
 

@@ -13,7 +13,7 @@ import { ModelServer } from "../../conformance/model-server.js";
 import { Failure, isAbort, ScenarioContext } from "../../conformance/scenario.js";
 import { GatewaySession } from "../../conformance/session.js";
 import { resolveConfig } from "../../runtime/config.js";
-import { createInMemoryPair, RpcError, type Transport } from "../../runtime/rpc/index.js";
+import { createInMemoryPair, RpcError, type Transport } from "../../rpc/index.js";
 import { createGateway } from "../../runtime/serve.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import { CLAIMED } from "./reference.js";

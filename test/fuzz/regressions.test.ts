@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../runtime/config.js";
 import { Gateway } from "../../runtime/engine/gateway.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair, Dispatcher } from "../../runtime/rpc/index.js";
+import { createInMemoryPair, Dispatcher } from "../../rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 
 const closers: (() => Promise<void>)[] = [];

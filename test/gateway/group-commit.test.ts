@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { ScriptStep } from "../../runtime/providers/scripted.js";
-import type { Transport } from "../../runtime/rpc/index.js";
+import type { Transport } from "../../rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { recording, type RecordedFrame } from "../ordering/record.js";

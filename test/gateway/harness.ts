@@ -9,7 +9,7 @@ import { resolveConfig } from "../../runtime/config.js";
 import { Gateway } from "../../runtime/engine/gateway.js";
 import type { ModelProvider } from "../../runtime/providers/provider.js";
 import { ScriptedProvider, type ScriptStep } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair, type Transport } from "../../runtime/rpc/index.js";
+import { createInMemoryPair, type Transport } from "../../rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import type { EventStore } from "../../runtime/store/store.js";
 import { builtinTools } from "../../runtime/tools/registry.js";

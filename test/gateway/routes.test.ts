@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentDelegationRouteCreateParams, TurnItem } from "../../generated/types.js";
-import type { RpcError } from "../../runtime/rpc/index.js";
+import type { RpcError } from "../../rpc/index.js";
 import { SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { ofTurn, script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
 

@@ -5,7 +5,7 @@ import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItem } from "../../generated/types.js";
 import { ProviderError, type ModelProvider, type ProviderEvent, type ProviderRequest } from "../../runtime/providers/provider.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { RpcError } from "../../runtime/rpc/index.js";
+import { RpcError } from "../../rpc/index.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;

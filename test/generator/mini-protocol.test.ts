@@ -28,7 +28,7 @@ import type * as MiniOrdering from "../fixtures/mini-protocol/expected/ordering.
 import type * as MiniRegistry from "../fixtures/mini-protocol/expected/registry.js";
 import type * as MiniServer from "../fixtures/mini-protocol/expected/server.js";
 import type * as MiniValidators from "../fixtures/mini-protocol/expected/validators.js";
-import { createInMemoryPair } from "../../runtime/rpc/index.js";
+import { createInMemoryPair } from "../../rpc/index.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const schemasDir = join(repoRoot, "test/fixtures/mini-protocol/schemas");

@@ -1,5 +1,5 @@
 /** A transport wrapper that records every frame both ways, parsed, in the order seen by the client. */
-import type { Transport } from "../../runtime/rpc/index.js";
+import type { Transport } from "../../rpc/index.js";
 
 export type FrameDirection = "gateway_to_client" | "client_to_gateway";
 

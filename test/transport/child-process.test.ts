@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LocalError, RpcClient, RpcError, type JsonRpcErrorObject } from "turnspec/rpc";
 import { ProtocolClient } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
-import { spawnStdioTransport, type ChildProcessTransport, type SpawnStdioOptions } from "../../runtime/transport/child-process.js";
+import { spawnStdioTransport, type ChildProcessTransport, type SpawnStdioOptions } from "../../transport/child-process.js";
 import { thread } from "./fake-gateway.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));

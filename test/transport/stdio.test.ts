@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { LocalError, RpcError } from "turnspec/rpc";
 import { ProtocolClient } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
-import { payloadTooLargeFrame } from "../../runtime/transport/frame-limit.js";
-import { StdioTransport } from "../../runtime/transport/stdio.js";
+import { payloadTooLargeFrame } from "../../transport/frame-limit.js";
+import { StdioTransport } from "../../transport/stdio.js";
 import { NEVER_ANSWERED_CWD, serve, thread } from "./fake-gateway.js";
 
 const LIMIT = 256;

@@ -18,7 +18,7 @@ import {
   type RunningWebSocketServer,
   type WebSocketServerOptions,
   type WebSocketTransport,
-} from "../../runtime/transport/websocket.js";
+} from "../../transport/websocket.js";
 import { NEVER_ANSWERED_CWD, serve, thread, type Served } from "./fake-gateway.js";
 
 const LIMIT = 1024;

@@ -5,7 +5,7 @@
  * The gateway's default limit is not repeated here: it belongs to the gateway
  * configuration (`limits.max_frame_bytes`), which passes it in.
  */
-import { errors } from "../../generated/registry.js";
+import { errors } from "../generated/registry.js";
 
 /**
  * What a client accepts from a gateway when it names no limit of its own: a bound on
