@@ -205,7 +205,7 @@ export class GatewaySession {
     }
     channel?.transcript.push(entry);
     if (typeof value === "object" && value !== null) {
-      for (const v of this.ordering.accept(value, direction === "sent" ? "client_to_gateway" : "gateway_to_client")) this.addViolation(v);
+      for (const v of this.ordering.accept(value, direction === "sent" ? "client_to_server" : "server_to_client")) this.addViolation(v);
     }
   }
 

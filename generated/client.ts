@@ -7,7 +7,7 @@
  */
 import { RpcClient, type LocalError, type RequestOptions, type Transport } from "turnspec/rpc";
 import type * as T from "./types.js";
-import type { AnyNotification, ClientMethodName, GatewayNotificationName, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
+import type { AnyNotification, ClientMethodName, ServerNotificationName, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
 export type { RequestOptions };
@@ -62,7 +62,7 @@ export class ProtocolClient {
   }
 
   /** Subscribes to one notification; returns the function that unsubscribes. */
-  on<N extends GatewayNotificationName>(name: N, handler: (params: NotificationParamsOf<N>) => void): () => void {
+  on<N extends ServerNotificationName>(name: N, handler: (params: NotificationParamsOf<N>) => void): () => void {
     return this.rpc.on(name, (params) => handler(params as NotificationParamsOf<N>));
   }
 

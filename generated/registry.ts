@@ -11,7 +11,7 @@ export const protocol = {
   version: "0.1.0",
 } as const;
 
-export type Direction = "client_to_gateway" | "gateway_to_client";
+export type Direction = "client_to_server" | "server_to_client";
 
 export interface MethodEntry {
   readonly name: string;
@@ -55,7 +55,7 @@ export type ResultOf<M extends MethodName> = MethodTypes[M]["result"];
 export const methods = {
   "thread/start": {
     name: "thread/start",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Create a thread that turns can run in (turnspec's own minimal Threads API).",
     params: "ThreadStartParams",
     result: "ThreadStartResponse",
@@ -63,7 +63,7 @@ export const methods = {
   },
   "thread/get": {
     name: "thread/get",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Read one thread (turnspec's own minimal Threads API).",
     params: "ThreadGetParams",
     result: "ThreadGetResponse",
@@ -71,7 +71,7 @@ export const methods = {
   },
   "thread/timeline/page": {
     name: "thread/timeline/page",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Page through a thread's top-level timeline blocks, one per turn (turnspec's own minimal Threads API).",
     params: "ThreadTimelinePageParams",
     result: "ThreadTimelinePageResponse",
@@ -79,7 +79,7 @@ export const methods = {
   },
   "turn/start": {
     name: "turn/start",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Start a new turn in a thread; progress arrives as notifications.",
     params: "TurnStartParams",
     result: "TurnStartResponse",
@@ -87,7 +87,7 @@ export const methods = {
   },
   "turn/cancel": {
     name: "turn/cancel",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Cancel or interrupt a turn that is still running.",
     params: "TurnCancelParams",
     result: "TurnCancelResponse",
@@ -95,7 +95,7 @@ export const methods = {
   },
   "turn/resume": {
     name: "turn/resume",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Resume a blocked turn through one of its recovery jobs.",
     params: "TurnResumeParams",
     result: "TurnResumeResponse",
@@ -103,7 +103,7 @@ export const methods = {
   },
   "turn/get": {
     name: "turn/get",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Read the current model of one turn.",
     params: "TurnGetParams",
     result: "TurnGetResponse",
@@ -111,7 +111,7 @@ export const methods = {
   },
   "turn/items": {
     name: "turn/items",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Replay the persisted item events of one turn.",
     params: "TurnItemsParams",
     result: "TurnItemsResponse",
@@ -119,7 +119,7 @@ export const methods = {
   },
   "turn/work/page": {
     name: "turn/work/page",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Page through the work items of one turn's semantic work block.",
     params: "TurnWorkPageParams",
     result: "TurnWorkPageResponse",
@@ -127,7 +127,7 @@ export const methods = {
   },
   "turn/work/items/get": {
     name: "turn/work/items/get",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Refresh specific work items by id, learning which were removed.",
     params: "TurnWorkItemsGetParams",
     result: "TurnWorkItemsGetResponse",
@@ -135,7 +135,7 @@ export const methods = {
   },
   "turn/permission/request/respond": {
     name: "turn/permission/request/respond",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Resolve an open tool permission request.",
     params: "TurnPermissionRequestRespondParams",
     result: "TurnPermissionRequestRespondResponse",
@@ -143,7 +143,7 @@ export const methods = {
   },
   "agent/route/create": {
     name: "agent/route/create",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Create a bounded delegation route from an agent execution to a destination thread.",
     params: "AgentDelegationRouteCreateParams",
     result: "AgentDelegationRouteProjection",
@@ -151,7 +151,7 @@ export const methods = {
   },
   "agent/route/list": {
     name: "agent/route/list",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "List the routes of one source execution, a page at a time.",
     params: "AgentDelegationRouteListParams",
     result: "AgentDelegationRouteListResponse",
@@ -159,7 +159,7 @@ export const methods = {
   },
   "agent/route/revoke": {
     name: "agent/route/revoke",
-    direction: "client_to_gateway",
+    direction: "client_to_server",
     summary: "Revoke a route, guarded by the generation the caller expects.",
     params: "AgentDelegationRouteRevokeParams",
     result: "AgentDelegationRouteProjection",
@@ -213,225 +213,225 @@ export type NotificationParamsOf<N extends NotificationName> = NotificationTypes
 export const notifications = {
   "turn/started": {
     name: "turn/started",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The turn was accepted and has started.",
     params: "TurnStartedNotification",
   },
   "item/started": {
     name: "item/started",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A timeline item was opened.",
     params: "ItemStartedNotification",
   },
   "item/agent_message/delta": {
     name: "item/agent_message/delta",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A piece of assistant answer text.",
     params: "ItemDeltaNotification",
   },
   "item/command_execution/output_delta": {
     name: "item/command_execution/output_delta",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A piece of a command's stdout or stderr.",
     params: "ItemDeltaNotification",
   },
   "item/file_change/output_delta": {
     name: "item/file_change/output_delta",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A piece of a file change's output.",
     params: "ItemDeltaNotification",
   },
   "item/tool/progress": {
     name: "item/tool/progress",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A progress update from a running tool.",
     params: "ItemDeltaNotification",
   },
   "item/updated": {
     name: "item/updated",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A timeline item changed after it was opened.",
     params: "ItemUpdatedNotification",
   },
   "item/completed": {
     name: "item/completed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A timeline item reached its final display state.",
     params: "ItemCompletedNotification",
   },
   "turn/completed": {
     name: "turn/completed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The turn finished successfully (terminal).",
     params: "TurnCompletedNotification",
   },
   "turn/failed": {
     name: "turn/failed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The turn failed or was interrupted (terminal).",
     params: "TurnFailedNotification",
   },
   "turn/blocked": {
     name: "turn/blocked",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The turn stopped in a blocked state that turn/resume can end.",
     params: "TurnBlockedNotification",
   },
   "thread/timeline/blocks/changed": {
     name: "thread/timeline/blocks/changed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A thread's timeline blocks changed; loaded pages may be stale.",
     params: "ThreadTimelineBlocksChangedNotification",
   },
   "turn/work/items/changed": {
     name: "turn/work/items/changed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "Work items of a turn's work block changed.",
     params: "TurnWorkItemsChangedNotification",
   },
   "turn/work/state/changed": {
     name: "turn/work/state/changed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A turn's work block changed state or counts.",
     params: "TurnWorkStateChangedNotification",
   },
   "turn/permission/request/opened": {
     name: "turn/permission/request/opened",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A tool action waits for the client's approval.",
     params: "TurnPermissionRequestOpenedNotification",
   },
   "turn/permission/request/resolved": {
     name: "turn/permission/request/resolved",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "An approval request was resolved, cancelled or expired.",
     params: "TurnPermissionRequestResolvedNotification",
   },
   "turn/permission/audit": {
     name: "turn/permission/audit",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A durable audit record of a permission decision.",
     params: "TurnPermissionAuditEvent",
   },
   "turn/execution_window/started": {
     name: "turn/execution_window/started",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A bounded execution window started.",
     params: "TurnExecutionWindowStartedNotification",
   },
   "turn/execution_window/exhausted": {
     name: "turn/execution_window/exhausted",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The current window hit a limit; observed counts are recorded.",
     params: "TurnExecutionWindowExhaustedNotification",
   },
   "turn/execution_window/checkpointed": {
     name: "turn/execution_window/checkpointed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A continuation checkpoint was written.",
     params: "TurnExecutionWindowCheckpointedNotification",
   },
   "turn/execution_window/continued": {
     name: "turn/execution_window/continued",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "Execution continued from a checkpoint in a new window.",
     params: "TurnExecutionWindowContinuedNotification",
   },
   "turn/execution_window/blocked": {
     name: "turn/execution_window/blocked",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "No further window can open; user or recovery action is needed.",
     params: "TurnExecutionWindowBlockedNotification",
   },
   "item/timeout_detected": {
     name: "item/timeout_detected",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "An item attempt ran past its deadline.",
     params: "ItemTimeoutDetectedNotification",
   },
   "item/recovery_opened": {
     name: "item/recovery_opened",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A recovery job was opened for an item.",
     params: "ItemRecoveryOpenedNotification",
   },
   "item/recovery_attached": {
     name: "item/recovery_attached",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "An attempt was attached to an existing recovery job.",
     params: "ItemRecoveryAttachedNotification",
   },
   "item/retry_scheduled": {
     name: "item/retry_scheduled",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A provider or item retry was scheduled.",
     params: "ItemRetryScheduledNotification",
   },
   "item/retry_attempt_started": {
     name: "item/retry_attempt_started",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A scheduled retry attempt started.",
     params: "ItemRetryAttemptStartedNotification",
   },
   "item/recovery_succeeded": {
     name: "item/recovery_succeeded",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "Recovery succeeded.",
     params: "ItemRecoverySucceededNotification",
   },
   "item/recovery_exhausted": {
     name: "item/recovery_exhausted",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "Recovery ran out of attempts.",
     params: "ItemRecoveryExhaustedNotification",
   },
   "item/tool/retry_scheduled": {
     name: "item/tool/retry_scheduled",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A tool retry episode was scheduled after a recoverable failure.",
     params: "ItemToolRetryScheduledNotification",
   },
   "item/tool/retry_resolved": {
     name: "item/tool/retry_resolved",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A tool retry episode ended.",
     params: "ItemToolRetryResolvedNotification",
   },
   "item/tool/retry_exhausted": {
     name: "item/tool/retry_exhausted",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "A tool's retry budget ran out.",
     params: "ItemToolRetryExhaustedNotification",
   },
   "turn/tool_loop/budget_exceeded": {
     name: "turn/tool_loop/budget_exceeded",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The agent tool loop hit its round or tool-call budget.",
     params: "TurnToolLoopBudgetExceededNotification",
   },
   "context/compressing": {
     name: "context/compressing",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "The gateway is compressing the thread history.",
     params: "ContextCompressingNotification",
   },
   "context/compressed": {
     name: "context/compressed",
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     summary: "History compression finished.",
     params: "ContextCompressedNotification",
   },
 } as const satisfies { readonly [N in NotificationName]: NotificationEntry & { readonly name: N; } };
 
-/** Methods a client calls and a gateway serves. */
-export type ClientMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "client_to_gateway" ? M : never }[MethodName];
+/** Methods a client calls and a server serves. */
+export type ClientMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "client_to_server" ? M : never }[MethodName];
 
-/** Notifications a gateway sends to its clients. */
-export type GatewayNotificationName = {
-  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "gateway_to_client" ? N : never;
+/** Notifications a server sends to its clients. */
+export type ServerNotificationName = {
+  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "server_to_client" ? N : never;
 }[NotificationName];
 
-/** The error registry: every code a gateway may answer with, by the reason in `error.data.reason`. */
+/** The error registry: every code a server may answer with, by the reason in `error.data.reason`. */
 export const errors = {
   parse_error: {
     code: -32700,

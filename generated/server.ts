@@ -5,11 +5,11 @@
  * maps errors to their registered codes, and a typed notifier.
  */
 import { Dispatcher, DomainError, LocalError, formatIssue, type JsonRpcResponse } from "turnspec/rpc";
-import type { GatewayNotificationName, ClientMethodName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
+import type { ServerNotificationName, ClientMethodName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
 import { errors, methods, notifications } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
-/** One handler per method the gateway serves. */
+/** One handler per method the server serves. */
 export type Handlers<Ctx = void> = {
   [M in ClientMethodName]: (params: ParamsOf<M>, ctx: Ctx) => ResultOf<M> | Promise<ResultOf<M>>;
 };
@@ -22,7 +22,7 @@ export interface ServerOptions<Ctx> {
   readonly validationMode?: ValidationMode;
   /** Validate each result before sending it; a mismatch answers -32603 and is reported. Default false. */
   readonly validateResults?: boolean;
-  /** Every error answered as -32603, for the gateway's own log. Never sent. */
+  /** Every error answered as -32603, for the server's own log. Never sent. */
   readonly onInternalError?: (error: unknown, method: string) => void;
   /** Valid notifications the protocol lets the client send. */
   readonly onNotification?: (method: string, params: unknown, ctx: Ctx) => void;
@@ -33,8 +33,8 @@ export interface ServerOptions<Ctx> {
 }
 
 // Widened to the entry types: a protocol may have no entry in one direction at all.
-const served = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "client_to_gateway").map((m) => m.name));
-const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "client_to_gateway").map((n) => n.name));
+const served = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "client_to_server").map((m) => m.name));
+const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "client_to_server").map((n) => n.name));
 
 /** Builds the dispatcher for a complete set of handlers. */
 export function createDispatcher<Ctx = void, H extends Handlers<Ctx> = Handlers<Ctx>>(
@@ -64,7 +64,7 @@ export function protocolError(reason: ErrorReason, message?: string, data?: Reco
 
 export interface Notifier {
   /** Sends a notification, validated first unless validation is off. */
-  notify<N extends GatewayNotificationName>(name: N, params: NotificationParamsOf<N>): Promise<void>;
+  notify<N extends ServerNotificationName>(name: N, params: NotificationParamsOf<N>): Promise<void>;
 }
 
 /** Wraps a frame sender in a typed notifier. An invalid notification throws a local error and is not sent. */

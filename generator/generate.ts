@@ -81,7 +81,7 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     protocol,
     clientClass: options.clientClass ?? "ProtocolClient",
     types: model.types.map((t) => ({ title: t.title, file: t.file })),
-    methods: model.methods.map((m) => ({ ...m, camel: camelMethodName(m.name) })).filter((m) => m.direction === "client_to_gateway"),
+    methods: model.methods.map((m) => ({ ...m, camel: camelMethodName(m.name) })).filter((m) => m.direction === "client_to_server"),
     notifications: model.notifications,
     errors: model.errors.map((e) => ({ ...e, detailNames: e.details.map((d) => d.detail) })),
   };

@@ -23,7 +23,7 @@ export interface UnionModel {
   readonly variants: readonly { readonly tag: string; readonly title: string }[];
 }
 
-export type Direction = "client_to_gateway" | "gateway_to_client";
+export type Direction = "client_to_server" | "server_to_client";
 
 export interface MethodModel {
   readonly name: string;

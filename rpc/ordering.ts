@@ -17,7 +17,7 @@
 import { classify, type JsonRpcId } from "./envelope.js";
 import { valueAt } from "./validation.js";
 
-export type FrameDirection = "gateway_to_client" | "client_to_gateway";
+export type FrameDirection = "server_to_client" | "client_to_server";
 
 /** One value that identifies a scope: what it names in messages, and where params hold it. */
 export interface OrderingKeyPart {
@@ -327,7 +327,7 @@ function checkOf(rule: OrderingRule, report: Report, terminated: Terminated): Ru
 }
 
 /** The side that answers what `direction`'s sender sent. */
-export const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { gateway_to_client: "client_to_gateway", client_to_gateway: "gateway_to_client" };
+export const OTHER_SIDE: Record<FrameDirection, FrameDirection> = { server_to_client: "client_to_server", client_to_server: "server_to_client" };
 
 /** Builds a checker for a set of rules. Generated code calls this with the protocol's own rules. */
 export function createOrderingEngine(rules: readonly OrderingRule[]): OrderingChecker {

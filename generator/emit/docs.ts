@@ -3,7 +3,7 @@ import type { Json, JsonObject, ProtocolModel } from "../model.js";
 import { anchorOf, render } from "../render.js";
 import { isObject } from "../walk.js";
 
-const DIRECTION = { client_to_gateway: "client → gateway", gateway_to_client: "gateway → client" } as const;
+const DIRECTION = { client_to_server: "client → server", server_to_client: "server → client" } as const;
 
 /** A short Markdown rendering of a schema's type, with links to named types. */
 export function describeSchema(schema: Json, model: ProtocolModel): string {

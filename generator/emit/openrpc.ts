@@ -41,7 +41,7 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
     "x-generated": generatedNote,
     openrpc: "1.3.2",
     info: { title: model.title, version: model.version, description: model.description },
-    methods: model.methods.filter((m) => m.direction === "client_to_gateway").map(methodObject),
+    methods: model.methods.filter((m) => m.direction === "client_to_server").map(methodObject),
     components: {
       schemas: Object.fromEntries(
         model.types.map((t) => {

@@ -30,7 +30,7 @@ import type {
 } from "../../generated/types.js";
 import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
 import { notificationIssues } from "../../generated/validators.js";
-import type { GatewayNotificationName, NotificationParamsOf } from "../../generated/registry.js";
+import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
 import { RpcError, type Dispatcher, type Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
@@ -265,7 +265,7 @@ export class Gateway {
    * turn is thrown here, by the turn's next record, as a failed append is: whoever runs
    * the turn must not build on events the log does not hold.
    */
-  record<N extends GatewayNotificationName>(
+  record<N extends ServerNotificationName>(
     threadId: string,
     turnId: string,
     method: N,
@@ -291,7 +291,7 @@ export class Gateway {
   }
 
   /** Appends a notification to a turn's log, then sends it to the thread's connections. */
-  publish<N extends GatewayNotificationName>(
+  publish<N extends ServerNotificationName>(
     threadId: string,
     turnId: string,
     method: N,

@@ -251,7 +251,7 @@ describe("the generated mini modules at run time", () => {
     expect(Object.keys(registry.notifications)).toEqual(NOTIFICATIONS);
     expect(registry.methods["kv/put"]).toEqual({
       name: "kv/put",
-      direction: "client_to_gateway",
+      direction: "client_to_server",
       summary: "Write one key, optionally only if it is still at a given version.",
       params: "KvPutParams",
       result: "KvPutResult",
@@ -327,13 +327,13 @@ describe("the generated mini modules at run time", () => {
     const changed = (key: string, version: number) => ({ jsonrpc: "2.0", method: "kv/changed", params: { watch_id: "w1", key, version, value: null } });
     const expired = (key: string) => ({ jsonrpc: "2.0", method: "kv/expired", params: { watch_id: "w1", key, expired_at: "2026-01-01T00:00:00Z" } });
     const put = (id: number, key: string) => ({ jsonrpc: "2.0", id, method: "kv/put", params: { key, value: { kind: "counter", count: 1 } } });
-    const stream = (frames: [unknown, "gateway_to_client" | "client_to_gateway"][]) => {
+    const stream = (frames: [unknown, "server_to_client" | "client_to_server"][]) => {
       const checker = ordering.createOrderingChecker();
       for (const [frame, direction] of frames) checker.accept(frame, direction);
       return [...checker.violations, ...checker.end()].map((v) => [v.rule, v.message]);
     };
-    const down = "gateway_to_client" as const;
-    const up = "client_to_gateway" as const;
+    const down = "server_to_client" as const;
+    const up = "client_to_server" as const;
 
     expect(stream([[changed("a", 1), down], [changed("b", 7), down], [changed("a", 2), down], [expired("a"), down], [put(1, "a"), up], [{ jsonrpc: "2.0", id: 1, result: { version: 3 } }, down], [changed("a", 3), down]])).toEqual([]);
     expect(stream([[changed("a", 1), down], [changed("a", 3), down]])).toEqual([["KV-ORDER-VERSION", 'kv/changed for key "a" of watch "w1" at frame 1 has /version 3; expected 2 after 1 at frame 0']]);

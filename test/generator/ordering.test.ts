@@ -82,7 +82,7 @@ describe("the rules of the turn protocol", () => {
     const a = createOrderingChecker();
     const b = createOrderingChecker();
     const delta = { jsonrpc: "2.0", method: "item/agent_message/delta", params: { thread_id: "th", turn_id: "t", sequence: 2, item_id: "i", stream: "agent_message", delta: "x" } };
-    expect(a.accept(delta, "gateway_to_client").map((v) => v.rule)).toEqual(["TURN-ORDER-STARTED-FIRST", "ITEM-ORDER-STARTED-FIRST"]);
+    expect(a.accept(delta, "server_to_client").map((v) => v.rule)).toEqual(["TURN-ORDER-STARTED-FIRST", "ITEM-ORDER-STARTED-FIRST"]);
     expect(b.violations).toEqual([]);
   });
 });

@@ -187,12 +187,12 @@ describe("a blocked turn", () => {
     const started = message(frames[find(frames, "turn/started")]!).params!;
     return notification("turn/blocked", { thread_id: thread, turn_id: turn, sequence: 0, turn: started.turn, reason: "execution window budget reached", recovery_job_id: resumeRequest.params.recovery_job_id });
   };
-  const resume = (id: string): RecordedFrame => ({ direction: "client_to_gateway", frame: { jsonrpc: "2.0", id, method: resumeRequest.method, params: { ...resumeRequest.params, thread_id: thread, turn_id: turn } } });
+  const resume = (id: string): RecordedFrame => ({ direction: "client_to_server", frame: { jsonrpc: "2.0", id, method: resumeRequest.method, params: { ...resumeRequest.params, thread_id: thread, turn_id: turn } } });
   const resumed = (id: string): RecordedFrame => ({
-    direction: "gateway_to_client",
+    direction: "server_to_client",
     frame: { jsonrpc: "2.0", id, result: { turn: message(frames[find(frames, "turn/started")]!).params!.turn, recovery_job_id: resumeRequest.params.recovery_job_id } },
   });
-  const refused = (id: string): RecordedFrame => ({ direction: "gateway_to_client", frame: { jsonrpc: "2.0", id, error: { code: -32005, message: "Turn is not blocked", data: { reason: "turn_not_blocked" } } } });
+  const refused = (id: string): RecordedFrame => ({ direction: "server_to_client", frame: { jsonrpc: "2.0", id, error: { code: -32005, message: "Turn is not blocked", data: { reason: "turn_not_blocked" } } } });
 
   /** Notifications of the recorded turn that carry a sequence: the ones the quiet applies to. */
   const ofThisTurn = (f: RecordedFrame) => notificationMethod(f) !== undefined && message(f).params?.turn_id === turn && typeof message(f).params?.sequence === "number";
@@ -239,8 +239,8 @@ describe("a blocked turn", () => {
 });
 
 describe("the reference turn/items example", () => {
-  const request: RecordedFrame = { direction: "client_to_gateway", frame: { jsonrpc: "2.0", id: 7, ...itemsRequest } };
-  const response = (events: unknown[]): RecordedFrame => ({ direction: "gateway_to_client", frame: { jsonrpc: "2.0", id: 7, result: { ...itemsResult, events } } });
+  const request: RecordedFrame = { direction: "client_to_server", frame: { jsonrpc: "2.0", id: 7, ...itemsRequest } };
+  const response = (events: unknown[]): RecordedFrame => ({ direction: "server_to_client", frame: { jsonrpc: "2.0", id: 7, result: { ...itemsResult, events } } });
   const event = (sequence: number) => ({ sequence, method: "item/updated", params: {}, recorded_at: "2026-01-01T00:00:00Z" });
 
   it("passes as given (no events) and with consecutive events", () => {
@@ -257,7 +257,7 @@ describe("the reference turn/items example", () => {
   });
 
   it("a response to another request id is not taken for the turn/items result", () => {
-    const stray: RecordedFrame = { direction: "gateway_to_client", frame: { jsonrpc: "2.0", id: 8, result: { ...itemsResult, events: [1, 5].map(event) } } };
+    const stray: RecordedFrame = { direction: "server_to_client", frame: { jsonrpc: "2.0", id: 8, result: { ...itemsResult, events: [1, 5].map(event) } } };
     expect(check([request, stray])).toEqual([]);
   });
 });

@@ -18,8 +18,8 @@ const rules: OrderingRule[] = [
 ];
 
 const note = (method: string, params: Record<string, unknown>) => ({ jsonrpc: "2.0", method, params });
-const up: FrameDirection = "client_to_gateway";
-const down: FrameDirection = "gateway_to_client";
+const up: FrameDirection = "client_to_server";
+const down: FrameDirection = "server_to_client";
 type Step = [unknown, FrameDirection];
 
 function run(steps: Step[], options?: { openTurnsAllowed?: boolean }) {

@@ -1,7 +1,7 @@
 /** A transport wrapper that records every frame both ways, parsed, in the order seen by the client. */
 import type { Transport } from "../../rpc/index.js";
 
-export type FrameDirection = "gateway_to_client" | "client_to_gateway";
+export type FrameDirection = "server_to_client" | "client_to_server";
 
 export interface RecordedFrame {
   readonly direction: FrameDirection;
@@ -14,12 +14,12 @@ export function recording(transport: Transport, frames: RecordedFrame[]): Transp
     start: () => transport.start(),
     close: () => transport.close(),
     send: (frame) => {
-      frames.push({ direction: "client_to_gateway", frame: JSON.parse(frame) });
+      frames.push({ direction: "client_to_server", frame: JSON.parse(frame) });
       return transport.send(frame);
     },
   };
   transport.onmessage = (frame) => {
-    frames.push({ direction: "gateway_to_client", frame: JSON.parse(frame) });
+    frames.push({ direction: "server_to_client", frame: JSON.parse(frame) });
     recorder.onmessage?.(frame);
   };
   transport.onclose = () => recorder.onclose?.();

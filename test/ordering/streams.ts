@@ -87,8 +87,8 @@ export function find(frames: readonly RecordedFrame[], method: string, where: (p
 
 /** Index of the gateway's response to the client's first `method` request. */
 export function responseTo(frames: readonly RecordedFrame[], method: string): number {
-  const request = frames.find((f) => f.direction === "client_to_gateway" && message(f).method === method);
-  const index = request ? frames.findIndex((f) => f.direction === "gateway_to_client" && message(f).method === undefined && message(f).id === message(request).id) : -1;
+  const request = frames.find((f) => f.direction === "client_to_server" && message(f).method === method);
+  const index = request ? frames.findIndex((f) => f.direction === "server_to_client" && message(f).method === undefined && message(f).id === message(request).id) : -1;
   if (index === -1) throw new Error(`no response to ${method} in the stream`);
   return index;
 }
@@ -121,4 +121,4 @@ export function renumbered(frames: readonly RecordedFrame[]): RecordedFrame[] {
 }
 
 /** A gateway notification frame. */
-export const notification = (method: string, params: Record<string, unknown>): RecordedFrame => ({ direction: "gateway_to_client", frame: { jsonrpc: "2.0", method, params } });
+export const notification = (method: string, params: Record<string, unknown>): RecordedFrame => ({ direction: "server_to_client", frame: { jsonrpc: "2.0", method, params } });

@@ -112,7 +112,7 @@ describe("reference fixtures", () => {
     for (const [file, reading] of Object.entries(readings)) {
       if (reading.as !== "frame" && reading.as !== "call") continue;
       const { method } = callOf(file, load(file));
-      expect(methods[method].direction, file).toBe("client_to_gateway");
+      expect(methods[method].direction, file).toBe("client_to_server");
     }
   });
 
