@@ -3,8 +3,8 @@
  *
  * - Every fenced block preceded by `<!-- examples/PATH -->` in README.md and docs/**.md gets the file's
  *   contents: the examples are files (run by tests), and the guides show them as they are.
- * - Every fenced block preceded by `<!-- run: COMMAND -->` gets what COMMAND prints (stdout, then stderr),
- *   run through `sh` in the repository root: outputs shown in the guides are real outputs.
+ * - Every fenced block preceded by `<!-- run: COMMAND -->` gets `$ COMMAND` and what it prints (stdout, then
+ *   stderr), run through `sh` in the repository root: outputs shown in the guides are real outputs.
  * - `docs/cli/` gets one reference page per command yargs lists in `turnspec --help`, holding that
  *   command's `--help` verbatim (a command added to bin/cli.ts gets its page by itself), and an index.
  *
@@ -77,8 +77,8 @@ export function embed(file: string, text: string, root = ROOT): string {
       body = readFileSync(join(root, path), "utf8");
       lang = FENCE_LANG[extname(path)] ?? "text";
     } else {
-      body = runForDocs(marker[2], root);
-      lang = "text";
+      body = `$ ${marker[2]}\n${runForDocs(marker[2], root)}`;
+      lang = "console";
     }
     if (!body.endsWith("\n")) body += "\n";
     const longest = Math.max(2, ...[...body.matchAll(/^`{3,}/gm)].map((m) => m[0].length));
@@ -89,11 +89,14 @@ export function embed(file: string, text: string, root = ROOT): string {
   return out.join("\n");
 }
 
-/** What a command prints, for a `<!-- run: … -->` block: stdout then stderr, whatever its exit status. */
+/**
+ * What a command prints, for a `<!-- run: … -->` block: stdout then stderr, whatever its exit status,
+ * with the repository's absolute path taken out so that the output reads the same on every machine.
+ */
 function runForDocs(command: string, root: string): string {
-  const run = spawnSync("sh", ["-c", command], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" }, timeout: 60_000 });
+  const run = spawnSync("sh", ["-c", command], { cwd: root, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" }, timeout: 120_000 });
   if (run.error) throw new DocsError(`cannot run ${command}: ${run.error.message}`);
-  return `${run.stdout}${run.stderr}`;
+  return `${run.stdout}${run.stderr}`.split(`${root}/`).join("").split(root).join(".");
 }
 
 /** The commands `turnspec --help` lists, with their usage line and description. */

@@ -53,7 +53,7 @@ describe("the docs build", () => {
   it("fills a run block with what the command prints, and leaves a filled block as it is", () => {
     const doc = "<!-- run: echo out; echo err >&2; exit 1 -->\n```text\n```\n";
     const once = embed("docs/g.md", doc, root);
-    expect(once).toBe("<!-- run: echo out; echo err >&2; exit 1 -->\n```text\nout\nerr\n```\n");
+    expect(once).toBe("<!-- run: echo out; echo err >&2; exit 1 -->\n```console\n$ echo out; echo err >&2; exit 1\nout\nerr\n```\n");
     expect(embed("docs/g.md", once, root)).toBe(once);
   });
 
