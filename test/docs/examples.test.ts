@@ -1,7 +1,8 @@
 /**
  * The examples the guides show (under examples/, embedded by `npm run docs`) do what the guides say. The
- * client SDK examples are run by test/client/examples.test.ts; the two CI workflows are not run here,
- * but the protocol team's runs exactly the commands of examples/generate/check.sh, which is.
+ * client SDK examples are run by test/client/examples.test.ts. The two CI workflows are not run as such:
+ * the protocol team's runs exactly the commands of examples/generate/check.sh, which is run here, and the
+ * vendor's certify command is parsed by `turnspec certify` with this repository's example files.
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -164,5 +165,25 @@ describe("certifying a gateway (docs/certify.md)", () => {
     expect(listed.length).toBeGreaterThan(0);
     for (const entry of listed) expect(known.has(entry.id), entry.id).toBe(true);
     expect(parseToolMap("examples/certify/tool-map.json")).toEqual({ shell: "bash", read_file: "fs_read", write_file: "fs_write" });
+  });
+
+  it("the vendor workflow's certify command takes only options certify knows", async () => {
+    const workflow = readFileSync("examples/certify/ci.yml", "utf8");
+    // The folded (>-) run step: its lines joined with spaces.
+    const step = /- run: >-\n((?: {10}.+\n)+)/.exec(workflow)?.[1];
+    expect(step, "examples/certify/ci.yml has a folded run step").toBeDefined();
+    const command = step!
+      .split("\n")
+      .map((l) => l.trim())
+      .join(" ")
+      .trim()
+      .replace("conformance-tool-map.json", "examples/certify/tool-map.json")
+      .replace("conformance-known.json", "examples/certify/expected-failures.json")
+      .replace(/^npx turnspec /, "node bin/turnspec.js ");
+    expect(command).toMatch(/^node bin\/turnspec\.js certify --gateway-cmd /);
+    // --list reads the options (yargs is strict: an unknown one is a usage error) and starts no gateway.
+    const result = await sh(`${command} --list`);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
   });
 });
