@@ -99,18 +99,29 @@ function runForDocs(command: string, root: string): string {
   return `${run.stdout}${run.stderr}`.split(`${root}/`).join("").split(root).join(".");
 }
 
+/** A command as `turnspec --help` lists it. */
+export interface CliCommand {
+  readonly name: string;
+  readonly usage: string;
+  readonly describe: string;
+}
+
 /** The commands `turnspec --help` lists, with their usage line and description. */
-export function cliCommands(root = ROOT): { name: string; usage: string; describe: string }[] {
-  const help = turnspec(["--help"], root);
+export function cliCommands(root = ROOT): CliCommand[] {
+  return parseCommands(turnspec(["--help"], root));
+}
+
+/** The commands of a yargs help text's Commands: section (descriptions unwrapped, `[aliases: …]` and `[default]` dropped). */
+export function parseCommands(help: string): CliCommand[] {
   const section = help.split(/\n(?=\S)/).find((s) => s.startsWith("Commands:"));
   if (!section) throw new DocsError("turnspec --help lists no Commands: section");
   const commands: { name: string; usage: string; describe: string }[] = [];
   for (const line of section.split("\n").slice(1)) {
-    const start = /^ {2}turnspec (\S+(?: [[<]\S+[\]>])*)\s{2,}(.*)$/.exec(line);
-    if (start) commands.push({ name: start[1]!.split(" ")[0]!, usage: `turnspec ${start[1]}`, describe: start[2]!.trim() });
-    else if (line.trim() !== "" && commands.length > 0) commands.at(-1)!.describe += ` ${line.trim()}`;
+    const start = /^ {2}turnspec (\S+(?: [[<][^\]>]+[\]>])*)(?: {2,}(.*))?$/.exec(line);
+    if (start) commands.push({ name: start[1]!.split(" ")[0]!, usage: `turnspec ${start[1]}`, describe: (start[2] ?? "").trim() });
+    else if (line.trim() !== "" && commands.length > 0) commands.at(-1)!.describe = `${commands.at(-1)!.describe} ${line.trim()}`.trim();
   }
-  return commands.map((c) => ({ ...c, describe: c.describe.replace(/\s+\[[a-z]+\]$/, "") }));
+  return commands.map((c) => ({ ...c, describe: c.describe.replace(/(?:\s*\[(?:aliases: [^\]]*|default)\])+$/, "") }));
 }
 
 function turnspec(args: string[], root: string): string {

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { anchors, brokenLinks, cliCommands, docChanges, DocsError, embed, markdownFiles } from "../../scripts/docs.js";
+import { anchors, brokenLinks, cliCommands, docChanges, DocsError, embed, markdownFiles, parseCommands } from "../../scripts/docs.js";
 
 /**
  * Guides other parts of the project are writing; linked already, missing until they land.
@@ -70,6 +70,28 @@ describe("the docs build", () => {
       "README.md:1 docs/a.md no heading #nope in docs/a.md",
       "README.md:1 docs/gone.md no such file",
     ]);
+  });
+
+  it("reads the commands of a help text: usage with positionals, wrapped descriptions, aliases", () => {
+    const help = [
+      "turnspec <command> [options]",
+      "",
+      "Commands:",
+      "  turnspec generate            Generate types, validators, registry, client,",
+      "                               server, OpenRPC and docs from the schemas",
+      "  turnspec diff <old> <new>    Compare two schema folders       [aliases: d]",
+      "  turnspec a-command-whose-usage-is-long [files..] [more..]",
+      "                               Described on the next line",
+      "",
+      "Options:",
+      "  --help     Show help                                                 [boolean]",
+    ].join("\n");
+    expect(parseCommands(help)).toEqual([
+      { name: "generate", usage: "turnspec generate", describe: "Generate types, validators, registry, client, server, OpenRPC and docs from the schemas" },
+      { name: "diff", usage: "turnspec diff <old> <new>", describe: "Compare two schema folders" },
+      { name: "a-command-whose-usage-is-long", usage: "turnspec a-command-whose-usage-is-long [files..] [more..]", describe: "Described on the next line" },
+    ]);
+    expect(() => parseCommands("turnspec <command>\n\nOptions:\n  --help\n")).toThrow(new DocsError("turnspec --help lists no Commands: section"));
   });
 
   it("makes GitHub's anchors, numbering repeated headings", () => {
