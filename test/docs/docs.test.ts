@@ -28,7 +28,7 @@ describe("the documentation", () => {
   });
 
   it("links only to files and headings that exist, apart from the guides still being written", () => {
-    const broken = brokenLinks();
+    const broken = brokenLinks(undefined, [...markdownFiles(), "schemas/README.md"]);
     const unexpected = broken.filter((b) => !(b.problem === "no such file" && PENDING_TARGETS.includes(b.resolved)));
     expect(unexpected.map((b) => `${b.file}:${b.line} ${b.target}: ${b.problem}`)).toEqual([]);
     const arrived = PENDING_TARGETS.filter((t) => !broken.some((b) => b.resolved === t));
