@@ -3,6 +3,9 @@
  * not tests: the exit code is 0 whatever they measure; PASS/MISS compares a measured ratio
  * or time with its target, side by side in this run, on whatever machine this is.
  *
+ * A full run writes its table into docs/benchmarks.md (bench/page.ts); a partial one (--quick, --only)
+ * prints it only.
+ *
  * Options: --quick (fewer rounds), --only validation|generate|throughput|permission|concurrency|store|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
@@ -13,6 +16,7 @@ import { runCertifyBench } from "./certify.js";
 import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
 import { resultTable, type ResultRow } from "./lib.js";
+import { BENCHMARKS_PAGE, writeResultsPage } from "./page.js";
 import { runPermissionBench } from "./permission.js";
 import { runStoreBench } from "./store.js";
 import { runThroughputBench } from "./throughput.js";
@@ -23,7 +27,9 @@ const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefi
 const quick = args.includes("--quick");
 
 const started = performance.now();
+const startedAt = new Date();
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+const loadBefore = load();
 console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), load average ${load()}${quick ? ", quick mode" : ""}\n`);
 
 const benches: [string, () => Promise<ResultRow[]>][] = [
@@ -51,3 +57,18 @@ const targets = rows.filter((r) => r.status !== "info");
 const passed = targets.filter((r) => r.status === "PASS").length;
 console.log(`== results (${((performance.now() - started) / 1000).toFixed(0)} s; load average now ${load()}; ${passed} of ${targets.length} targets met)`);
 console.log(resultTable(rows));
+
+if (only || quick) {
+  console.log(`\n(a partial run: ${BENCHMARKS_PAGE} keeps the table of the last full run)`);
+} else {
+  writeResultsPage(rows, {
+    date: startedAt,
+    seconds: (performance.now() - started) / 1000,
+    node: process.version.slice(1),
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? "?",
+    loadBefore,
+    loadAfter: load(),
+  });
+  console.log(`\nwrote ${BENCHMARKS_PAGE}`);
+}

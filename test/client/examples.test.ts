@@ -1,6 +1,6 @@
 /**
- * The README's client SDK guide: every example under examples/client is embedded in the
- * README exactly as the file is, and every Node example runs against a gateway this test
+ * The client SDK guide (docs/client.md): every example under examples/client is embedded in the
+ * guide exactly as the file is, and every Node example runs against a gateway this test
  * starts (WebSocket on 127.0.0.1 with a token; stdio as a child process) and prints what
  * its comments promise. For reconnect.ts the gateway drops the first connection as soon as
  * the turn's command starts. examples/client/browser.ts runs in Chromium in browser.test.ts.
@@ -14,7 +14,7 @@ import { startHarness, type Harness } from "../gateway/harness.js";
 
 const DIR = "examples/client";
 const files = readdirSync(DIR).filter((f) => f.endsWith(".ts")).sort();
-const readme = readFileSync("README.md", "utf8");
+const guide = readFileSync("docs/client.md", "utf8");
 
 /** What each Node example must print (all of it, in order, after trimming). */
 const EXPECTED: Record<string, RegExp> = {
@@ -30,9 +30,9 @@ describe("the client SDK guide", () => {
   it("embeds every example exactly as the file is, and names no example that does not exist", () => {
     for (const file of files) {
       const embedded = `<!-- ${DIR}/${file} -->\n\`\`\`ts\n${readFileSync(`${DIR}/${file}`, "utf8")}\`\`\``;
-      expect(readme.includes(embedded), `README.md does not embed ${DIR}/${file} as it is now: copy the file into its block`).toBe(true);
+      expect(guide.includes(embedded), `docs/client.md does not embed ${DIR}/${file} as it is now: run \`npm run docs\``).toBe(true);
     }
-    const named = [...readme.matchAll(/<!-- examples\/client\/(\S+) -->/g)].map((m) => m[1]);
+    const named = [...guide.matchAll(/<!-- examples\/client\/(\S+) -->/g)].map((m) => m[1]);
     expect(named.sort()).toEqual(files);
   });
 
