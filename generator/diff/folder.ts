@@ -81,9 +81,19 @@ function git(cwd: string, args: string[], input?: string): Buffer {
  */
 export function loadAtRef(dir: string, ref: string): ProtocolModel {
   const absolute = resolve(dir);
-  const top = git(absolute, ["rev-parse", "--show-toplevel"]).toString().trim();
+  let top: string;
+  try {
+    top = git(absolute, ["rev-parse", "--show-toplevel"]).toString().trim();
+  } catch {
+    throw new SchemasUnreadable(`--against needs a git repository: ${absolute} is not inside one`);
+  }
   const inRepo = relative(top, absolute).split("\\").join("/");
-  const commit = git(top, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]).toString().trim();
+  let commit: string;
+  try {
+    commit = git(top, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]).toString().trim();
+  } catch {
+    throw new SchemasUnreadable(`"${ref}" is not a commit of the git repository at ${top}`);
+  }
   const listing = git(top, ["ls-tree", "-z", commit, "--", `${inRepo}/`]).toString();
   const blobs: { name: string; id: string }[] = [];
   for (const entry of listing.split("\0").filter(Boolean)) {
