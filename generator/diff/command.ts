@@ -6,6 +6,7 @@
  */
 import type { ValidationMode } from "../emit/validators.js";
 import type { ProtocolModel } from "../model.js";
+import { SchemaErrors } from "../schema-error.js";
 import { loadAtRef, loadFolder, SchemasUnreadable } from "./folder.js";
 import { diffSchemas } from "./index.js";
 import { renderMarkdown, renderText } from "./render.js";
@@ -44,7 +45,16 @@ export async function runDiff(command: DiffCommand, out = process.stdout, err = 
     }
     throw error;
   }
-  const report = diffSchemas(oldModel, newModel, { mode: command.mode, categories: CATEGORIES[command.category] });
+  let report;
+  try {
+    report = diffSchemas(oldModel, newModel, { mode: command.mode, categories: CATEGORIES[command.category] });
+  } catch (error) {
+    if (error instanceof SchemaErrors) {
+      err.write(`turnspec diff: the validators cannot be compiled from the schemas:\n${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
   out.write(command.format === "json" ? JSON.stringify(report, null, 2) + "\n" : command.format === "markdown" ? renderMarkdown(report) : renderText(report));
   if (report.summary.breaking > 0) return 1;
   if (command.strictUndetermined && report.summary.undetermined > 0) return 1;

@@ -29,7 +29,7 @@ export interface CompareContext {
   readonly tolerant: boolean;
 }
 
-const MAX_CANDIDATES = 6;
+const MAX_CANDIDATES = 12;
 const ANNOTATIONS = new Set(["title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly", "format", "$schema", "$id"]);
 const COMPARED = new Set([
   "type", "enum", "const", "$ref", "anyOf", "oneOf", "discriminator",
@@ -45,7 +45,14 @@ const equal = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) ==
 
 /** Wraps the candidates of child findings into the parent value. */
 function wrap(findings: Finding[], into: (value: Json) => Json): Finding[] {
-  return findings.map((f) => ({ ...f, candidates: f.candidates.slice(0, MAX_CANDIDATES).map(into) }));
+  return findings.map((f) => ({ ...f, candidates: f.candidates.map(into) }));
+}
+
+/** Distinct candidates, at most MAX_CANDIDATES of them. */
+function distinct(values: readonly Json[]): Json[] {
+  const seen = new Map<string, Json>();
+  for (const value of values) if (seen.size < MAX_CANDIDATES) seen.set(JSON.stringify(value), value);
+  return [...seen.values()];
 }
 
 class Comparison {
@@ -152,7 +159,8 @@ class Comparison {
     const findings: Finding[] = [];
     for (const key of new Set([...Object.keys(s), ...Object.keys(r)])) {
       if (COMPARED.has(key) || ANNOTATIONS.has(key) || isExtensionKeyword(key)) continue;
-      if (!equal(s[key], r[key])) {
+      // Every keyword constrains: one the sender alone states only narrows what it sends.
+      if (key in r && !equal(s[key], r[key])) {
         findings.push(this.undetermined(at(sLoc, key), at(rLoc, key), `${key}: ${show(s[key])} → ${show(r[key])}`, `the keyword ${key} is not compared by turnspec diff`, [sample(s, this.ctx.sender)]));
       }
     }
@@ -292,7 +300,7 @@ class Comparison {
     }
     if (typeof r.pattern === "string" && r.pattern !== s.pattern) {
       // Inclusion of regular expressions is not decided; generated strings may still show a break.
-      const lengths = [sMin, Math.max(sMin, 1), Math.max(sMin, 8)];
+      const lengths = [...new Set([Math.max(sMin, 1), sMin, Math.max(sMin, 8)])];
       const candidates = lengths.flatMap((n) => ["x", "A", "0", "-", " "].map((c) => c.repeat(n)));
       findings.push(this.undetermined(at(sLoc, "pattern"), at(rLoc, "pattern"), `pattern ${show(s.pattern)} → ${show(r.pattern)}`, "whether every string of the old pattern matches the new one is not decided", candidates));
     }
@@ -322,11 +330,11 @@ class Comparison {
   }
 
   private breaking(sender: Location, receiver: Location, change: string, why: string, candidates: Json[]): Finding {
-    return { verdict: "breaking", sender, receiver, change, why, candidates };
+    return { verdict: "breaking", sender, receiver, change, why, candidates: distinct(candidates) };
   }
 
   private undetermined(sender: Location, receiver: Location, change: string, why: string, candidates: Json[]): Finding {
-    return { verdict: "undetermined", sender, receiver, change, why, candidates };
+    return { verdict: "undetermined", sender, receiver, change, why, candidates: distinct(candidates) };
   }
 }
 
