@@ -32,6 +32,7 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
   const noun = kind === "methods" ? "method" : "notification";
   const newByName = new Map(news.map((m) => [m.name, m]));
   const oldNames = new Set(olds.map((m) => m.name));
+  const renameTargets = new Set<string>();
   for (const old of olds) {
     const next = newByName.get(old.name);
     const subject = old.name;
@@ -39,6 +40,7 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
       const sender = ROLE_OF_SENDER[old.direction];
       // A message added with the same params (and result) is most likely this one renamed.
       const renamed = news.find((m) => !oldNames.has(m.name) && m.direction === old.direction && structurallyEqual(fileOf(oldModel, old.params), oldModel, fileOf(newModel, m.params), newModel));
+      if (renamed) renameTargets.add(renamed.name);
       const params = sample({ $ref: fileOf(oldModel, old.params) }, oldModel) as Json;
       out.push(
         change({
@@ -90,7 +92,7 @@ function messages(oldModel: ProtocolModel, newModel: ProtocolModel, kind: "metho
     }
     if (kind === "methods") out.push(...errorList(oldModel, newModel, old as MethodModel, next as MethodModel));
   }
-  for (const added of news.filter((m) => !oldNames.has(m.name))) {
+  for (const added of news.filter((m) => !oldNames.has(m.name) && !renameTargets.has(m.name))) {
     out.push(change({ subject: added.name, verdict: "compatible", change: `${noun} "${added.name}" added`, why: "old peers never send it and are not sent it unless they use it", old: null, new: where(newModel, kind, added.name) }));
   }
   return out;
