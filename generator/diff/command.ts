@@ -27,7 +27,12 @@ export interface DiffCommand {
 
 export const CATEGORIES: Record<DiffCommand["category"], Category[]> = { wire: ["wire"], code: ["code"], all: ["wire", "code"] };
 
-export async function runDiff(command: DiffCommand, out = process.stdout, err = process.stderr): Promise<number> {
+/** Where the command writes: standard output and error, or a test's buffers. */
+export interface Output {
+  write(text: string): unknown;
+}
+
+export async function runDiff(command: DiffCommand, out: Output = process.stdout, err: Output = process.stderr): Promise<number> {
   let oldModel: ProtocolModel;
   let newModel: ProtocolModel;
   try {

@@ -18,6 +18,8 @@ import { ROLE_OF_SENDER, otherRole, type Category, type Change, type DiffOptions
 import { ModelValidators } from "./validators.js";
 
 export type { Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
+export { DIRECTION_ALIASES, loadAtRef, loadFolder, SchemasUnreadable } from "./folder.js";
+export { renderMarkdown, renderText } from "./render.js";
 
 /** One message of the protocol as it is carried in both versions. */
 interface MessagePart {
