@@ -58,8 +58,8 @@ const cli = yargs(hideBin(process.argv))
     "Judge a schema change: which deployed clients or servers it breaks, each with a counterexample",
     (y) =>
       y
-        .positional("old", { type: "string", describe: "The old schemas folder (or use --against)" })
-        .positional("new", { type: "string", describe: "The new schemas folder (default: --schemas)" })
+        .positional("old", { type: "string", describe: "The old schemas folder; with --against, the new one (default: --schemas)" })
+        .positional("new", { type: "string", describe: "The new schemas folder" })
         .option("against", { type: "string", describe: "Compare with the schemas folder at this git ref of the current repository, e.g. origin/main" })
         .option("schemas", { type: "string", default: "schemas", describe: "The schemas folder of the work tree (the new side with --against)" })
         .option("mode", { choices: ["strict", "tolerant"] as const, default: "strict" as const, describe: "How the receivers validate" })
