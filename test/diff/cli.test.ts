@@ -11,13 +11,14 @@ import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { runDiff, type DiffCommand } from "../../generator/diff/command.js";
+import type { JsonObject } from "../../generator/model.js";
 import { removeAll, writeProtocol, type ProtocolSpec } from "./protocol.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const dirs: string[] = [];
 afterAll(() => removeAll(dirs));
 
-const closed = (properties: Record<string, unknown>, required: string[]) => ({ type: "object", additionalProperties: false, required, properties }) as never;
+const closed = (properties: JsonObject, required: string[]): JsonObject => ({ type: "object", additionalProperties: false, required, properties });
 const BASE: ProtocolSpec = {};
 /** thing/put params gain an optional field: new clients break old strict servers; old clients are fine. */
 const OPTIONAL_ADDED: ProtocolSpec = { params: closed({ id: { type: "string" }, v: { type: "string" }, note: { type: "string" } }, ["id", "v"]) };

@@ -14,13 +14,15 @@ import type { Json, JsonObject, ProtocolModel } from "../../generator/model.js";
 
 const BASE = "https://example.test/schemas/";
 
-const STANDARD_ERRORS = [
-  [-32700, "parse_error"],
-  [-32600, "invalid_request"],
-  [-32601, "method_not_found"],
-  [-32602, "invalid_params"],
-  [-32603, "internal_error"],
-].map(([code, reason]) => ({ code, reason, message: String(reason), description: `The standard error ${reason}.`, standard: true }));
+const STANDARD_ERRORS: JsonObject[] = (
+  [
+    [-32700, "parse_error"],
+    [-32600, "invalid_request"],
+    [-32601, "method_not_found"],
+    [-32602, "invalid_params"],
+    [-32603, "internal_error"],
+  ] as const
+).map(([code, reason]) => ({ code, reason, message: reason, description: `The standard error ${reason}.`, standard: true }));
 
 export const title = (file: string) => file.replace(/\.json$/, "").split("_").map((w) => w[0]!.toUpperCase() + w.slice(1)).join("");
 
