@@ -18,10 +18,11 @@ export function tsType(schema: Json | undefined, model: ProtocolModel): string {
   if (!isObject(schema)) return "never";
   if (typeof schema.$ref === "string") return model.byFile.get(schema.$ref)?.title ?? "unknown";
   if ("const" in schema) return JSON.stringify(schema.const);
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
+  // Unions are written in a fixed order: reordering an enum or a oneOf changes no TypeScript type.
+  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).sort().join(" | ");
   const pair = nullablePair(schema);
   if (pair) return `${tsType(pair.value, model)} | null`;
-  if (Array.isArray(schema.oneOf)) return schema.oneOf.map((v) => tsType(v, model)).join(" | ");
+  if (Array.isArray(schema.oneOf)) return schema.oneOf.map((v) => tsType(v, model)).sort().join(" | ");
   const types = typesOf(schema);
   if (!types) return isObject(schema.properties) ? objectType(schema, model) : "unknown";
   return types
@@ -31,7 +32,9 @@ export function tsType(schema: Json | undefined, model: ProtocolModel): string {
 
 function objectType(schema: JsonObject, model: ProtocolModel): string {
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  const fields = Object.entries(schema.properties as JsonObject).map(([k, v]) => `${k}${required.has(k) ? "" : "?"}: ${tsType(v, model)}`);
+  const fields = Object.entries(schema.properties as JsonObject)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, v]) => `${k}${required.has(k) ? "" : "?"}: ${tsType(v, model)}`);
   if (schema.additionalProperties !== false) fields.push("[k: string]: unknown");
   return `{ ${fields.join("; ")} }`;
 }
@@ -45,8 +48,34 @@ function fields(type: TypeModel): Map<string, { schema: Json; required: boolean 
   return out;
 }
 
-export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
+/**
+ * Names the generated registry exports as union members (MethodName, NotificationName,
+ * ErrorReason): one removed fails code that names it; a client_to_server method added
+ * makes a server's Handlers map, written against the old output, incomplete.
+ */
+function registryNames(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
   const out: Change[] = [];
+  const lists = [
+    ["MethodName", "methods", oldModel.methods.map((m) => m.name), newModel.methods.map((m) => m.name)],
+    ["NotificationName", "notifications", oldModel.notifications.map((n) => n.name), newModel.notifications.map((n) => n.name)],
+    ["ErrorReason", "errors", oldModel.errors.map((e) => e.reason), newModel.errors.map((e) => e.reason)],
+  ] as const;
+  for (const [union, kind, before, after] of lists) {
+    const file = kind === "errors" ? "errors.json" : "protocol.json";
+    for (const name of before.filter((n) => !(after as readonly string[]).includes(n))) {
+      out.push({ category: "code", subject: union, verdict: "breaking", change: `${union} "${name}" removed`, why: `code that names "${name}" (a handler, a call, a catch) no longer compiles`, old: { file, pointer: `/${kind}/${(before as readonly string[]).indexOf(name)}` }, new: null });
+    }
+    if (kind !== "methods") continue;
+    for (const name of after.filter((n) => !(before as readonly string[]).includes(n))) {
+      if (newModel.methods.find((m) => m.name === name)!.direction !== "client_to_server") continue;
+      out.push({ category: "code", subject: union, verdict: "breaking", change: `${union} "${name}" added`, why: "the generated server's Handlers map is keyed by every client_to_server method; a server written against the old output lacks this handler and no longer compiles", old: null, new: { file, pointer: `/${kind}/${(after as readonly string[]).indexOf(name)}` } });
+    }
+  }
+  return out;
+}
+
+export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): Change[] {
+  const out: Change[] = registryNames(oldModel, newModel);
   const newByTitle = new Map(newModel.types.map((t) => [t.title, t]));
   const oldTitles = new Set(oldModel.types.map((t) => t.title));
   const code = (subject: string, fields: Omit<Change, "category" | "subject">): Change => ({ category: "code", subject, ...fields });

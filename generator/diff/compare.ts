@@ -62,7 +62,10 @@ class Comparison {
   check(s: Json | undefined, sLoc: Location, r: Json | undefined, rLoc: Location): Finding[] {
     // References: follow each side to its file; a pair already under comparison is assumed
     // to hold (recursive types are compared coinductively).
-    let sNode = isObject(s) ? s : undefined;
+    // Boolean schemas: true allows every value, false none.
+    if (s === false || r === true) return [];
+    if (r === false) return [this.breaking(sLoc, rLoc, "any value → no value (false)", "the receiver's schema is false and accepts nothing", [sample(s, this.ctx.sender)])];
+    let sNode = s === true ? {} : isObject(s) ? s : undefined;
     let rNode = isObject(r) ? r : undefined;
     if (sNode && typeof sNode.$ref === "string") {
       sLoc = { file: sNode.$ref, pointer: "" };

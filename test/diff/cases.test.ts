@@ -121,6 +121,7 @@ const CASES: Record<string, Case> = {
   "minItems raised": { old: v({ type: "array", items: str }), new: v({ type: "array", items: str, minItems: 1 }), want: ["breaking", "ok"] },
   "maxItems lowered": { old: v({ type: "array", items: str, maxItems: 5 }), new: v({ type: "array", items: str, maxItems: 2 }), want: ["breaking", "ok"] },
   "array items gain an optional field (strict)": { old: v({ type: "array", items: obj({ a: str }) }), new: v({ type: "array", items: obj({ a: str, b: str }, ["a"]) }), want: ["ok", "breaking"] },
+  "array items true → typed (a boolean schema)": { old: v({ type: "array", items: true }), new: v({ type: "array", items: str }), want: ["breaking", "ok"] },
   // Keywords outside the compared subset
   "minProperties added (a generated value breaks it)": { old: v(obj({ a: str }, [], true)), new: v({ ...obj({ a: str }, [], true), minProperties: 1 }), want: ["breaking", "ok"], change: "minProperties" },
   "not added (undetermined)": { old: v(int), new: v({ type: "integer", not: { const: 1234567 } }), want: ["undetermined", "ok"], change: "not" },

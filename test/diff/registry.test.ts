@@ -123,6 +123,10 @@ describe("turnspec diff: generated code", () => {
     "required field added": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "string" }, b: { type: "string" } }, ["a", "b"])), want: ["Box: Box.b added as required"] },
     "optional field added": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "string" }, b: { type: "string" } }, ["a"])), want: [] },
     "enum value added": { old: box(closed({ a: { enum: ["x"] } }, ["a"])), new: box(closed({ a: { enum: ["x", "y"] } }, ["a"])), want: ['Box: Box.a: "x" → "x" | "y"'] },
+    "enum reordered (the same TypeScript type)": { old: box(closed({ a: { enum: ["x", "y"] } }, ["a"])), new: box(closed({ a: { enum: ["y", "x"] } }, ["a"])), want: [] },
+    "method removed": { old: {}, new: { methods: [] }, want: ['MethodName: MethodName "thing/put" removed'] },
+    "client_to_server method added (a server's handler map is incomplete)": { old: {}, new: { methods: [...DEFAULT_METHODS, { ...DEFAULT_METHODS[0]!, name: "thing/peek" }] }, want: ['MethodName: MethodName "thing/peek" added'] },
+    "error reason removed": { old: {}, new: { errors: DEFAULT_ERRORS.filter((e) => e.reason !== "thing_missing") }, want: ['ErrorReason: ErrorReason "thing_missing" removed'] },
     "bound changed (not a type change)": { old: box(closed({ a: { type: "integer", minimum: 0 } }, ["a"])), new: box(closed({ a: { type: "integer", minimum: 1 } }, ["a"])), want: [] },
   };
   it.each(Object.entries(CODE))("%s", (_name, c) => {
