@@ -39,6 +39,11 @@ const COMPARED = new Set([
   "minLength", "maxLength", "pattern",
 ]);
 
+const INTERACTING = new Set(["patternProperties", "unevaluatedProperties", "unevaluatedItems", "dependentSchemas", "dependentRequired", "if", "then", "else", "prefixItems", "contains", "minContains", "maxContains", "$dynamicRef", "$defs"]);
+
+/** A node without its annotations, for comparing two nodes as they validate. */
+const withoutNotes = (node: JsonObject): JsonObject => Object.fromEntries(Object.entries(node).filter(([k]) => !ANNOTATIONS.has(k) && !isExtensionKeyword(k)));
+
 const show = (value: Json | undefined) => (value === undefined ? "(none)" : JSON.stringify(value));
 const at = (loc: Location, ...tokens: (string | number)[]): Location => ({ file: loc.file, pointer: loc.pointer + tokens.map((t) => `/${escapeToken(String(t))}`).join("") });
 const equal = (a: Json | undefined, b: Json | undefined) => JSON.stringify(a) === JSON.stringify(b);
@@ -72,6 +77,9 @@ class Comparison {
       sNode = deref(sNode, this.ctx.sender);
     }
     if (rNode && typeof rNode.$ref === "string") {
+      // Keywords beside a $ref constrain too (draft 2020-12); the sender's only narrow what it sends.
+      const siblings = Object.keys(rNode).filter((k) => k !== "$ref" && !ANNOTATIONS.has(k) && !isExtensionKeyword(k));
+      if (siblings.length) return [this.undetermined(sLoc, rLoc, `$ref with ${siblings.join(", ")} beside it`, "keywords beside a $ref are not compared", [sample(s, this.ctx.sender)])];
       rLoc = { file: rNode.$ref, pointer: "" };
       rNode = deref(rNode, this.ctx.receiver);
     }
@@ -160,6 +168,15 @@ class Comparison {
 
   private plain(s: JsonObject, sLoc: Location, r: JsonObject, rLoc: Location): Finding[] {
     const findings: Finding[] = [];
+    // Keywords that change what the compared ones mean (patternProperties makes fields
+    // not "additional", unevaluated* and if/then/else depend on the rest of the node): the
+    // node is judged only when it is the same on both sides.
+    const interacting = [...new Set([...Object.keys(s), ...Object.keys(r)])].filter((k) => INTERACTING.has(k));
+    if (interacting.length) {
+      // Equal text is equal meaning only when no reference inside leads to files that may differ.
+      if (equal(withoutNotes(s), withoutNotes(r)) && !JSON.stringify(s).includes('"$ref"')) return [];
+      return [this.undetermined(sLoc, rLoc, `a schema with ${interacting.join(", ")} changed`, `${interacting.join(", ")} ${interacting.length === 1 ? "is" : "are"} not compared`, [sample(s, this.ctx.sender)])];
+    }
     for (const key of new Set([...Object.keys(s), ...Object.keys(r)])) {
       if (COMPARED.has(key) || ANNOTATIONS.has(key) || isExtensionKeyword(key)) continue;
       // Every keyword constrains: one the sender alone states only narrows what it sends.

@@ -124,6 +124,13 @@ const CASES: Record<string, Case> = {
   "array items true → typed (a boolean schema)": { old: v({ type: "array", items: true }), new: v({ type: "array", items: str }), want: ["breaking", "ok"] },
   // Keywords outside the compared subset
   "minProperties added (a generated value breaks it)": { old: v(obj({ a: str }, [], true)), new: v({ ...obj({ a: str }, [], true), minProperties: 1 }), want: ["breaking", "ok"], change: "minProperties" },
+  "patternProperties unchanged but a field added (undetermined: they interact)": {
+    old: v({ ...obj({ a: str }), patternProperties: { "^x_": str } }),
+    new: v({ ...obj({ a: str, b: str }, ["a"]), patternProperties: { "^x_": str } }),
+    want: ["undetermined", "undetermined"],
+    change: "patternProperties",
+  },
+  "patternProperties and nothing else the same": { old: v({ ...obj({ a: str }), patternProperties: { "^x_": str } }), new: v({ ...obj({ a: str }), patternProperties: { "^x_": str }, description: "now described" }), want: ["ok", "ok"] },
   "not added (undetermined)": { old: v(int), new: v({ type: "integer", not: { const: 1234567 } }), want: ["undetermined", "ok"], change: "not" },
 };
 
