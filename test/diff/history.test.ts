@@ -5,7 +5,9 @@
  * shallow clone or an installed package).
  */
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { loadAtRef } from "../../generator/diff/folder.js";
 import { diffSchemas, type DiffReport } from "../../generator/diff/index.js";
@@ -78,6 +80,10 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
     expect(round.new).toEqual({ file: "turn_item_agent_message.json", pointer: "/properties/round" });
     expect(round.counterexample!.value).toMatchObject({ item: { type: "agentMessage", round: 1 } });
     expect(round.counterexample!.rejection).toContain("/item");
+    // The report --json would print is the one its schema describes.
+    const schema = JSON.parse(readFileSync(new URL("../../generator/diff/report.schema.json", import.meta.url), "utf8"));
+    const validate = new Ajv2020({ strict: true }).compile(schema);
+    expect(validate(JSON.parse(JSON.stringify(report))), JSON.stringify(validate.errors)).toBe(true);
   });
 
   it(`${FIRST} → ${BEFORE_RENAME} for tolerant receivers: the new fields are accepted; the registry changes remain`, () => {
