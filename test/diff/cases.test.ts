@@ -103,6 +103,17 @@ const CASES: Record<string, Case> = {
   "inline schema moved into its own file": { old: v(obj({ a: str })), new: { v: { $ref: "moved.json" }, files: { "moved.json": obj({ a: str }) } }, want: ["ok", "ok"] },
   "descriptions, $comment and examples changed": { old: v({ type: "string", description: "old words" }), new: v({ type: "string", description: "new words", $comment: "why", examples: ["x"] }), want: ["ok", "ok"] },
   "format changed (an annotation)": { old: v({ type: "string", format: "date-time" }), new: v({ type: "string", format: "uri" }), want: ["ok", "ok"] },
+  "recursive type: a field added at every depth (strict)": {
+    old: { v: { $ref: "tree.json" }, files: { "tree.json": obj({ name: str, children: { type: "array", items: { $ref: "tree.json" } } }) } },
+    new: { v: { $ref: "tree.json" }, files: { "tree.json": obj({ name: str, size: int, children: { type: "array", items: { $ref: "tree.json" } } }, ["name", "children"]) } },
+    want: ["ok", "breaking"],
+    change: 'field "size"',
+  },
+  "recursive type unchanged": {
+    old: { v: { $ref: "tree.json" }, files: { "tree.json": obj({ name: str, children: { type: "array", items: { $ref: "tree.json" } } }) } },
+    new: { v: { $ref: "tree.json" }, files: { "tree.json": obj({ name: str, children: { type: "array", items: { $ref: "tree.json" } } }) } },
+    want: ["ok", "ok"],
+  },
   // Numeric bounds
   "minimum raised": { old: v({ type: "integer", minimum: 0 }), new: v({ type: "integer", minimum: 1 }), want: ["breaking", "ok"] },
   "minimum lowered": { old: v({ type: "integer", minimum: 1 }), new: v({ type: "integer", minimum: 0 }), want: ["ok", "breaking"] },
