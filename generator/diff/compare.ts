@@ -10,7 +10,7 @@
 import type { Json, JsonObject, ProtocolModel } from "../model.js";
 import { escapeToken, isExtensionKeyword, isObject } from "../walk.js";
 import type { Location } from "./report.js";
-import { JSON_TYPES, type JsonType, deref, nullablePair, sample, sampleOfType, typesOf, violators } from "./sample.js";
+import { JSON_TYPES, type JsonType, deref, nullablePair, patternStrings, sample, sampleOfType, typesOf, violators } from "./sample.js";
 
 export interface Finding {
   readonly verdict: "breaking" | "undetermined";
@@ -29,7 +29,7 @@ export interface CompareContext {
   readonly tolerant: boolean;
 }
 
-const MAX_CANDIDATES = 12;
+const MAX_CANDIDATES = 16;
 const ANNOTATIONS = new Set(["title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly", "format", "$schema", "$id"]);
 const COMPARED = new Set([
   "type", "enum", "const", "$ref", "anyOf", "oneOf", "discriminator",
@@ -321,7 +321,7 @@ class Comparison {
     if (typeof r.pattern === "string" && r.pattern !== s.pattern) {
       // Inclusion of regular expressions is not decided; generated strings may still show a break.
       const lengths = [...new Set([Math.max(sMin, 1), sMin, Math.max(sMin, 8)])];
-      const candidates = lengths.flatMap((n) => ["x", "A", "0", "-", " "].map((c) => c.repeat(n)));
+      const candidates = [...patternStrings(s), ...lengths.flatMap((n) => ["x", "A", "0", "-", " "].map((c) => c.repeat(n)))];
       findings.push(this.undetermined(at(sLoc, "pattern"), at(rLoc, "pattern"), `pattern ${show(s.pattern)} → ${show(r.pattern)}`, "whether every string of the old pattern matches the new one is not decided", candidates));
     }
     return findings;

@@ -3,6 +3,7 @@
  * a schema allows, and values of a given JSON type. Generation is best effort (a pattern
  * is not solved); every value is checked by the compiled validators before it is shown.
  */
+import RandExp from "randexp";
 import type { Json, JsonObject, ProtocolModel } from "../model.js";
 import { isObject } from "../walk.js";
 
@@ -36,6 +37,54 @@ export function typesOf(node: JsonObject): JsonType[] | undefined {
   return undefined;
 }
 
+/** A small deterministic generator (mulberry32) seeded from the pattern's text. */
+function seeded(text: string): () => number {
+  let state = 0x9e3779b9;
+  for (let i = 0; i < text.length; i++) state = Math.imul(state ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const generated = new Map<string, string[]>();
+
+/**
+ * Up to `count` distinct strings that match `pattern` (ECMA-262, as ajv reads it) and
+ * the node's length bounds; empty when the pattern cannot be generated from.
+ */
+export function patternStrings(node: JsonObject, count = 8): string[] {
+  const pattern = node.pattern;
+  if (typeof pattern !== "string") return [];
+  const min = typeof node.minLength === "number" ? node.minLength : 0;
+  const max = typeof node.maxLength === "number" ? node.maxLength : Infinity;
+  const key = `${pattern}\u0000${min}\u0000${max}\u0000${count}`;
+  const known = generated.get(key);
+  if (known) return known;
+  const out = new Set<string>();
+  try {
+    const regex = new RegExp(pattern, "u");
+    const random = seeded(pattern);
+    const generator = new RandExp(pattern);
+    generator.max = 6;
+    // Printable ASCII keeps counterexamples readable.
+    generator.defaultRange.subtract(0, 31).subtract(127, 0x10ffff);
+    generator.randInt = (a: number, b: number) => a + Math.floor(random() * (b - a + 1));
+    for (let attempt = 0; attempt < count * 8 && out.size < count; attempt++) {
+      const value = generator.gen();
+      if (value.length >= min && value.length <= max && regex.test(value)) out.add(value);
+    }
+  } catch {
+    // A pattern randexp cannot read: the caller falls back to fixed strings.
+  }
+  const list = [...out];
+  generated.set(key, list);
+  return list;
+}
+
 function lowerBound(node: JsonObject): number | undefined {
   const values = [node.minimum, typeof node.exclusiveMinimum === "number" ? node.exclusiveMinimum + 1 : undefined].filter((v): v is number => typeof v === "number");
   return values.length ? Math.max(...values) : undefined;
@@ -61,7 +110,7 @@ export function sampleOfType(node: JsonObject, type: JsonType, model: ProtocolMo
     case "number":
       return numberSample(node, false);
     case "string":
-      return "x".repeat(typeof node.minLength === "number" ? node.minLength : 1);
+      return patternStrings(node, 1)[0] ?? "x".repeat(typeof node.minLength === "number" ? node.minLength : 1);
     case "array": {
       const count = typeof node.minItems === "number" ? node.minItems : 0;
       const item = node.items === undefined ? "x" : sample(node.items, model, depth + 1);

@@ -126,6 +126,13 @@ const CASES: Record<string, Case> = {
   "maxLength raised": { old: v({ type: "string", maxLength: 4 }), new: v({ type: "string", maxLength: 8 }), want: ["ok", "breaking"] },
   "pattern added (a generated string breaks it)": { old: v(str), new: v({ type: "string", pattern: "^[a-z]+$" }), want: ["breaking", "ok"] },
   "pattern widened (not decided one way)": { old: v({ type: "string", pattern: "^[a-z]+$" }), new: v({ type: "string", pattern: "^[a-z0-9]+$" }), want: ["undetermined", "breaking"], change: "pattern" },
+  // The other way, inclusion of the new pattern in the old is not decided: undetermined, not guessed compatible.
+  "pattern narrowed (a string generated from the old pattern breaks it)": { old: v({ type: "string", pattern: "^[a-z0-9]+$" }), new: v({ type: "string", pattern: "^[a-z]+$" }), want: ["breaking", "undetermined"] },
+  "a change beside a patterned id (the message is generated to match the pattern)": {
+    old: { params: obj({ id: { type: "string", pattern: "^thr_[0-9a-f]{8}$" }, v: { type: "integer", minimum: 0 } }) },
+    new: { params: obj({ id: { type: "string", pattern: "^thr_[0-9a-f]{8}$" }, v: { type: "integer", minimum: 5 } }) },
+    want: ["breaking", "ok"],
+  },
   "unchanged pattern": { old: v({ type: "string", pattern: "^[a-z]+$" }), new: v({ type: "string", pattern: "^[a-z]+$" }), want: ["ok", "ok"] },
   // Arrays
   "array item type narrowed": { old: v({ type: "array", items: str }), new: v({ type: "array", items: int }), want: ["breaking", "breaking"] },
