@@ -65,11 +65,11 @@ class Comparison {
   constructor(private readonly ctx: CompareContext) {}
 
   check(s: Json | undefined, sLoc: Location, r: Json | undefined, rLoc: Location): Finding[] {
-    // References: follow each side to its file; a pair already under comparison is assumed
-    // to hold (recursive types are compared coinductively).
     // Boolean schemas: true allows every value, false none.
     if (s === false || r === true) return [];
     if (r === false) return [this.breaking(sLoc, rLoc, "any value → no value (false)", "the receiver's schema is false and accepts nothing", [sample(s, this.ctx.sender)])];
+    // References: follow each side to its file; a pair already under comparison is assumed
+    // to hold (recursive types are compared coinductively).
     let sNode = s === true ? {} : isObject(s) ? s : undefined;
     let rNode = isObject(r) ? r : undefined;
     if (sNode && typeof sNode.$ref === "string") {
