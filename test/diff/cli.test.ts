@@ -100,6 +100,15 @@ describe("turnspec diff (command)", () => {
     expect(invalid.err).toContain("not valid JSON");
   });
 
+  it("reads a folder that still uses the old direction names as the current ones", async () => {
+    const old = writeProtocol(BASE, dirs);
+    const protocolPath = join(old, "protocol.json");
+    writeFileSync(protocolPath, readFileSync(protocolPath, "utf8").replaceAll("client_to_server", "client_to_gateway").replaceAll("server_to_client", "gateway_to_client"));
+    const same = await run({ oldDir: old, newDir: writeProtocol(BASE, dirs), format: "json" });
+    expect(same.code).toBe(0);
+    expect(JSON.parse(same.out).changes).toEqual([]);
+  });
+
   it("reads the old schemas at a git ref (--against), with the old direction names", async () => {
     const repo = mkdtempSync(join(tmpdir(), "turnspec-diff-git-"));
     dirs.push(repo);
