@@ -54,6 +54,39 @@ const cli = yargs(hideBin(process.argv))
     },
   )
   .command(
+    "diff [old] [new]",
+    "Judge a schema change: which deployed clients or servers it breaks, each with a counterexample",
+    (y) =>
+      y
+        .positional("old", { type: "string", describe: "The old schemas folder; with --against, the new one (default: --schemas)" })
+        .positional("new", { type: "string", describe: "The new schemas folder" })
+        .option("against", { type: "string", describe: "Compare with the schemas folder at this git ref of the current repository, e.g. origin/main" })
+        .option("schemas", { type: "string", default: "schemas", describe: "The schemas folder of the work tree (the new side with --against)" })
+        .option("mode", { choices: ["strict", "tolerant"] as const, default: "strict" as const, describe: "How the receivers validate" })
+        .option("category", { choices: ["wire", "code", "all"] as const, default: "wire" as const, describe: "Wire compatibility, generated-code compatibility, or both" })
+        .option("json", { type: "boolean", default: false, describe: "Print the report as JSON (generator/diff/report.schema.json)" })
+        .option("markdown", { type: "boolean", default: false, describe: "Print the report as a Markdown pull-request comment" })
+        .option("strict-undetermined", { type: "boolean", default: false, describe: "Exit 1 when a change cannot be judged" })
+        .check((argv) => {
+          if (argv.json && argv.markdown) return "choose one of --json and --markdown";
+          if (argv.against !== undefined && argv.new !== undefined) return "with --against, name at most one folder (the new schemas)";
+          if (argv.against === undefined && (argv.old === undefined || argv.new === undefined)) return "name OLD_DIR and NEW_DIR, or --against REF";
+          return true;
+        }),
+    async (argv) => {
+      const { runDiff } = await import("../generator/diff/command.js");
+      const against = argv.against !== undefined;
+      process.exitCode = await runDiff({
+        ...(against ? { against: argv.against! } : { oldDir: resolve(argv.old!) }),
+        newDir: resolve(against ? (argv.old ?? argv.schemas) : argv.new!),
+        mode: argv.mode,
+        category: argv.category,
+        format: argv.json ? "json" : argv.markdown ? "markdown" : "text",
+        strictUndetermined: argv["strict-undetermined"],
+      });
+    },
+  )
+  .command(
     "serve",
     "Run the reference gateway over stdio or WebSocket",
     (y) =>
@@ -168,7 +201,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: generate, validate, serve or certify.")
+  .demandCommand(1, "Name a command: generate, validate, diff, serve or certify.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {

@@ -1,0 +1,125 @@
+/**
+ * `diffSchemas(old, new, options)`: which change from one loaded schemas folder to another
+ * breaks which deployed peer, each breaking message change shown by a counterexample the
+ * compiled validators of both sides confirm.
+ *
+ * Every message is judged for both deployments: old senders talking to new receivers (the
+ * new receiver must accept what old senders send) and new senders talking to old
+ * receivers (what new senders send must pass the old receiver's validator, in the
+ * receivers' mode). The sender of each message comes from its direction in protocol.json.
+ */
+import type { ValidationMode } from "../emit/validators.js";
+import type { Direction, ProtocolModel } from "../model.js";
+import { structurallyEqual } from "./canonical.js";
+import { codeChanges } from "./code.js";
+import { compareRoots, type Finding } from "./compare.js";
+import { registryChanges } from "./registry.js";
+import { ROLE_OF_SENDER, otherRole, type Category, type Change, type DiffOptions, type DiffReport, type Flow } from "./report.js";
+import { ModelValidators } from "./validators.js";
+
+export type { Category, Change, Counterexample, DiffOptions, DiffReport, Flow, Location, Role, Verdict } from "./report.js";
+export { DIRECTION_ALIASES, loadAtRef, loadFolder, SchemasUnreadable } from "./folder.js";
+export { renderMarkdown, renderText } from "./render.js";
+
+/** One message of the protocol as it is carried in both versions. */
+interface MessagePart {
+  readonly subject: string;
+  readonly senderDirection: Direction;
+  readonly oldFile: string;
+  readonly newFile: string;
+}
+
+function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): MessagePart[] {
+  const fileOf = (model: ProtocolModel, title: string) => model.types.find((t) => t.title === title)!.file;
+  const reverse = (d: Direction): Direction => (d === "client_to_server" ? "server_to_client" : "client_to_server");
+  const parts: MessagePart[] = [];
+  for (const old of oldModel.methods) {
+    const next = newModel.methods.find((m) => m.name === old.name);
+    // A removed method or a changed direction is a registry change; its messages are not compared.
+    if (!next || next.direction !== old.direction) continue;
+    parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+    parts.push({ subject: `${old.name} result`, senderDirection: reverse(old.direction), oldFile: fileOf(oldModel, old.result), newFile: fileOf(newModel, next.result) });
+  }
+  for (const old of oldModel.notifications) {
+    const next = newModel.notifications.find((n) => n.name === old.name);
+    if (!next || next.direction !== old.direction) continue;
+    parts.push({ subject: `${old.name} params`, senderDirection: old.direction, oldFile: fileOf(oldModel, old.params), newFile: fileOf(newModel, next.params) });
+  }
+  return parts;
+}
+
+function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelValidators, receivers: ModelValidators, mode: ValidationMode): Change {
+  const senderFile = flow === "old_to_new" ? part.oldFile : part.newFile;
+  const receiverFile = flow === "old_to_new" ? part.newFile : part.oldFile;
+  const senderRole = ROLE_OF_SENDER[part.senderDirection];
+  const [senderVersion, receiverVersion] = flow === "old_to_new" ? (["old", "new"] as const) : (["new", "old"] as const);
+  const base = {
+    category: "wire" as const,
+    subject: part.subject,
+    change: finding.change,
+    old: flow === "old_to_new" ? finding.sender : finding.receiver,
+    new: flow === "old_to_new" ? finding.receiver : finding.sender,
+    flow,
+    sender: { version: senderVersion, role: senderRole },
+    receiver: { version: receiverVersion, role: otherRole(senderRole) },
+  };
+  const who = `${receiverVersion} ${otherRole(senderRole)}s reject what ${senderVersion} ${senderRole}s send`;
+  for (const value of finding.candidates) {
+    if (!senders.check(senderFile, "strict", value).valid) continue;
+    const rejected = receivers.check(receiverFile, mode, value);
+    if (rejected.valid) continue;
+    return { ...base, verdict: "breaking", why: `${who}: ${finding.why}`, counterexample: { value, rejection: rejected.error! } };
+  }
+  if (finding.verdict === "breaking") {
+    return { ...base, verdict: "undetermined", why: `${finding.why}; but no generated value was confirmed by both validators, so the change is not judged` };
+  }
+  return { ...base, verdict: "undetermined", why: `${finding.why}; no generated value showed a break` };
+}
+
+export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, options: DiffOptions = {}): DiffReport {
+  const mode = options.mode ?? "strict";
+  const categories = options.categories ?? ["wire"];
+  const changes: Change[] = [];
+  if (categories.includes("wire")) {
+    const oldValidators = new ModelValidators(oldModel);
+    const newValidators = new ModelValidators(newModel);
+    for (const part of sharedMessages(oldModel, newModel)) {
+      const found: Change[] = [];
+      const seen = new Set<string>();
+      for (const flow of ["old_to_new", "new_to_old"] as const) {
+        const [sender, receiver] = flow === "old_to_new" ? [oldModel, newModel] : [newModel, oldModel];
+        const [senderFile, receiverFile] = flow === "old_to_new" ? [part.oldFile, part.newFile] : [part.newFile, part.oldFile];
+        const [senders, receivers] = flow === "old_to_new" ? [oldValidators, newValidators] : [newValidators, oldValidators];
+        for (const finding of compareRoots({ sender, receiver, tolerant: mode === "tolerant" }, senderFile, receiverFile)) {
+          const key = `${flow}|${finding.sender.file}#${finding.sender.pointer}|${finding.receiver.file}#${finding.receiver.pointer}|${finding.change}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          found.push(judge(part, flow, finding, senders, receivers, mode));
+        }
+      }
+      if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel)) {
+        found.push({
+          category: "wire",
+          subject: part.subject,
+          verdict: "compatible",
+          change: part.oldFile === part.newFile ? `${part.oldFile} changed` : `${part.oldFile} → ${part.newFile}`,
+          why: `the schemas differ, but every value either side sends is accepted by the other in ${mode} mode`,
+          old: { file: part.oldFile, pointer: "" },
+          new: { file: part.newFile, pointer: "" },
+        });
+      }
+      changes.push(...found);
+    }
+    changes.push(...registryChanges(oldModel, newModel));
+  }
+  if (categories.includes("code")) changes.push(...codeChanges(oldModel, newModel));
+  const count = (verdict: Change["verdict"]) => changes.filter((c) => c.verdict === verdict).length;
+  return {
+    mode,
+    categories: [...categories] as Category[],
+    old: { title: oldModel.title, version: oldModel.version },
+    new: { title: newModel.title, version: newModel.version },
+    changes,
+    summary: { breaking: count("breaking"), undetermined: count("undetermined"), compatible: count("compatible") },
+  };
+}

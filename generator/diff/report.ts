@@ -1,0 +1,75 @@
+/**
+ * The typed report `diffSchemas` returns; `report.schema.json` beside it describes the
+ * same shape as JSON (`turnspec diff --json`).
+ */
+import type { Direction, Json } from "../model.js";
+import type { ValidationMode } from "../emit/validators.js";
+
+/** What a change is judged as: breaking, not decidable by the tool (with its reason), or compatible. */
+export type Verdict = "breaking" | "undetermined" | "compatible";
+
+/** Wire compatibility (deployed peers) or generated-code compatibility (code compiled against the old output). */
+export type Category = "wire" | "code";
+
+/**
+ * Which deployment a message change is judged for: a sender of the old schemas talking to a
+ * receiver of the new ones, or the reverse.
+ */
+export type Flow = "old_to_new" | "new_to_old";
+
+export type Role = "client" | "server";
+
+/** A place in one version of the schemas: a file of the schemas folder and a JSON pointer into it. */
+export interface Location {
+  readonly file: string;
+  readonly pointer: string;
+}
+
+/** A JSON value the sender's schema allows and the receiver's validator rejects, both checked by the compiled validators. */
+export interface Counterexample {
+  readonly value: Json;
+  /** Why the receiver's validator rejects it: the instance path and the failed keyword. */
+  readonly rejection: string;
+}
+
+export interface Change {
+  readonly category: Category;
+  /** The group the change is listed under: a message (`turn/start params`), `registry`, or a type title. */
+  readonly subject: string;
+  readonly verdict: Verdict;
+  /** What changed, old → new. */
+  readonly change: string;
+  /** Who breaks and why (for a compatible change, why it is compatible). */
+  readonly why: string;
+  /** Where the change is in the old and the new schemas (null where that side has no such place). */
+  readonly old: Location | null;
+  readonly new: Location | null;
+  /** For a message change: which deployment it breaks, and the roles of its two sides. */
+  readonly flow?: Flow;
+  readonly sender?: { readonly version: "old" | "new"; readonly role: Role };
+  readonly receiver?: { readonly version: "old" | "new"; readonly role: Role };
+  /** For a breaking message change: the value that shows it. */
+  readonly counterexample?: Counterexample;
+  /** For a breaking registry change: the JSON-RPC frame that shows it. */
+  readonly frame?: Json;
+}
+
+export interface DiffReport {
+  /** The receivers' validation mode the wire changes were judged in. */
+  readonly mode: ValidationMode;
+  readonly categories: readonly Category[];
+  readonly old: { readonly title: string; readonly version: string };
+  readonly new: { readonly title: string; readonly version: string };
+  readonly changes: readonly Change[];
+  readonly summary: { readonly breaking: number; readonly undetermined: number; readonly compatible: number };
+}
+
+export interface DiffOptions {
+  /** The receivers' validation mode; default strict. */
+  readonly mode?: ValidationMode;
+  /** The categories to judge; default wire only. */
+  readonly categories?: readonly Category[];
+}
+
+export const ROLE_OF_SENDER: Record<Direction, Role> = { client_to_server: "client", server_to_client: "server" };
+export const otherRole = (role: Role): Role => (role === "client" ? "server" : "client");
