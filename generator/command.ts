@@ -1,4 +1,5 @@
 /** `turnspec generate`: runs the generator and reports, returning the exit code. */
+import { statSync } from "node:fs";
 import { relative } from "node:path";
 import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
@@ -14,6 +15,10 @@ export interface GenerateCommand {
 
 export async function runGenerate(command: GenerateCommand, out = process.stdout, err = process.stderr): Promise<number> {
   const started = performance.now();
+  if (!isDirectory(command.schemasDir)) {
+    err.write(`turnspec generate: no schemas folder at ${command.schemasDir}\n`);
+    return 2;
+  }
   let files;
   try {
     files = await generateFiles({ schemasDir: command.schemasDir, support: command.support });
@@ -47,4 +52,12 @@ export async function runGenerate(command: GenerateCommand, out = process.stdout
   const ms = Math.round(performance.now() - started);
   out.write(written.length ? `wrote ${written.map((p) => `${outName}/${p}`).join(", ")} in ${ms} ms\n` : `${outName}/ was already up to date (${files.length} files, ${ms} ms)\n`);
   return 0;
+}
+
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
