@@ -234,8 +234,8 @@ export function loadSchemas(dir: string): ProtocolModel {
     anyMethod: e.standard === true || e.anyMethod === true || STANDARD_ERRORS.some((s) => s.code === e.code),
     details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({ detail: d.detail as string, description: d.description as string })),
   }));
-  // Codes: the meta-schema keeps them in -32768…-32000. -32099…-32000 is JSON-RPC's range for server
-  // errors, but a protocol such as LSP also claims codes of the reserved range below it.
+  // Any integer code: -32099…-32000 is JSON-RPC's range for server errors, but a protocol such as
+  // LSP claims codes outside it (-32803…-32800); only the five standard codes are fixed.
   const reasons = new Map<string, number>();
   const codes = new Map<number, string>();
   errors.forEach((e, i) => {
