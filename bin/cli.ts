@@ -38,6 +38,7 @@ const cli = yargs(hideBin(process.argv))
     (y) =>
       y
         .positional("files", { type: "string", array: true, describe: "Files to read; - or none reads standard input" })
+        .option("schemas", { type: "string", describe: "The schemas folder of the protocol (default: the agent-gateway protocol built in); its validators are compiled at run time" })
         .option("type", { type: "string", describe: "Validate each value as this type instead of as a JSON-RPC message" })
         .option("tolerant", { type: "boolean", default: false, describe: "Accept unknown fields (tolerant mode)" })
         .option("json", { type: "boolean", default: false, describe: "Print the findings as JSON" })
@@ -46,6 +47,7 @@ const cli = yargs(hideBin(process.argv))
       const { runValidate } = await import("../conformance/validate-command.js");
       process.exitCode = await runValidate({
         files: argv.files ?? [],
+        ...(argv.schemas === undefined ? {} : { schemas: resolve(argv.schemas) }),
         ...(argv.type === undefined ? {} : { type: argv.type }),
         tolerant: argv.tolerant,
         json: argv.json,

@@ -7,3 +7,4 @@ export * from "./dispatcher.js";
 export * from "./client.js";
 export * from "./outgoing.js";
 export * from "./ordering.js";
+export type { ProtocolView } from "./protocol-view.js";
