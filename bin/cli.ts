@@ -15,20 +15,26 @@ const cli = yargs(hideBin(process.argv))
     "Generate types, validators, registry, client, server, OpenRPC and docs from the schemas",
     (y) =>
       y
-        .option("schemas", { type: "string", default: "schemas", describe: "The schemas folder" })
-        .option("out", { type: "string", default: "generated", describe: "The output folder" })
+        .option("schemas", { type: "string", describe: "The schemas folder (default: the config's, else schemas)" })
+        .option("out", { type: "string", describe: "The output folder (default: the config's, else generated)" })
         .option("check", { type: "boolean", default: false, describe: "Write nothing; list stale files and exit 1 if any" })
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
-        .option("support", { type: "string", default: "turnspec/rpc", describe: "Import specifier of the JSON-RPC support module" }),
+        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else turnspec/rpc)" })
+        .option("outputs", { type: "string", array: true, choices: ["types", "validators", "client", "server", "openrpc", "docs", "ordering"] as const, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
+        .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
+        .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
     async (argv) => {
       // Each command loads its own modules, so `--help` and the other commands stay quick.
       const { runGenerate } = await import("../generator/command.js");
       process.exitCode = await runGenerate({
-        schemasDir: resolve(argv.schemas),
-        outDir: resolve(argv.out),
+        ...(argv.schemas === undefined ? {} : { schemasDir: resolve(argv.schemas) }),
+        ...(argv.out === undefined ? {} : { outDir: resolve(argv.out) }),
         check: argv.check,
         typecheck: argv.typecheck,
-        support: argv.support,
+        ...(argv.support === undefined ? {} : { support: argv.support }),
+        ...(argv.outputs === undefined ? {} : { outputs: argv.outputs }),
+        ...(argv.config === undefined ? {} : { configFile: argv.config }),
+        watch: argv.watch,
       });
     },
   )

@@ -90,14 +90,26 @@ async function loadProtocol(dir: string): Promise<ProtocolView | string> {
 }
 
 export async function runValidate(command: ValidateCommand, io: Io = defaultIo): Promise<number> {
-  const loaded = command.schemas === undefined ? generatedProtocol : await loadProtocol(command.schemas);
+  let schemas = command.schemas;
+  if (schemas === undefined) {
+    // A project's turnspec.config.json names its schemas folder; without one, the built-in protocol.
+    const { loadConfig, ConfigError } = await import("../generator/config.js");
+    try {
+      schemas = loadConfig(undefined).config.schemas;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      io.err.write(`turnspec validate: ${error.message}\n`);
+      return 2;
+    }
+  }
+  const loaded = schemas === undefined ? generatedProtocol : await loadProtocol(schemas);
   if (typeof loaded === "string") {
     io.err.write(`turnspec validate: ${loaded}\n`);
     return 2;
   }
   const protocol = loaded;
   if (command.type !== undefined && !protocol.typeNames.includes(command.type)) {
-    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type, protocol, command.schemas)}\n`);
+    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type, protocol, schemas)}\n`);
     return 2;
   }
   const mode = command.tolerant ? "tolerant" : "strict";
