@@ -39,6 +39,18 @@ const cli = yargs(hideBin(process.argv))
     },
   )
   .command(
+    "init [dir]",
+    "Scaffold a schemas folder that generates cleanly (one method, one notification, errors, a README), and a turnspec.config.json",
+    (y) =>
+      y
+        .positional("dir", { type: "string", default: "schemas", describe: "The folder to create" })
+        .option("title", { type: "string", default: "my protocol", describe: "The protocol's title" }),
+    async (argv) => {
+      const { runInit } = await import("../generator/init.js");
+      process.exitCode = runInit({ dir: argv.dir, title: argv.title });
+    },
+  )
+  .command(
     "validate [files..]",
     "Validate JSON-RPC messages (a JSON value, an array, or JSON lines) or bare values against the schemas",
     (y) =>
@@ -176,7 +188,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: generate, validate, serve or certify.")
+  .demandCommand(1, "Name a command: init, generate, validate, serve or certify.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
