@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { LocalError, RpcError, createInMemoryPair } from "turnspec/rpc";
 import { ProtocolClient, type ClientHandlers } from "../fixtures/mcp/expected/client.js";
-import { protocolError, serveConnection, type Handlers, type ServerConnection } from "../fixtures/mcp/expected/server.js";
+import { createClientCaller, createDispatcher, protocolError, serveConnection, type ClientCaller, type Handlers, type ServerConnection } from "../fixtures/mcp/expected/server.js";
 
 const serverHandlers: Handlers<ServerConnection> = {
   initialize: () => ({ protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "mem", version: "1" } }),
@@ -91,6 +91,29 @@ describe("MCP requests in both directions over the in-memory pair", () => {
     expect((error as LocalError).kind).toBe("invalid_outgoing");
     // @ts-expect-error -- notifications/tools/list_changed is sent by the server, not by the client.
     await expect(client.notify("notifications/tools/list_changed", {})).rejects.toMatchObject({ kind: "invalid_outgoing" });
+  });
+
+  it("a server that feeds its own frames to createDispatcher calls its client through createClientCaller", async () => {
+    const [a, b] = createInMemoryPair();
+    const caller = createClientCaller((frame) => b.send(frame), { requestTimeoutMs: 2000 });
+    const unanswered: unknown[] = [];
+    const dispatcher = createDispatcher<ClientCaller>(serverHandlers as Handlers<ClientCaller>, {
+      onResponse: (response, ctx) => {
+        if (!ctx.handleResponse(response)) unanswered.push(response);
+      },
+    });
+    b.onmessage = (frame) => void dispatcher.handleFrame(frame, caller).then((reply) => (reply === undefined ? undefined : b.send(reply)));
+    const client = new ProtocolClient(a, { handlers: clientHandlers });
+    await Promise.all([b.start(), client.start()]);
+    await expect(caller.request("sampling/createMessage", { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 })).resolves.toEqual({
+      role: "assistant",
+      content: { type: "text", text: "ok" },
+      model: "m",
+    });
+    await expect(client.ping({})).resolves.toEqual({});
+    expect(unanswered).toEqual([]);
+    caller.close();
+    await expect(caller.request("roots/list", {})).rejects.toMatchObject({ kind: "transport_closed" });
   });
 
   it("the handler map is checked by the compiler: a missing or an extra handler does not compile", () => {
