@@ -138,6 +138,8 @@ export interface ServerConnection {
 }
 
 export interface ConnectionOptions extends CallerOptions {
+  /** How the params of the client's requests and notifications are validated before a handler sees them. Default "tolerant". */
+  readonly validationMode?: ValidationMode;
   /** Validate each result before sending it; a mismatch answers -32603 and is reported. Default true. */
   readonly validateResults?: boolean;
   /** Every error answered as -32603, for the server's own log. Never sent. */
@@ -160,8 +162,9 @@ export function serveConnection<H extends Handlers<ServerConnection>>(
 ): ServerConnection {
   const outgoing = options.validateOutgoing ?? "strict";
   const incoming = options.validateIncoming ?? "tolerant";
+  const mode = options.validationMode ?? "tolerant";
   const dispatcher = createDispatcher<ServerConnection, H>(handlers, {
-    validationMode: incoming || "tolerant",
+    validationMode: mode,
     validateResults: options.validateResults ?? true,
     ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
     ...(options.maxBatchSize === undefined ? {} : { maxBatchSize: options.maxBatchSize }),
@@ -171,7 +174,7 @@ export function serveConnection<H extends Handlers<ServerConnection>>(
     {
       params: (method, value) => (!called.has(method) ? wrongWay(method, "a method the server calls on its client") : outgoing ? paramsIssues(method, value, outgoing) : undefined),
       result: (method, value) => (incoming ? resultIssues(method, value, incoming) : undefined),
-      notification: (name, value) => (!heard.has(name) ? wrongWay(name, "a notification the client sends") : incoming ? notificationIssues(name, value, incoming) : undefined),
+      notification: (name, value) => (!heard.has(name) ? wrongWay(name, "a notification the client sends") : notificationIssues(name, value, mode)),
       outgoingNotification: (name, value) => (!told.has(name) ? wrongWay(name, "a notification the server sends") : outgoing ? notificationIssues(name, value, outgoing) : undefined),
     },
     {

@@ -10,13 +10,15 @@ import { LocalError, RpcError, createInMemoryPair } from "turnspec/rpc";
 import { ProtocolClient, type ClientHandlers } from "../fixtures/mcp/expected/client.js";
 import { createClientCaller, createDispatcher, protocolError, serveConnection, type ClientCaller, type Handlers, type ServerConnection } from "../fixtures/mcp/expected/server.js";
 
-const serverHandlers: Handlers<ServerConnection> = {
+/** Handlers that do not use their context, for a server of any context type. */
+const handlersFor = <Ctx,>(): Handlers<Ctx> => ({
   initialize: () => ({ protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "mem", version: "1" } }),
   ping: () => ({}),
   "tools/list": () => ({ tools: [] }),
   "tools/call": () => ({ content: [] }),
   "resources/list": () => ({ resources: [] }),
-};
+});
+const serverHandlers = handlersFor<ServerConnection>();
 
 const clientHandlers: ClientHandlers = {
   "roots/list": () => ({ roots: [{ uri: "file:///a" }] }),
@@ -97,7 +99,7 @@ describe("MCP requests in both directions over the in-memory pair", () => {
     const [a, b] = createInMemoryPair();
     const caller = createClientCaller((frame) => b.send(frame), { requestTimeoutMs: 2000 });
     const unanswered: unknown[] = [];
-    const dispatcher = createDispatcher<ClientCaller>(serverHandlers as Handlers<ClientCaller>, {
+    const dispatcher = createDispatcher<ClientCaller>(handlersFor<ClientCaller>(), {
       onResponse: (response, ctx) => {
         if (!ctx.handleResponse(response)) unanswered.push(response);
       },
