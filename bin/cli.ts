@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
+import { OUTPUT_KINDS } from "../generator/outputs.js";
 
 /** Exit codes: 0 success, 1 the check failed, 2 usage or unreadable input. */
 const cli = yargs(hideBin(process.argv))
@@ -20,7 +21,7 @@ const cli = yargs(hideBin(process.argv))
         .option("check", { type: "boolean", default: false, describe: "Write nothing; list stale files and exit 1 if any" })
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
         .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else turnspec/rpc)" })
-        .option("outputs", { type: "string", array: true, choices: ["types", "validators", "client", "server", "openrpc", "docs", "ordering"] as const, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
+        .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
         .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
     async (argv) => {

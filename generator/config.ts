@@ -8,12 +8,11 @@ import { dirname, join, resolve } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import configSchema from "../schemas/meta/config.schema.json" with { type: "json" };
 import { describeJsonSyntaxError } from "./load.js";
+import { OUTPUT_KINDS, type OutputKind } from "./outputs.js";
+
+export { OUTPUT_KINDS, type OutputKind };
 
 export const CONFIG_FILE = "turnspec.config.json";
-
-/** The outputs `generate` can emit, in the order the config schema lists them. */
-export const OUTPUT_KINDS = ["types", "validators", "client", "server", "openrpc", "docs", "ordering"] as const;
-export type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 export interface TurnspecConfig {
   readonly schemas?: string;

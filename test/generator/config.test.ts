@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { runGenerate, type GenerateCommand } from "../../generator/command.js";
-import { withDependencies } from "../../generator/config.js";
+import { OUTPUT_KINDS, withDependencies } from "../../generator/config.js";
+import configSchema from "../../schemas/meta/config.schema.json" with { type: "json" };
 import { useTempDirs } from "./temp-dirs.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -63,6 +64,10 @@ describe("turnspec.config.json", () => {
     const missing = await generate({ configFile: join(dir, "nope.json") });
     expect(missing.code).toBe(2);
     expect(missing.err).toContain("no such file");
+  });
+
+  it("the config schema lists the same outputs as the generator", () => {
+    expect(configSchema.properties.outputs.items.enum).toEqual([...OUTPUT_KINDS]);
   });
 
   it("outputs bring what they import: client and server need validators, validators need types and the registry", async () => {
