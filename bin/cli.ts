@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
+import { OUTPUT_KINDS } from "../generator/outputs.js";
 
 /** Exit codes: 0 success, 1 the check failed, 2 usage or unreadable input. */
 const cli = yargs(hideBin(process.argv))
@@ -15,21 +16,39 @@ const cli = yargs(hideBin(process.argv))
     "Generate types, validators, registry, client, server, OpenRPC and docs from the schemas",
     (y) =>
       y
-        .option("schemas", { type: "string", default: "schemas", describe: "The schemas folder" })
-        .option("out", { type: "string", default: "generated", describe: "The output folder" })
+        .option("schemas", { type: "string", describe: "The schemas folder (default: the config's, else schemas)" })
+        .option("out", { type: "string", describe: "The output folder (default: the config's, else generated)" })
         .option("check", { type: "boolean", default: false, describe: "Write nothing; list stale files and exit 1 if any" })
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
-        .option("support", { type: "string", default: "turnspec/rpc", describe: "Import specifier of the JSON-RPC support module" }),
+        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else turnspec/rpc)" })
+        .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
+        .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
+        .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
     async (argv) => {
       // Each command loads its own modules, so `--help` and the other commands stay quick.
       const { runGenerate } = await import("../generator/command.js");
       process.exitCode = await runGenerate({
-        schemasDir: resolve(argv.schemas),
-        outDir: resolve(argv.out),
+        ...(argv.schemas === undefined ? {} : { schemasDir: resolve(argv.schemas) }),
+        ...(argv.out === undefined ? {} : { outDir: resolve(argv.out) }),
         check: argv.check,
         typecheck: argv.typecheck,
-        support: argv.support,
+        ...(argv.support === undefined ? {} : { support: argv.support }),
+        ...(argv.outputs === undefined ? {} : { outputs: argv.outputs }),
+        ...(argv.config === undefined ? {} : { configFile: argv.config }),
+        watch: argv.watch,
       });
+    },
+  )
+  .command(
+    "init [dir]",
+    "Scaffold a schemas folder that generates cleanly (one method, one notification, errors, a README), and a turnspec.config.json",
+    (y) =>
+      y
+        .positional("dir", { type: "string", default: "schemas", describe: "The folder to create" })
+        .option("title", { type: "string", default: "my protocol", describe: "The protocol's title" }),
+    async (argv) => {
+      const { runInit } = await import("../generator/init.js");
+      process.exitCode = runInit({ dir: argv.dir, title: argv.title });
     },
   )
   .command(
@@ -38,6 +57,7 @@ const cli = yargs(hideBin(process.argv))
     (y) =>
       y
         .positional("files", { type: "string", array: true, describe: "Files to read; - or none reads standard input" })
+        .option("schemas", { type: "string", describe: "The schemas folder of the protocol (default: the agent-gateway protocol built in); its validators are compiled at run time" })
         .option("type", { type: "string", describe: "Validate each value as this type instead of as a JSON-RPC message" })
         .option("tolerant", { type: "boolean", default: false, describe: "Accept unknown fields (tolerant mode)" })
         .option("json", { type: "boolean", default: false, describe: "Print the findings as JSON" })
@@ -46,6 +66,7 @@ const cli = yargs(hideBin(process.argv))
       const { runValidate } = await import("../conformance/validate-command.js");
       process.exitCode = await runValidate({
         files: argv.files ?? [],
+        ...(argv.schemas === undefined ? {} : { schemas: resolve(argv.schemas) }),
         ...(argv.type === undefined ? {} : { type: argv.type }),
         tolerant: argv.tolerant,
         json: argv.json,
@@ -201,7 +222,8 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: generate, validate, diff, serve or certify.")
+
+  .demandCommand(1, "Name a command: init, generate, validate, diff, serve or certify.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {

@@ -5,10 +5,10 @@
  */
 import { classify, type JsonRpcId } from "../rpc/envelope.js";
 import type { ValidationIssue } from "../rpc/validation.js";
-import { createOrderingChecker, type OrderingChecker, type OrderingViolation } from "../generated/ordering.js";
-import { errors, isMethodName, isNotificationName, methods, notifications, type ErrorReason, type MethodName } from "../generated/registry.js";
-import { OTHER_SIDE, type FrameDirection } from "../rpc/ordering.js";
-import { validate, validateNotification, validateParams, validateResult, type TypeName, type ValidationMode } from "../generated/validators.js";
+import type { ErrorReason } from "../generated/registry.js";
+import { OTHER_SIDE, type FrameDirection, type OrderingChecker, type OrderingViolation } from "../rpc/ordering.js";
+import type { ProtocolView, ValidationMode } from "../rpc/protocol-view.js";
+import { generatedProtocol } from "./generated-protocol.js";
 
 /** One problem with one message. */
 export interface Finding {
@@ -21,16 +21,14 @@ export interface Finding {
   readonly issue: ValidationIssue;
 }
 
-const registeredByCode = new Map<number, ErrorReason>(Object.entries(errors).map(([reason, e]) => [e.code, reason as ErrorReason]));
-
 /**
  * An error whose `data.reason` is a registered reason but whose code is not that reason's:
  * the reason and the code the registry gives it. Undefined for a matching or unregistered reason.
  */
-export function codeMismatch(error: { code?: unknown; data?: unknown }): { reason: ErrorReason; expected: number } | undefined {
+export function codeMismatch(error: { code?: unknown; data?: unknown }, protocol: ProtocolView = generatedProtocol): { reason: ErrorReason; expected: number } | undefined {
   const reason = (error.data as { reason?: unknown } | undefined)?.reason;
-  if (typeof reason !== "string" || !Object.hasOwn(errors, reason)) return undefined;
-  const expected = errors[reason as ErrorReason].code;
+  if (typeof reason !== "string" || !Object.hasOwn(protocol.errors, reason)) return undefined;
+  const expected = protocol.errors[reason]!.code;
   return expected === error.code ? undefined : { reason: reason as ErrorReason, expected };
 }
 
@@ -41,14 +39,27 @@ export function codeMismatch(error: { code?: unknown; data?: unknown }): { reaso
  * (each message's sender follows from its method's direction, a response's from its request).
  */
 export class MessageChecker {
-  private readonly requests = new Map<string, MethodName>();
+  private readonly requests = new Map<string, string>();
   private readonly ordering: OrderingChecker | undefined;
+  private readonly protocol: ProtocolView;
+  private readonly registeredByCode: Map<number, string>;
   /** The input index of each message fed to the ordering checker, by the checker's frame index. */
   private readonly fed: number[] = [];
   private lastIndex = 0;
 
-  constructor(private readonly mode: ValidationMode = "strict", options: { ordering?: boolean } = {}) {
-    this.ordering = options.ordering === false ? undefined : createOrderingChecker();
+  /** `protocol`: the protocol the messages belong to; this package's own by default. */
+  constructor(private readonly mode: ValidationMode = "strict", options: { ordering?: boolean; protocol?: ProtocolView } = {}) {
+    this.protocol = options.protocol ?? generatedProtocol;
+    this.ordering = options.ordering === false ? undefined : this.protocol.createOrderingChecker();
+    this.registeredByCode = new Map(Object.entries(this.protocol.errors).map(([reason, e]) => [e.code, reason]));
+  }
+
+  private isMethodName(name: string): boolean {
+    return Object.hasOwn(this.protocol.methods, name);
+  }
+
+  private isNotificationName(name: string): boolean {
+    return Object.hasOwn(this.protocol.notifications, name);
   }
 
   private key(id: JsonRpcId): string {
@@ -58,11 +69,11 @@ export class MessageChecker {
   /** Who sent a message, as far as the registry tells; undefined for what it cannot place. */
   private senderOf(message: unknown): FrameDirection | undefined {
     const classified = classify(message);
-    if (classified.kind === "request" && isMethodName(classified.message.method)) return methods[classified.message.method].direction;
-    if (classified.kind === "notification" && isNotificationName(classified.message.method)) return notifications[classified.message.method].direction;
+    if (classified.kind === "request" && this.isMethodName(classified.message.method)) return this.protocol.methods[classified.message.method]!.direction;
+    if (classified.kind === "notification" && this.isNotificationName(classified.message.method)) return this.protocol.notifications[classified.message.method]!.direction;
     if (classified.kind === "response" && classified.message.id !== null) {
       const method = this.requests.get(this.key(classified.message.id));
-      return method === undefined ? undefined : OTHER_SIDE[methods[method].direction];
+      return method === undefined ? undefined : OTHER_SIDE[this.protocol.methods[method]!.direction];
     }
     return undefined;
   }
@@ -111,38 +122,38 @@ export class MessageChecker {
         return [{ index, part: "", issue: { pointer: "", message: `not a valid JSON-RPC 2.0 message: ${classified.reason}` } }];
       case "request": {
         const { method, params, id } = classified.message;
-        if (!isMethodName(method)) return [{ index, method, part: "", issue: { pointer: "/method", message: "is not a method of the protocol", received: method } }];
+        if (!this.isMethodName(method)) return [{ index, method, part: "", issue: { pointer: "/method", message: "is not a method of the protocol", received: method } }];
         this.requests.set(this.key(id), method);
-        const result = validateParams(method, params ?? {}, this.mode);
+        const result = this.protocol.validate(this.protocol.methods[method]!.params, params ?? {}, this.mode);
         return result.ok ? [] : issuesToFindings(result.errors, "params", method);
       }
       case "notification": {
         const { method, params } = classified.message;
-        if (!isNotificationName(method)) {
-          const hint = isMethodName(method) ? " (it is a method: a request needs an id)" : "";
+        if (!this.isNotificationName(method)) {
+          const hint = this.isMethodName(method) ? " (it is a method: a request needs an id)" : "";
           return [{ index, method, part: "", issue: { pointer: "/method", message: `is not a notification of the protocol${hint}`, received: method } }];
         }
-        const result = validateNotification(method, params ?? {}, this.mode);
+        const result = this.protocol.validate(this.protocol.notifications[method]!.params, params ?? {}, this.mode);
         return result.ok ? [] : issuesToFindings(result.errors, "params", method);
       }
       case "response": {
         const response = classified.message;
         const method = response.id === null ? undefined : this.requests.get(this.key(response.id));
         if ("error" in response) {
-          const registered = registeredByCode.get(response.error.code);
-          const mismatch = codeMismatch(response.error);
+          const registered = this.registeredByCode.get(response.error.code);
+          const mismatch = codeMismatch(response.error, this.protocol);
           if (mismatch) {
             return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${mismatch.expected} of reason "${mismatch.reason}"`, received: response.error.code }], "error", method);
           }
           if (!registered && (response.error.code > -32000 || response.error.code < -32768)) return [];
           if (!registered) return issuesToFindings([{ pointer: "/code", message: "is not in the error registry", received: response.error.code }], "error", method);
-          if (method && !errors[registered].anyMethod && !(methods[method].errors as readonly string[]).includes(registered)) {
+          if (method && !this.protocol.errors[registered]!.anyMethod && !this.protocol.methods[method]!.errors.includes(registered)) {
             return issuesToFindings([{ pointer: "/code", message: `"${registered}" is not an error ${method} is registered to return`, received: response.error.code }], "error", method);
           }
           return [];
         }
         if (!method) return [{ index, part: "", issue: { pointer: "/id", message: "answers no request seen earlier in the input", received: response.id } }];
-        const result = validateResult(method, response.result, this.mode);
+        const result = this.protocol.validate(this.protocol.methods[method]!.result, response.result, this.mode);
         return result.ok ? [] : issuesToFindings(result.errors, "result", method);
       }
     }
@@ -150,7 +161,7 @@ export class MessageChecker {
 }
 
 /** Validates a bare value as a named type. */
-export function checkBareValue(type: TypeName, value: unknown, index: number, mode: ValidationMode): Finding[] {
-  const result = validate(type, value, mode);
+export function checkBareValue(type: string, value: unknown, index: number, mode: ValidationMode, protocol: ProtocolView = generatedProtocol): Finding[] {
+  const result = protocol.validate(type, value, mode);
   return result.ok ? [] : result.errors.map((issue) => ({ index, part: "", issue, method: type }));
 }

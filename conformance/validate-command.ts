@@ -5,13 +5,17 @@
  * Exit 0 when everything is valid, 1 when anything is invalid, 2 on usage or unreadable input.
  */
 import { readFileSync } from "node:fs";
+import { statSync } from "node:fs";
+import type { ProtocolView } from "../rpc/protocol-view.js";
 import { formatIssue } from "../rpc/validation.js";
-import { isTypeName, schemaFiles } from "../generated/validators.js";
 import { checkBareValue, MessageChecker, type Finding } from "./check-messages.js";
+import { generatedProtocol } from "./generated-protocol.js";
 import { readJsonValues } from "./read-json.js";
 
 export interface ValidateCommand {
   readonly files: readonly string[];
+  /** The schemas folder of the protocol the messages belong to; this package's own protocol when absent. */
+  readonly schemas?: string;
   readonly type?: string;
   readonly tolerant: boolean;
   readonly json: boolean;
@@ -51,20 +55,61 @@ function distance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-function suggest(name: string): string {
+function suggest(name: string, protocol: ProtocolView, schemas: string | undefined): string {
   const lower = name.toLowerCase();
-  const close = Object.keys(schemaFiles)
+  const close = protocol.typeNames
     .map((t) => ({ t, d: distance(lower, t.toLowerCase()) }))
     .filter(({ d }) => d <= Math.max(2, Math.floor(name.length / 4)))
     .sort((a, b) => a.d - b.d || (a.t < b.t ? -1 : 1))
     .slice(0, 3)
     .map(({ t }) => t);
-  return close.length ? ` Did you mean ${close.join(", ")}?` : " The type names are the titles listed in generated/PROTOCOL.md.";
+  if (close.length) return ` Did you mean ${close.join(", ")}?`;
+  return schemas === undefined ? " The type names are the titles listed in generated/PROTOCOL.md." : ` The type names are the titles of the schema files in ${schemas}.`;
+}
+
+/** The protocol of --schemas DIR, its validators compiled at run time; a message for exit 2 when it cannot be loaded. */
+async function loadProtocol(dir: string): Promise<ProtocolView | string> {
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // Reported below.
+  }
+  if (!isDir) return `no schemas folder at ${dir}`;
+  const [{ loadSchemas }, { compileProtocol }, { SchemaErrors }] = await Promise.all([
+    import("../generator/load.js"),
+    import("../generator/runtime-protocol.js"),
+    import("../generator/schema-error.js"),
+  ]);
+  try {
+    return compileProtocol(loadSchemas(dir));
+  } catch (error) {
+    if (error instanceof SchemaErrors) return `the schemas in ${dir} have mistakes:\n${error.message}`;
+    throw error;
+  }
 }
 
 export async function runValidate(command: ValidateCommand, io: Io = defaultIo): Promise<number> {
-  if (command.type !== undefined && !isTypeName(command.type)) {
-    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type)}\n`);
+  let schemas = command.schemas;
+  if (schemas === undefined) {
+    // A project's turnspec.config.json names its schemas folder; without one, the built-in protocol.
+    const { loadConfig, ConfigError } = await import("../generator/config.js");
+    try {
+      schemas = loadConfig(undefined).config.schemas;
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      io.err.write(`turnspec validate: ${error.message}\n`);
+      return 2;
+    }
+  }
+  const loaded = schemas === undefined ? generatedProtocol : await loadProtocol(schemas);
+  if (typeof loaded === "string") {
+    io.err.write(`turnspec validate: ${loaded}\n`);
+    return 2;
+  }
+  const protocol = loaded;
+  if (command.type !== undefined && !protocol.typeNames.includes(command.type)) {
+    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type, protocol, schemas)}\n`);
     return 2;
   }
   const mode = command.tolerant ? "tolerant" : "strict";
@@ -85,12 +130,12 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
       io.err.write(`turnspec validate: ${name}:${read.line}: ${read.message}\n`);
       return 2;
     }
-    const bare = command.type !== undefined && isTypeName(command.type) ? command.type : undefined;
-    const checker = new MessageChecker(mode, { ordering: command.ordering !== false && bare === undefined });
+    const bare = command.type;
+    const checker = new MessageChecker(mode, { ordering: command.ordering !== false && bare === undefined, protocol });
     const found: Finding[] = [];
     read.values.forEach(({ value }, index) => {
       checked++;
-      found.push(...(bare !== undefined ? checkBareValue(bare, value, index, mode) : checker.check(value, index)));
+      found.push(...(bare !== undefined ? checkBareValue(bare, value, index, mode, protocol) : checker.check(value, index)));
     });
     found.push(...checker.end());
     // Stable sort: the findings of one message stay in the order they were found.

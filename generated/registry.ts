@@ -426,6 +426,14 @@ export const notifications = {
 /** Methods a client calls and a server serves. */
 export type ClientMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "client_to_server" ? M : never }[MethodName];
 
+/** Methods a server calls on its client, which the client serves (sampling, a question to the user…). */
+export type ServerMethodName = { [M in MethodName]: (typeof methods)[M]["direction"] extends "server_to_client" ? M : never }[MethodName];
+
+/** Notifications a client sends to its server. */
+export type ClientNotificationName = {
+  [N in NotificationName]: (typeof notifications)[N]["direction"] extends "client_to_server" ? N : never;
+}[NotificationName];
+
 /** Notifications a server sends to its clients. */
 export type ServerNotificationName = {
   [N in NotificationName]: (typeof notifications)[N]["direction"] extends "server_to_client" ? N : never;

@@ -2,10 +2,11 @@
 /**
  * The typed server side of turnspec agent-gateway protocol: a handler interface keyed by method name
  * (a missing or extra handler does not compile), a dispatcher that validates params and
- * maps errors to their registered codes, and a typed notifier.
+ * maps errors to their registered codes, a typed notifier, typed requests to the client
+ * (for the methods the client serves), and a whole connection over a transport.
  */
-import { Dispatcher, DomainError, LocalError, formatIssue, type JsonRpcResponse } from "turnspec/rpc";
-import type { ServerNotificationName, ClientMethodName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
+import { Dispatcher, DomainError, LocalError, OutgoingRequests, RpcClient, formatIssue, type JsonRpcResponse, type RequestOptions, type Transport, type ValidationIssue } from "turnspec/rpc";
+import type { ServerNotificationName, ClientMethodName, ClientNotificationName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf, ServerMethodName } from "./registry.js";
 import { errors, methods, notifications } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";
 
@@ -26,8 +27,8 @@ export interface ServerOptions<Ctx> {
   readonly onInternalError?: (error: unknown, method: string) => void;
   /** Valid notifications the protocol lets the client send. */
   readonly onNotification?: (method: string, params: unknown, ctx: Ctx) => void;
-  /** Responses from the client (to requests this side sent). */
-  readonly onResponse?: (response: JsonRpcResponse) => void;
+  /** Responses from the client (to requests this side sent): hand them to the connection's `ClientCaller`. */
+  readonly onResponse?: (response: JsonRpcResponse, ctx: Ctx) => void;
   /** Most messages in one batch. Default 1000. */
   readonly maxBatchSize?: number;
 }
@@ -35,6 +36,9 @@ export interface ServerOptions<Ctx> {
 // Widened to the entry types: a protocol may have no entry in one direction at all.
 const served = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "client_to_server").map((m) => m.name));
 const heard = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "client_to_server").map((n) => n.name));
+const called = new Set((Object.values(methods) as MethodEntry[]).filter((m) => m.direction === "server_to_client").map((m) => m.name));
+const told = new Set((Object.values(notifications) as NotificationEntry[]).filter((n) => n.direction === "server_to_client").map((n) => n.name));
+const wrongWay = (name: string, what: string): ValidationIssue[] => [{ pointer: "", message: `"${name}" is not ${what}`, received: name }];
 
 /** Builds the dispatcher for a complete set of handlers. */
 export function createDispatcher<Ctx = void, H extends Handlers<Ctx> = Handlers<Ctx>>(
@@ -72,11 +76,122 @@ export function createNotifier(send: (frame: string) => void | Promise<void>, op
   const mode = options.validate ?? "strict";
   return {
     async notify(name, params) {
-      const issues = mode ? notificationIssues(name, params, mode) : undefined;
+      const issues = !told.has(name) ? wrongWay(name, "a notification the server sends") : mode ? notificationIssues(name, params, mode) : undefined;
       if (issues) {
         throw new LocalError("invalid_outgoing", `notification ${name} is invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
       }
       await send(JSON.stringify({ jsonrpc: "2.0", method: name, params }));
     },
   };
+}
+
+/** Requests the server sends its client on one connection: typed, validated, with timeouts. */
+export interface ClientCaller {
+  /** Sends a request the client serves and resolves with its result; rejects with `RpcError` or `LocalError` (`timeout`, …). */
+  request<M extends ServerMethodName>(method: M, params: ParamsOf<M>, options?: RequestOptions): Promise<ResultOf<M>>;
+  /** Hands a response from the client to the request it answers; false when it answers none. */
+  handleResponse(response: JsonRpcResponse): boolean;
+  /** Fails every waiting request: the connection closed. */
+  close(): void;
+}
+
+export interface CallerOptions {
+  /** How params are validated before they are sent; false sends them unchecked. Default "strict". */
+  readonly validateOutgoing?: ValidationMode | false;
+  /** How results are validated as they arrive; false trusts them. Default "tolerant". */
+  readonly validateIncoming?: ValidationMode | false;
+  /** Milliseconds before a request fails with a local timeout. Default: none. */
+  readonly requestTimeoutMs?: number;
+}
+
+/**
+ * Typed requests to the client over a frame sender, for a server that feeds its own frames
+ * to `createDispatcher`: pass the dispatcher an `onResponse` that calls `handleResponse`.
+ */
+export function createClientCaller(send: (frame: string) => void | Promise<void>, options: CallerOptions = {}): ClientCaller {
+  const outgoing = options.validateOutgoing ?? "strict";
+  const incoming = options.validateIncoming ?? "tolerant";
+  const requests = new OutgoingRequests(send, {
+    validateParams: (method, params) => (!called.has(method) ? wrongWay(method, "a method the server calls on its client") : outgoing ? paramsIssues(method, params, outgoing) : undefined),
+    ...(incoming ? { validateResult: (method: string, result: unknown) => resultIssues(method, result, incoming) } : {}),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+  });
+  return {
+    request: (method, params, requestOptions) => requests.request(method, params, requestOptions) as Promise<never>,
+    handleResponse: (response) => requests.settle(response),
+    close: () => requests.close(new LocalError("transport_closed", "the connection closed")),
+  };
+}
+
+/** One client's connection, served over a transport the server owns. Handlers get it as their context. */
+export interface ServerConnection {
+  /** The untyped JSON-RPC connection underneath. */
+  readonly rpc: RpcClient;
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** Sends a request the client serves and resolves with its result. */
+  request<M extends ServerMethodName>(method: M, params: ParamsOf<M>, options?: RequestOptions): Promise<ResultOf<M>>;
+  /** Sends a notification, validated first; an invalid one throws a local error and is not sent. */
+  notify<N extends ServerNotificationName>(name: N, params: NotificationParamsOf<N>): Promise<void>;
+  /** Subscribes to a notification the client sends; returns the function that unsubscribes. */
+  on<N extends ClientNotificationName>(name: N, handler: (params: NotificationParamsOf<N>) => void): () => void;
+}
+
+export interface ConnectionOptions extends CallerOptions {
+  /** How the params of the client's requests and notifications are validated before a handler sees them. Default "tolerant". */
+  readonly validationMode?: ValidationMode;
+  /** Validate each result before sending it; a mismatch answers -32603 and is reported. Default true. */
+  readonly validateResults?: boolean;
+  /** Every error answered as -32603, for the server's own log. Never sent. */
+  readonly onInternalError?: (error: unknown, method: string) => void;
+  /** Receives every incoming frame that was dropped because it was invalid. */
+  readonly onProtocolError?: (error: LocalError, frame: string) => void;
+  /** Most messages in one batch. Default 1000. */
+  readonly maxBatchSize?: number;
+}
+
+/**
+ * Serves one client over `transport` with a complete set of handlers (each gets the
+ * connection as its context, to call the client back or notify it). Requests from the
+ * client go through `createDispatcher`; call `start()` to begin.
+ */
+export function serveConnection<H extends Handlers<ServerConnection>>(
+  transport: Transport,
+  handlers: H & NoExtraHandlers<H>,
+  options: ConnectionOptions = {},
+): ServerConnection {
+  const outgoing = options.validateOutgoing ?? "strict";
+  const incoming = options.validateIncoming ?? "tolerant";
+  const mode = options.validationMode ?? "tolerant";
+  const dispatcher = createDispatcher<ServerConnection, H>(handlers, {
+    validationMode: mode,
+    validateResults: options.validateResults ?? true,
+    ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
+    ...(options.maxBatchSize === undefined ? {} : { maxBatchSize: options.maxBatchSize }),
+  });
+  const rpc = new RpcClient(
+    transport,
+    {
+      params: (method, value) => (!called.has(method) ? wrongWay(method, "a method the server calls on its client") : outgoing ? paramsIssues(method, value, outgoing) : undefined),
+      result: (method, value) => (incoming ? resultIssues(method, value, incoming) : undefined),
+      notification: (name, value) => (!heard.has(name) ? wrongWay(name, "a notification the client sends") : notificationIssues(name, value, mode)),
+      outgoingNotification: (name, value) => (!told.has(name) ? wrongWay(name, "a notification the server sends") : outgoing ? notificationIssues(name, value, outgoing) : undefined),
+    },
+    {
+      validateOutgoing: true,
+      validateIncoming: true,
+      serve: (request) => dispatcher.handleParsed(request, connection),
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+      ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
+    },
+  );
+  const connection: ServerConnection = {
+    rpc,
+    start: () => rpc.start(),
+    close: () => rpc.close(),
+    request: (method, params, requestOptions) => rpc.request(method, params, requestOptions) as Promise<never>,
+    notify: (name, params) => rpc.notify(name, params),
+    on: (name, handler) => rpc.on(name, (params) => handler(params as never)),
+  };
+  return connection;
 }

@@ -1,50 +1,151 @@
 /** `turnspec generate`: runs the generator and reports, returning the exit code. */
-import { relative } from "node:path";
+import { statSync, watch as watchFolder } from "node:fs";
+import { relative, resolve } from "node:path";
+import { ConfigError, loadConfig, type OutputKind } from "./config.js";
 import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
-import { typeCheck } from "./typecheck.js";
 
+/** The command's flags: each one given overrides turnspec.config.json, which overrides the defaults. */
 export interface GenerateCommand {
-  readonly schemasDir: string;
-  readonly outDir: string;
+  /** The schemas folder. Default: the config's, else "schemas". */
+  readonly schemasDir?: string;
+  /** The output folder. Default: the config's, else "generated". */
+  readonly outDir?: string;
   readonly check: boolean;
   readonly typecheck: boolean;
-  readonly support: string;
+  /** Import specifier of the support module. Default: the config's, else turnspec/rpc. */
+  readonly support?: string;
+  /** Write the support module beside the output and import it from there. */
+  readonly standalone?: boolean;
+  /** Which outputs to emit. Default: the config's, else all. */
+  readonly outputs?: readonly OutputKind[];
+  /** The config file; default turnspec.config.json in the working folder, when there is one. */
+  readonly configFile?: string;
+  /** Generate again whenever a file of the schemas folder changes, until interrupted. */
+  readonly watch?: boolean;
 }
 
-export async function runGenerate(command: GenerateCommand, out = process.stdout, err = process.stderr): Promise<number> {
+interface Settings {
+  readonly schemasDir: string;
+  readonly outDir: string;
+  readonly support: string | undefined;
+  readonly standalone: boolean;
+  readonly outputs: readonly OutputKind[] | undefined;
+}
+
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function settingsOf(command: GenerateCommand): Settings {
+  const { config } = loadConfig(command.configFile);
+  return {
+    schemasDir: command.schemasDir ?? config.schemas ?? resolve("schemas"),
+    outDir: command.outDir ?? config.out ?? resolve("generated"),
+    support: command.support ?? config.support,
+    standalone: command.standalone ?? config.standalone ?? false,
+    outputs: command.outputs ?? config.outputs,
+  };
+}
+
+export async function runGenerate(command: GenerateCommand, out: { write(text: string): unknown } = process.stdout, err: { write(text: string): unknown } = process.stderr): Promise<number> {
+  let settings: Settings;
+  try {
+    settings = settingsOf(command);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    err.write(`turnspec generate: ${error.message}\n`);
+    return 2;
+  }
+  if (!isDirectory(settings.schemasDir)) {
+    err.write(`turnspec generate: no schemas folder at ${settings.schemasDir}\n`);
+    return 2;
+  }
+  if (!command.watch) return generateOnce(command, settings, out, err);
+  if (command.check) {
+    err.write("turnspec generate: --watch writes the output; it cannot be combined with --check\n");
+    return 2;
+  }
+  return watchAndGenerate(command, settings, out, err);
+}
+
+async function generateOnce(command: GenerateCommand, settings: Settings, out: { write(text: string): unknown }, err: { write(text: string): unknown }): Promise<number> {
   const started = performance.now();
+  if (settings.standalone) {
+    err.write("turnspec generate: standalone output is not part of this build of turnspec\n");
+    return 2;
+  }
   let files;
   try {
-    files = await generateFiles({ schemasDir: command.schemasDir, support: command.support });
+    files = await generateFiles({
+      schemasDir: settings.schemasDir,
+      ...(settings.support === undefined ? {} : { support: settings.support }),
+      ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
+    });
   } catch (error) {
     if (error instanceof SchemaErrors) {
-      err.write(`turnspec generate: the schemas in ${command.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
+      err.write(`turnspec generate: the schemas in ${settings.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
       return 1;
     }
     throw error;
   }
-  const outName = relative(process.cwd(), command.outDir) || ".";
+  const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck) {
-    const diagnostics = typeCheck(files, { outDir: command.outDir });
+    // The compiler is loaded only when asked for.
+    const { typeCheck } = await import("./typecheck.js");
+    const diagnostics = typeCheck(files, { outDir: settings.outDir });
     if (diagnostics.length) {
       err.write(`turnspec generate: the generated code does not compile:\n${diagnostics.map((d) => `  ${d}`).join("\n")}\n`);
       return 1;
     }
   }
   if (command.check) {
-    const stale = compareWithDisk(files, command.outDir);
+    const stale = compareWithDisk(files, settings.outDir);
     if (stale.length) {
       err.write(`turnspec generate --check: ${outName}/ is stale (${stale.length} file${stale.length === 1 ? "" : "s"}):\n`);
       for (const file of stale) err.write(`  ${outName}/${file.path}: ${file.problem}\n`);
-      err.write(`Run "turnspec generate --schemas ${relative(process.cwd(), command.schemasDir) || "."} --out ${outName}" and commit the result.\n`);
+      err.write(`Run "turnspec generate --schemas ${relative(process.cwd(), settings.schemasDir) || "."} --out ${outName}" and commit the result.\n`);
       return 1;
     }
     out.write(`${outName}/ is up to date (${files.length} files).\n`);
     return 0;
   }
-  const written = writeToDisk(files, command.outDir);
+  const written = writeToDisk(files, settings.outDir);
   const ms = Math.round(performance.now() - started);
   out.write(written.length ? `wrote ${written.map((p) => `${outName}/${p}`).join(", ")} in ${ms} ms\n` : `${outName}/ was already up to date (${files.length} files, ${ms} ms)\n`);
   return 0;
+}
+
+/**
+ * Generates, then again after each change to the schemas folder (changes within 100 ms
+ * are taken together). Schema mistakes are reported and the watch goes on; the output is
+ * left as it was until the schemas load again. Ends on SIGINT or SIGTERM with exit 0.
+ */
+function watchAndGenerate(command: GenerateCommand, settings: Settings, out: { write(text: string): unknown }, err: { write(text: string): unknown }): Promise<number> {
+  return new Promise((resolveExit) => {
+    let timer: NodeJS.Timeout | undefined;
+    let running: Promise<unknown> = Promise.resolve();
+    const run = () => {
+      running = running.then(() => generateOnce(command, settings, out, err)).then(() => out.write(`watching ${relative(process.cwd(), settings.schemasDir) || "."}/ for changes (Ctrl-C to stop)\n`));
+    };
+    run();
+    const watcher = watchFolder(settings.schemasDir, (_event, name) => {
+      if (name !== null && !String(name).endsWith(".json")) return;
+      clearTimeout(timer);
+      timer = setTimeout(run, 100);
+    });
+    const stop = () => {
+      clearTimeout(timer);
+      watcher.close();
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      void running.then(() => resolveExit(0));
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
 }

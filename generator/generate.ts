@@ -16,6 +16,7 @@ import { loadSchemas } from "./load.js";
 import { isExtensionKeyword } from "./walk.js";
 import type { ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
+import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
@@ -24,6 +25,8 @@ export interface GenerateOptions {
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
   readonly clientClass?: string;
+  /** Which outputs to emit, each with what it imports (see `withDependencies`). Default: all. */
+  readonly outputs?: readonly OutputKind[];
 }
 
 export interface GeneratedFile {
@@ -90,23 +93,32 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     .filter((t) => t.keywords.length > 0);
   const registryContext = { ...context, methods: model.methods, extensions };
   const ts = (path: string, code: string): GeneratedFile => ({ path, content: formatTypeScript(code, path) });
-  const files: GeneratedFile[] = [
-    ts("types.ts", `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${await emitTypes(model)}`),
-    ts("registry.ts", render("registry.ts", registryContext)),
-    ts("validators.ts", render("validators.ts", context)),
-    { path: "validators.strict.cjs", content: `${TS_HEADER}\n${emitStandalone(model, "strict")}\n` },
-    { path: "validators.strict.d.cts", content: `${TS_HEADER}\n${emitStandaloneDeclarations(model, support)}` },
-    { path: "validators.tolerant.cjs", content: `${TS_HEADER}\n${emitStandalone(model, "tolerant")}\n` },
-    { path: "validators.tolerant.d.cts", content: `${TS_HEADER}\n${SAME_EXPORTS}` },
-    { path: "validators.report.cjs", content: `${TS_HEADER}\n${emitStandalone(model, "report")}\n` },
-    { path: "validators.report.d.cts", content: `${TS_HEADER}\n${SAME_EXPORTS}` },
-    ts("client.ts", render("client.ts", context)),
-    ts("server.ts", render("server.ts", context)),
-    ts("ordering.ts", emitOrdering(model, context)),
-    { path: "openrpc.json", content: `${JSON.stringify(emitOpenRpc(model, NOTE), null, 2)}\n` },
-    { path: "PROTOCOL.md", content: emitDocs(model, `<!-- ${NOTE} -->`).replace(/\n{3,}/g, "\n\n") },
-  ];
-  files.push(ts("index.ts", emitBarrel(files, TS_HEADER)));
+  const chosen = new Set(withDependencies(options.outputs ?? OUTPUT_KINDS));
+  // Each output is emitted only when chosen: nothing is generated to be thrown away.
+  const emitters: Record<OutputKind, () => Promise<GeneratedFile[]> | GeneratedFile[]> = {
+    types: async () => [
+      ts("types.ts", `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${await emitTypes(model)}`),
+      // The registry is what every TypeScript output reads, and it reads the types.
+      ts("registry.ts", render("registry.ts", registryContext)),
+    ],
+    validators: () => [
+      ts("validators.ts", render("validators.ts", context)),
+      { path: "validators.strict.cjs", content: `${TS_HEADER}\n${emitStandalone(model, "strict")}\n` },
+      { path: "validators.strict.d.cts", content: `${TS_HEADER}\n${emitStandaloneDeclarations(model, support)}` },
+      { path: "validators.tolerant.cjs", content: `${TS_HEADER}\n${emitStandalone(model, "tolerant")}\n` },
+      { path: "validators.tolerant.d.cts", content: `${TS_HEADER}\n${SAME_EXPORTS}` },
+      { path: "validators.report.cjs", content: `${TS_HEADER}\n${emitStandalone(model, "report")}\n` },
+      { path: "validators.report.d.cts", content: `${TS_HEADER}\n${SAME_EXPORTS}` },
+    ],
+    client: () => [ts("client.ts", render("client.ts", context))],
+    server: () => [ts("server.ts", render("server.ts", context))],
+    ordering: () => [ts("ordering.ts", emitOrdering(model, context))],
+    openrpc: () => [{ path: "openrpc.json", content: `${JSON.stringify(emitOpenRpc(model, NOTE), null, 2)}\n` }],
+    docs: () => [{ path: "PROTOCOL.md", content: emitDocs(model, `<!-- ${NOTE} -->`).replace(/\n{3,}/g, "\n\n") }],
+  };
+  const files: GeneratedFile[] = [];
+  for (const kind of OUTPUT_KINDS) if (chosen.has(kind)) files.push(...(await emitters[kind]()));
+  if (chosen.has("types")) files.push(ts("index.ts", emitBarrel(files, TS_HEADER)));
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 

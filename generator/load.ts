@@ -18,6 +18,24 @@ const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 const RESERVED = new Set(["protocol.json", "errors.json"]);
 const IDENTIFIER = /^[A-Z][A-Za-z0-9]*$/;
 
+/** Line and column (both from 1) of a character offset in `text`. */
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return { line, column: offset - before.lastIndexOf("\n") };
+}
+
+/** The syntax error of JSON text as "line L, column C: what", from the parser's own message. */
+export function describeJsonSyntaxError(text: string, error: Error): string {
+  const message = error.message.replace(/^JSON\.parse: /, "");
+  const position = /at position (\d+)/.exec(message);
+  const offset = position ? Number(position[1]) : /end of JSON input/.test(message) ? text.length : undefined;
+  const what = message.replace(/ in JSON at position \d+.*$/, "").replace(/ \(line \d+ column \d+\)$/, "");
+  if (offset === undefined) return what;
+  const { line, column } = lineAndColumn(text, offset);
+  return `line ${line}, column ${column}: ${what}`;
+}
+
 function readJson(dir: string, file: string, problems: SchemaError[]): Json | undefined {
   let text: string;
   try {
@@ -29,10 +47,26 @@ function readJson(dir: string, file: string, problems: SchemaError[]): Json | un
   try {
     return JSON.parse(text) as Json;
   } catch (error) {
-    problems.push(new SchemaError(file, "", `not valid JSON: ${(error as Error).message}`));
+    problems.push(new SchemaError(file, "", `not valid JSON: ${describeJsonSyntaxError(text, error as Error)}`));
     return undefined;
   }
 }
+
+/** The five standard JSON-RPC errors, implied in every protocol unless its errors.json registers them itself. */
+export const STANDARD_ERRORS: readonly ErrorModel[] = [
+  { code: -32700, reason: "parse_error", message: "Parse error", description: "The frame is not valid JSON. The response id is null." },
+  { code: -32600, reason: "invalid_request", message: "Invalid Request", description: "The frame is JSON but not a valid JSON-RPC 2.0 request or notification." },
+  { code: -32601, reason: "method_not_found", message: "Method not found", description: "The method is not part of the protocol." },
+  { code: -32602, reason: "invalid_params", message: "Invalid params", description: "The params do not match the method's schema; error.data.errors lists each failing JSON pointer with what was expected and what was received." },
+  { code: -32603, reason: "internal_error", message: "Internal error", description: "The server failed while handling a valid request. No internals are exposed." },
+].map((e) => ({ ...e, standard: true, anyMethod: true, details: [] }));
+
+/** `kv_put_params.json` holds `KvPutParams`: the file name is the title in snake case (acronyms may stay upper case). */
+function titleMatchesFile(title: string, file: string): boolean {
+  return title.toLowerCase() === file.replace(/\.json$/, "").replace(/_/g, "").toLowerCase();
+}
+
+const snakeCase = (title: string) => title.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2").toLowerCase();
 
 function metaCheck(file: string, meta: object, value: Json, problems: SchemaError[]): boolean {
   // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
@@ -83,14 +117,16 @@ export function loadSchemas(dir: string): ProtocolModel {
 
   // Named types.
   const byFile = new Map<string, TypeModel>();
+  // Files that exist but could not be read as a type: a $ref to one is not reported again as dangling.
+  const broken = new Set<string>();
   const titles = new Map<string, string>();
   const ids = new Map<string, string>();
   for (const file of entries) {
     if (RESERVED.has(file)) continue;
     const raw = readJson(dir, file, problems);
-    if (raw === undefined) continue;
-    if (!isObject(raw)) {
-      problems.push(new SchemaError(file, "", "a type file must hold a JSON Schema object"));
+    if (raw === undefined || !isObject(raw)) {
+      if (raw !== undefined) problems.push(new SchemaError(file, "", "a type file must hold a JSON Schema object"));
+      broken.add(file);
       continue;
     }
     if (raw.$schema !== DRAFT) problems.push(new SchemaError(file, "/$schema", `must be "${DRAFT}"`));
@@ -101,8 +137,14 @@ export function loadSchemas(dir: string): ProtocolModel {
       problems.push(new SchemaError(file, "/$id", `the same $id as ${ids.get(id)}`));
     } else ids.set(id, file);
     const title = raw.title;
+    if (title === undefined) {
+      problems.push(new SchemaError(file, "", 'missing title: every type file names its type, e.g. "title": "' + file.replace(/\.json$/, "").split("_").map((w) => (w[0] ?? "").toUpperCase() + w.slice(1)).join("") + '"'));
+      broken.add(file);
+      continue;
+    }
     if (typeof title !== "string" || !IDENTIFIER.test(title)) {
-      problems.push(new SchemaError(file, "/title", "must be a PascalCase TypeScript name"));
+      problems.push(new SchemaError(file, "/title", `must be a PascalCase TypeScript name; got ${JSON.stringify(title)}`));
+      broken.add(file);
       continue;
     }
     if (titles.has(title)) {
@@ -110,6 +152,9 @@ export function loadSchemas(dir: string): ProtocolModel {
       continue;
     }
     titles.set(title, file);
+    if (!titleMatchesFile(title, file)) {
+      problems.push(new SchemaError(file, "/title", `title "${title}" does not match the file name: a type titled ${title} lives in ${snakeCase(title)}.json`));
+    }
     if (typeof raw.description !== "string" || raw.description.trim() === "") {
       problems.push(new SchemaError(file, "/description", "every schema needs a description"));
     }
@@ -122,7 +167,9 @@ export function loadSchemas(dir: string): ProtocolModel {
     walkSchema(type.schema, (node, pointer) => {
       if (typeof node.$ref === "string") {
         const { file, fragment } = splitRef(node.$ref);
-        if (file !== undefined && !byFile.has(file)) {
+        if (file !== undefined && broken.has(file)) {
+          // Already reported where the file itself is wrong.
+        } else if (file !== undefined && !byFile.has(file)) {
           problems.push(new SchemaError(type.file, `${pointer}/$ref`, `dangling $ref "${node.$ref}": no such file in the schemas folder`));
         } else if (file !== undefined && fragment !== "") {
           problems.push(new SchemaError(type.file, `${pointer}/$ref`, `"${node.$ref}" points inside another file; reference a named type's file as a whole`));
@@ -141,6 +188,9 @@ export function loadSchemas(dir: string): ProtocolModel {
         for (const key of Object.keys(node).filter(isExtensionKeyword)) {
           problems.push(new SchemaError(type.file, `${pointer}/${key}`, `extension keyword ${key} is read only at the top level of a schema file, where it describes the named type`));
         }
+      }
+      if (node.enum !== undefined && node.type === undefined) {
+        problems.push(new SchemaError(type.file, `${pointer}/enum`, 'enum without type: state the type of its values (e.g. "type": "string") so that types and validators agree'));
       }
       if (node.uniqueItems !== undefined) problems.push(new SchemaError(type.file, `${pointer}/uniqueItems`, "uniqueItems is not supported; the gateway checks duplicates with its own error reason"));
       if (node.allOf !== undefined) problems.push(new SchemaError(type.file, `${pointer}/allOf`, "allOf is not supported: it cannot extend a closed object"));
@@ -164,6 +214,7 @@ export function loadSchemas(dir: string): ProtocolModel {
   // The method and notification table.
   const typeOfRef = (ref: string, where: string): string | undefined => {
     const type = byFile.get(ref);
+    if (!type && broken.has(ref)) return undefined;
     if (!type) {
       problems.push(new SchemaError("protocol.json", where, `dangling $ref "${ref}": no such file in the schemas folder`));
       return undefined;
@@ -179,22 +230,31 @@ export function loadSchemas(dir: string): ProtocolModel {
     reason: e.reason as string,
     message: e.message as string,
     description: e.description as string,
-    standard: e.standard === true,
-    anyMethod: e.standard === true || e.anyMethod === true,
+    standard: e.standard === true || STANDARD_ERRORS.some((s) => s.code === e.code),
+    anyMethod: e.standard === true || e.anyMethod === true || STANDARD_ERRORS.some((s) => s.code === e.code),
     details: ((e.details as JsonObject[] | undefined) ?? []).map((d) => ({ detail: d.detail as string, description: d.description as string })),
   }));
+  // Any integer code: -32099…-32000 is JSON-RPC's range for server errors, but a protocol such as
+  // LSP claims codes outside it (-32803…-32800); only the five standard codes are fixed.
   const reasons = new Map<string, number>();
   const codes = new Map<number, string>();
   errors.forEach((e, i) => {
     if (reasons.has(e.reason)) problems.push(new SchemaError("errors.json", `/errors/${i}/reason`, `duplicate reason "${e.reason}"`));
     if (codes.has(e.code)) problems.push(new SchemaError("errors.json", `/errors/${i}/code`, `code ${e.code} is used by "${codes.get(e.code)}" too`));
-    if (!e.standard && (e.code < -32099 || e.code > -32000)) problems.push(new SchemaError("errors.json", `/errors/${i}/code`, `domain error codes lie in -32099…-32000; got ${e.code}`));
     reasons.set(e.reason, i);
     codes.set(e.code, e.reason);
   });
-  for (const [code, reason] of [[-32700, "parse_error"], [-32600, "invalid_request"], [-32601, "method_not_found"], [-32602, "invalid_params"], [-32603, "internal_error"]] as const) {
-    if (codes.get(code) !== reason) problems.push(new SchemaError("errors.json", "/errors", `the standard error ${code} must be registered with reason "${reason}"`));
+  // The standard errors are implied; a protocol that lists one may word it its own way, but keeps its code and reason.
+  const implied: ErrorModel[] = [];
+  for (const standard of STANDARD_ERRORS) {
+    const byCode = codes.get(standard.code);
+    const index = reasons.get(standard.reason);
+    if (byCode === undefined && index === undefined) implied.push(standard);
+    else if (byCode !== standard.reason) {
+      problems.push(new SchemaError("errors.json", index === undefined ? "/errors" : `/errors/${index}/code`, `the standard error ${standard.code} keeps its reason "${standard.reason}" (and that reason its code)`));
+    }
   }
+  errors.unshift(...implied);
 
   const names = new Set<string>();
   const methods: MethodModel[] = [];

@@ -1,19 +1,29 @@
 /**
- * The client half of JSON-RPC 2.0, shared by every generated client: correlates
- * responses with requests, dispatches notifications to subscribers, and validates what
- * it sends and receives when asked to.
+ * One end of a JSON-RPC 2.0 connection, shared by every generated client and by a server
+ * that owns its transport: sends requests and correlates their responses (outgoing.ts),
+ * dispatches notifications to subscribers, and hands the requests the peer sends to a
+ * `Dispatcher` (the same one a server uses), answering with what it returns. Without a
+ * dispatcher every incoming request is answered -32601, as JSON-RPC requires.
  */
-import { classify, type JsonRpcId, type JsonRpcResponse } from "./envelope.js";
-import { LocalError, RpcError } from "./errors.js";
+import { classify, type JsonRpcResponse } from "./envelope.js";
+import { LocalError } from "./errors.js";
+import { OutgoingRequests, type RequestOptions } from "./outgoing.js";
 import type { Transport } from "./transport.js";
 import { formatIssue, type ValidationIssue } from "./validation.js";
+
+export type { RequestOptions } from "./outgoing.js";
 
 /** The validation hooks a generated client passes in; each returns issues or undefined. */
 export interface ClientValidators {
   params(method: string, value: unknown): ValidationIssue[] | undefined;
   result(method: string, value: unknown): ValidationIssue[] | undefined;
   notification(method: string, value: unknown): ValidationIssue[] | undefined;
+  /** Validates the notifications this side sends, when that differs from `notification` (strict out, tolerant in). */
+  outgoingNotification?(method: string, value: unknown): ValidationIssue[] | undefined;
 }
+
+/** Answers one request the peer sent: a dispatcher's `handleParsed` bound to its context. */
+export type ServeRequest = (request: unknown) => Promise<JsonRpcResponse | JsonRpcResponse[] | undefined>;
 
 export interface RpcClientOptions {
   /** Validate params before sending (default true). */
@@ -24,25 +34,14 @@ export interface RpcClientOptions {
   readonly requestTimeoutMs?: number;
   /** Called when a notification fails validation or a frame cannot be understood; it is then dropped. */
   readonly onProtocolError?: (error: LocalError, frame: string) => void;
-}
-
-export interface RequestOptions {
-  readonly signal?: AbortSignal;
-  readonly timeoutMs?: number;
+  /** Serves the requests the peer sends to this side; without it they are answered -32601. */
+  readonly serve?: ServeRequest;
 }
 
 type NotificationHandler = (params: unknown, method: string) => void;
 
-interface Pending {
-  method: string;
-  resolve(value: unknown): void;
-  reject(error: Error): void;
-  cleanup(): void;
-}
-
 export class RpcClient {
-  private nextId = 1;
-  private readonly pending = new Map<JsonRpcId, Pending>();
+  private readonly outgoing: OutgoingRequests;
   private readonly handlers = new Map<string, Set<NotificationHandler>>();
   private readonly anyHandlers = new Set<NotificationHandler>();
   private closed = false;
@@ -52,6 +51,11 @@ export class RpcClient {
     private readonly validators: ClientValidators,
     private readonly options: RpcClientOptions = {},
   ) {
+    this.outgoing = new OutgoingRequests((frame) => this.transport.send(frame), {
+      ...(options.validateOutgoing === false ? {} : { validateParams: (method: string, params: unknown) => validators.params(method, params) }),
+      ...(options.validateIncoming === false ? {} : { validateResult: (method: string, result: unknown) => validators.result(method, result) }),
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    });
     transport.onmessage = (frame) => this.receive(frame);
     transport.onclose = () => this.failAll(new LocalError("transport_closed", "the connection closed"));
   }
@@ -68,42 +72,15 @@ export class RpcClient {
   }
 
   /** Sends a request and resolves with its result, or rejects with an `RpcError` or a `LocalError`. */
-  async request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
-    if (this.closed) throw new LocalError("transport_closed", "the connection is closed");
-    if (this.options.validateOutgoing !== false) {
-      const issues = this.validators.params(method, params);
-      if (issues) throw new LocalError("invalid_outgoing", `params of ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
-    }
-    // An already-aborted signal is a local abort like any other, not the signal's DOMException.
-    if (options.signal?.aborted) throw new LocalError("aborted", `${method} was aborted`);
-    const id = this.nextId++;
-    const frame = JSON.stringify({ jsonrpc: "2.0", id, method, params });
-    return new Promise<unknown>((resolve, reject) => {
-      const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs;
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-        this.settle(id)?.reject(new LocalError("timeout", `${method} got no response within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const onAbort = () => this.settle(id)?.reject(new LocalError("aborted", `${method} was aborted`));
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, {
-        method,
-        resolve,
-        reject,
-        cleanup: () => {
-          if (timer) clearTimeout(timer);
-          options.signal?.removeEventListener("abort", onAbort);
-        },
-      });
-      this.transport.send(frame).catch((error: unknown) => {
-        this.settle(id)?.reject(new LocalError("transport_closed", `could not send ${method}: ${(error as Error).message}`));
-      });
-    });
+  request(method: string, params: unknown, options: RequestOptions = {}): Promise<unknown> {
+    return this.outgoing.request(method, params, options);
   }
 
   /** Sends a notification (no response is expected). */
   async notify(method: string, params: unknown): Promise<void> {
+    if (this.closed) throw new LocalError("transport_closed", "the connection is closed");
     if (this.options.validateOutgoing !== false) {
-      const issues = this.validators.notification(method, params);
+      const issues = (this.validators.outgoingNotification ?? this.validators.notification)(method, params);
       if (issues) throw new LocalError("invalid_outgoing", `params of notification ${method} are invalid: ${issues.map((i) => formatIssue(i, "params")).join("; ")}`, issues);
     }
     await this.transport.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
@@ -123,17 +100,9 @@ export class RpcClient {
     return () => this.anyHandlers.delete(handler);
   }
 
-  private settle(id: JsonRpcId): Pending | undefined {
-    const entry = this.pending.get(id);
-    if (!entry) return undefined;
-    this.pending.delete(id);
-    entry.cleanup();
-    return entry;
-  }
-
   private failAll(error: LocalError): void {
     this.closed = true;
-    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(error);
+    this.outgoing.close(error);
   }
 
   private protocolError(message: string, frame: string, issues: ValidationIssue[] = []): void {
@@ -148,10 +117,23 @@ export class RpcClient {
       this.protocolError("the peer sent a frame that is not JSON", frame);
       return;
     }
-    for (const message of Array.isArray(parsed) ? parsed : [parsed]) this.receiveOne(message, frame);
+    const batch = Array.isArray(parsed);
+    const answers: Promise<JsonRpcResponse | undefined>[] = [];
+    for (const message of batch ? (parsed as unknown[]) : [parsed]) {
+      const answer = this.receiveOne(message, frame);
+      if (answer) answers.push(answer);
+    }
+    if (answers.length === 0) return;
+    // The requests of one batch are answered in one batch, as JSON-RPC asks.
+    void Promise.all(answers).then((replies) => {
+      const owed = replies.filter((r): r is JsonRpcResponse => r !== undefined);
+      if (owed.length === 0 || this.closed) return;
+      return this.transport.send(JSON.stringify(batch ? owed : owed[0]));
+    }).catch(() => undefined);
   }
 
-  private receiveOne(message: unknown, frame: string): void {
+  /** Handles one message; for a request, resolves to its answer. */
+  private receiveOne(message: unknown, frame: string): Promise<JsonRpcResponse | undefined> | undefined {
     const classified = classify(message);
     if (classified.kind === "invalid") {
       this.protocolError(`the peer sent an invalid message: ${classified.reason}`, frame);
@@ -160,33 +142,17 @@ export class RpcClient {
     } else if (classified.kind === "notification") {
       this.receiveNotification(classified.message.method, classified.message.params ?? {}, frame);
     } else {
-      // This client serves no methods: answer as JSON-RPC requires.
       const { id, method } = classified.message;
-      void this.transport
-        .send(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}`, data: { reason: "method_not_found", method } } }))
-        .catch(() => undefined);
+      if (this.options.serve) return this.options.serve(classified.message) as Promise<JsonRpcResponse | undefined>;
+      return Promise.resolve({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}`, data: { reason: "method_not_found", method } } });
     }
+    return undefined;
   }
 
   private receiveResponse(response: JsonRpcResponse, frame: string): void {
-    const entry = response.id === null ? undefined : this.settle(response.id);
-    if (!entry) {
-      if (response.id !== null || !("error" in response)) this.protocolError(`a response with unknown id ${JSON.stringify(response.id)}`, frame);
-      else this.protocolError(`the peer reported an error without an id: ${response.error.message}`, frame);
-      return;
-    }
-    if ("error" in response) {
-      entry.reject(new RpcError(response.error.code, response.error.message, response.error.data));
-      return;
-    }
-    if (this.options.validateIncoming !== false) {
-      const issues = this.validators.result(entry.method, response.result);
-      if (issues) {
-        entry.reject(new LocalError("invalid_incoming", `the result of ${entry.method} is invalid: ${issues.map((i) => formatIssue(i, "result")).join("; ")}`, issues));
-        return;
-      }
-    }
-    entry.resolve(response.result);
+    if (this.outgoing.settle(response)) return;
+    if (response.id !== null || !("error" in response)) this.protocolError(`a response with unknown id ${JSON.stringify(response.id)}`, frame);
+    else this.protocolError(`the peer reported an error without an id: ${response.error.message}`, frame);
   }
 
   private receiveNotification(method: string, params: unknown, frame: string): void {

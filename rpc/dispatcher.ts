@@ -1,5 +1,6 @@
 /**
- * The server half of JSON-RPC 2.0, shared by every generated dispatcher: parses frames,
+ * The serving half of JSON-RPC 2.0, shared by every generated dispatcher (a server's for the
+ * methods its clients call, a client's for the methods its server calls back): parses frames,
  * handles batches and notifications, validates params before a handler sees them, and
  * turns whatever a handler throws into the right error response.
  */
@@ -43,8 +44,11 @@ export interface DispatcherOptions<Ctx> {
   readonly validateNotification?: (method: string, params: unknown) => ValidationIssue[] | undefined;
   /** Called for each valid notification from the peer. */
   readonly onNotification?: (method: string, params: unknown, ctx: Ctx) => void;
-  /** Called for responses from the peer, which a pure server does not expect. */
-  readonly onResponse?: (response: JsonRpcResponse) => void;
+  /**
+   * Called for responses from the peer: answers to the requests this side sent it (hand them
+   * to the `OutgoingRequests` of the connection in `ctx`). Without it they are dropped.
+   */
+  readonly onResponse?: (response: JsonRpcResponse, ctx: Ctx) => void;
   /** Most messages one batch may hold. Default 1000. */
   readonly maxBatchSize?: number;
 }
@@ -106,7 +110,7 @@ export class Dispatcher<Ctx = void> {
       case "invalid":
         return this.errorResponse(classified.id, "invalid_request", `Invalid Request: ${classified.reason}`);
       case "response":
-        this.options.onResponse?.(classified.message);
+        this.options.onResponse?.(classified.message, ctx);
         return undefined;
       case "notification": {
         const { method, params } = classified.message;

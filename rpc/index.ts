@@ -1,8 +1,10 @@
-/** Shared JSON-RPC support imported by generated clients and dispatchers, and by the reference gateway. */
+/** Shared JSON-RPC support imported by generated clients and servers (both ends), and by the reference gateway. */
 export * from "./errors.js";
 export * from "./validation.js";
 export * from "./transport.js";
 export * from "./envelope.js";
 export * from "./dispatcher.js";
 export * from "./client.js";
+export * from "./outgoing.js";
 export * from "./ordering.js";
+export type { ProtocolView } from "./protocol-view.js";

@@ -5,6 +5,7 @@
  * field is added. Each type is compared by its title (the exported name) and each field
  * by the TypeScript type the types emitter writes for it, in outline.
  */
+import { structurallyEqual } from "./canonical.js";
 import type { Json, JsonObject, ProtocolModel, TypeModel } from "../model.js";
 import { escapeToken, isObject } from "../walk.js";
 import type { Change } from "./report.js";
@@ -82,8 +83,13 @@ export function codeChanges(oldModel: ProtocolModel, newModel: ProtocolModel): C
   for (const old of oldModel.types) {
     const next = newByTitle.get(old.title);
     if (!next) {
+      // A title names its file, so a rename usually moves the type to a new file: the same
+      // file under a new title, or a new type with the same structure, is the renamed one.
       const sameFile = newModel.byFile.get(old.file);
-      const renamed = sameFile && !oldTitles.has(sameFile.title) ? sameFile : undefined;
+      const renamed =
+        sameFile && !oldTitles.has(sameFile.title)
+          ? sameFile
+          : newModel.types.find((t) => !oldTitles.has(t.title) && structurallyEqual(old.file, oldModel, t.file, newModel));
       out.push(
         code(old.title, {
           verdict: "breaking",

@@ -37,6 +37,7 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
     errors: m.errors.map((reason) => ({ $ref: `#/components/errors/${reason}` })),
     "x-params-type": m.params,
   });
+  const clientMethods = model.methods.filter((m) => m.direction === "server_to_client");
   return {
     "x-generated": generatedNote,
     openrpc: "1.3.2",
@@ -61,5 +62,8 @@ export function emitOpenRpc(model: ProtocolModel, generatedNote: string): JsonOb
       params: contentDescriptors(n.params, model),
       "x-params-type": n.params,
     })),
+    // OpenRPC describes what a server serves; the methods a server calls on its client
+    // (sampling in MCP, window/showMessageRequest in LSP) are listed apart, in the same form.
+    ...(clientMethods.length ? { "x-server-to-client-methods": clientMethods.map(methodObject) } : {}),
   };
 }

@@ -8,8 +8,13 @@ import type { Json, JsonObject, ProtocolModel, TypeModel } from "../model.js";
 import { isObject, mapSchema } from "../walk.js";
 
 /** The schema json-schema-to-typescript sees: refs replaced by names, identifiers stripped. */
+/** Keywords that say what a value is; a subschema with none of them accepts any JSON value. */
+const SHAPING = ["type", "$ref", "enum", "const", "oneOf", "anyOf", "allOf", "properties", "items", "not"];
+
 function prepare(type: TypeModel, model: ProtocolModel): JsonObject {
   const named = mapSchema(type.schema, (node) => {
+    // Any JSON value (`{}` or a description alone) is `unknown`, not an empty object type.
+    if (node !== type.schema && !SHAPING.some((key) => key in node)) return typeof node.description === "string" ? { tsType: "unknown", description: node.description } : { tsType: "unknown" };
     if (typeof node.$ref !== "string") return undefined;
     const target = model.byFile.get(node.$ref);
     if (!target) return undefined;

@@ -84,12 +84,12 @@ const CASES: Record<string, Case> = {
     want: ["ok", "breaking"],
   },
   // Enums
-  "enum value added (strict)": { old: v({ enum: ["a", "b"] }), new: v({ enum: ["a", "b", "c"] }), want: ["ok", "breaking"], change: '"c"' },
-  "enum value added (tolerant: enums stay exact)": { old: v({ enum: ["a", "b"] }), new: v({ enum: ["a", "b", "c"] }), mode: "tolerant", want: ["ok", "breaking"] },
-  "enum value removed": { old: v({ enum: ["a", "b"] }), new: v({ enum: ["a"] }), want: ["breaking", "ok"], change: '"b"' },
-  "string narrowed to an enum": { old: v(str), new: v({ enum: ["a"] }), want: ["breaking", "ok"] },
+  "enum value added (strict)": { old: v({ type: "string", enum: ["a", "b"] }), new: v({ type: "string", enum: ["a", "b", "c"] }), want: ["ok", "breaking"], change: '"c"' },
+  "enum value added (tolerant: enums stay exact)": { old: v({ type: "string", enum: ["a", "b"] }), new: v({ type: "string", enum: ["a", "b", "c"] }), mode: "tolerant", want: ["ok", "breaking"] },
+  "enum value removed": { old: v({ type: "string", enum: ["a", "b"] }), new: v({ type: "string", enum: ["a"] }), want: ["breaking", "ok"], change: '"b"' },
+  "string narrowed to an enum": { old: v(str), new: v({ type: "string", enum: ["a"] }), want: ["breaking", "ok"] },
   "const changed": { old: v({ const: "a" }), new: v({ const: "b" }), want: ["breaking", "breaking"] },
-  "enum reordered": { old: v({ enum: ["a", "b"] }), new: v({ enum: ["b", "a"] }), want: ["ok", "ok"] },
+  "enum reordered": { old: v({ type: "string", enum: ["a", "b"] }), new: v({ type: "string", enum: ["b", "a"] }), want: ["ok", "ok"] },
   // Tagged unions
   "union variant added (strict)": { old: union(["circle", "square"]), new: union(["circle", "square", "star"]), want: ["ok", "breaking"], change: 'variant "star"' },
   "union variant added (tolerant: tags stay exact)": { old: union(["circle", "square"]), new: union(["circle", "square", "star"]), mode: "tolerant", want: ["ok", "breaking"] },

@@ -61,7 +61,7 @@ describe("turnspec diff (command)", () => {
 
   it("judges only the selected category", async () => {
     const oldDir = writeProtocol({ v: { $ref: "box.json" }, files: { "box.json": closed({ a: { type: "string" } }, ["a"]) } }, dirs);
-    const newDir = writeProtocol({ v: { $ref: "box.json" }, files: { "box.json": { ...closed({ a: { type: "string" } }, ["a"]), title: "Crate" } } }, dirs);
+    const newDir = writeProtocol({ v: { $ref: "crate.json" }, files: { "crate.json": closed({ a: { type: "string" } }, ["a"]) } }, dirs);
     expect((await run({ oldDir, newDir, category: "wire" })).code).toBe(0);
     const code = await run({ oldDir, newDir, category: "code" });
     expect(code.code).toBe(1);

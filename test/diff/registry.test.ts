@@ -113,17 +113,19 @@ describe("turnspec diff: who sends each message", () => {
 
 describe("turnspec diff: generated code", () => {
   const box = (schema: JsonObject): ProtocolSpec => ({ v: { $ref: "box.json" }, files: { "box.json": schema } });
+  // A title names its file, so a renamed type is a renamed file.
+  const crate = (schema: JsonObject): ProtocolSpec => ({ v: { $ref: "crate.json" }, files: { "crate.json": schema } });
   const closed = (properties: JsonObject, required: string[]) => ({ type: "object", additionalProperties: false, required, properties });
   const CODE: Record<string, { old: ProtocolSpec; new: ProtocolSpec; want: string[] }> = {
-    "type title renamed (same file, wire unchanged)": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box({ ...closed({ a: { type: "string" } }, ["a"]), title: "Crate" }), want: ["Box: type Box renamed to Crate", "ThingPutParams: ThingPutParams.v: Box → Crate"] },
+    "type renamed with its file (wire unchanged)": { old: box(closed({ a: { type: "string" } }, ["a"])), new: crate(closed({ a: { type: "string" } }, ["a"])), want: ["Box: type Box renamed to Crate", "ThingPutParams: ThingPutParams.v: Box → Crate"] },
     "type removed with its file": { old: box(closed({ a: { type: "string" } }, ["a"])), new: {}, want: ["Box: type Box removed", "ThingPutParams: ThingPutParams.v: Box → string"] },
     "field type changed": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "integer" } }, ["a"])), want: ["Box: Box.a: string → number"] },
     "field removed": { old: box(closed({ a: { type: "string" }, b: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "string" } }, ["a"])), want: ["Box: Box.b removed"] },
     "field made optional": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "string" } }, [])), want: ["Box: Box.a: required → optional"] },
     "required field added": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "string" }, b: { type: "string" } }, ["a", "b"])), want: ["Box: Box.b added as required"] },
     "optional field added": { old: box(closed({ a: { type: "string" } }, ["a"])), new: box(closed({ a: { type: "string" }, b: { type: "string" } }, ["a"])), want: [] },
-    "enum value added": { old: box(closed({ a: { enum: ["x"] } }, ["a"])), new: box(closed({ a: { enum: ["x", "y"] } }, ["a"])), want: ['Box: Box.a: "x" → "x" | "y"'] },
-    "enum reordered (the same TypeScript type)": { old: box(closed({ a: { enum: ["x", "y"] } }, ["a"])), new: box(closed({ a: { enum: ["y", "x"] } }, ["a"])), want: [] },
+    "enum value added": { old: box(closed({ a: { type: "string", enum: ["x"] } }, ["a"])), new: box(closed({ a: { type: "string", enum: ["x", "y"] } }, ["a"])), want: ['Box: Box.a: "x" → "x" | "y"'] },
+    "enum reordered (the same TypeScript type)": { old: box(closed({ a: { type: "string", enum: ["x", "y"] } }, ["a"])), new: box(closed({ a: { type: "string", enum: ["y", "x"] } }, ["a"])), want: [] },
     "method removed": { old: {}, new: { methods: [] }, want: ['MethodName: MethodName "thing/put" removed'] },
     "client_to_server method added (a server's handler map is incomplete)": { old: {}, new: { methods: [...DEFAULT_METHODS, { ...DEFAULT_METHODS[0]!, name: "thing/peek" }] }, want: ['MethodName: MethodName "thing/peek" added'] },
     "error reason removed": { old: {}, new: { errors: DEFAULT_ERRORS.filter((e) => e.reason !== "thing_missing") }, want: ['ErrorReason: ErrorReason "thing_missing" removed'] },
@@ -137,7 +139,7 @@ describe("turnspec diff: generated code", () => {
 
   it("keeps a wire-equal rename out of the wire category", () => {
     const old = box({ type: "object", additionalProperties: false, required: ["a"], properties: { a: { type: "string" } } });
-    const next = box({ type: "object", additionalProperties: false, required: ["a"], properties: { a: { type: "string" } }, title: "Crate" });
+    const next = crate({ type: "object", additionalProperties: false, required: ["a"], properties: { a: { type: "string" } } });
     expect(run(old, next).changes).toEqual([]);
   });
 });

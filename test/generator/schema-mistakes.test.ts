@@ -110,10 +110,10 @@ const mistakes: [string, Mistake][] = [
   [
     "invalid JSON in a file",
     {
-      mutate: (dir) => writeFileSync(join(dir, "kv_expired_notification.json"), '{ "title": "KvExpiredNotification", }'),
+      mutate: (dir) => writeFileSync(join(dir, "kv_expired_notification.json"), '{\n  "title": "KvExpiredNotification",\n}\n'),
       file: "kv_expired_notification.json",
       pointer: "",
-      message: "not valid JSON",
+      message: "not valid JSON: line 3, column 1:",
     },
   ],
   [
@@ -189,12 +189,39 @@ const mistakes: [string, Mistake][] = [
     },
   ],
   [
-    "a domain error code outside -32099…-32000",
+    "a standard error code registered under another reason",
     {
-      mutate: edit("errors.json", (e) => (e.errors[6].code = -32100)),
+      mutate: edit("errors.json", (e) => (e.errors[2].reason = "no_such_method")),
       file: "errors.json",
-      pointer: "/errors/6/code",
-      message: "domain error codes lie in -32099…-32000",
+      pointer: "/errors",
+      message: 'the standard error -32601 keeps its reason "method_not_found"',
+    },
+  ],
+  [
+    "a missing title",
+    {
+      mutate: edit("kv_get_result.json", (s) => delete s.title),
+      file: "kv_get_result.json",
+      pointer: "",
+      message: 'missing title: every type file names its type, e.g. "title": "KvGetResult"',
+    },
+  ],
+  [
+    "a title that does not match the file name",
+    {
+      mutate: edit("kv_get_result.json", (s) => (s.title = "KvFetchResult")),
+      file: "kv_get_result.json",
+      pointer: "/title",
+      message: 'title "KvFetchResult" does not match the file name: a type titled KvFetchResult lives in kv_fetch_result.json',
+    },
+  ],
+  [
+    "an enum without type",
+    {
+      mutate: edit("kv_consistency.json", (s) => delete s.type),
+      file: "kv_consistency.json",
+      pointer: "/enum",
+      message: "enum without type",
     },
   ],
   [
@@ -343,6 +370,38 @@ describe("schema mistakes", () => {
     );
   });
 
+  it("a file that is not valid JSON is reported once: the files and notifications referring to it are not reported again", () => {
+    const { errors } = loadError(brokenCopy(row("invalid JSON in a file").mutate));
+    expect(errors.map((e) => `${e.file}#${e.pointer}`)).toEqual(["kv_expired_notification.json#"]);
+  });
+
+  it("a missing title is reported once, without cascading dangling refs", () => {
+    const { errors } = loadError(brokenCopy(edit("kv_value_text.json", (s) => delete s.title)));
+    expect(errors.map((e) => e.message.split("\n")[0])).toEqual(['missing title: every type file names its type, e.g. "title": "KvValueText"']);
+  });
+
+  it("the five standard JSON-RPC errors are implied when errors.json leaves them out, and keep a protocol's own wording", () => {
+    const standard = ["parse_error", "invalid_request", "method_not_found", "invalid_params", "internal_error"];
+    const withoutThem = loadSchemas(brokenCopy(edit("errors.json", (e) => (e.errors = e.errors.filter((x: Json) => !x.standard)))));
+    expect(withoutThem.errors.slice(0, 5).map((e) => [e.reason, e.standard, e.anyMethod])).toEqual(standard.map((r) => [r, true, true]));
+    expect(withoutThem.errors.filter((e) => e.code === -32601)).toHaveLength(1);
+    const reworded = loadSchemas(brokenCopy(edit("errors.json", (e) => (e.errors[2].message = "No such method"))));
+    expect(reworded.errors.find((e) => e.reason === "method_not_found")?.message).toBe("No such method");
+    expect(reworded.errors.filter((e) => e.reason === "method_not_found")).toHaveLength(1);
+  });
+
+  it("method names may have camelCase segments (textDocument/didOpen, logging/setLevel) and $/ as first segment", () => {
+    const rename = (dir: string) => {
+      const file = join(dir, "protocol.json");
+      writeFileSync(file, readFileSync(file, "utf8").replaceAll('"kv/get"', '"kvStore/getValue"').replaceAll('"kv/expired"', '"$/kvExpired"'));
+    };
+    const model = loadSchemas(brokenCopy(rename));
+    expect(model.methods.map((m) => m.name)).toContain("kvStore/getValue");
+    expect(model.notifications.map((n) => n.name)).toContain("$/kvExpired");
+    const { errors } = loadError(brokenCopy(edit("protocol.json", (p) => (p.methods[0].name = "KvStore/get"))));
+    expect(errors[0]!.pointer).toBe("/methods/0/name");
+  });
+
   it("generateFiles stops at the loader: nothing is emitted from broken schemas", async () => {
     await expect(generateFiles({ schemasDir: brokenCopy(row("a dangling $ref").mutate) })).rejects.toBeInstanceOf(SchemaErrors);
   });
@@ -378,6 +437,12 @@ describe("turnspec generate on broken schemas", () => {
     expect(stderr).not.toMatch(/^\s+at .*:\d+:\d+\)?$/m);
     expect(stderr).not.toMatch(/node:internal|generator\/load\.ts|SchemaErrors:/);
     expect(existsSync(out), "the out folder was created").toBe(false);
+  });
+
+  it("exits 2 when the schemas folder does not exist", async () => {
+    const { code, stderr } = await run(["generate", "--schemas", join(tempDir("turnspec-none-"), "nope"), "--out", join(tempDir("turnspec-out-"), "g")]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/no schemas folder at .*nope/);
   });
 
   it("leaves an existing out folder untouched", async () => {

@@ -1,0 +1,3 @@
+/** The outputs `turnspec generate` can emit: the one list the CLI, the config and the generator read. */
+export const OUTPUT_KINDS = ["types", "validators", "client", "server", "openrpc", "docs", "ordering"] as const;
+export type OutputKind = (typeof OUTPUT_KINDS)[number];

@@ -1,0 +1,43 @@
+/**
+ * A loaded schemas folder as a `ProtocolView` with validators compiled at run time, for
+ * checking the messages of any protocol (`turnspec validate --schemas DIR`) without
+ * generating code first. The validators are compiled from the same schemas, with the same
+ * ajv options and strict/tolerant readings, as the precompiled ones; each type is compiled
+ * the first time it is used.
+ */
+import Ajv2020 from "ajv/dist/2020.js";
+import { createOrderingEngine, type OrderingRule } from "../rpc/ordering.js";
+import type { ProtocolView, ValidationMode } from "../rpc/protocol-view.js";
+import { runValidator, type RawValidator } from "../rpc/validation.js";
+import { ajvOptions, schemasFor } from "./emit/validators.js";
+import type { ProtocolModel } from "./model.js";
+
+export function compileProtocol(model: ProtocolModel): ProtocolView {
+  const ids = new Map(model.types.map((t) => [t.title, t.id]));
+  const compilers = new Map<"strict" | "tolerant" | "report", Ajv2020>();
+  const compiler = (set: "strict" | "tolerant" | "report"): Ajv2020 => {
+    let ajv = compilers.get(set);
+    if (!ajv) {
+      ajv = new Ajv2020({ ...ajvOptions, allErrors: set === "report" });
+      for (const schema of schemasFor(model, set === "tolerant" ? "tolerant" : "strict")) ajv.addSchema(schema as object);
+      compilers.set(set, ajv);
+    }
+    return ajv;
+  };
+  const validator = (set: "strict" | "tolerant" | "report", type: string): RawValidator => {
+    const id = ids.get(type);
+    const compiled = id === undefined ? undefined : compiler(set).getSchema(id);
+    if (!compiled) throw new Error(`"${type}" is not a type of ${model.title}`);
+    return compiled as unknown as RawValidator;
+  };
+  const rules = model.ordering.map((r) => r.rule) as unknown as OrderingRule[];
+  return {
+    title: model.title,
+    methods: Object.fromEntries(model.methods.map((m) => [m.name, { direction: m.direction, params: m.params, result: m.result, errors: m.errors }])),
+    notifications: Object.fromEntries(model.notifications.map((n) => [n.name, { direction: n.direction, params: n.params }])),
+    errors: Object.fromEntries(model.errors.map((e) => [e.reason, { code: e.code, anyMethod: e.anyMethod }])),
+    typeNames: model.types.map((t) => t.title),
+    validate: (type: string, value: unknown, mode: ValidationMode) => runValidator(validator(mode, type), value, validator("report", type), mode),
+    createOrderingChecker: () => createOrderingEngine(rules),
+  };
+}

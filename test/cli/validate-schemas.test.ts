@@ -1,0 +1,107 @@
+/**
+ * `turnspec validate --schemas DIR` for a protocol other than the built-in one: the kv
+ * fixture (test/fixtures/mini-protocol/schemas) and the MCP slice, with validators compiled
+ * at run time. Messages, responses matched to their requests, error codes, --type, ordering
+ * rules, and exit 2 for a folder that is missing or has mistakes.
+ */
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { runValidate, type ValidateCommand } from "../../conformance/validate-command.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const kv = join(root, "test/fixtures/mini-protocol/schemas");
+const mcp = join(root, "test/fixtures/mcp/schemas");
+const dir = mkdtempSync(join(tmpdir(), "turnspec-validate-schemas-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, ...values: unknown[]): string {
+  const path = join(dir, name);
+  writeFileSync(path, values.map((v) => JSON.stringify(v)).join("\n") + "\n");
+  return path;
+}
+
+async function run(command: Partial<ValidateCommand>) {
+  let out = "";
+  let err = "";
+  const code = await runValidate(
+    { files: [], tolerant: false, json: false, ...command },
+    { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) }, stdin: () => "" },
+  );
+  return { code, out, err };
+}
+
+const text = (t: string) => ({ kind: "text", text: t });
+const changed = (version: number) => ({ jsonrpc: "2.0", method: "kv/changed", params: { watch_id: "w1", key: "a", version, value: text("x") } });
+
+describe("turnspec validate --schemas DIR", () => {
+  it("accepts a valid transcript of another protocol", async () => {
+    const path = file(
+      "kv-ok.jsonl",
+      { jsonrpc: "2.0", id: 1, method: "kv/get", params: { key: "a" } },
+      { jsonrpc: "2.0", id: 1, result: { key: "a", value: text("x"), version: 1, expires_at: null } },
+      changed(1),
+      changed(2),
+    );
+    const { code, out } = await run({ files: [path], schemas: kv });
+    expect(out).toBe("4 values checked: all valid\n");
+    expect(code).toBe(0);
+  });
+
+  it("reports params, results, error codes and ordering rules of that protocol", async () => {
+    const path = file(
+      "kv-bad.jsonl",
+      { jsonrpc: "2.0", id: 2, method: "kv/put", params: { key: "a", value: { kind: "nope" } } },
+      { jsonrpc: "2.0", id: 2, error: { code: -32001, message: "x", data: { reason: "key_not_found" } } },
+      { jsonrpc: "2.0", id: 3, method: "todo/add", params: {} },
+      changed(1),
+      changed(3),
+    );
+    const { code, out } = await run({ files: [path], schemas: kv });
+    expect(code).toBe(1);
+    expect(out).toContain(`${path}:1 kv/put params/value/kind: must be one of text, counter, blob; got "nope"`);
+    expect(out).toContain(`${path}:2 kv/put error/code: does not match the registered code -32010 of reason "key_not_found"; got -32001`);
+    expect(out).toContain(`${path}:3 todo/add method: is not a method of the protocol`);
+    expect(out).toMatch(new RegExp(`${path}:5 .*breaks ordering rule KV-ORDER-VERSION`));
+  });
+
+  it("validates bare values with --type against that protocol's types, with suggestions", async () => {
+    const good = await run({ files: [file("v.json", text("x"))], schemas: kv, type: "KvValue" });
+    expect(good.code).toBe(0);
+    const bad = await run({ files: [file("w.json", { kind: "counter", count: "1" })], schemas: kv, type: "KvValue" });
+    expect(bad.code).toBe(1);
+    const unknown = await run({ files: [file("u.json", {})], schemas: kv, type: "KvValu" });
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain('unknown type "KvValu". Did you mean KvValue');
+  });
+
+  it("checks MCP messages from the MCP slice, tolerant of fields added since", async () => {
+    const path = file(
+      "mcp.jsonl",
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "echo", arguments: { message: "hi" } } },
+      { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "Echo: hi" }], extra: true } },
+      { jsonrpc: "2.0", id: 0, method: "roots/list" },
+      { jsonrpc: "2.0", id: 0, result: { roots: [{ uri: "file:///a" }] } },
+    );
+    expect((await run({ files: [path], schemas: mcp, tolerant: true })).code).toBe(0);
+    const strict = await run({ files: [path], schemas: mcp });
+    expect(strict.code).toBe(1);
+    expect(strict.out).toContain(`${path}:2 tools/call result/extra`);
+  });
+
+  it("exits 2 for a missing schemas folder and for one with mistakes", async () => {
+    const input = file("any.jsonl", { jsonrpc: "2.0", method: "x" });
+    const missing = await run({ files: [input], schemas: join(dir, "no-such-folder") });
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain("no schemas folder at");
+    const broken = join(dir, "broken");
+    cpSync(kv, broken, { recursive: true });
+    writeFileSync(join(broken, "kv_value_text.json"), "{\n  \"title\": \n");
+    const mistaken = await run({ files: [input], schemas: broken });
+    expect(mistaken.code).toBe(2);
+    expect(mistaken.err).toContain("kv_value_text.json");
+    expect(mistaken.err).toContain("line 3, column 1");
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * RpcClient as either end of a connection, untyped: the requests the peer sends go to a
+ * Dispatcher (the same one a server uses) and are answered, a batch of them in one batch;
+ * without a dispatcher each is answered -32601; OutgoingRequests settles responses by id,
+ * times out, and fails everything waiting when closed.
+ */
+import { describe, expect, it } from "vitest";
+import { Dispatcher, LocalError, OutgoingRequests, RpcClient, RpcError, createInMemoryPair } from "../../rpc/index.js";
+
+const none = () => undefined;
+const validators = { params: none, result: none, notification: none };
+
+function served() {
+  const dispatcher = new Dispatcher<string>({
+    methods: new Set(["ask"]),
+    handlers: { ask: (params: never, ctx: string) => ({ answer: `${(params as { q: string }).q}?`, ctx }) },
+    validateParams: (_method, params) => (typeof (params as { q?: unknown }).q === "string" ? undefined : [{ pointer: "/q", message: "must be string" }]),
+    errors: {},
+  });
+  return dispatcher;
+}
+
+describe("RpcClient serving the peer's requests", () => {
+  it("answers each request through the dispatcher, with the context it was given", async () => {
+    const [a, b] = createInMemoryPair();
+    const dispatcher = served();
+    const end = new RpcClient(a, validators, { serve: (request) => dispatcher.handleParsed(request, "client-side") });
+    const replies: unknown[] = [];
+    b.onmessage = (frame) => replies.push(JSON.parse(frame));
+    await Promise.all([end.start(), b.start()]);
+    await b.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ask", params: { q: "why" } }));
+    await b.send(JSON.stringify([
+      { jsonrpc: "2.0", id: 2, method: "ask", params: { q: "how" } },
+      { jsonrpc: "2.0", method: "ask", params: { q: "ignored: a notification" } },
+      { jsonrpc: "2.0", id: 3, method: "ask", params: { q: 3 } },
+    ]));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(replies).toEqual([
+      { jsonrpc: "2.0", id: 1, result: { answer: "why?", ctx: "client-side" } },
+      [
+        { jsonrpc: "2.0", id: 2, result: { answer: "how?", ctx: "client-side" } },
+        { jsonrpc: "2.0", id: 3, error: expect.objectContaining({ code: -32602, data: expect.objectContaining({ reason: "invalid_params" }) }) },
+      ],
+    ]);
+  });
+
+  it("without a dispatcher answers every request -32601", async () => {
+    const [a, b] = createInMemoryPair();
+    const end = new RpcClient(a, validators);
+    const replies: unknown[] = [];
+    b.onmessage = (frame) => replies.push(JSON.parse(frame));
+    await Promise.all([end.start(), b.start()]);
+    await b.send(JSON.stringify({ jsonrpc: "2.0", id: "x", method: "ask", params: {} }));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(replies).toEqual([{ jsonrpc: "2.0", id: "x", error: { code: -32601, message: "Method not found: ask", data: { reason: "method_not_found", method: "ask" } } }]);
+  });
+});
+
+describe("OutgoingRequests", () => {
+  it("settles by id, reports a response it does not know, times out and fails all on close", async () => {
+    const sent: { id: number; method: string }[] = [];
+    const requests = new OutgoingRequests((frame) => void sent.push(JSON.parse(frame)), { requestTimeoutMs: 1000 });
+    const first = requests.request("a", {});
+    const second = requests.request("b", {});
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(sent.map((m) => m.method)).toEqual(["a", "b"]);
+    expect(requests.settle({ jsonrpc: "2.0", id: sent[1]!.id, error: { code: -32001, message: "no", data: { reason: "nope" } } })).toBe(true);
+    await expect(second).rejects.toBeInstanceOf(RpcError);
+    expect(requests.settle({ jsonrpc: "2.0", id: 99, result: 1 })).toBe(false);
+    const timed = requests.request("c", {}, { timeoutMs: 5 });
+    await expect(timed).rejects.toMatchObject({ kind: "timeout" });
+    requests.close(new LocalError("transport_closed", "the connection closed"));
+    await expect(first).rejects.toMatchObject({ kind: "transport_closed" });
+    await expect(requests.request("d", {})).rejects.toMatchObject({ kind: "transport_closed" });
+    expect(requests.waiting).toBe(0);
+  });
+});
