@@ -11,7 +11,6 @@
  * (`afterCommit`), in the order it was sent. So a client is only ever told about events
  * that are in the log, and a kill can lose only events nobody was sent.
  */
-import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
 import type {
   AgentActorRef,
@@ -693,7 +692,7 @@ export class Gateway {
         const events: TurnItemEvent[] = this.options.store
           .events(params.turn_id, params.after_sequence ?? 0, params.limit)
           .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
-        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) + (faultOn("wrong-last-sequence") ? 1 : 0) };
+        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) };
       },
       "turn/resume": async (params, connection) => {
         const resumed = await this.resume(params);

@@ -12,7 +12,6 @@
  * runs on from the log, with rounds, usage and attempts counted on.
  */
 import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
-import { faultOn } from "../faults.js";
 import { classifyToolCall } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
@@ -267,11 +266,10 @@ export class TurnRunner {
       if (event.type === "text_delta") {
         if (!message) {
           message = { id: this.itemId(turnId), text: "" };
-          if (!faultOn("notifications-out-of-order")) g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
+          g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
         message.text += event.text;
         g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
-        if (faultOn("notifications-out-of-order") && message.text === event.text) g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
@@ -369,7 +367,7 @@ export class TurnRunner {
     }
     const turnNow = g.turnState(turnId)!;
     const verdict = await this.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal);
-    if (!verdict.allowed && !faultOn("denied-tool-runs")) {
+    if (!verdict.allowed) {
       finishItem({ ...base, status: signal.aborted ? "cancelled" : "declined", outcome: signal.aborted ? "cancelled" : "declined", error: { message: verdict.message }, ...resultField(tool, verdict.message) });
       return;
     }
@@ -472,7 +470,7 @@ export class TurnRunner {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: true };
     }
-    if (!call.escapeSandbox && state.grants.has(scope.hash) && !faultOn("allow-for-turn-ignored")) {
+    if (!call.escapeSandbox && state.grants.has(scope.hash)) {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
       return { allowed: true };
     }

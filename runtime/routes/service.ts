@@ -9,7 +9,6 @@
  * policy generation is the gateway's: it starts at 1 and goes up by one each time the
  * gateway starts with a permission configuration different from the one before.
  */
-import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
 import type {
   AgentDelegationRouteAction,
@@ -193,7 +192,7 @@ export class RouteService {
         route_id: params.route_id,
         current_generation: this.store.getRoute(params.route_id)!.route.generation,
       });
-    if (params.expected_generation !== current && !faultOn("stale-revoke-accepted")) throw conflict();
+    if (params.expected_generation !== current) throw conflict();
     const route = record.route as unknown as AgentDelegationRouteProjection;
     let result = this.view(record);
     if (route.status !== "revoked") {
