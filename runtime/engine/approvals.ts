@@ -87,9 +87,17 @@ export class Approvals {
     g.publish(ask.threadId, ask.turnId, "turn/permission/request/opened", { request });
     g.audit(ask.threadId, ask.turnId, { kind: "request_opened", request_id: requestId, tool_name: ask.toolName, action: ask.action, scope_hash: ask.scopeHash, reason: ask.reason });
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.resolve(requestId, "expired"), this.config.permissionRequestTimeoutMs);
+      // Resolved by the gateway itself, nobody is answered: a failure to record it is the turn's to report.
+      const resolveQuietly = (resolution: TurnPermissionApprovalResolution) => {
+        try {
+          this.resolve(requestId, resolution);
+        } catch {
+          // The waiting call went on; the turn's next record throws the same failure.
+        }
+      };
+      const timer = setTimeout(() => resolveQuietly("expired"), this.config.permissionRequestTimeoutMs);
       this.waiting.set(requestId, { threadId: ask.threadId, turnId: ask.turnId, scopeHash: ask.scopeHash, resolve, timer });
-      const cancel = () => this.resolve(requestId, "cancelled");
+      const cancel = () => resolveQuietly("cancelled");
       if (signal.aborted) cancel();
       else signal.addEventListener("abort", cancel, { once: true });
     });
@@ -102,9 +110,14 @@ export class Approvals {
     this.waiting.delete(requestId);
     clearTimeout(waiting.timer);
     const resolvedAt = this.gateway.nowIso();
-    this.gateway.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash });
-    this.gateway.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash });
-    waiting.resolve(resolution);
+    try {
+      // Recorded for the request: a commit the turn lost is left for the turn to report.
+      this.gateway.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash }, "request");
+      this.gateway.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash }, "request");
+    } finally {
+      // The waiting call goes on either way: if the log lost the turn's events, its next record fails the turn.
+      waiting.resolve(resolution);
+    }
     return resolvedAt;
   }
 

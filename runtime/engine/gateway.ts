@@ -91,6 +91,9 @@ const WORK_EVENTS = new Set([
 /** Events after which a thread's timeline blocks changed. */
 const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
 
+/** Who records an event: the turn's own run (which a lost commit is reported to), or a request about the turn. */
+export type RecordedBy = "turn" | "request";
+
 /** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
 export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
   readonly promptManifest?: PromptManifest;
@@ -262,15 +265,18 @@ export class Gateway {
    * against their schema before they are stored: a gateway bug fails here, loudly,
    * instead of reaching a client or the log. A failed commit that lost events of the
    * turn is thrown here, by the turn's next record, as a failed append is: whoever runs
-   * the turn must not build on events the log does not hold.
+   * the turn must not build on events the log does not hold. A record made for a
+   * request (`by: "request"`, an approval's answer) throws it too, but leaves it to be
+   * reported to the turn: the turn, not the request, ends Failed.
    */
   record<N extends ServerNotificationName>(
     threadId: string,
     turnId: string,
     method: N,
     params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
+    by: RecordedBy = "turn",
   ): StoredEvent {
-    const lost = this.takeLostEvents(turnId);
+    const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
     if (lost) throw lost;
     let event: StoredEvent;
     try {
@@ -282,7 +288,7 @@ export class Gateway {
       });
     } catch (error) {
       // When the append failed because its own commit did, this throw is the turn's report.
-      this.lostEvents.delete(turnId);
+      if (by === "turn") this.lostEvents.delete(turnId);
       throw error;
     }
     this.watchCommit(turnId);
@@ -295,15 +301,16 @@ export class Gateway {
     turnId: string,
     method: N,
     params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
+    by: RecordedBy = "turn",
   ): StoredEvent {
-    const event = this.record(threadId, turnId, method, params);
+    const event = this.record(threadId, turnId, method, params, by);
     this.deliver(event);
     return event;
   }
 
   /** Appends and sends a turn/permission/audit record. */
-  audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">): StoredEvent {
-    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.nowIso(), ...fields });
+  audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">, by: RecordedBy = "turn"): StoredEvent {
+    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.nowIso(), ...fields }, by);
   }
 
   /** Sends an already stored event to the connections that follow its thread, then what it changed in the derived views. */
