@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import type { GatewayConfig } from "../generated/types.js";
 import { readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
-import { Gateway, type Connection } from "./engine/gateway.js";
+import { Gateway } from "./engine/gateway.js";
+import type { Connection } from "./engine/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";

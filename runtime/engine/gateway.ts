@@ -28,8 +28,7 @@ import type {
   TurnUsage,
 } from "../../generated/types.js";
 import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
-import { notificationIssues } from "../../generated/validators.js";
-import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
+import type { ServerNotificationName } from "../../generated/registry.js";
 import { RpcError, type Dispatcher, type Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
@@ -42,21 +41,14 @@ import type { Tool } from "../tools/tool.js";
 import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
-import { foldTurn, isActive, type RecoveryJobState, type TurnState } from "./fold.js";
-import { blockChanged, changedWorkItemIds, pageWork, projectWork, WorkCursorError, workItemsGet, type WorkProjection } from "./work.js";
+import { isActive, type RecoveryJobState, type TurnState } from "./fold.js";
+import { pageWork, WorkCursorError, workItemsGet } from "./work.js";
+import { Connections, type Connection } from "./connections.js";
+import { TurnLog, type EventParams, type RecordedBy } from "./turn-log.js";
+import { DerivedViews } from "./views.js";
 import { GatewayShutdown, observedInLog, RecoveryJobs } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
 import { checkpointId, windowId } from "./windows.js";
-
-/** One client connection: the threads whose notifications it receives. */
-export interface Connection {
-  readonly id: string;
-  readonly threads: Set<string>;
-  /** Writes a frame once the store has committed everything written before it (see EventStore.afterCommit); dropped if that commit failed. */
-  send(frame: string): void;
-  /** Resolves once every frame received so far has been answered. */
-  settled(): Promise<void>;
-}
 
 export interface GatewayOptions {
   readonly store: EventStore;
@@ -73,26 +65,6 @@ export interface GatewayOptions {
 }
 
 const micros = (iso: string) => Date.parse(iso) * 1000;
-
-/** Events after which a turn's work view may have changed. */
-const WORK_EVENTS = new Set([
-  "turn/started",
-  "turn/completed",
-  "turn/failed",
-  "turn/blocked",
-  "item/started",
-  "item/updated",
-  "item/completed",
-  "turn/permission/request/opened",
-  "turn/permission/request/resolved",
-  "item/recovery_attached",
-]);
-
-/** Events after which a thread's timeline blocks changed. */
-const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
-
-/** Who records an event: the turn's own run (which a lost commit is reported to), or a request about the turn. */
-export type RecordedBy = "turn" | "request";
 
 /** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
 export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
@@ -128,16 +100,11 @@ function profileReason(profile: TurnPermissionProfileSnapshot): string {
 
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
-  private readonly connections = new Set<Connection>();
+  private readonly connections = new Connections();
+  readonly turnLog: TurnLog;
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
   private stopping = false;
-  /** The last work view sent for each turn this process has seen change, to tell what changed. */
-  private readonly lastWork = new Map<string, WorkProjection>();
-  /** Turns recorded to since the store last committed; one afterCommit watches them. */
-  private uncommitted = new Set<string>();
-  /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
-  private readonly lostEvents = new Map<string, StoreError>();
   private readonly runner: TurnRunner;
   readonly approvals: Approvals;
   readonly recovery: RecoveryJobs;
@@ -148,6 +115,12 @@ export class Gateway {
   constructor(readonly options: GatewayOptions) {
     this.clock = options.now ?? (() => new Date());
     this.log = options.log ?? (() => undefined);
+    this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.thread(threadId).workspace_id, now: this.clock, log: this.log });
+    // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
+    const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
+    this.turnLog.observe(this.connections.onEvent);
+    this.turnLog.observe(views.onEvent);
+    this.turnLog.onLost((turnId) => views.forget(turnId));
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
     this.approvals = new Approvals(this, options.config, tokens);
     this.recovery = new RecoveryJobs(this);
@@ -222,7 +195,7 @@ export class Gateway {
 
   /** Resolves once everything written so far is committed (or its commit failed). */
   committed(): Promise<void> {
-    return new Promise((resolve) => this.options.store.afterCommit(() => resolve()));
+    return this.turnLog.committed();
   }
 
   /** The reply to send instead of one whose writes a failed commit lost: internal_error for each request it answers. */
@@ -233,123 +206,22 @@ export class Gateway {
     return JSON.stringify(Array.isArray(parsed) ? parsed.map(failed) : failed(parsed));
   }
 
-  /** The failure a turn's lost events are still to be reported with, taken: it is reported once. */
-  private takeLostEvents(turnId: string): StoreError | undefined {
-    const failure = this.lostEvents.get(turnId);
-    if (failure !== undefined) this.lostEvents.delete(turnId);
-    return failure;
+  // ---- the event log (turn-log.ts) --------------------------------------------------
+
+  record<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+    return this.turnLog.record(threadId, turnId, method, params, by);
   }
 
-  /** Notes that a turn was recorded to; if the commit holding it fails, its next record() throws. */
-  private watchCommit(turnId: string): void {
-    const first = this.uncommitted.size === 0;
-    this.uncommitted.add(turnId);
-    if (!first) return;
-    this.options.store.afterCommit((failure) => {
-      const turns = this.uncommitted;
-      this.uncommitted = new Set();
-      if (failure === undefined) return;
-      this.log(`${failure.message}; lost the latest events of turn(s) ${[...turns].join(", ")}, which end Failed (internal)`);
-      for (const turnId of turns) {
-        this.lostEvents.set(turnId, failure);
-        // The last work view sent may hold what was lost; the next one is compared with nothing.
-        this.lastWork.delete(turnId);
-      }
-    });
+  publish<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+    return this.turnLog.publish(threadId, turnId, method, params, by);
   }
 
-  // ---- the event log --------------------------------------------------------------
-
-  /**
-   * Appends a notification to a turn's log, without sending it. The params are checked
-   * against their schema before they are stored: a gateway bug fails here, loudly,
-   * instead of reaching a client or the log. A failed commit that lost events of the
-   * turn is thrown here, by the turn's next record, as a failed append is: whoever runs
-   * the turn must not build on events the log does not hold. A record made for a
-   * request (`by: "request"`, an approval's answer) throws it too, but leaves it to be
-   * reported to the turn: the turn, not the request, ends Failed.
-   */
-  record<N extends ServerNotificationName>(
-    threadId: string,
-    turnId: string,
-    method: N,
-    params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
-    by: RecordedBy = "turn",
-  ): StoredEvent {
-    const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
-    if (lost) throw lost;
-    let event: StoredEvent;
-    try {
-      event = this.options.store.append(turnId, method, (sequence) => {
-        const full = { thread_id: threadId, turn_id: turnId, sequence, ...params } as Record<string, unknown>;
-        const issues = notificationIssues(method, full, "strict");
-        if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
-        return full;
-      });
-    } catch (error) {
-      // When the append failed because its own commit did, this throw is the turn's report.
-      if (by === "turn") this.lostEvents.delete(turnId);
-      throw error;
-    }
-    this.watchCommit(turnId);
-    return event;
-  }
-
-  /** Appends a notification to a turn's log, then sends it to the thread's connections. */
-  publish<N extends ServerNotificationName>(
-    threadId: string,
-    turnId: string,
-    method: N,
-    params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
-    by: RecordedBy = "turn",
-  ): StoredEvent {
-    const event = this.record(threadId, turnId, method, params, by);
-    this.deliver(event);
-    return event;
-  }
-
-  /** Appends and sends a turn/permission/audit record. */
   audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">, by: RecordedBy = "turn"): StoredEvent {
-    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.nowIso(), ...fields }, by);
-  }
-
-  /** Sends an already stored event to the connections that follow its thread, then what it changed in the derived views. */
-  deliver(event: StoredEvent): void {
-    this.sendToThread(event.thread_id, event.method, event.params);
-    if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
-    if (TIMELINE_EVENTS.has(event.method)) {
-      this.sendToThread(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });
-    }
-  }
-
-  private sendToThread(threadId: string, method: string, params: unknown): void {
-    const frame = JSON.stringify({ jsonrpc: "2.0", method, params });
-    for (const connection of this.connections) if (connection.threads.has(threadId)) connection.send(frame);
-  }
-
-  /**
-   * The work view is derived from the log, not stored in it: its notifications are sent
-   * when an item opens, changes or ends (not on every delta, which clients already get),
-   * and carry the freshness of the view, not a log sequence.
-   */
-  private workChanged(threadId: string, turnId: string): void {
-    const after = this.workView(threadId, turnId);
-    if (!after) return;
-    const before = this.lastWork.get(turnId);
-    this.lastWork.set(turnId, after);
-    const changed = changedWorkItemIds(before, after);
-    const freshness = { threadId, turnId, ...after.freshness };
-    if (changed.length) this.sendToThread(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
-    if (blockChanged(before, after)) this.sendToThread(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
-    if (after.block.state !== "running" && after.block.state !== "awaiting_approval") this.lastWork.delete(turnId);
-  }
-
-  private workView(threadId: string, turnId: string): WorkProjection | undefined {
-    return projectWork(this.options.store.events(turnId), { workspaceId: this.thread(threadId).workspace_id, threadId, turnId });
+    return this.turnLog.audit(threadId, turnId, fields, by);
   }
 
   turnState(turnId: string): TurnState | undefined {
-    return foldTurn(this.options.store.events(turnId));
+    return this.turnLog.state(turnId);
   }
 
   // ---- threads and turns ----------------------------------------------------------
@@ -404,13 +276,13 @@ export class Gateway {
       // response reaches the client before the first notification of the turn.
       setImmediate(() => {
         // The first events were committed (or lost) by now: lost, they are not sent.
-        const lost = this.takeLostEvents(turnId);
-        if (!lost) for (const event of first) this.deliver(event);
+        const lost = this.turnLog.takeLostEvents(turnId);
+        if (!lost) for (const event of first) this.turnLog.deliver(event);
         (lost ? Promise.reject(lost) : this.runner.run(threadId, turnId, abort.signal, depth, resumed))
           // The run's last events are not in the log until their commit: if it fails, so did the run.
           .then(() => this.committed())
           .then(() => {
-            const failure = this.takeLostEvents(turnId);
+            const failure = this.turnLog.takeLostEvents(turnId);
             if (failure) throw failure;
           })
           .catch((error: unknown) => {
@@ -709,7 +581,7 @@ export class Gateway {
       "turn/work/page": (params, connection) => {
         this.turnOf(params.threadId, params.turnId);
         follow(connection, params.threadId);
-        const view = this.workView(params.threadId, params.turnId)!;
+        const view = this.turnLog.work(params.threadId, params.turnId).view()!;
         let page;
         try {
           page = pageWork(view, params);
@@ -722,7 +594,7 @@ export class Gateway {
       "turn/work/items/get": (params, connection) => {
         this.turnOf(params.threadId, params.turnId);
         follow(connection, params.threadId);
-        const view = this.workView(params.threadId, params.turnId)!;
+        const view = this.turnLog.work(params.threadId, params.turnId).view()!;
         return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, ...workItemsGet(view, params.workItemIds) };
       },
       "turn/permission/request/respond": (params, connection) => {

@@ -37,6 +37,8 @@ export interface StoredEvent {
   readonly method: string;
   /** The notification params, including their own `sequence` field. */
   readonly params: Record<string, unknown>;
+  /** The params as the JSON text that is stored: what a frame carries, never serialised again. */
+  readonly paramsJson: string;
   /** RFC 3339 time the event was appended. */
   readonly recorded_at: string;
 }
