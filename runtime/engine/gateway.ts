@@ -48,6 +48,8 @@ import { TurnLog, type EventParams, type RecordedBy } from "./turn-log.js";
 import { DerivedViews } from "./views.js";
 import { GatewayShutdown, observedInLog, RecoveryJobs } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
+import { spawnAgentTool } from "./spawn-agent.js";
+import type { Clock, EventLog, ParentTurn, TurnOutcome } from "./ports.js";
 import { checkpointId, windowId } from "./windows.js";
 
 export interface GatewayOptions {
@@ -65,20 +67,6 @@ export interface GatewayOptions {
 }
 
 const micros = (iso: string) => Date.parse(iso) * 1000;
-
-/** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
-export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
-  readonly promptManifest?: PromptManifest;
-};
-
-/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
-export interface ParentTurn {
-  readonly turn: Turn;
-  readonly depth: number;
-  readonly requestedMode?: TurnPermissionMode;
-  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
-  readonly actor?: AgentActorRef;
-}
 
 /** How much each mode allows: a child turn may never rank above its parent. */
 const MODE_RANK: Record<TurnPermissionMode, number> = { supervised: 0, auto_accept_edits: 1, full_access: 2 };
@@ -122,13 +110,33 @@ export class Gateway {
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
-    this.approvals = new Approvals(this, options.config, tokens);
-    this.recovery = new RecoveryJobs(this);
+    // Each collaborator gets an explicit struct of what it calls, never the gateway itself.
+    const log = this.turnLog;
+    const eventLog: EventLog = { record: (...a) => log.record(...a), publish: (...a) => log.publish(...a), audit: (...a) => log.audit(...a) };
+    const turnState = (turnId: string) => log.state(turnId);
+    const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
+    const thread = (threadId: string) => this.thread(threadId);
+    const nextItemId = (turnId: string) => this.nextItemId(turnId);
+    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
+    this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
     // What may run without asking is the permission configuration; a change makes older routes stale.
     const { allowedPaths, requireResolveToken } = options.config;
     this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
-    this.runner = new TurnRunner(this, options);
+    const spawnAgent = spawnAgentTool({
+      turnState,
+      thread,
+      createThread: (params) => this.createThread(params),
+      startTurn: (params, parent) => this.startTurn(params, parent),
+      cancelTurn: (turnId, reason) => this.cancelTurn(turnId, reason),
+      routes: this.routes,
+      store: options.store,
+      agent: options.config.agent,
+    });
+    this.runner = new TurnRunner(
+      { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => this.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
+      { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent], store: options.store, ...(options.env ? { env: options.env } : {}) },
+    );
     this.dispatcher = createDispatcher<Connection>(this.handlers(), {
       maxBatchSize: options.config.maxBatchSize,
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),

@@ -21,14 +21,17 @@ import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { compressHistory } from "./context.js";
-import type { Gateway, GatewayOptions, TurnOutcome } from "./gateway.js";
+import type { ResolvedConfig } from "../config.js";
+import type { EventStore } from "../store/store.js";
+import type { Approvals } from "./approvals.js";
+import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, TurnReader } from "./ports.js";
+import type { RecoveryJobs } from "./recovery.js";
 import { promptManifest } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
 import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
-import { spawnAgentTool } from "./spawn-agent.js";
 
 /** The delta notification of each output stream. */
 const DELTA_METHOD = {
@@ -52,15 +55,29 @@ interface Recovery {
   readonly firstAttempt: number;
 }
 
+/** What the turn runner calls: the log, the turn's state, the clock, the lifecycle's end, approvals and recovery. */
+export interface RunnerPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
+  readonly approvals: Pick<Approvals, "ask">;
+  readonly recovery: Pick<RecoveryJobs, "block" | "blockCutOffTurn" | "notice" | "openJob">;
+}
+
+/** What the turn runner runs with: configuration, providers, tools (spawn_agent among them), the store it reads history from. */
+export interface RunnerSetup {
+  readonly config: ResolvedConfig;
+  readonly providers: ReadonlyMap<string, ModelProvider>;
+  readonly tools: readonly Tool[];
+  readonly store: Pick<EventStore, "turnsOfThread">;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
 export class TurnRunner {
   private readonly tools: Map<string, Tool>;
 
   constructor(
-    private readonly gateway: Gateway,
-    private readonly options: GatewayOptions,
+    private readonly gateway: RunnerPorts,
+    private readonly options: RunnerSetup,
   ) {
-    const tools = [...options.tools, spawnAgentTool(gateway)];
-    this.tools = new Map(tools.map((t) => [t.spec.name, t]));
+    this.tools = new Map(options.tools.map((t) => [t.spec.name, t]));
   }
 
   private itemId(turnId: string): string {
