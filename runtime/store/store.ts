@@ -14,7 +14,7 @@
  * about a write (a frame to a client) waits for `afterCommit`.
  */
 
-import type { StoreError } from "./rules.js";
+import type { StoreError } from "./errors.js";
 
 /** A thread as stored. Field names are the wire names of the `Thread` type. */
 export interface ThreadRecord {
