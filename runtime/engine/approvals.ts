@@ -13,7 +13,7 @@ import type {
   TurnPermissionRequestRespondResponse,
 } from "../../generated/types.js";
 import { protocolError } from "../../generated/server.js";
-import { RpcError } from "../../rpc/index.js";
+import { invalidParams } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { ResolveTokens } from "../permissions/tokens.js";
 import type { Clock, EventLog, ThreadLookup, TurnReader } from "./ports.js";
@@ -147,10 +147,9 @@ export class Approvals {
       }
     }
     if (params.resolution !== "deny" && !state.request.allowed_scopes.includes(params.resolution)) {
-      throw new RpcError(-32602, `Invalid params for turn/permission/request/respond: request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`, {
-        reason: "invalid_params",
-        errors: [{ pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution }],
-      });
+      throw invalidParams("turn/permission/request/respond", `request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`, [
+        { pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution },
+      ]);
     }
     const resolvedAt = this.resolve(params.request_id, params.resolution);
     if (resolvedAt === undefined) {

@@ -13,23 +13,16 @@
  */
 import { randomUUID } from "node:crypto";
 import type {
-  AgentActorRef,
-  PromptManifest,
-  Thread,
-  ThreadTimelineBlock,
   Turn,
-  TurnFailure,
   TurnItem,
   TurnExecutionWindowExhaustionReason,
-  TurnItemEvent,
   TurnPermissionAuditEvent,
   TurnPermissionMode,
   TurnPermissionProfileSnapshot,
-  TurnUsage,
 } from "../../generated/types.js";
 import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
 import type { ServerNotificationName } from "../../generated/registry.js";
-import { RpcError, type Dispatcher, type Transport } from "../../rpc/index.js";
+import type { Dispatcher, Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
 import { securitySnapshot } from "../permissions/security.js";
@@ -42,12 +35,13 @@ import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
 import { isActive, type RecoveryJobState, type TurnState } from "./fold.js";
-import { pageWork, WorkCursorError, workItemsGet } from "./work.js";
 import { Connections, type Connection } from "./connections.js";
 import { TurnLog, type EventParams, type RecordedBy } from "./turn-log.js";
 import { DerivedViews } from "./views.js";
 import { GatewayShutdown, observedInLog, RecoveryJobs } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
+import { Threads } from "./threads.js";
+import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
 import type { Clock, EventLog, ParentTurn, TurnOutcome } from "./ports.js";
 import { checkpointId, windowId } from "./windows.js";
@@ -97,6 +91,7 @@ export class Gateway {
   readonly approvals: Approvals;
   readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
+  private readonly threads: Threads;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
@@ -109,6 +104,7 @@ export class Gateway {
     this.turnLog.observe(this.connections.onEvent);
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
+    this.threads = new Threads({ store: options.store, defaultCwd: options.config.defaultCwd, nowIso: () => this.nowIso(), turnState: (turnId) => this.turnLog.state(turnId) });
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
     // Each collaborator gets an explicit struct of what it calls, never the gateway itself.
     const log = this.turnLog;
@@ -126,7 +122,7 @@ export class Gateway {
     const spawnAgent = spawnAgentTool({
       turnState,
       thread,
-      createThread: (params) => this.createThread(params),
+      createThread: (params) => this.threads.create(params),
       startTurn: (params, parent) => this.startTurn(params, parent),
       cancelTurn: (turnId, reason) => this.cancelTurn(turnId, reason),
       routes: this.routes,
@@ -137,7 +133,18 @@ export class Gateway {
       { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => this.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
       { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent], store: options.store, ...(options.env ? { env: options.env } : {}) },
     );
-    this.dispatcher = createDispatcher<Connection>(this.handlers(), {
+    const handlers = gatewayHandlers({
+      threads: this.threads,
+      turnState,
+      store: options.store,
+      work: (threadId, turnId) => log.work(threadId, turnId),
+      approvals: this.approvals,
+      routes: this.routes,
+      lifecycle: { start: (params) => this.startTurn(params), cancel: (turnId, reason) => this.cancelTurn(turnId, reason), resume: (params) => this.resume(params) },
+      follow: (connection, threadId) => this.connections.follow(connection, threadId),
+      threadExists: (threadId) => options.store.getThread(threadId) !== undefined,
+    });
+    this.dispatcher = createDispatcher<Connection>(handlers, {
       maxBatchSize: options.config.maxBatchSize,
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
@@ -235,45 +242,7 @@ export class Gateway {
   // ---- threads and turns ----------------------------------------------------------
 
   thread(threadId: string): ThreadRecord {
-    const thread = this.options.store.getThread(threadId);
-    if (!thread) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
-    return thread;
-  }
-
-  createThread(params: { workspace_id?: string; cwd?: string; model_provider?: string; model?: string; mode?: "Chat" | "Agent" }): ThreadRecord {
-    const record: ThreadRecord = {
-      id: `thr_${randomUUID().replace(/-/g, "")}`,
-      workspace_id: params.workspace_id ?? "ws_default",
-      cwd: params.cwd ?? this.options.config.defaultCwd,
-      mode: params.mode ?? "Agent",
-      ...(params.model_provider === undefined ? {} : { model_provider: params.model_provider }),
-      ...(params.model === undefined ? {} : { model: params.model }),
-      created_at: this.nowIso(),
-    };
-    this.options.store.createThread(record);
-    return record;
-  }
-
-  /** The thread's turn that is still running or blocked, if any. */
-  activeTurn(threadId: string): Turn | undefined {
-    for (const ref of this.options.store.turnsOfThread(threadId).reverse()) {
-      const state = this.turnState(ref.turn_id);
-      if (state && isActive(state.turn)) return state.turn;
-    }
-    return undefined;
-  }
-
-  private threadView(record: ThreadRecord): Thread {
-    const active = this.activeTurn(record.id);
-    return { ...record, ...(active ? { active_turn_id: active.id } : {}) };
-  }
-
-  private turnOf(threadId: string, turnId: string): TurnState {
-    this.thread(threadId);
-    const owner = this.options.store.turnThread(turnId);
-    const state = owner === threadId ? this.turnState(turnId) : undefined;
-    if (!state) throw protocolError("turn_not_found", `Turn ${turnId} does not exist in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
-    return state;
+    return this.threads.thread(threadId);
   }
 
   /** Starts running a turn whose first events are stored; they are sent after the turn/start (or turn/resume) response. */
@@ -350,7 +319,7 @@ export class Gateway {
    */
   startTurn(params: Parameters<Handlers<Connection>["turn/start"]>[0], parent?: ParentTurn): { turn: Turn; done: Promise<void> } {
     const thread = this.thread(params.thread_id);
-    const active = this.activeTurn(thread.id);
+    const active = this.threads.activeTurn(thread.id);
     if (active) {
       const remedy = active.status === "Blocked" ? "resume it with turn/resume or cancel it with turn/cancel" : "wait for it to finish or cancel it with turn/cancel";
       throw protocolError("turn_in_progress", `Thread ${thread.id} already has turn ${active.id} (${active.status}); a thread runs one turn at a time: ${remedy}`, {
@@ -486,7 +455,7 @@ export class Gateway {
     // A run that has just blocked the turn may still be winding down.
     const winding = this.running.get(params.turn_id);
     if (winding && this.turnState(params.turn_id)?.turn.status === "Blocked") await winding.done;
-    const state = this.turnOf(params.thread_id, params.turn_id);
+    const state = this.threads.turnOf(params.thread_id, params.turn_id);
     const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
     if (!blocked || this.running.has(params.turn_id)) {
       throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
@@ -529,121 +498,5 @@ export class Gateway {
     let depth = 0;
     for (let parent = turn.parent_turn_id; parent !== undefined; parent = this.turnState(parent)?.turn.parent_turn_id) depth++;
     return depth;
-  }
-
-  // ---- method handlers ------------------------------------------------------------
-
-  private handlers(): Handlers<Connection> {
-    const follow = (connection: Connection, threadId: string) => connection.threads.add(threadId);
-    return {
-      "thread/start": (params, connection) => {
-        const thread = this.createThread(params);
-        follow(connection, thread.id);
-        return { thread: this.threadView(thread) };
-      },
-      "thread/get": (params, connection) => {
-        const thread = this.thread(params.thread_id);
-        follow(connection, thread.id);
-        return { thread: this.threadView(thread) };
-      },
-      "thread/timeline/page": (params, connection) => {
-        const thread = this.thread(params.threadId);
-        follow(connection, thread.id);
-        return this.timelinePage(thread.id, params.cursor, params.limit);
-      },
-      "turn/start": (params, connection) => {
-        this.thread(params.thread_id);
-        follow(connection, params.thread_id);
-        return { turn: this.startTurn(params).turn };
-      },
-      "turn/get": (params, connection) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        follow(connection, params.thread_id);
-        return { turn: state.turn };
-      },
-      "turn/cancel": async (params, connection) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        follow(connection, params.thread_id);
-        if (!isActive(state.turn)) {
-          throw protocolError("turn_not_active", `Turn ${params.turn_id} already ended (${state.turn.status}); only a running or blocked turn can be cancelled`, {
-            turn_id: params.turn_id,
-            status: state.turn.status,
-          });
-        }
-        await this.cancelTurn(params.turn_id, params.reason ?? "cancelled by the client");
-        return { turn: this.turnState(params.turn_id)!.turn };
-      },
-      "turn/items": (params, connection) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        follow(connection, params.thread_id);
-        const events: TurnItemEvent[] = this.options.store
-          .events(params.turn_id, params.after_sequence ?? 0, params.limit)
-          .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
-        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) };
-      },
-      "turn/resume": async (params, connection) => {
-        const resumed = await this.resume(params);
-        follow(connection, params.thread_id);
-        return resumed;
-      },
-      "turn/work/page": (params, connection) => {
-        this.turnOf(params.threadId, params.turnId);
-        follow(connection, params.threadId);
-        const view = this.turnLog.work(params.threadId, params.turnId).view()!;
-        let page;
-        try {
-          page = pageWork(view, params);
-        } catch (error) {
-          if (!(error instanceof WorkCursorError)) throw error;
-          throw new RpcError(-32602, `Invalid params for turn/work/page: ${error.message}`, { reason: "invalid_params", errors: [{ pointer: error.pointer, message: error.message }] });
-        }
-        return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, work: view.block, items: page.items, page: page.page };
-      },
-      "turn/work/items/get": (params, connection) => {
-        this.turnOf(params.threadId, params.turnId);
-        follow(connection, params.threadId);
-        const view = this.turnLog.work(params.threadId, params.turnId).view()!;
-        return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, ...workItemsGet(view, params.workItemIds) };
-      },
-      "turn/permission/request/respond": (params, connection) => {
-        const response = this.approvals.respond(params);
-        follow(connection, response.thread_id);
-        return response;
-      },
-      "agent/route/create": (params) => this.routes.create(params),
-      "agent/route/list": (params) => this.routes.list(params),
-      "agent/route/revoke": (params) => this.routes.revoke(params),
-    };
-  }
-
-  private timelinePage(threadId: string, cursor: string | undefined, limit = 50) {
-    const refs = this.options.store.turnsOfThread(threadId);
-    // Newest first across pages; a cursor is the index (from the oldest) the next page ends before.
-    const end = cursor === undefined ? refs.length : Number.parseInt(cursor, 10);
-    if (!Number.isInteger(end) || end < 0 || end > refs.length) {
-      throw new RpcError(-32602, `Invalid params for thread/timeline/page: cursor "${cursor}" is not one this gateway issued`, { reason: "invalid_params", errors: [{ pointer: "/cursor", message: "is not a cursor of this thread", received: cursor }] });
-    }
-    const start = Math.max(0, end - limit);
-    const blocks: ThreadTimelineBlock[] = refs.slice(start, end).map((ref) => {
-      const state = this.turnState(ref.turn_id)!;
-      const user = state.items.find((i) => i.type === "userMessage");
-      const answer = [...state.items].reverse().find((i) => i.type === "agentMessage");
-      const text = user?.type === "userMessage" ? user.content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n") : undefined;
-      const summary = state.turn.error?.message ?? (answer?.type === "agentMessage" ? answer.text.slice(0, 200) : undefined);
-      const last = this.options.store.events(ref.turn_id, state.lastSequence - 1, 1)[0];
-      return {
-        blockId: `blk_${ref.turn_id}`,
-        kind: "turn_work",
-        turnId: ref.turn_id,
-        status: state.turn.status,
-        createdAtUnixMicros: micros(ref.created_at),
-        ...(last ? { updatedAtUnixMicros: micros(last.recorded_at) } : {}),
-        ...(state.turn.completed_at ? { completedAtUnixMicros: micros(state.turn.completed_at) } : {}),
-        ...(text === undefined ? {} : { userText: text }),
-        ...(summary === undefined ? {} : { summary }),
-        workItemCount: state.items.filter((i) => i.type !== "userMessage").length,
-      };
-    });
-    return { threadId, blocks, page: { nextCursor: start > 0 ? String(start) : null, hasMore: start > 0 } };
   }
 }

@@ -19,7 +19,7 @@ import type {
   AgentDelegationRouteRevokeParams,
 } from "../../generated/types.js";
 import { protocolError } from "../../generated/server.js";
-import { RpcError } from "../../rpc/index.js";
+import { invalidParams } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore, RouteRecord } from "../store/store.js";
 import { grantFingerprint, paramsDigest } from "./fingerprint.js";
@@ -163,10 +163,7 @@ export class RouteService {
     if (params.cursor !== undefined) {
       const decoded = Number(Buffer.from(params.cursor, "base64url").toString("utf8"));
       if (!Number.isSafeInteger(decoded) || decoded < 0) {
-        throw new RpcError(-32602, `Invalid params for agent/route/list: cursor "${params.cursor}" is not one this gateway issued`, {
-          reason: "invalid_params",
-          errors: [{ pointer: "/cursor", message: "is not a cursor of this list", received: params.cursor }],
-        });
+        throw invalidParams("agent/route/list", `cursor "${params.cursor}" is not one this gateway issued`, [{ pointer: "/cursor", message: "is not a cursor of this list", received: params.cursor }]);
       }
       after = decoded;
     }

@@ -14,18 +14,11 @@
  * about a write (a frame to a client) waits for `afterCommit`.
  */
 
+import type { Thread } from "../../generated/types.js";
 import type { StoreError } from "./errors.js";
 
-/** A thread as stored. Field names are the wire names of the `Thread` type. */
-export interface ThreadRecord {
-  readonly id: string;
-  readonly workspace_id: string;
-  readonly cwd: string;
-  readonly mode: "Chat" | "Agent";
-  readonly model_provider?: string;
-  readonly model?: string;
-  readonly created_at: string;
-}
+/** A thread as stored: the wire `Thread` without what is derived from its turns (the active turn). */
+export type ThreadRecord = Readonly<Omit<Thread, "active_turn_id">>;
 
 /** One persisted event of a turn: a notification exactly as it was (or will be) sent. */
 export interface StoredEvent {
