@@ -113,6 +113,11 @@ export class TurnLog {
     return failure;
   }
 
+  /** The id the next item of a turn gets: unique in the turn, as it names the log position it opens at. */
+  nextItemId(turnId: string): string {
+    return `${turnId}_item_${this.ports.store.lastSequence(turnId) + 1}`;
+  }
+
   /** Resolves once everything written so far is committed (or its commit failed). */
   committed(): Promise<void> {
     return new Promise((resolve) => this.ports.store.afterCommit(() => resolve()));
