@@ -8,6 +8,7 @@ import type { StoredEvent } from "../store/store.js";
 /** One client connection: the threads whose notifications it receives. */
 export interface Connection {
   readonly id: string;
+  /** The threads it follows (Connections.follow adds to it). */
   readonly threads: Set<string>;
   /** Writes a frame once the store has committed everything written before it (see EventStore.afterCommit); dropped if that commit failed. */
   send(frame: string): void;
@@ -24,31 +25,39 @@ export function eventFrame(event: StoredEvent): string {
 }
 
 export class Connections {
-  private readonly open = new Set<Connection>();
+  /** The connections following each thread: a thread's event reaches its followers without a look at the others. */
+  private readonly followers = new Map<string, Set<Connection>>();
 
-  add(connection: Connection): void {
-    this.open.add(connection);
-  }
-
+  /** Forgets a closed connection. */
   delete(connection: Connection): void {
-    this.open.delete(connection);
+    for (const threadId of connection.threads) {
+      const followers = this.followers.get(threadId);
+      followers?.delete(connection);
+      if (followers?.size === 0) this.followers.delete(threadId);
+    }
   }
 
   /** Subscribes a connection to a thread's notifications. */
   follow(connection: Connection, threadId: string): void {
     connection.threads.add(threadId);
+    let followers = this.followers.get(threadId);
+    if (followers === undefined) this.followers.set(threadId, (followers = new Set()));
+    followers.add(connection);
   }
 
   /** Sends a frame to every connection following the thread. */
   sendToThread(threadId: string, frame: string): void {
-    for (const connection of this.open) if (connection.threads.has(threadId)) connection.send(frame);
+    const followers = this.followers.get(threadId);
+    if (followers) for (const connection of followers) connection.send(frame);
   }
 
   /** Sends a notification that is not in the log (a derived view's) to the thread's connections. */
   notifyThread(threadId: string, method: NotificationName, params: unknown): void {
-    this.sendToThread(threadId, JSON.stringify({ jsonrpc: "2.0", method, params }));
+    if (this.followers.has(threadId)) this.sendToThread(threadId, JSON.stringify({ jsonrpc: "2.0", method, params }));
   }
 
   /** The observer that sends each published event to the connections of its thread. */
-  readonly onEvent = (event: StoredEvent): void => this.sendToThread(event.thread_id, eventFrame(event));
+  readonly onEvent = (event: StoredEvent): void => {
+    if (this.followers.has(event.thread_id)) this.sendToThread(event.thread_id, eventFrame(event));
+  };
 }

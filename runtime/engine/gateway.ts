@@ -149,7 +149,6 @@ export class Gateway {
         await this.committed();
       },
     };
-    this.connections.add(connection);
     transport.onmessage = (frame) => {
       const handled = this.dispatcher
         .handleFrame(frame, connection)

@@ -80,7 +80,9 @@ export interface EventStore {
    * returns its params (which carry that sequence); the event is stored atomically with
    * it. Throws for an unknown turn. The event is durable once `afterCommit` says so; a
    * commit that fails loses it (and every write it grouped), and its sequence is given
-   * again by the next append to the turn.
+   * again by the next append to the turn. The event returned carries, as its params, the
+   * very object `build` returned (its JSON text is what is stored): the caller must not
+   * change it afterwards.
    */
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent;
   /**
