@@ -95,6 +95,11 @@ export class TurnFold {
     return this.turn;
   }
 
+  /** An item in its latest state (deltas applied). */
+  item(itemId: string): TurnItem | undefined {
+    return this.items.get(itemId);
+  }
+
   /** The approval request still waiting for an answer, if any. */
   openRequest(): TurnPermissionApprovalRequest | undefined {
     for (const { request, resolution } of this.requests.values()) if (resolution === undefined) return request;

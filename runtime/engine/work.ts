@@ -22,7 +22,7 @@ import type {
 } from "../../generated/types.js";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
-import { appendDelta, ITEM_SNAPSHOTS, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
+import { ITEM_SNAPSHOTS, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
 
 /**
  * Version of the rules that build this view (which items are rows, how they are ordered,
@@ -106,7 +106,11 @@ export class WorkFold {
   private readonly items: TurnWorkItem[] = [];
   private readonly indexById = new Map<string, number>();
   private readonly counts = { total: 0, inProgress: 0, completed: 0, failed: 0 };
-  private userMessage: TurnItem | undefined;
+  private title = FALLBACK_TITLE;
+  private userMessageSeen = false;
+  /** Rows whose source changed since their TurnWorkItem was last built: built when next read. */
+  private readonly stale = new Set<number>();
+  private readonly sources: RowSource[] = [];
   private startedAt: number | undefined;
   private lastSnapshotAt = 0;
   private updatedAt = 0;
@@ -127,41 +131,43 @@ export class WorkFold {
       this.startedAt ??= at;
       this.lastSnapshotAt = at;
     }
-    const row = applyItemEvent(this.rows, event, at);
+    const row = applyItemEvent(this.rows, event, at, this.turn);
     if (row === undefined) return;
-    const { id, source } = row;
+    const { id, source, was } = row;
     // The user's message heads the turn in the thread timeline already; the work block
     // holds what the assistant did about it.
     if (source.item.type === "userMessage") {
-      this.userMessage ??= source.item;
+      if (!this.userMessageSeen) this.title = titleOf(source.item);
+      this.userMessageSeen = true;
       return;
     }
-    const next: TurnWorkItem = {
-      workItemId: id,
-      item: source.item,
-      status: source.item.status,
-      itemType: source.item.type,
-      orderKey: orderKeyOf(source.openedSequence),
-      createdAtUnixMicros: source.openedAt,
-      updatedAtUnixMicros: source.lastAt,
-      sourceSequence: source.lastSequence,
-      sourceUpdatedAtUnixMicros: source.lastAt,
-    };
     const index = this.indexById.get(id);
     if (index === undefined) {
       this.indexById.set(id, this.items.length);
-      this.items.push(next);
+      this.sources.push(source);
+      this.items.push(rowOf(id, source));
       this.counts.total++;
+      count(this.counts, source.item.status, +1);
     } else {
-      count(this.counts, this.items[index]!.status, -1);
-      this.items[index] = next;
+      // A delta changes the row's text, not its status: the row is rebuilt when it is next read.
+      if (was !== undefined && was !== source.item.status) {
+        count(this.counts, was, -1);
+        count(this.counts, source.item.status, +1);
+      }
+      this.stale.add(index);
     }
-    count(this.counts, next.status, +1);
     this.changed.add(id);
+  }
+
+  /** Rebuilds the rows changed since they were last read. */
+  private refresh(): void {
+    for (const index of this.stale) this.items[index] = rowOf(this.items[index]!.workItemId, this.sources[index]!);
+    this.stale.clear();
   }
 
   /** The ids of the rows opened or changed since the last call, in row order. */
   takeChanged(): string[] {
+    this.refresh();
     const changed = [...this.changed].sort((a, b) => this.indexById.get(a)! - this.indexById.get(b)!);
     this.changed = new Set();
     return changed;
@@ -171,6 +177,7 @@ export class WorkFold {
   view(): WorkProjection | undefined {
     const turn = this.turn.currentTurn;
     if (turn === undefined || this.startedAt === undefined) return undefined;
+    this.refresh();
     const { turnId } = this.ids;
     const items = this.items;
     const openRequest = this.turn.openRequest();
@@ -179,7 +186,7 @@ export class WorkFold {
     const block: TurnWorkBlock = {
       blockId: `blk_${turnId}`,
       turnId,
-      presentation: presentationOf(blockState, this.userMessage, turn, openRequest),
+      presentation: presentationOf(blockState, this.title, turn, openRequest),
       state: blockState,
       counts: { ...this.counts },
       cursors: {
@@ -227,11 +234,12 @@ export function projectWork(
  * the first event naming its item; a delta only counts when it reaches an existing item
  * through a known stream (the fold drops the others, so they change nothing a client could see).
  */
-function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): { id: string; source: RowSource } | undefined {
+function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number, turn: TurnFold): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
   const params = event.params as Record<string, unknown>;
   const id = params.item_id;
   if (typeof id !== "string") return undefined;
   const row = rows.get(id);
+  const was = row?.item.status;
   if (ITEM_SNAPSHOTS.has(event.method)) {
     const item = params.item as TurnItem;
     if (!row) {
@@ -241,15 +249,31 @@ function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: nu
     }
     row.item = item;
   } else if (typeof params.stream === "string" && typeof params.delta === "string") {
-    const grown = row && appendDelta(row.item, params.stream, params.delta);
-    if (!row || !grown) return undefined;
+    // The turn's fold has just grown the item by this delta (the same append): its item is the row's.
+    const grown = turn.item(id);
+    if (!row || grown === undefined || grown === row.item) return undefined;
     row.item = grown;
   } else {
     return undefined;
   }
   row.lastSequence = event.sequence;
   row.lastAt = at;
-  return { id, source: row };
+  return { id, source: row, ...(was === undefined ? {} : { was }) };
+}
+
+/** The wire row of a source. */
+function rowOf(workItemId: string, source: RowSource): TurnWorkItem {
+  return {
+    workItemId,
+    item: source.item,
+    status: source.item.status,
+    itemType: source.item.type,
+    orderKey: orderKeyOf(source.openedSequence),
+    createdAtUnixMicros: source.openedAt,
+    updatedAtUnixMicros: source.lastAt,
+    sourceSequence: source.lastSequence,
+    sourceUpdatedAtUnixMicros: source.lastAt,
+  };
 }
 
 function blockStateOf(turn: Turn, requestOpen: boolean): TurnWorkBlockState {
@@ -267,15 +291,14 @@ function blockStateOf(turn: Turn, requestOpen: boolean): TurnWorkBlockState {
   }
 }
 
-function presentationOf(
-  state: TurnWorkBlockState,
-  userMessage: TurnItem | undefined,
-  turn: Turn,
-  openRequest: { summary?: string; reason: string } | undefined,
-): TurnWorkBlockPresentation {
+/** The block's title: the start of the user's first non-blank text, on one line. */
+function titleOf(userMessage: TurnItem | undefined): string {
   const firstText =
     userMessage?.type === "userMessage" ? userMessage.content.find((c) => c.type === "text" && c.text.trim() !== "") : undefined;
-  const title = firstText?.type === "text" ? shorten(firstText.text, TITLE_LENGTH) : FALLBACK_TITLE;
+  return firstText?.type === "text" ? shorten(firstText.text, TITLE_LENGTH) : FALLBACK_TITLE;
+}
+
+function presentationOf(state: TurnWorkBlockState, title: string, turn: Turn, openRequest: { summary?: string; reason: string } | undefined): TurnWorkBlockPresentation {
   // The subtitle says what the user may need to act on or know; a plain running or
   // completed block needs none.
   const subtitle =
@@ -297,7 +320,8 @@ function presentationOf(
 
 /** One line of at most `max` characters (code points, so no emoji is cut in half). */
 function shorten(text: string, max: number): string {
-  const line = [...text.replace(/\s+/g, " ").trim()];
+  // Only the start can show: a long text is cut (generously, for whitespace runs) before it is normalised.
+  const line = [...text.slice(0, max * 8).replace(/\s+/g, " ").trim()];
   return line.length <= max ? line.join("") : `${line.slice(0, max - 1).join("").trimEnd()}…`;
 }
 
@@ -438,7 +462,18 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /** recorded_at of an event in µs since the epoch, keeping any sub-millisecond digits. */
+let lastRecordedAt = "";
+let lastMicros = 0;
+
 function unixMicros(event: StoredEvent): number {
+  // Events recorded in the same instant share their time: the last one read is kept.
+  if (event.recorded_at === lastRecordedAt) return lastMicros;
+  lastMicros = parseUnixMicros(event);
+  lastRecordedAt = event.recorded_at;
+  return lastMicros;
+}
+
+function parseUnixMicros(event: StoredEvent): number {
   const ms = parseRfc3339(event.recorded_at);
   if (ms === undefined) throw new Error(`event ${event.sequence} of turn ${event.turn_id} has recorded_at "${event.recorded_at}", not an RFC 3339 date-time`);
   const fraction = /\.(\d+)/.exec(event.recorded_at)?.[1] ?? "";
