@@ -19,7 +19,7 @@ import type { TurnPermissionAuditEvent } from "../../generated/types.js";
 import { notificationIssues } from "../../generated/validators.js";
 import type { StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
-import type { TurnState } from "./fold.js";
+import { isActive, type TurnState } from "./fold.js";
 import { WorkFold } from "./work.js";
 
 /** Who records an event: the turn's own run (which a lost commit is reported to), or a request about the turn. */
@@ -40,11 +40,12 @@ export interface TurnLogPorts {
   readonly log: (message: string) => void;
 }
 
-/** How many turns' folds are kept; a turn read after its fold was dropped is folded again from the store. */
+/** How many ended turns' folds are kept; a turn read after its fold was dropped is folded again from the store. */
 const MEMOISED_TURNS = 512;
 
 export class TurnLog {
   private readonly observers: EventObserver[] = [];
+  private readonly lostListeners: ((turnId: string) => void)[] = [];
   /** Turns recorded to since the store last committed; one afterCommit watches them. */
   private uncommitted = new Set<string>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
@@ -134,7 +135,7 @@ export class TurnLog {
     let fold = this.folds.get(turnId);
     if (fold === undefined) {
       fold = new WorkFold({ workspaceId: this.ports.workspaceOf(threadId), threadId, turnId });
-      if (this.folds.size >= MEMOISED_TURNS) this.folds.delete(this.folds.keys().next().value!);
+      if (this.folds.size >= MEMOISED_TURNS) this.evictOneEnded();
     } else {
       this.folds.delete(turnId);
     }
@@ -142,6 +143,17 @@ export class TurnLog {
     // Another writer of the same store (a second gateway on the file) may have appended too.
     for (const event of this.ports.store.events(turnId, fold.turn.lastSequence)) fold.apply(event);
     return fold;
+  }
+
+  /** Drops the least recently read fold of a turn that has ended; the folds of running turns are kept, however many. */
+  private evictOneEnded(): void {
+    for (const [turnId, fold] of this.folds) {
+      const turn = fold.turn.currentTurn;
+      if (turn === undefined || !isActive(turn)) {
+        this.folds.delete(turnId);
+        return;
+      }
+    }
   }
 
   /** Notes that a turn was recorded to; if the commit holding it fails, its next record throws. */
@@ -158,15 +170,13 @@ export class TurnLog {
         this.lostEvents.set(turnId, failure);
         // The fold holds what was lost: the next read folds the turn again from what the store kept.
         this.folds.delete(turnId);
-        for (const observer of this.forgetters) observer(turnId);
+        for (const listener of this.lostListeners) listener(turnId);
       }
     });
   }
 
-  private readonly forgetters: ((turnId: string) => void)[] = [];
-
   /** Adds a listener told of each turn whose latest events a failed commit lost (a view built on them starts over). */
   onLost(listener: (turnId: string) => void): void {
-    this.forgetters.push(listener);
+    this.lostListeners.push(listener);
   }
 }
