@@ -26,11 +26,12 @@ const mib = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MiB`;
 
 export async function runConcurrencyBench(options: ConcurrencyBenchOptions = {}): Promise<ResultRow[]> {
   const log = options.log ?? ((line: string) => console.log(line));
-  const threads = options.threads ?? 200;
+  const threads = options.threads ?? 1000;
   const deltas = options.deltas ?? 50;
   log(`== concurrency: ${threads} threads on ${threads} WebSocket connections, one turn each at once (${deltas} deltas, a file write with an approval), turnspec serve on SQLite`);
   const gateway = await startWebSocketGateway({ db: tempDb() });
   const cwd = mkdtempSync(join(tmpdir(), "turnspec-concurrency-"));
+  const startRss = gateway.rss();
   try {
     const clients = await Promise.all(Array.from({ length: threads }, async () => startStrictClient(await connectWebSocket(gateway.url))));
     for (const client of clients) autoApprove(client);
@@ -48,12 +49,13 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions = {})
     await Promise.all(clients.map((c) => c.client.close()));
     log(`  ${threads - failed.length} of ${threads} turns completed in ${(wallMs / 1000).toFixed(2)} s; ${events} notifications received, ${problems.length} differences from turn/items`);
     for (const problem of problems.slice(0, 5)) log(`    ${problem}`);
-    log(`  gateway RSS: ${mib(idleRss)} with ${threads} idle connections, peak ${mib(peakRss)} while the turns ran`);
+    const perConnection = (idleRss - startRss) / threads;
+    log(`  gateway RSS: ${mib(startRss)} before any connection, ${mib(idleRss)} with ${threads} idle connections (${(perConnection / 1024).toFixed(1)} KiB each), peak ${mib(peakRss)} while the turns ran`);
     const complete = failed.length === 0 && problems.length === 0;
     return [
       { name: `concurrency: ${threads} turns at once, all complete, none lost`, value: `${threads - failed.length}/${threads} completed, ${problems.length} differences`, target: "all, 0", status: complete ? "PASS" : "MISS" },
       { name: "concurrency: wall time / notifications", value: `${(wallMs / 1000).toFixed(2)} s, ${fmtOps((events * 1000) / wallMs).replace("ops", "notifications")}`, target: "(info)", status: "info" },
-      { name: "concurrency: gateway peak RSS", value: `${mib(peakRss)} (idle ${mib(idleRss)})`, target: "(info)", status: "info" },
+      { name: "concurrency: gateway peak RSS / RSS per idle connection", value: `${mib(peakRss)} / ${(perConnection / 1024).toFixed(1)} KiB (idle ${mib(idleRss)})`, target: "(info)", status: "info" },
     ];
   } finally {
     await gateway.stop();

@@ -35,9 +35,9 @@ console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${c
 const benches: [string, () => Promise<ResultRow[]>][] = [
   ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
-  ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3 } : {})],
+  ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3, longDeltas: 20_000 } : {})],
   ["permission", () => runPermissionBench(quick ? { requests: 100 } : {})],
-  ["concurrency", () => runConcurrencyBench()],
+  ["concurrency", () => runConcurrencyBench(quick ? { threads: 200 } : {})],
   ["store", () => runStoreBench(quick ? { appends: 5000, rounds: 3 } : {})],
   ["certify", async () => runCertifyBench(quick ? { runs: 1 } : {})],
 ];

@@ -7,4 +7,5 @@ export * from "./dispatcher.js";
 export * from "./client.js";
 export * from "./outgoing.js";
 export * from "./ordering.js";
+export * from "./streams.js";
 export type { ProtocolView } from "./protocol-view.js";

@@ -1,8 +1,10 @@
 /**
  * The work view of one turn (turn/work/page, turn/work/items/get and the
  * turn/work/items/changed and turn/work/state/changed notifications): a pure projection of
- * the turn's persisted events into wire objects. Like fold.ts it keeps no state of its own,
- * so every view is rebuilt from the log and agrees with turn/items by construction.
+ * the turn's persisted events into wire objects. Like fold.ts it is kept up to date one
+ * event at a time (WorkFold), from the same events in the same order as the turn's fold, so
+ * it agrees with turn/items and turn/get by construction; a page or a lookup costs what it
+ * returns, not what the turn holds.
  *
  * Every TurnItem of the turn except the user's message is one work row; rows are ordered
  * by the sequence of the event that opened them, so a running turn only ever appends rows
@@ -20,7 +22,7 @@ import type {
 } from "../../generated/types.js";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
-import { DELTA_FIELD, foldTurn } from "./fold.js";
+import { ITEM_SNAPSHOTS, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
 
 /**
  * Version of the rules that build this view (which items are rows, how they are ordered,
@@ -51,6 +53,8 @@ export interface WorkProjection {
   readonly turnId: string;
   readonly block: TurnWorkBlock;
   readonly items: readonly TurnWorkItem[];
+  /** Index in `items` of each row, by work item id. */
+  readonly indexById: ReadonlyMap<string, number>;
   readonly freshness: WorkFreshness;
 }
 
@@ -77,8 +81,6 @@ export class WorkCursorError extends Error {
 }
 
 const TERMINAL: ReadonlySet<Turn["status"]> = new Set(["Completed", "Failed", "Interrupted"]);
-const TURN_SNAPSHOTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
-const ITEM_SNAPSHOTS = new Set(["item/started", "item/updated", "item/completed"]);
 const TITLE_LENGTH = 80;
 const SUBTITLE_LENGTH = 160;
 const FALLBACK_TITLE = "Turn work";
@@ -93,117 +95,185 @@ interface RowSource {
 }
 
 /**
+ * A turn's work view, kept up to date one event at a time. `apply` every event of the turn
+ * in order; `view()` is the current view (its rows array is live: read it before the next
+ * apply); `takeChanged()` names the rows changed since it was last called.
+ */
+export class WorkFold {
+  /** The turn's own fold: the block's state comes from it, so it cannot disagree with turn/get. */
+  readonly turn = new TurnFold();
+  private readonly rows = new Map<string, RowSource>();
+  private readonly items: TurnWorkItem[] = [];
+  private readonly indexById = new Map<string, number>();
+  private readonly counts = { total: 0, inProgress: 0, completed: 0, failed: 0 };
+  private title = FALLBACK_TITLE;
+  private userMessageSeen = false;
+  /** Rows whose source changed since their TurnWorkItem was last built: built when next read. */
+  private readonly stale = new Set<number>();
+  private readonly sources: RowSource[] = [];
+  private startedAt: number | undefined;
+  private lastSnapshotAt = 0;
+  private updatedAt = 0;
+  private changed = new Set<string>();
+
+  constructor(private readonly ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string }) {}
+
+  apply(event: StoredEvent): void {
+    if (event.turn_id !== this.ids.turnId) {
+      throw new Error(`the work view of turn ${this.ids.turnId} was given event ${event.sequence} of turn ${event.turn_id}`);
+    }
+    this.turn.apply(event);
+    const at = unixMicros(event);
+    // The clock may step back between appends; the projection time must not, or a newer
+    // view would look older than the one a client already holds.
+    this.updatedAt = Math.max(this.updatedAt, at);
+    if (TURN_SNAPSHOTS.has(event.method)) {
+      this.startedAt ??= at;
+      this.lastSnapshotAt = at;
+    }
+    const row = applyItemEvent(this.rows, event, at, this.turn);
+    if (row === undefined) return;
+    const { id, source, was } = row;
+    // The user's message heads the turn in the thread timeline already; the work block
+    // holds what the assistant did about it.
+    if (source.item.type === "userMessage") {
+      if (!this.userMessageSeen) this.title = titleOf(source.item);
+      this.userMessageSeen = true;
+      return;
+    }
+    const index = this.indexById.get(id);
+    if (index === undefined) {
+      this.indexById.set(id, this.items.length);
+      this.sources.push(source);
+      this.items.push(rowOf(id, source));
+      this.counts.total++;
+      count(this.counts, source.item.status, +1);
+    } else {
+      // A delta changes the row's text, not its status: the row is rebuilt when it is next read.
+      if (was !== undefined && was !== source.item.status) {
+        count(this.counts, was, -1);
+        count(this.counts, source.item.status, +1);
+      }
+      this.stale.add(index);
+    }
+    this.changed.add(id);
+  }
+
+  /** Rebuilds the rows changed since they were last read. */
+  private refresh(): void {
+    for (const index of this.stale) this.items[index] = rowOf(this.items[index]!.workItemId, this.sources[index]!);
+    this.stale.clear();
+  }
+
+  /** The ids of the rows opened or changed since the last call, in row order. */
+  takeChanged(): string[] {
+    this.refresh();
+    const changed = [...this.changed].sort((a, b) => this.indexById.get(a)! - this.indexById.get(b)!);
+    this.changed = new Set();
+    return changed;
+  }
+
+  /** The view as of the last event applied; undefined while the log holds no turn/started. */
+  view(): WorkProjection | undefined {
+    const turn = this.turn.currentTurn;
+    if (turn === undefined || this.startedAt === undefined) return undefined;
+    this.refresh();
+    const { turnId } = this.ids;
+    const items = this.items;
+    const openRequest = this.turn.openRequest();
+    const blockState = blockStateOf(turn, openRequest !== undefined);
+    const endedAt = TERMINAL.has(turn.status) ? this.lastSnapshotAt : undefined;
+    const block: TurnWorkBlock = {
+      blockId: `blk_${turnId}`,
+      turnId,
+      presentation: presentationOf(blockState, this.title, turn, openRequest),
+      state: blockState,
+      counts: { ...this.counts },
+      cursors: {
+        oldest: items.length ? cursorOf(turnId, items[0]!.orderKey) : null,
+        newest: items.length ? cursorOf(turnId, items[items.length - 1]!.orderKey) : null,
+      },
+      startedAtUnixMicros: this.startedAt,
+      ...(endedAt === undefined ? {} : { endedAtUnixMicros: endedAt }),
+      elapsedMs: Math.max(0, Math.floor(((endedAt ?? this.updatedAt) - this.startedAt) / 1000)),
+    };
+    return {
+      ...this.ids,
+      block,
+      items,
+      indexById: this.indexById,
+      freshness: { projectionVersion: PROJECTION_VERSION, sourceHighWatermark: this.turn.lastSequence, projectionUpdatedAtUnixMicros: this.updatedAt },
+    };
+  }
+}
+
+/** Adds `by` to the count `status` falls under. */
+function count(counts: { inProgress: number; completed: number; failed: number }, status: TurnWorkItem["status"], by: 1 | -1): void {
+  if (status === "in_progress") counts.inProgress += by;
+  else if (status === "completed") counts.completed += by;
+  else counts.failed += by; // failed, declined, cancelled: ended without succeeding
+}
+
+/**
  * Projects a turn's events (all of them, oldest first, as the store returns them) into its
- * work view; undefined while the log holds no turn/started.
+ * work view, a snapshot no later event changes; undefined while the log holds no turn/started.
  */
 export function projectWork(
   events: readonly StoredEvent[],
   ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string },
 ): WorkProjection | undefined {
-  // The turn snapshot and its approval requests come from the one fold every other reader
-  // uses, so the block's state cannot disagree with turn/get.
-  const state = foldTurn(events);
-  const started = events.find((e) => e.method === "turn/started");
-  if (!state || !started) return undefined;
-
-  const rows = new Map<string, RowSource>();
-  let lastTurnSnapshot: StoredEvent = started;
-  let updatedAt = 0;
-  for (const event of events) {
-    if (event.turn_id !== ids.turnId) {
-      throw new Error(`projectWork for turn ${ids.turnId} was given event ${event.sequence} of turn ${event.turn_id}`);
-    }
-    const at = unixMicros(event);
-    // The clock may step back between appends; the projection time must not, or a newer
-    // view would look older than the one a client already holds.
-    updatedAt = Math.max(updatedAt, at);
-    if (TURN_SNAPSHOTS.has(event.method)) lastTurnSnapshot = event;
-    applyItemEvent(rows, event, at);
-  }
-
-  const items: TurnWorkItem[] = [];
-  let userMessage: TurnItem | undefined;
-  for (const [id, row] of rows) {
-    // The user's message heads the turn in the thread timeline already; the work block
-    // holds what the assistant did about it.
-    if (row.item.type === "userMessage") {
-      userMessage ??= row.item;
-      continue;
-    }
-    items.push({
-      workItemId: id,
-      item: row.item,
-      status: row.item.status,
-      itemType: row.item.type,
-      orderKey: orderKeyOf(row.openedSequence),
-      createdAtUnixMicros: row.openedAt,
-      updatedAtUnixMicros: row.lastAt,
-      sourceSequence: row.lastSequence,
-      sourceUpdatedAtUnixMicros: row.lastAt,
-    });
-  }
-
-  const turn = state.turn;
-  const openRequest = [...state.requests.values()].find((r) => r.resolution === undefined)?.request;
-  const blockState = blockStateOf(turn, openRequest !== undefined);
-  const startedAt = unixMicros(started);
-  const endedAt = TERMINAL.has(turn.status) ? unixMicros(lastTurnSnapshot) : undefined;
-  const block: TurnWorkBlock = {
-    blockId: `blk_${ids.turnId}`,
-    turnId: ids.turnId,
-    presentation: presentationOf(blockState, userMessage, turn, openRequest),
-    state: blockState,
-    counts: countsOf(items),
-    cursors: {
-      oldest: items.length ? cursorOf(ids.turnId, items[0]!.orderKey) : null,
-      newest: items.length ? cursorOf(ids.turnId, items[items.length - 1]!.orderKey) : null,
-    },
-    startedAtUnixMicros: startedAt,
-    ...(endedAt === undefined ? {} : { endedAtUnixMicros: endedAt }),
-    elapsedMs: Math.max(0, Math.floor(((endedAt ?? updatedAt) - startedAt) / 1000)),
-  };
-  return {
-    workspaceId: ids.workspaceId,
-    threadId: ids.threadId,
-    turnId: ids.turnId,
-    block,
-    items,
-    freshness: {
-      projectionVersion: PROJECTION_VERSION,
-      sourceHighWatermark: events.length ? events[events.length - 1]!.sequence : 0,
-      projectionUpdatedAtUnixMicros: updatedAt,
-    },
-  };
+  const fold = new WorkFold(ids);
+  for (const event of events) fold.apply(event);
+  const view = fold.view();
+  return view && { ...view, items: [...view.items], indexById: new Map(view.indexById) };
 }
 
 /**
- * Applies one event to the rows exactly as foldTurn applies it to the turn's items, and
- * records it as the row's latest source. A row is opened by the first event naming its
- * item; a delta only counts when it reaches an existing item through a known stream
- * (foldTurn drops the others, so they change nothing a client could see).
+ * Applies one event to the rows exactly as the turn's fold applies it to the turn's items,
+ * and records it as the row's latest source; returns the row it changed. A row is opened by
+ * the first event naming its item; a delta only counts when it reaches an existing item
+ * through a known stream (the fold drops the others, so they change nothing a client could see).
  */
-function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): void {
+function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number, turn: TurnFold): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
   const params = event.params as Record<string, unknown>;
   const id = params.item_id;
-  if (typeof id !== "string") return;
+  if (typeof id !== "string") return undefined;
   const row = rows.get(id);
+  const was = row?.item.status;
   if (ITEM_SNAPSHOTS.has(event.method)) {
     const item = params.item as TurnItem;
     if (!row) {
-      rows.set(id, { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at });
-      return;
+      const source = { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at };
+      rows.set(id, source);
+      return { id, source };
     }
     row.item = item;
   } else if (typeof params.stream === "string" && typeof params.delta === "string") {
-    const field = (DELTA_FIELD as Record<string, string>)[params.stream];
-    if (!row || !field) return;
-    const item = row.item as unknown as Record<string, unknown>;
-    row.item = { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as unknown as TurnItem;
+    // The turn's fold has just grown the item by this delta (the same append): its item is the row's.
+    const grown = turn.item(id);
+    if (!row || grown === undefined || grown === row.item) return undefined;
+    row.item = grown;
   } else {
-    return;
+    return undefined;
   }
   row.lastSequence = event.sequence;
   row.lastAt = at;
+  return { id, source: row, ...(was === undefined ? {} : { was }) };
+}
+
+/** The wire row of a source. */
+function rowOf(workItemId: string, source: RowSource): TurnWorkItem {
+  return {
+    workItemId,
+    item: source.item,
+    status: source.item.status,
+    itemType: source.item.type,
+    orderKey: orderKeyOf(source.openedSequence),
+    createdAtUnixMicros: source.openedAt,
+    updatedAtUnixMicros: source.lastAt,
+    sourceSequence: source.lastSequence,
+    sourceUpdatedAtUnixMicros: source.lastAt,
+  };
 }
 
 function blockStateOf(turn: Turn, requestOpen: boolean): TurnWorkBlockState {
@@ -221,15 +291,14 @@ function blockStateOf(turn: Turn, requestOpen: boolean): TurnWorkBlockState {
   }
 }
 
-function presentationOf(
-  state: TurnWorkBlockState,
-  userMessage: TurnItem | undefined,
-  turn: Turn,
-  openRequest: { summary?: string; reason: string } | undefined,
-): TurnWorkBlockPresentation {
+/** The block's title: the start of the user's first non-blank text, on one line. */
+function titleOf(userMessage: TurnItem | undefined): string {
   const firstText =
     userMessage?.type === "userMessage" ? userMessage.content.find((c) => c.type === "text" && c.text.trim() !== "") : undefined;
-  const title = firstText?.type === "text" ? shorten(firstText.text, TITLE_LENGTH) : FALLBACK_TITLE;
+  return firstText?.type === "text" ? shorten(firstText.text, TITLE_LENGTH) : FALLBACK_TITLE;
+}
+
+function presentationOf(state: TurnWorkBlockState, title: string, turn: Turn, openRequest: { summary?: string; reason: string } | undefined): TurnWorkBlockPresentation {
   // The subtitle says what the user may need to act on or know; a plain running or
   // completed block needs none.
   const subtitle =
@@ -251,18 +320,9 @@ function presentationOf(
 
 /** One line of at most `max` characters (code points, so no emoji is cut in half). */
 function shorten(text: string, max: number): string {
-  const line = [...text.replace(/\s+/g, " ").trim()];
+  // Only the start can show: a long text is cut (generously, for whitespace runs) before it is normalised.
+  const line = [...text.slice(0, max * 8).replace(/\s+/g, " ").trim()];
   return line.length <= max ? line.join("") : `${line.slice(0, max - 1).join("").trimEnd()}…`;
-}
-
-function countsOf(items: readonly TurnWorkItem[]): TurnWorkBlock["counts"] {
-  const counts = { total: items.length, inProgress: 0, completed: 0, failed: 0 };
-  for (const { status } of items) {
-    if (status === "in_progress") counts.inProgress++;
-    else if (status === "completed") counts.completed++;
-    else counts.failed++; // failed, declined, cancelled: ended without succeeding
-  }
-  return counts;
 }
 
 // Sequences are padded so that plain string comparison orders rows, as the schema
@@ -299,9 +359,21 @@ function indexOfCursor(projection: WorkProjection, cursor: string): number {
   }
   const turnId = text.slice(first + 1, last);
   if (turnId !== projection.turnId) throw new WorkCursorError(cursor, `belongs to turn ${turnId}, not ${projection.turnId}`);
-  // Rows are sorted by orderKey, so a binary search would do; pages are small next to the
-  // fold that built the projection, so a scan keeps this obvious.
-  const index = projection.items.findIndex((row) => row.orderKey === orderKey);
+  // Rows are sorted by orderKey (the sequence that opened them): a binary search finds it.
+  const rows = projection.items;
+  let low = 0;
+  let high = rows.length - 1;
+  let index = -1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const key = rows[middle]!.orderKey;
+    if (key === orderKey) {
+      index = middle;
+      break;
+    }
+    if (key < orderKey) low = middle + 1;
+    else high = middle - 1;
+  }
   if (index < 0) throw new WorkCursorError(cursor, `names no work item of turn ${projection.turnId}`);
   return index;
 }
@@ -352,10 +424,10 @@ export function pageWork(projection: WorkProjection, params: TurnWorkPageParams)
  * row (never one, or the user's message, which is not a row). Each id is answered once.
  */
 export function workItemsGet(projection: WorkProjection, ids: readonly string[]): { items: TurnWorkItem[]; removedWorkItemIds: string[] } {
-  const wanted = new Set(ids);
-  const items = projection.items.filter((row) => wanted.has(row.workItemId));
-  const found = new Set(items.map((row) => row.workItemId));
-  return { items, removedWorkItemIds: [...wanted].filter((id) => !found.has(id)) };
+  const wanted = [...new Set(ids)];
+  const found = wanted.map((id) => projection.indexById.get(id)).filter((index) => index !== undefined).sort((a, b) => a - b);
+  const removedWorkItemIds = wanted.filter((id) => !projection.indexById.has(id));
+  return { items: found.map((index) => projection.items[index]!), removedWorkItemIds };
 }
 
 /**
@@ -373,7 +445,7 @@ export function changedWorkItemIds(before: WorkProjection | undefined, after: Wo
  * send a state notification per output delta; clients tick it themselves from
  * startedAtUnixMicros.
  */
-export function blockChanged(before: WorkProjection | undefined, after: WorkProjection): boolean {
+export function blockChanged(before: Pick<WorkProjection, "block"> | undefined, after: Pick<WorkProjection, "block">): boolean {
   if (!before) return true;
   const { elapsedMs: _a, ...was } = before.block;
   const { elapsedMs: _b, ...now } = after.block;
@@ -390,7 +462,18 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /** recorded_at of an event in µs since the epoch, keeping any sub-millisecond digits. */
+let lastRecordedAt = "";
+let lastMicros = 0;
+
 function unixMicros(event: StoredEvent): number {
+  // Events recorded in the same instant share their time: the last one read is kept.
+  if (event.recorded_at === lastRecordedAt) return lastMicros;
+  lastMicros = parseUnixMicros(event);
+  lastRecordedAt = event.recorded_at;
+  return lastMicros;
+}
+
+function parseUnixMicros(event: StoredEvent): number {
   const ms = parseRfc3339(event.recorded_at);
   if (ms === undefined) throw new Error(`event ${event.sequence} of turn ${event.turn_id} has recorded_at "${event.recorded_at}", not an RFC 3339 date-time`);
   const fraction = /\.(\d+)/.exec(event.recorded_at)?.[1] ?? "";

@@ -104,15 +104,18 @@ export class MemoryEventStore implements EventStore {
     if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
     const sequence = turn.events.length + 1;
     let params: string;
+    let built: Record<string, unknown>;
     this.appendingTo = turnId;
     try {
-      params = encodeParams(turnId, method, sequence, build(sequence));
+      built = build(sequence);
+      params = encodeParams(turnId, method, sequence, built);
     } finally {
       this.appendingTo = undefined;
     }
     const row: StoredRow = { sequence, method, params, recorded_at: this.now() };
     turn.events.push(row);
-    return toEvent(turn.ref, row);
+    // The object just serialised is the event's params: parsing its text back would make a copy of it.
+    return { ...toEventFields(turn.ref, row), params: built, paramsJson: params };
   }
 
   /** Every write is committed when its call returns: `fn` runs at once. */
@@ -215,15 +218,12 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
+function toEventFields(ref: TurnRef, row: StoredRow): Omit<StoredEvent, "params" | "paramsJson"> {
+  return { thread_id: ref.thread_id, turn_id: ref.turn_id, sequence: row.sequence, method: row.method, recorded_at: row.recorded_at };
+}
+
 function toEvent(ref: TurnRef, row: StoredRow): StoredEvent {
-  return {
-    thread_id: ref.thread_id,
-    turn_id: ref.turn_id,
-    sequence: row.sequence,
-    method: row.method,
-    params: decodeParams(row.params),
-    recorded_at: row.recorded_at,
-  };
+  return { ...toEventFields(ref, row), params: decodeParams(row.params), paramsJson: row.params };
 }
 
 function toRoute(row: RouteRow): RouteRecord {

@@ -421,16 +421,20 @@ export class SqliteEventStore implements EventStore {
     }
     const sequence = turn.last + 1;
     let params: string;
+    let built: Record<string, unknown>;
     this.appendingTo = turnId;
     try {
-      params = encodeParams(turnId, method, sequence, build(sequence));
+      built = build(sequence);
+      params = encodeParams(turnId, method, sequence, built);
     } finally {
       this.appendingTo = undefined;
     }
     const row: EventRow = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params, recorded_at: this.now() };
     this.statements.insertEvent.run(row);
     turn.last = sequence;
-    return toEvent(row);
+    // The object just serialised is the event's params: parsing its text back would make a copy of it.
+    const { params: _text, ...fields } = row;
+    return { ...fields, params: built, paramsJson: params };
   }
 
   private migrate(): void {
@@ -471,6 +475,7 @@ function toEvent(row: EventRow): StoredEvent {
     sequence: row.sequence,
     method: row.method,
     params: decodeParams(row.params),
+    paramsJson: row.params,
     recorded_at: row.recorded_at,
   };
 }

@@ -14,18 +14,11 @@
  * about a write (a frame to a client) waits for `afterCommit`.
  */
 
-import type { StoreError } from "./rules.js";
+import type { Thread } from "../../generated/types.js";
+import type { StoreError } from "./errors.js";
 
-/** A thread as stored. Field names are the wire names of the `Thread` type. */
-export interface ThreadRecord {
-  readonly id: string;
-  readonly workspace_id: string;
-  readonly cwd: string;
-  readonly mode: "Chat" | "Agent";
-  readonly model_provider?: string;
-  readonly model?: string;
-  readonly created_at: string;
-}
+/** A thread as stored: the wire `Thread` without what is derived from its turns (the active turn). */
+export type ThreadRecord = Readonly<Omit<Thread, "active_turn_id">>;
 
 /** One persisted event of a turn: a notification exactly as it was (or will be) sent. */
 export interface StoredEvent {
@@ -37,6 +30,8 @@ export interface StoredEvent {
   readonly method: string;
   /** The notification params, including their own `sequence` field. */
   readonly params: Record<string, unknown>;
+  /** The params as the JSON text that is stored: what a frame carries, never serialised again. */
+  readonly paramsJson: string;
   /** RFC 3339 time the event was appended. */
   readonly recorded_at: string;
 }
@@ -85,7 +80,9 @@ export interface EventStore {
    * returns its params (which carry that sequence); the event is stored atomically with
    * it. Throws for an unknown turn. The event is durable once `afterCommit` says so; a
    * commit that fails loses it (and every write it grouped), and its sequence is given
-   * again by the next append to the turn.
+   * again by the next append to the turn. The event returned carries, as its params, the
+   * very object `build` returned (its JSON text is what is stored): the caller must not
+   * change it afterwards.
    */
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent;
   /**

@@ -1,0 +1,74 @@
+/**
+ * The turn log: what it records is checked strictly and folded at once; the fold catches
+ * up with events another writer appended; a failed commit is reported to the turn, once,
+ * by its next record, and a record made for a request leaves that report to the turn.
+ */
+import { describe, expect, it } from "vitest";
+import { TurnLog } from "../../runtime/engine/turn-log.js";
+import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { StoreError } from "../../runtime/store/rules.js";
+import type { Turn } from "../../generated/types.js";
+
+const THREAD = "thr_log";
+const TURN = "trn_log";
+
+/** A memory store whose next commit wait can be made to fail. */
+class FailingStore extends MemoryEventStore {
+  failNext = false;
+  override afterCommit(fn: (failure?: StoreError) => void): void {
+    if (this.failNext) {
+      this.failNext = false;
+      fn(new StoreError("commit_failed", "the commit failed (test)"));
+    } else super.afterCommit(fn);
+  }
+}
+
+function setUp() {
+  const store = new FailingStore();
+  store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: "/tmp", mode: "Agent", created_at: "2026-01-01T00:00:00.000Z" });
+  store.createTurn(THREAD, TURN, "2026-01-01T00:00:00.000Z");
+  const lost: string[] = [];
+  const log = new TurnLog({ store, workspaceOf: () => "ws_default", now: () => new Date("2026-01-01T00:00:01.000Z"), log: () => undefined });
+  log.onLost((turnId) => lost.push(turnId));
+  return { store, log, lost };
+}
+
+const turn: Turn = { id: TURN, thread_id: THREAD, status: "InProgress", created_at: "2026-01-01T00:00:00.000Z", prompt_manifest: null } as Turn;
+
+describe("the turn log", () => {
+  it("refuses params their schema refuses, naming the method, and stores nothing", () => {
+    const { store, log } = setUp();
+    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "i", stream: "agent_message", delta: 7 as unknown as string })).toThrow(/invalid item\/agent_message\/delta/);
+    expect(store.lastSequence(TURN)).toBe(0);
+  });
+
+  it("folds what it records, and catches up with events another writer appended", () => {
+    const { store, log } = setUp();
+    const started = { ...turn, permission_profile: { mode: "full_access", source: "defaulted", effective_policy: {} } } as unknown as Turn;
+    // Built directly on the store, as a second gateway on the same file would.
+    store.append(TURN, "turn/started", (sequence) => ({ thread_id: THREAD, turn_id: TURN, sequence, turn: started }));
+    expect(log.state(TURN)?.lastSequence).toBe(1);
+    store.append(TURN, "item/started", (sequence) => ({ thread_id: THREAD, turn_id: TURN, sequence, item_id: "m", item: { type: "agentMessage", id: "m", status: "in_progress", text: "" } }));
+    log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "hello" });
+    const state = log.state(TURN)!;
+    expect(state.lastSequence).toBe(3);
+    expect(state.items).toEqual([{ type: "agentMessage", id: "m", status: "in_progress", text: "hello" }]);
+    // A state read is a snapshot: a later event does not change it.
+    log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: " world" });
+    expect(state.items[0]).toMatchObject({ text: "hello" });
+    expect(log.state(TURN)!.items[0]).toMatchObject({ text: "hello world" });
+  });
+
+  it("reports a failed commit to the turn once, by its next record; a request's record leaves the report to the turn", () => {
+    const { store, log, lost } = setUp();
+    store.failNext = true;
+    log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "lost" });
+    expect(lost).toEqual([TURN]);
+    const asRequest = () => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "x" }, "request");
+    expect(asRequest).toThrow("the commit failed (test)");
+    expect(asRequest).toThrow("the commit failed (test)");
+    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "y" })).toThrow("the commit failed (test)");
+    // Reported once: the turn's next record goes through.
+    expect(log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "z" }).sequence).toBe(2);
+  });
+});
