@@ -38,7 +38,7 @@ function generateOnce(): Run {
     const child = spawnSync(process.execPath, [BIN, "generate", "--schemas", join(ROOT, "schemas"), "--out", out], { cwd: ROOT, encoding: "utf8" });
     const wallMs = now() - t0;
     if (child.status !== 0) throw new Error(`turnspec generate exited with ${child.status}: ${child.stderr || child.stdout}`);
-    if (!existsSync(join(out, "validators.strict.cjs"))) throw new Error("turnspec generate wrote no validators.strict.cjs");
+    if (!existsSync(join(out, "validators.strict.ts"))) throw new Error("turnspec generate wrote no validators.strict.ts");
     const reported = /in (\d+) ms/.exec(child.stdout);
     return { wallMs, reportedMs: reported ? Number(reported[1]) : undefined, files: readdirSync(out).length };
   } finally {
@@ -74,10 +74,10 @@ async function phases(): Promise<[string, number][]> {
   formatTypeScript(types, "types.ts");
   out.push(["formatTypeScript(types.ts)", now() - t0]);
   t0 = now();
-  emitStandalone(model, "strict");
+  emitStandalone(model, "strict", "turnspec/rpc", "");
   out.push(["emitStandalone strict (ajv compile + standalone)", now() - t0]);
   t0 = now();
-  emitStandalone(model, "tolerant");
+  emitStandalone(model, "tolerant", "turnspec/rpc", "");
   out.push(["emitStandalone tolerant", now() - t0]);
   t0 = now();
   emitOpenRpc(model, "note");

@@ -8,9 +8,9 @@
  */
 import { LocalError, formatIssue, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "turnspec/rpc";
 import type * as T from "./types.js";
-import * as strictValidators from "./validators.strict.cjs";
-import * as tolerantValidators from "./validators.tolerant.cjs";
-import * as reportValidators from "./validators.report.cjs";
+import * as strictValidators from "./validators.strict.js";
+import * as tolerantValidators from "./validators.tolerant.js";
+import * as reportValidators from "./validators.report.js";
 import { isMethodName, isNotificationName, methods, notifications, type MethodName, type NotificationName, type NotificationParamsOf, type ParamsOf, type ResultOf } from "./registry.js";
 
 export type { ValidationIssue, ValidationResult };

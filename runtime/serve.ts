@@ -14,7 +14,7 @@ import { ScriptedProvider } from "./providers/scripted.js";
 import { openStore } from "./store/open.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
-import { payloadTooLargeFrame } from "../transport/frame-limit.js";
+import { payloadTooLargeFrame } from "./payload-too-large.js";
 import { StdioTransport } from "../transport/stdio.js";
 import { startWebSocketServer, type RunningWebSocketServer } from "../transport/websocket.js";
 
@@ -105,6 +105,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     port: options.port ?? 0,
     token,
     maxFrameBytes: config.maxFrameBytes,
+    oversizedReply: payloadTooLargeFrame,
     onConnection: (transport) => gateway.connect(withWireFaults(transport)),
     onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
     onError: (error) => log(`server error: ${error.message}`),

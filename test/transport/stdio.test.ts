@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { LocalError, RpcError } from "turnspec/rpc";
 import { ProtocolClient } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
-import { payloadTooLargeFrame } from "../../transport/frame-limit.js";
+import { payloadTooLargeFrame } from "../../runtime/payload-too-large.js";
 import { StdioTransport } from "../../transport/stdio.js";
 import { NEVER_ANSWERED_CWD, serve, thread } from "./fake-gateway.js";
 

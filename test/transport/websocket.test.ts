@@ -19,6 +19,7 @@ import {
   type WebSocketServerOptions,
   type WebSocketTransport,
 } from "../../transport/websocket.js";
+import { payloadTooLargeFrame } from "../../runtime/payload-too-large.js";
 import { NEVER_ANSWERED_CWD, serve, thread, type Served } from "./fake-gateway.js";
 
 const LIMIT = 1024;
@@ -41,6 +42,7 @@ async function gateway(options: Partial<WebSocketServerOptions> = {}) {
   const oversized: number[] = [];
   const server = await startWebSocketServer({
     maxFrameBytes: LIMIT,
+    oversizedReply: payloadTooLargeFrame,
     ...options,
     onConnection: (transport, info) => {
       connections.push({ transport, info, served: serve(transport) });
