@@ -1,14 +1,20 @@
+#!/usr/bin/env node
 /**
  * The `turnspec` command line: argument parsing and exit codes only. The work is done by
  * generator/ and conformance/.
  */
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 
+// turnspec's own version, wherever it is run from (yargs would read the nearest package.json of the working directory).
+const { version } = createRequire(import.meta.url)("turnspec/package.json") as { version: string };
+
 /** Exit codes: 0 success, 1 the check failed, 2 usage or unreadable input. */
 const cli = yargs(hideBin(process.argv))
   .scriptName("turnspec")
+  .version(version)
   .usage("$0 <command> [options]")
   .command(
     "generate",
@@ -19,7 +25,8 @@ const cli = yargs(hideBin(process.argv))
         .option("out", { type: "string", default: "generated", describe: "The output folder" })
         .option("check", { type: "boolean", default: false, describe: "Write nothing; list stale files and exit 1 if any" })
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
-        .option("support", { type: "string", default: "turnspec/rpc", describe: "Import specifier of the JSON-RPC support module" }),
+        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default turnspec/rpc)", conflicts: "standalone" })
+        .option("standalone", { type: "boolean", default: false, describe: "Write the support module into <out>/support/ and import it from there: the output then depends on nothing" }),
     async (argv) => {
       // Each command loads its own modules, so `--help` and the other commands stay quick.
       const { runGenerate } = await import("../generator/command.js");
@@ -28,7 +35,8 @@ const cli = yargs(hideBin(process.argv))
         outDir: resolve(argv.out),
         check: argv.check,
         typecheck: argv.typecheck,
-        support: argv.support,
+        ...(argv.support === undefined ? {} : { support: argv.support }),
+        standalone: argv.standalone,
       });
     },
   )

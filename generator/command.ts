@@ -2,21 +2,27 @@
 import { relative } from "node:path";
 import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
-import { typeCheck } from "./typecheck.js";
 
 export interface GenerateCommand {
   readonly schemasDir: string;
   readonly outDir: string;
   readonly check: boolean;
   readonly typecheck: boolean;
-  readonly support: string;
+  /** Import specifier of the support module; default turnspec/rpc. */
+  readonly support?: string;
+  /** Write the support module beside the output and import it from there. */
+  readonly standalone?: boolean;
 }
 
 export async function runGenerate(command: GenerateCommand, out = process.stdout, err = process.stderr): Promise<number> {
   const started = performance.now();
   let files;
   try {
-    files = await generateFiles({ schemasDir: command.schemasDir, support: command.support });
+    files = await generateFiles({
+      schemasDir: command.schemasDir,
+      ...(command.support === undefined ? {} : { support: command.support }),
+      ...(command.standalone ? { standalone: true } : {}),
+    });
   } catch (error) {
     if (error instanceof SchemaErrors) {
       err.write(`turnspec generate: the schemas in ${command.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
@@ -26,6 +32,8 @@ export async function runGenerate(command: GenerateCommand, out = process.stdout
   }
   const outName = relative(process.cwd(), command.outDir) || ".";
   if (command.typecheck) {
+    // The compiler is loaded only when asked for.
+    const { typeCheck } = await import("./typecheck.js");
     const diagnostics = typeCheck(files, { outDir: command.outDir });
     if (diagnostics.length) {
       err.write(`turnspec generate: the generated code does not compile:\n${diagnostics.map((d) => `  ${d}`).join("\n")}\n`);

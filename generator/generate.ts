@@ -16,6 +16,7 @@ import { loadSchemas } from "./load.js";
 import { isExtensionKeyword } from "./walk.js";
 import type { ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
+import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
 
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
@@ -24,6 +25,11 @@ export interface GenerateOptions {
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
   readonly clientClass?: string;
+  /**
+   * Write the support module beside the output (in `support/`) and import it from there,
+   * so the generated code depends on nothing. Excludes `support`.
+   */
+  readonly standalone?: boolean;
 }
 
 export interface GeneratedFile {
@@ -73,7 +79,10 @@ export async function generateFiles(options: GenerateOptions): Promise<Generated
 }
 
 export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
-  const support = options.support ?? "turnspec/rpc";
+  if (options.standalone && options.support !== undefined) {
+    throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
+  }
+  const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "turnspec/rpc");
   const protocol = { title: model.title, version: model.version };
   const context = {
     header: TS_HEADER,
@@ -105,13 +114,17 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     { path: "PROTOCOL.md", content: emitDocs(model, `<!-- ${NOTE} -->`).replace(/\n{3,}/g, "\n\n") },
   ];
   files.push(ts("index.ts", emitBarrel(files, TS_HEADER)));
+  if (options.standalone) files.push(...standaloneSupportFiles(TS_HEADER));
   return files.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
 /** Files in `outDir` that a previous run generated (headed as generated). */
 function previouslyGenerated(outDir: string): string[] {
   if (!existsSync(outDir)) return [];
-  return readdirSync(outDir).filter((name) => {
+  // The output's own files and those of its support/ folder (--standalone); nothing deeper.
+  const names = readdirSync(outDir);
+  if (existsSync(join(outDir, STANDALONE_DIR))) names.push(...readdirSync(join(outDir, STANDALONE_DIR)).map((name) => `${STANDALONE_DIR}/${name}`));
+  return names.filter((name) => {
     try {
       return readFileSync(join(outDir, name), "utf8").slice(0, 400).includes(GENERATED_MARK);
     } catch {

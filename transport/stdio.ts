@@ -18,7 +18,7 @@
 import { StringDecoder } from "node:string_decoder";
 import { finished } from "node:stream/promises";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "../rpc/transport.js";
+import type { Transport } from "turnspec/rpc";
 import { checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 const LF = 0x0a;

@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
-import type { Transport } from "../rpc/transport.js";
+import type { Transport } from "turnspec/rpc";
 import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 /** Milliseconds a closing handshake may take before the socket is dropped. */
