@@ -3,7 +3,7 @@
  * not tests: the exit code is 0 whatever they measure; PASS/MISS compares a measured ratio
  * or time with its target, side by side in this run, on whatever machine this is.
  *
- * Options: --quick (fewer rounds), --only validation|generate|throughput|permission|concurrency|store|certify,
+ * Options: --quick (fewer rounds), --only validation|generate|package|throughput|permission|concurrency|store|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
  * `npx tsx bench/validation.ts` does.
@@ -12,6 +12,7 @@ import { cpus, loadavg } from "node:os";
 import { runCertifyBench } from "./certify.js";
 import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
+import { runPackageBench } from "./package.js";
 import { resultTable, type ResultRow } from "./lib.js";
 import { runPermissionBench } from "./permission.js";
 import { runStoreBench } from "./store.js";
@@ -29,6 +30,7 @@ console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${c
 const benches: [string, () => Promise<ResultRow[]>][] = [
   ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
+  ["package", () => runPackageBench()],
   ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3 } : {})],
   ["permission", () => runPermissionBench(quick ? { requests: 100 } : {})],
   ["concurrency", () => runConcurrencyBench()],

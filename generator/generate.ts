@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ts } from "ts-morph";
+import ts from "typescript";
 import { emitBarrel } from "./emit/barrel.js";
 import { emitDocs } from "./emit/docs.js";
 import { emitOpenRpc } from "./emit/openrpc.js";
