@@ -181,7 +181,7 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
   const generated = strictValidators as unknown as Record<string, RawValidator>;
   // The comparison only means something if generated/ holds what the generator makes of schemas/ today.
   const fresh = emitStandalone(loadSchemas(SCHEMAS), "strict", "turnspec/rpc", GENERATED_HEADER);
-  const onDisk = readFileSync(fileURLToPath(new URL("../generated/validators.strict.js", import.meta.url)), "utf8");
+  const onDisk = readFileSync(fileURLToPath(new URL("../generated/validators.strict.ts", import.meta.url)), "utf8");
   if (onDisk !== fresh) log("WARNING: generated/validators.strict.ts is not what `turnspec generate` makes of schemas/ now: run it first, or the two variants compare different code");
 
   const w = workload(corpus);

@@ -189,6 +189,7 @@ beforeAll(async () => {
     `typescript@${versionOf("typescript")}`,
     `esbuild@${versionOf("esbuild")}`,
     `vite@${versionOf("vite")}`,
+    `@types/node@${versionOf("@types/node")}`,
   ]);
   writeGreeterSchemas();
 }, SLOW);
@@ -211,6 +212,14 @@ describe("the packed package, installed in an app of its own", () => {
     expect((await run(bin("turnspec"), ["--version"])).trim()).toBe(repoPackage.version);
     const help = await run(bin("turnspec"), ["--help"]);
     for (const command of ["generate", "validate", "serve", "certify"]) expect(help).toContain(`turnspec ${command}`);
+    // validate and certify read the protocol's schemas and catalogue from the installed package.
+    write("session.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`);
+    await run(bin("turnspec"), ["validate", "session.jsonl"]);
+    write("bad.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: 7 } })}\n`);
+    await expect(run(bin("turnspec"), ["validate", "bad.jsonl"])).rejects.toThrow(/workspace_id/);
+    const catalogue = await run(bin("turnspec"), ["certify", "--list"]);
+    expect(catalogue).toMatch(/^core \(\d+\)$/m);
+    expect(catalogue).toContain("RPC-METHOD-NOT-FOUND");
   });
 
   it("imports every entry point from a plain .mjs file under node", async () => {
@@ -248,6 +257,27 @@ console.log(JSON.stringify(out));
     await run(bin("tsc"), ["-p", "tsconfig.json"]);
     expect(existsSync(join(app, "build/generated/validators.strict.js"))).toBe(true);
     expect((await node("build/main.js")).trim()).toBe(EXPECTED_OUTPUT);
+  });
+
+  it("declares every entry point in a way the app's strict tsc accepts, library declarations included", async () => {
+    write(
+      "types-check/entries.ts",
+      `import type { RpcError, Transport } from "turnspec/rpc";
+import { stdioServerTransport, startWebSocketServer, type WebSocketServerOptions } from "turnspec/transport";
+import type { TypeName } from "turnspec/generated";
+import type { GatewayConnection } from "turnspec/client";
+import type { connectBrowserWebSocket } from "turnspec/client/browser";
+import { checkSchemas, generateFileMap, type GeneratedFile } from "turnspec/generator";
+import { loadSchemas } from "turnspec";
+
+export type Used = [RpcError, Transport, WebSocketServerOptions, TypeName, GatewayConnection, typeof connectBrowserWebSocket, GeneratedFile];
+export const used = [stdioServerTransport, startWebSocketServer, checkSchemas, generateFileMap, loadSchemas];
+`,
+    );
+    // Node projects have @types/node; the transports' declarations use Node's stream types.
+    const { outDir: _outDir, rootDir: _rootDir, ...strict } = STRICT_TSCONFIG.compilerOptions;
+    write("types-check/tsconfig.json", { compilerOptions: { ...strict, types: ["node"], noEmit: true }, include: ["entries.ts"] });
+    await run(bin("tsc"), ["-p", "types-check/tsconfig.json"]);
   });
 
   it("bundles the same code with esbuild and runs the bundle", async () => {
