@@ -13,7 +13,7 @@
  * lives in its own file. Install scripts are skipped: the native SQLite module is not used
  * by anything tested here.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -220,6 +220,13 @@ describe("the packed package, installed in an app of its own", () => {
     const catalogue = await run(bin("turnspec"), ["certify", "--list"]);
     expect(catalogue).toMatch(/^core \(\d+\)$/m);
     expect(catalogue).toContain("RPC-METHOD-NOT-FOUND");
+  });
+
+  it("serves the reference gateway over stdio from the installed package", () => {
+    const request = { jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } };
+    const served = spawnSync(bin("turnspec"), ["serve", "--stdio", "--memory"], { cwd: app, input: `${JSON.stringify(request)}\n`, encoding: "utf8", timeout: 60_000 });
+    expect(served.status, served.stderr).toBe(0);
+    expect(JSON.parse(served.stdout.trim())).toMatchObject({ jsonrpc: "2.0", id: 1, result: { thread: { workspace_id: "ws_default", cwd: "/srv" } } });
   });
 
   it("imports every entry point from a plain .mjs file under node", async () => {
