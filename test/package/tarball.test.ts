@@ -154,6 +154,27 @@ console.log(lines.join("\\n"));
 }
 const EXPECTED_OUTPUT = ["HELLO, ADA", "rpc error -32001", "-32602", "false"].join("\n");
 
+/** Module hooks (run on the loader thread) that report the name of each package resolved. */
+const TRACE_HOOKS = String.raw`let port;
+export function initialize(data) {
+  port = data.port;
+}
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  const match = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(resolved.url);
+  if (match) port.postMessage(match[1]);
+  return resolved;
+}
+`;
+/** Preloaded with --import: registers the hooks and appends each name to $TRACE_FILE. */
+const TRACE_REGISTER = String.raw`import { appendFileSync } from "node:fs";
+import { register } from "node:module";
+const { port1, port2 } = new MessageChannel();
+port1.on("message", (name) => appendFileSync(process.env.TRACE_FILE, name + "\n"));
+port1.unref();
+register("./trace-hooks.mjs", import.meta.url, { data: { port: port2 }, transferList: [port2] });
+`;
+
 const STRICT_TSCONFIG = {
   compilerOptions: {
     target: "ES2022",
@@ -220,6 +241,23 @@ describe("the packed package, installed in an app of its own", () => {
     const catalogue = await run(bin("turnspec"), ["certify", "--list"]);
     expect(catalogue).toMatch(/^core \(\d+\)$/m);
     expect(catalogue).toContain("RPC-METHOD-NOT-FOUND");
+  });
+
+  it("loads neither SQLite, the OpenAI client, ws nor ts-morph for --help, generate and validate", async () => {
+    // A module hook that lists every package the command resolves, by name.
+    write("trace-hooks.mjs", TRACE_HOOKS);
+    write("trace-packages.mjs", TRACE_REGISTER);
+    write("one-message.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`);
+    const cli = join(app, "node_modules", "turnspec", "dist", "bin", "cli.js");
+    for (const args of [["--help"], ["generate", "--schemas", "schemas", "--out", "traced-out"], ["validate", "one-message.jsonl"]]) {
+      const traceFile = join(app, `trace-${args[0]}.txt`);
+      writeFileSync(traceFile, "");
+      const traced = spawnSync(process.execPath, ["--import", "./trace-packages.mjs", cli, ...args], { cwd: app, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "", TRACE_FILE: traceFile } });
+      expect(traced.status, traced.stderr).toBe(0);
+      const loaded = new Set(readFileSync(traceFile, "utf8").split("\n").filter(Boolean));
+      expect(loaded.has("yargs"), `the trace of ${args[0]} saw no package at all`).toBe(true);
+      expect([...loaded].filter((name) => ["better-sqlite3", "openai", "ws", "ts-morph"].includes(name)), `turnspec ${args.join(" ")}`).toEqual([]);
+    }
   });
 
   it("serves the reference gateway over stdio from the installed package", () => {
