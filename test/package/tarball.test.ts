@@ -7,7 +7,7 @@
  *   - generates code from a small protocol of its own, with and without --standalone;
  *   - builds code written against that output with tsc (strict, NodeNext,
  *     noUncheckedIndexedAccess, exactOptionalPropertyTypes) and runs the build with node;
- *   - bundles the same code with esbuild and with vite, and runs the bundles.
+ *   - runs the same code with tsx, bundles it with esbuild and with vite, and runs the bundles.
  *
  * Slow (a pack, an npm install from the registry or its cache, several compilations): it
  * lives in its own file. Install scripts are skipped: the native SQLite module is not used
@@ -211,6 +211,7 @@ beforeAll(async () => {
     `esbuild@${versionOf("esbuild")}`,
     `vite@${versionOf("vite")}`,
     `@types/node@${versionOf("@types/node")}`,
+    `tsx@${versionOf("tsx")}`,
   ]);
   writeGreeterSchemas();
 }, SLOW);
@@ -323,6 +324,10 @@ export const used = [stdioServerTransport, startWebSocketServer, checkSchemas, g
     const { outDir: _outDir, rootDir: _rootDir, ...strict } = STRICT_TSCONFIG.compilerOptions;
     write("types-check/tsconfig.json", { compilerOptions: { ...strict, types: ["node"], noEmit: true }, include: ["entries.ts"] });
     await run(bin("tsc"), ["-p", "types-check/tsconfig.json"]);
+  });
+
+  it("runs the same code with tsx, straight from the TypeScript", async () => {
+    expect((await run(bin("tsx"), ["src/main.ts"])).trim()).toBe(EXPECTED_OUTPUT);
   });
 
   it("bundles the same code with esbuild and runs the bundle", async () => {
