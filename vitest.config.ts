@@ -1,6 +1,21 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // Inside the repository the package's own entry points are its TypeScript sources (as
+    // tsconfig.json's paths say for tsc and tsx), never a build that may be stale.
+    alias: [
+      { find: /^turnspec\/rpc$/, replacement: source("./rpc/index.ts") },
+      { find: /^turnspec\/transport$/, replacement: source("./transport/index.ts") },
+      { find: /^turnspec\/generated$/, replacement: source("./generated/index.ts") },
+      { find: /^turnspec\/client\/browser$/, replacement: source("./client/browser.ts") },
+      { find: /^turnspec\/client$/, replacement: source("./client/index.ts") },
+      { find: /^turnspec\/generator$/, replacement: source("./generator/index.ts") },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

@@ -6,7 +6,7 @@
  * A full run writes its table into docs/benchmarks.md (bench/page.ts); a partial one (--quick, --only)
  * prints it only.
  *
- * Options: --quick (fewer rounds), --only validation|generate|throughput|permission|concurrency|store|certify,
+ * Options: --quick (fewer rounds), --only validation|generate|package|throughput|permission|concurrency|store|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
  * `npx tsx bench/validation.ts` does.
@@ -15,6 +15,7 @@ import { cpus, loadavg } from "node:os";
 import { runCertifyBench } from "./certify.js";
 import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
+import { runPackageBench } from "./package.js";
 import { resultTable, type ResultRow } from "./lib.js";
 import { BENCHMARKS_PAGE, writeResultsPage } from "./page.js";
 import { runPermissionBench } from "./permission.js";
@@ -35,6 +36,7 @@ console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${c
 const benches: [string, () => Promise<ResultRow[]>][] = [
   ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
+  ["package", () => runPackageBench()],
   ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3, longDeltas: 20_000 } : {})],
   ["permission", () => runPermissionBench(quick ? { requests: 100 } : {})],
   ["concurrency", () => runConcurrencyBench(quick ? { threads: 200 } : {})],

@@ -2,7 +2,7 @@
  * Validation throughput on the success path, measured side by side in one process:
  *
  * - parse:     JSON.parse of each message's bytes;
- * - generated: the precompiled standalone validators (generated/validators.strict.cjs), the
+ * - generated: the precompiled standalone validators (generated/validators.strict.ts), the
  *              raw function of the message's params or result type from generated/registry.ts;
  * - run-time:  ajv compiling the same strict schemas at run time (Ajv2020 with the
  *              generator's own ajvOptions, compiled once before timing).
@@ -23,10 +23,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import type { RawValidator } from "turnspec/rpc";
-import * as strictValidators from "../generated/validators.strict.cjs";
-import * as tolerantValidators from "../generated/validators.tolerant.cjs";
+import * as strictValidators from "../generated/validators.strict.js";
+import * as tolerantValidators from "../generated/validators.tolerant.js";
 import { ajvOptions, emitStandalone, schemasFor } from "../generator/emit/validators.js";
 import { loadSchemas } from "../generator/load.js";
+import { GENERATED_HEADER } from "../generator/generate.js";
 import { buildCorpus, describeCorpus, payloadOf, type CorpusMessage } from "./corpus.js";
 import { fmtNs, fmtOps, isMain, median, now, quantile, resultTable, runRounds, table, type ResultRow, type Variant } from "./lib.js";
 
@@ -179,9 +180,9 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
   log(`run-time ajv: ${runtime.size} strict schemas compiled in ${(now() - t0).toFixed(0)} ms, before timing (Ajv2020, the generator's ajvOptions, no code option)`);
   const generated = strictValidators as unknown as Record<string, RawValidator>;
   // The comparison only means something if generated/ holds what the generator makes of schemas/ today.
-  const fresh = emitStandalone(loadSchemas(SCHEMAS), "strict");
-  const onDisk = readFileSync(fileURLToPath(new URL("../generated/validators.strict.cjs", import.meta.url)), "utf8");
-  if (!onDisk.includes(fresh.trim())) log("WARNING: generated/validators.strict.cjs is not what `turnspec generate` makes of schemas/ now: run it first, or the two variants compare different code");
+  const fresh = emitStandalone(loadSchemas(SCHEMAS), "strict", "turnspec/rpc", GENERATED_HEADER);
+  const onDisk = readFileSync(fileURLToPath(new URL("../generated/validators.strict.ts", import.meta.url)), "utf8");
+  if (onDisk !== fresh) log("WARNING: generated/validators.strict.ts is not what `turnspec generate` makes of schemas/ now: run it first, or the two variants compare different code");
 
   const w = workload(corpus);
   const variants: Variant[] = [parseVariant(w), validateVariant(GEN, w, generated), validateVariant(RT, w, runtime)];
@@ -229,7 +230,7 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
       ["standalone, in a function scope", await standaloneWith({}, withFunctionScope)],
       ["standalone, inlineRefs: true", await standaloneWith({ inlineRefs: true })],
       ["standalone, inlineRefs: true, in a function scope", await standaloneWith({ inlineRefs: true }, withFunctionScope)],
-      ["generated tolerant (validators.tolerant.cjs)", tolerantValidators as unknown as Record<string, Validator>],
+      ["generated tolerant (validators.tolerant.ts)", tolerantValidators as unknown as Record<string, Validator>],
     ];
     const wv: Variant[] = [parseVariant(w), validateVariant(GEN, w, generated), ...whatIfs.map(([name, fns]) => validateVariant(name, w, fns))];
     const r = runRounds(wv, quick ? { warmupMs: 1500, minWarmupRounds: 30, maxWarmupMs: 8000, rounds: 7, minSampleMs: 40 } : { warmupMs: 3000, minWarmupRounds: 60, maxWarmupMs: 30000, rounds: 21, minSampleMs: 50 });

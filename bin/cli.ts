@@ -1,15 +1,21 @@
+#!/usr/bin/env node
 /**
  * The `turnspec` command line: argument parsing and exit codes only. The work is done by
  * generator/ and conformance/.
  */
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
 import { OUTPUT_KINDS } from "../generator/outputs.js";
 
+// turnspec's own version, wherever it is run from (yargs would read the nearest package.json of the working directory).
+const { version } = createRequire(import.meta.url)("turnspec/package.json") as { version: string };
+
 /** Exit codes: 0 success, 1 the check failed, 2 usage or unreadable input. */
 const cli = yargs(hideBin(process.argv))
   .scriptName("turnspec")
+  .version(version)
   .usage("$0 <command> [options]")
   .command(
     "generate",
@@ -20,7 +26,8 @@ const cli = yargs(hideBin(process.argv))
         .option("out", { type: "string", describe: "The output folder (default: the config's, else generated)" })
         .option("check", { type: "boolean", default: false, describe: "Write nothing; list stale files and exit 1 if any" })
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
-        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else turnspec/rpc)" })
+        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else turnspec/rpc)", conflicts: "standalone" })
+        .option("standalone", { type: "boolean", describe: "Write the support module into <out>/support/ and import it from there: the output then depends on nothing (default: the config's, else off)" })
         .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
         .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
@@ -36,6 +43,7 @@ const cli = yargs(hideBin(process.argv))
         ...(argv.outputs === undefined ? {} : { outputs: argv.outputs }),
         ...(argv.config === undefined ? {} : { configFile: argv.config }),
         watch: argv.watch,
+        ...(argv.standalone === undefined ? {} : { standalone: argv.standalone }),
       });
     },
   )

@@ -8,7 +8,7 @@
  */
 import { ProtocolClient, type ClientOptions } from "../generated/client.js";
 import type { TurnStartParams } from "../generated/types.js";
-import type { Transport } from "../rpc/transport.js";
+import type { Transport } from "turnspec/rpc";
 import { TurnClientError } from "./errors.js";
 import type { TurnStreamEvent } from "./events.js";
 import { streamExistingTurn, streamTurn, type ResumeStreamParams, type StreamTurnOptions } from "./stream-turn.js";

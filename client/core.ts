@@ -3,8 +3,8 @@
  * and the Node entry both re-export it.
  */
 export { ProtocolClient, type ClientOptions } from "../generated/client.js";
-export { createInMemoryPair, type Transport } from "../rpc/transport.js";
-export { LocalError, RpcError } from "../rpc/errors.js";
+export { createInMemoryPair, type Transport } from "turnspec/rpc";
+export { LocalError, RpcError } from "turnspec/rpc";
 export { GatewayConnection, type ConnectionChange, type GatewayConnectionOptions, type ReconnectOptions } from "./connection.js";
 export { TurnClientError, type ClientErrorKind } from "./errors.js";
 export { accumulateItem, accumulateItems, applyDelta, deltaField, emptyItems, type AccumulatedItems, type DeltaField } from "./deltas.js";

@@ -5,5 +5,5 @@
  * project's own transports, re-exported here.
  */
 export * from "./core.js";
-export { ChildProcessTransport, spawnStdioTransport, type SpawnStdioOptions } from "../transport/child-process.js";
-export { connectWebSocket, WebSocketHandshakeError, type WebSocketClientOptions } from "../transport/websocket.js";
+export { ChildProcessTransport, spawnStdioTransport, type SpawnStdioOptions } from "turnspec/transport";
+export { connectWebSocket, WebSocketHandshakeError, type WebSocketClientOptions } from "turnspec/transport";

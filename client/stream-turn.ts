@@ -9,7 +9,7 @@
  * error, or a connection lost for good, ends the iteration by throwing a `TurnClientError`.
  */
 import type { TurnPermissionApprovalRequest, TurnStartParams } from "../generated/types.js";
-import { RpcError } from "../rpc/errors.js";
+import { RpcError } from "turnspec/rpc";
 import type { GatewayConnection } from "./connection.js";
 import { TurnClientError } from "./errors.js";
 import { emptyItems } from "./deltas.js";

@@ -14,8 +14,8 @@ import type { ProtocolClient } from "../generated/client.js";
 import type { AnyNotification } from "../generated/registry.js";
 import type { TurnItemEvent } from "../generated/types.js";
 import { notificationIssues } from "../generated/validators.js";
-import { LocalError } from "../rpc/errors.js";
-import { formatIssue } from "../rpc/validation.js";
+import { LocalError } from "turnspec/rpc";
+import { formatIssue } from "turnspec/rpc";
 import type { GatewayConnection } from "./connection.js";
 import { TurnClientError } from "./errors.js";
 

@@ -4,11 +4,12 @@
  * selected requirements side by side over one connection, and turns what they found into
  * one result per requirement of the catalogue.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import { orderingRules } from "../generated/ordering.js";
 import type { Transport } from "../rpc/transport.js";
 import { spawnStdioTransport } from "../transport/child-process.js";
@@ -89,7 +90,8 @@ export function checkSources(): Map<string, CheckSource[]> {
 }
 
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+  // Through the package's own export, so that it is found from the sources and from dist/ alike.
+  return (createRequire(import.meta.url)("turnspec/package.json") as { version: string }).version;
 }
 
 /** A failure of the harness itself, before any requirement could run (exit 2). */

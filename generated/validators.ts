@@ -8,10 +8,10 @@
  */
 import { LocalError, formatIssue, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "turnspec/rpc";
 import type * as T from "./types.js";
-import * as strictValidators from "./validators.strict.cjs";
-import * as tolerantValidators from "./validators.tolerant.cjs";
-import * as reportValidators from "./validators.report.cjs";
-import { isMethodName, isNotificationName, methods, notifications, type MethodName, type NotificationName, type NotificationParamsOf, type ParamsOf, type ResultOf } from "./registry.js";
+import * as strictValidators from "./validators.strict.js";
+import * as tolerantValidators from "./validators.tolerant.js";
+import * as reportValidators from "./validators.report.js";
+import { isMethodName, isNotificationName, methods, notifications, type MethodEntry, type MethodName, type NotificationEntry, type NotificationName, type NotificationParamsOf, type ParamsOf, type ResultOf } from "./registry.js";
 
 export type { ValidationIssue, ValidationResult };
 
@@ -361,15 +361,16 @@ export function assertValid<N extends TypeName>(name: N, value: unknown, mode: V
 }
 
 export function validateParams<M extends MethodName>(method: M, value: unknown, mode: ValidationMode = "strict"): ValidationResult<ParamsOf<M>> {
-  return validate(methods[method].params, value, mode) as ValidationResult<ParamsOf<M>>;
+  // Read through the entry types: a protocol may have no method or notification at all.
+  return validate((methods[method] as MethodEntry).params as TypeName, value, mode) as ValidationResult<ParamsOf<M>>;
 }
 
 export function validateResult<M extends MethodName>(method: M, value: unknown, mode: ValidationMode = "strict"): ValidationResult<ResultOf<M>> {
-  return validate(methods[method].result, value, mode) as ValidationResult<ResultOf<M>>;
+  return validate((methods[method] as MethodEntry).result as TypeName, value, mode) as ValidationResult<ResultOf<M>>;
 }
 
 export function validateNotification<N extends NotificationName>(name: N, value: unknown, mode: ValidationMode = "strict"): ValidationResult<NotificationParamsOf<N>> {
-  return validate(notifications[name].params, value, mode) as ValidationResult<NotificationParamsOf<N>>;
+  return validate((notifications[name] as NotificationEntry).params as TypeName, value, mode) as ValidationResult<NotificationParamsOf<N>>;
 }
 
 const unknown = (kind: string, name: string): ValidationIssue[] => [{ pointer: "", message: `${kind} "${name}" is not part of the protocol`, received: name }];

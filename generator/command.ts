@@ -75,16 +75,13 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
 
 async function generateOnce(command: GenerateCommand, settings: Settings, out: { write(text: string): unknown }, err: { write(text: string): unknown }): Promise<number> {
   const started = performance.now();
-  if (settings.standalone) {
-    err.write("turnspec generate: standalone output is not part of this build of turnspec\n");
-    return 2;
-  }
   let files;
   try {
     files = await generateFiles({
       schemasDir: settings.schemasDir,
       ...(settings.support === undefined ? {} : { support: settings.support }),
       ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
+      ...(settings.standalone ? { standalone: true } : {}),
     });
   } catch (error) {
     if (error instanceof SchemaErrors) {

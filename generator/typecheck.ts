@@ -1,13 +1,25 @@
 /**
- * Type-checks generated output under strict settings, with ts-morph's compiler, without
- * writing it anywhere: the files are added to an in-memory view of the project.
+ * Type-checks generated output under the strictest settings a user's project may have
+ * (strict, NodeNext, noUncheckedIndexedAccess, exactOptionalPropertyTypes), with ts-morph's
+ * compiler, without writing it anywhere: the files are added to an in-memory view of the
+ * project. `turnspec/rpc` is this installation's own support module (its sources in a
+ * checkout, its declarations in the package as built), so the check needs nothing from
+ * the project the output is for.
  */
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { Project, ts } from "ts-morph";
 import type { GeneratedFile } from "./generate.js";
 
-const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+/** The support module's entry for the compiler: rpc/index.ts in a checkout, dist/rpc/index.d.ts as built. */
+function supportEntry(): string {
+  for (const candidate of ["../rpc/index.ts", "../rpc/index.d.ts"]) {
+    const path = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error("turnspec generate --typecheck: the declarations of turnspec/rpc are missing from this turnspec installation; reinstall turnspec");
+}
 
 export interface TypeCheckOptions {
   /** Where the files would live; relative imports resolve from there. */
@@ -26,13 +38,14 @@ export function typeCheck(files: readonly GeneratedFile[], options: TypeCheckOpt
       moduleResolution: ts.ModuleResolutionKind.NodeNext,
       strict: true,
       noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
       noImplicitOverride: true,
       noEmit: true,
       skipLibCheck: true,
       verbatimModuleSyntax: true,
-      types: ["node"],
-      typeRoots: [join(repoRoot, "node_modules/@types")],
-      paths: { "turnspec/rpc": [join(repoRoot, "rpc/index.ts")] },
+      // Generated code uses no Node API: the check must not depend on @types/node being installed.
+      types: [],
+      paths: { "turnspec/rpc": [supportEntry()] },
     },
   });
   const outDir = resolve(options.outDir);

@@ -1,6 +1,7 @@
 /** Shared JSON-RPC support imported by generated clients and servers (both ends), and by the reference gateway. */
 export * from "./errors.js";
 export * from "./validation.js";
+export * from "./validator-helpers.js";
 export * from "./transport.js";
 export * from "./envelope.js";
 export * from "./dispatcher.js";

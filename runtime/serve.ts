@@ -14,7 +14,7 @@ import { ScriptedProvider } from "./providers/scripted.js";
 import { openStore } from "./store/open.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
-import { payloadTooLargeFrame } from "../transport/frame-limit.js";
+import { payloadTooLargeFrame } from "./payload-too-large.js";
 import { StdioTransport } from "../transport/stdio.js";
 import { startWebSocketServer, type RunningWebSocketServer, type WebSocketTransport } from "../transport/websocket.js";
 
@@ -101,6 +101,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     port: options.port ?? 0,
     token,
     maxFrameBytes: config.maxFrameBytes,
+    oversizedReply: payloadTooLargeFrame,
     onConnection: (transport) => connections.set(transport, gateway.connect(transport)),
     // Behind the commit barrier like every other frame, so it cannot overtake a reply.
     sendOversizedAnswer: (frame, transport) => connections.get(transport)?.send(frame),

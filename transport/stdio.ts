@@ -1,7 +1,8 @@
 /**
  * A transport over a byte stream pair: one JSON-RPC message (or batch) per line. The
- * gateway runs it over process.stdin/stdout; a client runs it over a child process's
- * pipes (see child-process.ts).
+ * server runs it over process.stdin/stdout or any other pair of streams (see
+ * `stdioServerTransport`); a client runs it over a child process's pipes (see
+ * child-process.ts).
  *
  * Reading splits on LF at the byte level (a CR before the LF is dropped), so a frame may
  * arrive in any number of chunks and one chunk may hold several frames. Each line is
@@ -17,8 +18,8 @@
 import { StringDecoder } from "node:string_decoder";
 import { finished } from "node:stream/promises";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "../rpc/transport.js";
-import { checkMaxFrameBytes } from "./frame-limit.js";
+import type { Transport } from "turnspec/rpc";
+import { checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -32,7 +33,7 @@ export interface StdioTransportOptions {
   readonly maxFrameBytes: number;
   /**
    * Called with the size in bytes of each line that was over the limit and discarded,
-   * once its end is reached. A server answers with `payloadTooLargeFrame` (id null);
+   * once its end is reached. A server answers it (see `stdioServerTransport`);
    * without this callback the discarded line is reported through `onerror`.
    */
   readonly onOversized?: (bytes: number) => void;
@@ -270,4 +271,36 @@ export class StdioTransport implements Transport {
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
+}
+
+export interface StdioServerOptions {
+  /** Where requests come from. Default process.stdin. */
+  readonly input?: Readable;
+  /** Where answers go. Default process.stdout, which then carries nothing but frames. */
+  readonly output?: Writable;
+  /** Largest frame accepted, in bytes of UTF-8 without the line ending. */
+  readonly maxFrameBytes: number;
+  /** The frame sent back for each line over the limit, which is discarded unread. */
+  readonly oversizedReply: OversizedReply;
+  /** Called after an oversized line was answered, for the server's log. */
+  readonly onOversized?: (bytes: number) => void;
+}
+
+/**
+ * The server side of a stdio connection: a transport over a pair of streams (the process's
+ * own stdin and stdout unless told otherwise) that answers every line over the limit with
+ * `oversizedReply` and keeps reading. Set its callbacks, then start it.
+ */
+export function stdioServerTransport(options: StdioServerOptions): StdioTransport {
+  const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "stdioServerTransport");
+  const transport: StdioTransport = new StdioTransport({
+    input: options.input ?? process.stdin,
+    output: options.output ?? process.stdout,
+    maxFrameBytes,
+    onOversized: (bytes) => {
+      transport.send(options.oversizedReply(maxFrameBytes, bytes)).catch((error: unknown) => transport.onerror?.(asError(error)));
+      options.onOversized?.(bytes);
+    },
+  });
+  return transport;
 }

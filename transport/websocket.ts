@@ -1,15 +1,18 @@
 /**
  * The WebSocket transport: one JSON-RPC message (or batch) per WebSocket message.
  *
- * The server checks the bearer token during the HTTP upgrade, so a client without the
- * right token gets HTTP 401 and no WebSocket at all: not one of its messages is read.
+ * The server authenticates during the HTTP upgrade (a bearer token, or the caller's own
+ * `authenticate` hook), so a client it refuses gets HTTP 401 and no WebSocket at all: not
+ * one of its messages is read.
  * Compression is off in both directions: a compressed frame's size says nothing about
  * what it costs to inflate, which would make the size limit meaningless.
  *
  * The size limit has two tiers, because `ws` must read a message whole before it can read
  * the next one (it cannot skip a frame's payload):
  *   - a message over `maxFrameBytes` but within `readLimitBytes` is read, dropped and
- *     answered with payload_too_large (id null); the connection stays usable;
+ *     answered with the server's `oversizedReply` (for the reference gateway,
+ *     payload_too_large with id null); the connection stays usable. A server that gives no
+ *     reply closes the connection with 1009 instead;
  *   - a message over `readLimitBytes` (default: twice the limit, and at least 1 MiB more)
  *     is refused by `ws` as soon as its header announces the size, and the connection is
  *     closed with 1009 (message too big), as RFC 6455 prescribes.
@@ -19,8 +22,8 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
-import type { Transport } from "../rpc/transport.js";
-import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, payloadTooLargeFrame } from "./frame-limit.js";
+import type { Transport } from "turnspec/rpc";
+import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 /** Milliseconds a closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 2000;
@@ -40,13 +43,24 @@ export interface WebSocketServerOptions {
   readonly port?: number;
   /** The bearer token every client must present; undefined serves without authentication. */
   readonly token?: string | undefined;
-  /** Largest message accepted, in bytes; a larger one is answered with payload_too_large. */
+  /**
+   * Decides on each upgrade request instead of `token` (give one or the other): resolves
+   * true to accept the connection, false to refuse it with HTTP 401. A hook that throws
+   * or rejects refuses too, and its error goes to `onError`.
+   */
+  readonly authenticate?: (request: IncomingMessage) => boolean | Promise<boolean>;
+  /** Largest message accepted, in bytes; a larger one is answered with `oversizedReply`. */
   readonly maxFrameBytes: number;
+  /**
+   * The frame sent back for a message over `maxFrameBytes`, which is dropped unread.
+   * Without it, such a message closes the connection with 1009 (message too big).
+   */
+  readonly oversizedReply?: OversizedReply;
   /** Largest message read at all; a larger one closes the connection with 1009. See the file comment. */
   readonly readLimitBytes?: number;
   /** Called with each accepted connection; set its callbacks and start it. */
   readonly onConnection: (transport: WebSocketTransport, info: ConnectionInfo) => void;
-  /** Called after a message over the limit was answered with payload_too_large, for the gateway's log. */
+  /** Called after a message over the limit was answered (or its connection closed), for the server's log. */
   readonly onOversized?: (bytes: number, info: ConnectionInfo) => void;
   /**
    * Sends the payload_too_large answer on its connection. Default: at once. A server that
@@ -156,7 +170,7 @@ export class WebSocketTransport implements Transport {
   }
 }
 
-/** Starts a WebSocket server for the gateway; resolves once it listens. */
+/** Starts a WebSocket server; resolves once it listens. */
 export async function startWebSocketServer(options: WebSocketServerOptions): Promise<RunningWebSocketServer> {
   const host = options.host ?? "127.0.0.1";
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "startWebSocketServer");
@@ -167,30 +181,57 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   if (options.token === "") {
     throw new Error("startWebSocketServer: the token is empty; pass a non-empty token, or undefined to serve without authentication");
   }
+  if (options.token !== undefined && options.authenticate !== undefined) {
+    throw new Error("startWebSocketServer: both token and authenticate are given; pass one (check the token inside authenticate if both are needed)");
+  }
   const expected = options.token === undefined ? undefined : digest(options.token);
+  const authenticate = options.authenticate ?? (expected ? (request: IncomingMessage) => tokenMatches(request, expected) : undefined);
   const reportError = (error: Error) => options.onError?.(error);
 
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
   const connections = new Set<WebSocketTransport>();
   const answerOversized = (info: ConnectionInfo) => (bytes: number, transport: WebSocketTransport) => {
-    const frame = payloadTooLargeFrame(maxFrameBytes, bytes);
-    if (options.sendOversizedAnswer) options.sendOversizedAnswer(frame, transport);
-    else transport.send(frame).catch(() => undefined);
+    if (options.oversizedReply) {
+      const frame = options.oversizedReply(maxFrameBytes, bytes);
+      if (options.sendOversizedAnswer) options.sendOversizedAnswer(frame, transport);
+      else transport.send(frame).catch(() => undefined);
+    } else void transport.close(1009, `message of ${bytes} bytes over the limit of ${maxFrameBytes} bytes`.slice(0, 120));
     options.onOversized?.(bytes, info);
   };
 
   const server = createServer((_request, response) => {
     // Plain HTTP has nothing to offer here; a WebSocket upgrade is the only way in.
     response.writeHead(426, { "Content-Type": "text/plain; charset=utf-8", Upgrade: "websocket", Connection: "close" });
-    response.end("This is a turnspec gateway: connect with a WebSocket.\n");
+    response.end("This is a JSON-RPC server: connect with a WebSocket.\n");
   });
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     // A client that resets the connection must not crash the gateway.
     socket.on("error", () => socket.destroy());
-    if (expected && !tokenMatches(request, expected)) {
-      refuse(socket, 401, "Unauthorized", "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>");
+    if (!authenticate) {
+      accept(request, socket, head);
       return;
     }
+    let verdict: boolean | Promise<boolean>;
+    try {
+      verdict = authenticate(request);
+    } catch (error) {
+      verdict = Promise.reject(error);
+    }
+    const decide = (accepted: boolean) => {
+      if (accepted === true) accept(request, socket, head);
+      else refuse(socket, 401, "Unauthorized", options.token !== undefined ? "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>" : "the server refused this connection");
+    };
+    if (typeof verdict === "boolean") {
+      decide(verdict);
+      return;
+    }
+    verdict.then(decide, (error: unknown) => {
+      reportError(new Error(`authenticate failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+      decide(false);
+    });
+  });
+  const accept = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (socket.destroyed) return;
     wss.handleUpgrade(request, socket, head, (ws) => {
       const info: ConnectionInfo = {
         remoteAddress: request.socket.remoteAddress,
@@ -207,7 +248,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
         void transport.close(1011, "internal error");
       }
     });
-  });
+  };
 
   await new Promise<void>((resolve, reject) => {
     const onListenError = (error: NodeJS.ErrnoException) => {

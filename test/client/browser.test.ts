@@ -2,9 +2,9 @@
  * The browser entry of the client SDK, bundled with vite into a temporary folder (a build
  * that reaches for a Node built-in fails) and run in headless Chromium against a gateway
  * the test starts on 127.0.0.1: a scripted turn whose streamed text and permission request
- * the page sees and answers, through the guide's browser example. Skipped, saying why, only when /usr/bin/chromium is absent.
+ * the page sees and answers, through the guide's browser example. Skipped, saying why, only when Chromium is absent (and never with CI=true: see ../chromium.ts).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -12,6 +12,7 @@ import { chromium, type Browser } from "playwright-core";
 import { build, type Plugin } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
+import { CHROMIUM_PATH, chromiumMissing } from "../chromium.js";
 import { script, startHarness, type Harness } from "../gateway/harness.js";
 import type { runTurn } from "../../examples/client/browser.js";
 
@@ -19,9 +20,7 @@ interface Page {
   turnspec: { runTurn: typeof runTurn; refusedWith(url: string, token: string): Promise<string> };
 }
 
-const CHROMIUM = "/usr/bin/chromium";
-const missing = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is not installed`;
-if (missing) console.warn(`browser client test skipped: ${missing}`);
+const missing = chromiumMissing("browser client test");
 
 const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
@@ -68,7 +67,7 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
     code = await bundle();
     h = await startHarness();
     server = await startWebSocketServer({ token: "browser-token", maxFrameBytes: 1024 * 1024, onConnection: (t) => h.gateway.connect(t) });
-    browser = await chromium.launch({ executablePath: CHROMIUM });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
   }, 120_000);
 
   afterAll(async () => {

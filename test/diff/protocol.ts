@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { emitStandalone, type ValidationMode } from "../../generator/emit/validators.js";
+import { standaloneValidatorCode, type ValidationMode } from "../../generator/emit/validators.js";
+import { validatorHelper } from "../../rpc/validator-helpers.js";
 import { loadSchemas } from "../../generator/load.js";
 import type { Json, JsonObject, ProtocolModel } from "../../generator/model.js";
 
@@ -102,9 +103,8 @@ export function emittedValidator(model: ProtocolModel, mode: ValidationMode, fil
   if (!byMode) emitted.set(model, (byMode = new Map()));
   let exports = byMode.get(mode);
   if (!exports) {
-    const module = { exports: {} as Record<string, Validate> };
-    new Function("module", "exports", emitStandalone(model, mode))(module, module.exports);
-    exports = module.exports;
+    exports = {} as Record<string, Validate>;
+    new Function("exports", "require", standaloneValidatorCode(model, mode).code)(exports, validatorHelper);
     byMode.set(mode, exports);
   }
   return exports[model.byFile.get(file)!.title]!;

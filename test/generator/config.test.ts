@@ -77,6 +77,6 @@ describe("turnspec.config.json", () => {
     mkdirSync(out, { recursive: true });
     const { code } = await generate({ schemasDir: mini, outDir: out, outputs: ["server"], typecheck: true });
     expect(code).toBe(0);
-    expect(readdirSync(out).filter((f) => f.endsWith(".ts")).sort()).toEqual(["index.ts", "registry.ts", "server.ts", "types.ts", "validators.ts"]);
+    expect(readdirSync(out).filter((f) => f.endsWith(".ts")).sort()).toEqual(["index.ts", "registry.ts", "server.ts", "types.ts", "validators.report.ts", "validators.strict.ts", "validators.tolerant.ts", "validators.ts"]);
   }, 60_000);
 });

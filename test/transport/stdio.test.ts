@@ -9,26 +9,18 @@ import { describe, expect, it } from "vitest";
 import { LocalError, RpcError } from "turnspec/rpc";
 import { ProtocolClient } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
-import { payloadTooLargeFrame } from "../../transport/frame-limit.js";
-import { StdioTransport } from "../../transport/stdio.js";
+import { payloadTooLargeFrame } from "../../runtime/payload-too-large.js";
+import { StdioTransport, stdioServerTransport } from "../../transport/stdio.js";
 import { NEVER_ANSWERED_CWD, serve, thread } from "./fake-gateway.js";
 
 const LIMIT = 256;
 
-/** A gateway reading `input` and writing `output`, answering oversized lines as the reference gateway does. */
+/** A gateway reading `input` and writing `output` (the server side of stdio), answering oversized lines as the reference gateway does. */
 function gateway(limit = LIMIT) {
   const input = new PassThrough();
   const output = new PassThrough();
   const oversized: number[] = [];
-  const transport = new StdioTransport({
-    input,
-    output,
-    maxFrameBytes: limit,
-    onOversized: (bytes) => {
-      oversized.push(bytes);
-      void transport.send(payloadTooLargeFrame(limit, bytes));
-    },
-  });
+  const transport = stdioServerTransport({ input, output, maxFrameBytes: limit, oversizedReply: payloadTooLargeFrame, onOversized: (bytes) => oversized.push(bytes) });
   const served = serve(transport);
   return { input, output, transport, served, oversized };
 }

@@ -19,6 +19,7 @@ import {
   type WebSocketServerOptions,
   type WebSocketTransport,
 } from "../../transport/websocket.js";
+import { payloadTooLargeFrame } from "../../runtime/payload-too-large.js";
 import { NEVER_ANSWERED_CWD, serve, thread, type Served } from "./fake-gateway.js";
 
 const LIMIT = 1024;
@@ -41,6 +42,7 @@ async function gateway(options: Partial<WebSocketServerOptions> = {}) {
   const oversized: number[] = [];
   const server = await startWebSocketServer({
     maxFrameBytes: LIMIT,
+    oversizedReply: payloadTooLargeFrame,
     ...options,
     onConnection: (transport, info) => {
       connections.push({ transport, info, served: serve(transport) });
@@ -153,6 +155,42 @@ describe("WebSocket transport", () => {
         "startWebSocketServer: the token is empty; pass a non-empty token, or undefined to serve without authentication",
       );
     });
+
+    it("lets an authenticate hook decide on each upgrade request, before any message is read", async () => {
+      const seen: Array<string | undefined> = [];
+      const gw = await gateway({
+        authenticate: async (request) => {
+          seen.push(request.headers.authorization);
+          return request.headers.authorization === "Bearer let-me-in";
+        },
+      });
+      const { protocol } = await client(gw.server.url, "let-me-in");
+      await expect(protocol.threadStart({})).resolves.toEqual({ thread: thread("thr_000000000000000001") });
+      const refused = await refusal(gw.server.url, "wrong");
+      expect(refused).toBeInstanceOf(WebSocketHandshakeError);
+      expect((refused as WebSocketHandshakeError).status).toBe(401);
+      expect(seen).toEqual(["Bearer let-me-in", "Bearer wrong"]);
+      expect(gw.connections).toHaveLength(1);
+    });
+
+    it("refuses the connection when the authenticate hook throws, and reports the error", async () => {
+      const reported: string[] = [];
+      const gw = await gateway({
+        authenticate: () => {
+          throw new Error("directory unreachable");
+        },
+        onError: (error) => reported.push(error.message),
+      });
+      expect(((await refusal(gw.server.url, "any")) as WebSocketHandshakeError).status).toBe(401);
+      expect(reported).toEqual(["authenticate failed: directory unreachable"]);
+      expect(gw.connections).toEqual([]);
+    });
+
+    it("refuses a token and an authenticate hook together as a configuration mistake", async () => {
+      await expect(startWebSocketServer({ token: TOKEN, authenticate: () => true, maxFrameBytes: LIMIT, onConnection: () => undefined })).rejects.toThrow(
+        "startWebSocketServer: both token and authenticate are given",
+      );
+    });
   });
 
   it("negotiates no compression, even when the client offers it", async () => {
@@ -234,6 +272,24 @@ describe("WebSocket transport", () => {
       expect(gw.oversized).toEqual([LIMIT + 1]);
       await gw.connections[0]!.served.received(1);
       expect(gw.connections[0]!.served.frames).toEqual([exact]);
+    });
+
+    it("closes the connection with 1009 when the server gives no oversizedReply", async () => {
+      const gw = await gateway({ oversizedReply: undefined });
+      const { transport } = await client(gw.server.url);
+      const closed = new Promise<void>((resolve) => {
+        const previous = transport.onclose;
+        transport.onclose = () => {
+          previous?.();
+          resolve();
+        };
+      });
+      await transport.send(request(1, "thread/get", { thread_id: "x".repeat(LIMIT) }));
+
+      await closed;
+      expect(transport.closeCode).toBe(1009);
+      expect(gw.oversized).toHaveLength(1);
+      expect(gw.connections[0]!.served.frames).toEqual([]);
     });
 
     it("closes the connection with 1009 when a frame is over the read limit", async () => {

@@ -6,7 +6,10 @@ import { chromium } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { renderHtml } from "../../../conformance/report/html.js";
 import type { RunReport } from "../../../conformance/results.js";
+import { CHROMIUM_PATH, chromiumMissing } from "../../chromium.js";
 import { certifiedReport, result, smallReport } from "./fixtures.js";
+
+const missing = chromiumMissing("HTML report browser test");
 
 const hostile = "</script><b>bold</b><img src=x onerror=alert(1)>";
 
@@ -69,7 +72,7 @@ describe("the HTML report", () => {
     expect(html).toContain('<p class="expected">Expected failure: status fold lands in 0.2</p>');
   });
 
-  describe("in a browser with JavaScript off", () => {
+  describe.skipIf(missing !== undefined)(`in a browser with JavaScript off${missing ? ` (skipped: ${missing})` : ""}`, () => {
     const dir = mkdtempSync(join(tmpdir(), "turnspec-html-"));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -77,7 +80,7 @@ describe("the HTML report", () => {
       const file = join(dir, "report.html");
       writeFileSync(file, renderHtml(hostileReport()));
       const url = pathToFileURL(file).href;
-      const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium" });
+      const browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
       try {
         const context = await browser.newContext({ javaScriptEnabled: false });
         const page = await context.newPage();

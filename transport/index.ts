@@ -1,0 +1,22 @@
+/**
+ * The transports, for any JSON-RPC protocol: one frame is one serialized message (or
+ * batch). Servers and clients of each kind, next to each other:
+ *   - stdio: a server over any pair of streams (`stdioServerTransport`, process.stdin and
+ *     stdout by default), and a client that starts the server as a child process;
+ *   - WebSocket: a server with a bearer token or an `authenticate` hook, and a client;
+ *   - in memory: a linked pair, for tests.
+ */
+export { createInMemoryPair, type Transport } from "turnspec/rpc";
+export { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
+export { StdioTransport, stdioServerTransport, type StdioServerOptions, type StdioTransportOptions } from "./stdio.js";
+export { ChildProcessTransport, spawnStdioTransport, type ChildExit, type SpawnStdioOptions } from "./child-process.js";
+export {
+  WebSocketHandshakeError,
+  WebSocketTransport,
+  connectWebSocket,
+  startWebSocketServer,
+  type ConnectionInfo,
+  type RunningWebSocketServer,
+  type WebSocketClientOptions,
+  type WebSocketServerOptions,
+} from "./websocket.js";
