@@ -101,11 +101,8 @@ const cli = yargs(hideBin(process.argv))
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
         .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
-        .option("fault", { type: "string", array: true, describe: "For conformance testing only: switch on a deliberate fault (repeatable); `turnspec serve --list-faults` names them" })
-        .option("list-faults", { type: "boolean", default: false, describe: "List the deliberate faults --fault can switch on, and exit" })
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
-          if (argv["list-faults"]) return true;
           if (argv.stdio === (argv.port !== undefined)) return "Choose one transport: --stdio or --port N.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           return true;
@@ -113,17 +110,6 @@ const cli = yargs(hideBin(process.argv))
     async (argv) => {
       const { serve } = await import("../runtime/serve.js");
       const { ConfigError } = await import("../runtime/config.js");
-      const { FAULTS, isFaultName } = await import("../runtime/faults.js");
-      if (argv["list-faults"]) {
-        for (const [name, what] of Object.entries(FAULTS)) console.log(`${name.padEnd(28)} ${what}`);
-        return;
-      }
-      const faults = argv.fault ?? [];
-      const unknownFault = faults.find((f) => !isFaultName(f));
-      if (unknownFault !== undefined) {
-        console.error(`turnspec serve: --fault: unknown fault "${unknownFault}"; the faults are ${Object.keys(FAULTS).join(", ")}`);
-        process.exit(2);
-      }
       try {
         const token = argv.token ?? process.env.TURNSPEC_TOKEN;
         await serve({
@@ -137,7 +123,6 @@ const cli = yargs(hideBin(process.argv))
           ...(argv.config === undefined ? {} : { configFile: argv.config }),
           ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
           ...(argv["max-frame-bytes"] === undefined ? {} : { maxFrameBytes: argv["max-frame-bytes"] }),
-          faults: faults.filter(isFaultName),
         });
       } catch (error) {
         if (error instanceof ConfigError || (error as { name?: string }).name === "StoreError") {

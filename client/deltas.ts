@@ -8,7 +8,8 @@
  * notification at or below the last sequence applied to its item is ignored, so replaying
  * or duplicating notifications (after a reconnect, say) never appends a delta twice.
  */
-import { extensions, type AnyNotification } from "../generated/registry.js";
+import { extensions, notifications, type AnyNotification } from "../generated/registry.js";
+import { appendToField } from "../rpc/streams.js";
 import type { ItemDeltaStream, TurnItem } from "../generated/types.js";
 
 const DELTA_FIELD = extensions.ItemDeltaStream["x-appends-to-item-field"];
@@ -24,9 +25,7 @@ export function deltaField(stream: ItemDeltaStream): DeltaField | undefined {
 /** The item with `delta` appended to the field of `stream`; the item itself when the stream has no field. */
 export function applyDelta(item: TurnItem, stream: ItemDeltaStream, delta: string): TurnItem {
   const field = deltaField(stream);
-  if (!field) return item;
-  const current = (item as unknown as Record<string, unknown>)[field];
-  return { ...item, [field]: `${typeof current === "string" ? current : ""}${delta}` } as TurnItem;
+  return field ? appendToField(item, field, delta) : item;
 }
 
 export interface AccumulatedItems {
@@ -40,12 +39,8 @@ export interface AccumulatedItems {
 
 export const emptyItems: AccumulatedItems = { items: {}, order: [], applied: {} };
 
-const DELTA_METHODS = new Set<AnyNotification["method"]>([
-  "item/agent_message/delta",
-  "item/command_execution/output_delta",
-  "item/file_change/output_delta",
-  "item/tool/progress",
-]);
+/** The notifications that carry a delta: those whose params are an ItemDeltaNotification, as the registry says. */
+const DELTA_METHODS: ReadonlySet<string> = new Set(Object.values(notifications).filter((n) => n.params === "ItemDeltaNotification").map((n) => n.name));
 
 /** Folds one notification into the items; notifications that are not about an item leave them as they are. */
 export function accumulateItem(state: AccumulatedItems, notification: AnyNotification): AccumulatedItems {

@@ -79,3 +79,19 @@ export class LocalError extends Error {
     this.issues = issues;
   }
 }
+
+/** One thing wrong with a request's params: where (a JSON pointer into the params), what, and the value received. */
+export interface InvalidParam {
+  readonly pointer: string;
+  readonly message: string;
+  readonly received?: unknown;
+}
+
+/**
+ * The invalid-params error (-32602) a handler throws for params that pass their schema but
+ * not the handler's own rules (a cursor it did not issue, say): shaped like the
+ * dispatcher's own, `Invalid params for METHOD: WHY`, with `data.errors` naming each place.
+ */
+export function invalidParams(method: string, why: string, errors: readonly InvalidParam[]): RpcError {
+  return new RpcError(-32602, `Invalid params for ${method}: ${why}`, { reason: "invalid_params", errors });
+}

@@ -6,3 +6,4 @@ export * from "./envelope.js";
 export * from "./dispatcher.js";
 export * from "./client.js";
 export * from "./ordering.js";
+export * from "./streams.js";

@@ -6,8 +6,8 @@
 import { randomBytes } from "node:crypto";
 import type { GatewayConfig } from "../generated/types.js";
 import { readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
-import { FAULTS, switchOnFaults, withWireFaults, type FaultName } from "./faults.js";
 import { Gateway } from "./engine/gateway.js";
+import type { Connection } from "./engine/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";
@@ -16,7 +16,7 @@ import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "../transport/frame-limit.js";
 import { StdioTransport } from "../transport/stdio.js";
-import { startWebSocketServer, type RunningWebSocketServer } from "../transport/websocket.js";
+import { startWebSocketServer, type RunningWebSocketServer, type WebSocketTransport } from "../transport/websocket.js";
 
 export interface ServeOptions {
   readonly stdio: boolean;
@@ -30,8 +30,6 @@ export interface ServeOptions {
   readonly configFile?: string;
   readonly providerUrl?: string;
   readonly maxFrameBytes?: number;
-  /** Deliberate faults to switch on (conformance testing only; see faults.ts). */
-  readonly faults?: readonly FaultName[];
 }
 
 /** The model providers a configuration provides. */
@@ -63,10 +61,6 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
     ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
   });
-  if (options.faults?.length) {
-    switchOnFaults(options.faults);
-    log(`FAULTS ON, for conformance testing only: ${options.faults.map((f) => `${f} (${FAULTS[f]})`).join("; ")}`);
-  }
   const store = openStore(options.memory ? { memory: true } : { file: options.db });
   const gateway = createGateway(store, config, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
@@ -80,9 +74,10 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
       input: process.stdin,
       output: process.stdout,
       maxFrameBytes: config.maxFrameBytes,
-      onOversized: (bytes) => void transport.send(payloadTooLargeFrame(config.maxFrameBytes, bytes)),
+      // Behind the commit barrier like every other frame, so it cannot overtake a reply.
+      onOversized: (bytes) => connection.send(payloadTooLargeFrame(config.maxFrameBytes, bytes)),
     });
-    const connection = gateway.connect(withWireFaults(transport));
+    const connection: Connection = gateway.connect(transport);
     const closed = transport.onclose;
     transport.onclose = () => {
       // stdin ended: the client sent its last frame. Every request it sent is answered
@@ -99,13 +94,16 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     return { gateway, close: () => shutdown() };
   }
 
+  const connections = new WeakMap<WebSocketTransport, Connection>();
   const token = options.noAuth ? undefined : (options.token ?? randomBytes(24).toString("base64url"));
   const server = await startWebSocketServer({
     host: options.host,
     port: options.port ?? 0,
     token,
     maxFrameBytes: config.maxFrameBytes,
-    onConnection: (transport) => gateway.connect(withWireFaults(transport)),
+    onConnection: (transport) => connections.set(transport, gateway.connect(transport)),
+    // Behind the commit barrier like every other frame, so it cannot overtake a reply.
+    sendOversizedAnswer: (frame, transport) => connections.get(transport)?.send(frame),
     onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
     onError: (error) => log(`server error: ${error.message}`),
   });

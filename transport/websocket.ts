@@ -48,6 +48,11 @@ export interface WebSocketServerOptions {
   readonly onConnection: (transport: WebSocketTransport, info: ConnectionInfo) => void;
   /** Called after a message over the limit was answered with payload_too_large, for the gateway's log. */
   readonly onOversized?: (bytes: number, info: ConnectionInfo) => void;
+  /**
+   * Sends the payload_too_large answer on its connection. Default: at once. A server that
+   * holds every frame behind a barrier (the gateway's commit) sends this one the same way.
+   */
+  readonly sendOversizedAnswer?: (frame: string, transport: WebSocketTransport) => void;
   /** Errors that belong to no connection (a throwing onConnection, a failing server socket). */
   readonly onError?: (error: Error) => void;
 }
@@ -168,7 +173,9 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
   const connections = new Set<WebSocketTransport>();
   const answerOversized = (info: ConnectionInfo) => (bytes: number, transport: WebSocketTransport) => {
-    transport.send(payloadTooLargeFrame(maxFrameBytes, bytes)).catch(() => undefined);
+    const frame = payloadTooLargeFrame(maxFrameBytes, bytes);
+    if (options.sendOversizedAnswer) options.sendOversizedAnswer(frame, transport);
+    else transport.send(frame).catch(() => undefined);
     options.onOversized?.(bytes, info);
   };
 

@@ -13,10 +13,13 @@ import type {
   TurnPermissionRequestRespondResponse,
 } from "../../generated/types.js";
 import { protocolError } from "../../generated/server.js";
-import { RpcError } from "../../rpc/index.js";
+import { invalidParams } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { ResolveTokens } from "../permissions/tokens.js";
-import type { Gateway } from "./gateway.js";
+import type { Clock, EventLog, ThreadLookup, TurnReader } from "./ports.js";
+
+/** What approvals are built from. */
+export type ApprovalPorts = EventLog & TurnReader & ThreadLookup & Clock;
 
 export interface ApprovalAsk {
   readonly threadId: string;
@@ -46,7 +49,7 @@ export class Approvals {
   private readonly index = new Map<string, { readonly threadId: string; readonly turnId: string }>();
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly ports: ApprovalPorts,
     private readonly config: ResolvedConfig,
     private readonly tokens: ResolveTokens,
   ) {}
@@ -58,7 +61,7 @@ export class Approvals {
 
   /** Opens a request and resolves with its resolution. An aborted signal resolves it as cancelled. */
   ask(ask: ApprovalAsk, signal: AbortSignal): Promise<TurnPermissionApprovalResolution> {
-    const g = this.gateway;
+    const g = this.ports;
     const requestId = `perm_${randomUUID().replace(/-/g, "")}`;
     const created = g.now();
     const expiresAt = new Date(created.getTime() + this.config.permissionRequestTimeoutMs).toISOString();
@@ -87,9 +90,17 @@ export class Approvals {
     g.publish(ask.threadId, ask.turnId, "turn/permission/request/opened", { request });
     g.audit(ask.threadId, ask.turnId, { kind: "request_opened", request_id: requestId, tool_name: ask.toolName, action: ask.action, scope_hash: ask.scopeHash, reason: ask.reason });
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.resolve(requestId, "expired"), this.config.permissionRequestTimeoutMs);
+      // Resolved by the gateway itself, nobody is answered: a failure to record it is the turn's to report.
+      const resolveQuietly = (resolution: TurnPermissionApprovalResolution) => {
+        try {
+          this.resolve(requestId, resolution);
+        } catch {
+          // The waiting call went on; the turn's next record throws the same failure.
+        }
+      };
+      const timer = setTimeout(() => resolveQuietly("expired"), this.config.permissionRequestTimeoutMs);
       this.waiting.set(requestId, { threadId: ask.threadId, turnId: ask.turnId, scopeHash: ask.scopeHash, resolve, timer });
-      const cancel = () => this.resolve(requestId, "cancelled");
+      const cancel = () => resolveQuietly("cancelled");
       if (signal.aborted) cancel();
       else signal.addEventListener("abort", cancel, { once: true });
     });
@@ -101,17 +112,22 @@ export class Approvals {
     if (!waiting) return undefined;
     this.waiting.delete(requestId);
     clearTimeout(waiting.timer);
-    const resolvedAt = this.gateway.nowIso();
-    this.gateway.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash });
-    this.gateway.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash });
-    waiting.resolve(resolution);
+    const resolvedAt = this.ports.nowIso();
+    try {
+      // Recorded for the request: a commit the turn lost is left for the turn to report.
+      this.ports.publish(waiting.threadId, waiting.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: waiting.scopeHash }, "request");
+      this.ports.audit(waiting.threadId, waiting.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: waiting.scopeHash }, "request");
+    } finally {
+      // The waiting call goes on either way: if the log lost the turn's events, its next record fails the turn.
+      waiting.resolve(resolution);
+    }
     return resolvedAt;
   }
 
   /** turn/permission/request/respond. */
   respond(params: TurnPermissionRequestRespondParams): TurnPermissionRequestRespondResponse {
     const where = this.index.get(params.request_id);
-    const state = where && this.gateway.turnState(where.turnId)?.requests.get(params.request_id);
+    const state = where && this.ports.turnState(where.turnId)?.requests.get(params.request_id);
     if (!where || !state) {
       throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
     }
@@ -122,7 +138,7 @@ export class Approvals {
       });
     }
     if (this.config.requireResolveToken || params.resolve_token !== undefined) {
-      const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.gateway.now());
+      const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.ports.now());
       if (!check.ok) {
         throw protocolError("unauthorized", `The resolve token for ${params.request_id} is ${check.reason.replace(/_/g, " ")}; the request stays open`, {
           request_id: params.request_id,
@@ -131,10 +147,9 @@ export class Approvals {
       }
     }
     if (params.resolution !== "deny" && !state.request.allowed_scopes.includes(params.resolution)) {
-      throw new RpcError(-32602, `Invalid params for turn/permission/request/respond: request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`, {
-        reason: "invalid_params",
-        errors: [{ pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution }],
-      });
+      throw invalidParams("turn/permission/request/respond", `request ${params.request_id} can only be approved with ${state.request.allowed_scopes.join(" or ")}; the request stays open`, [
+        { pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution },
+      ]);
     }
     const resolvedAt = this.resolve(params.request_id, params.resolution);
     if (resolvedAt === undefined) {

@@ -13,6 +13,7 @@ import type {
   TurnPermissionApprovalResolution,
 } from "../../generated/types.js";
 import { extensions } from "../../generated/registry.js";
+import { appendToField } from "../../rpc/streams.js";
 import type { StoredEvent } from "../store/store.js";
 
 /** An approval request of the turn, with its resolution once it has one. */
@@ -68,21 +69,50 @@ export interface TurnState {
  */
 export const DELTA_FIELD = extensions.ItemDeltaStream["x-appends-to-item-field"];
 
-const TURN_SNAPSHOTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
+/** The events that carry the turn's whole snapshot. */
+export const TURN_SNAPSHOTS: ReadonlySet<string> = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
 
-export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined {
-  let turn: Turn | undefined;
-  const items = new Map<string, TurnItem>();
-  const requests = new Map<string, RequestState>();
-  const grants = new Set<string>();
-  const jobs = new Map<string, RecoveryJobState>();
-  const windows: WindowState[] = [];
-  let lastSequence = 0;
-  for (const event of events) {
-    lastSequence = event.sequence;
+/** The events that carry an item's whole snapshot. */
+export const ITEM_SNAPSHOTS: ReadonlySet<string> = new Set(["item/started", "item/updated", "item/completed"]);
+
+/**
+ * A turn's fold, kept up to date one event at a time: `apply` each event of the log in
+ * order, read `state()` whenever needed. A state read is a snapshot: later events never
+ * change one already handed out, and reading twice without new events costs nothing.
+ */
+export class TurnFold {
+  private turn: Turn | undefined;
+  private readonly items = new Map<string, TurnItem>();
+  private readonly requests = new Map<string, RequestState>();
+  private readonly grants = new Set<string>();
+  private readonly jobs = new Map<string, RecoveryJobState>();
+  private readonly windows: WindowState[] = [];
+  private last = 0;
+  private snapshot: TurnState | undefined;
+
+  /** The latest turn snapshot (see TurnState.turn); undefined before turn/started. */
+  get currentTurn(): Turn | undefined {
+    return this.turn;
+  }
+
+  /** The approval request still waiting for an answer, if any. */
+  openRequest(): TurnPermissionApprovalRequest | undefined {
+    for (const { request, resolution } of this.requests.values()) if (resolution === undefined) return request;
+    return undefined;
+  }
+
+  /** Sequence of the last event applied (0 before any). */
+  get lastSequence(): number {
+    return this.last;
+  }
+
+  apply(event: StoredEvent): void {
+    this.last = event.sequence;
+    this.snapshot = undefined;
+    const { items, requests, grants, jobs, windows } = this;
     const params = event.params as Record<string, unknown>;
     if (TURN_SNAPSHOTS.has(event.method)) {
-      turn = params.turn as Turn;
+      this.turn = params.turn as Turn;
       // A turn that ends closes whatever recovery job it still had open; one that blocks keeps only the job it names.
       const keep = event.method === "turn/blocked" ? (params.recovery_job_id as string) : undefined;
       for (const [id, job] of jobs) if (job.open && id !== keep) jobs.set(id, { ...job, open: false });
@@ -99,16 +129,16 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
     } else if (event.method === "item/recovery_attached") {
       const job = jobs.get(params.recovery_job_id as string);
       if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
-      if (turn?.status === "Blocked") {
-        const { blocked: _blocked, ...running } = turn;
-        turn = { ...running, status: "InProgress" };
+      if (this.turn?.status === "Blocked") {
+        const { blocked: _blocked, ...running } = this.turn;
+        this.turn = { ...running, status: "InProgress" };
       }
     } else if (event.method === "turn/execution_window/started") {
       windows.push({ window_id: params.window_id as string, window_index: params.window_index as number, started_at: event.recorded_at });
     } else if (event.method === "turn/execution_window/exhausted") {
       const last = windows.at(-1);
       if (last && last.window_id === params.window_id) windows[windows.length - 1] = { ...last, observed: params.observed as TurnExecutionWindowCounts };
-    } else if (event.method === "item/started" || event.method === "item/updated" || event.method === "item/completed") {
+    } else if (ITEM_SNAPSHOTS.has(event.method)) {
       items.set(params.item_id as string, params.item as TurnItem);
     } else if (event.method === "turn/permission/request/opened") {
       const request = params.request as TurnPermissionApprovalRequest;
@@ -122,12 +152,44 @@ export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined 
         if (resolution === "allow_for_turn" && !open.request.sandbox_escape) grants.add(open.request.scope_hash);
       }
     } else if (typeof params.stream === "string" && typeof params.delta === "string") {
-      const item = items.get(params.item_id as string) as Record<string, unknown> | undefined;
-      const field = (DELTA_FIELD as Record<string, string>)[params.stream];
-      if (item && field) items.set(params.item_id as string, { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as unknown as TurnItem);
+      const id = params.item_id as string;
+      const item = items.get(id);
+      const grown = item && appendDelta(item, params.stream, params.delta);
+      if (grown) items.set(id, grown);
     }
   }
-  return turn ? { turn, items: [...items.values()], lastSequence, requests, grants, jobs, windows } : undefined;
+
+  /** The turn's state as of the last event applied; undefined before its turn/started. */
+  state(): TurnState | undefined {
+    if (this.turn === undefined) return undefined;
+    this.snapshot ??= {
+      turn: this.turn,
+      items: [...this.items.values()],
+      lastSequence: this.last,
+      requests: new Map(this.requests),
+      grants: new Set(this.grants),
+      jobs: new Map(this.jobs),
+      windows: [...this.windows],
+    };
+    return this.snapshot;
+  }
+}
+
+/**
+ * An item with a delta of `stream` appended to the field the stream appends to (the
+ * ItemDeltaStream schema's x-appends-to-item-field); undefined when the stream appends
+ * to no field of this item, which a fold then leaves unchanged.
+ */
+export function appendDelta(item: TurnItem, stream: string, delta: string): TurnItem | undefined {
+  const field = (DELTA_FIELD as Record<string, string | undefined>)[stream];
+  return field === undefined ? undefined : appendToField(item, field, delta);
+}
+
+/** A turn's state folded from all its events at once. */
+export function foldTurn(events: readonly StoredEvent[]): TurnState | undefined {
+  const fold = new TurnFold();
+  for (const event of events) fold.apply(event);
+  return fold.state();
 }
 
 /** The statuses in which a turn still occupies its thread. */

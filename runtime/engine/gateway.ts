@@ -1,63 +1,38 @@
 /**
- * The reference gateway: serves the protocol's methods over any transport, keeps every
- * turn in the event log and runs Agent-mode turns through the tool loop.
- *
- * Every notification is appended to the store (with its per-turn sequence) before it is
- * sent, and sent only to connections that have touched its thread. A turn's state is
- * always read back from the log (fold.ts), never kept in a second copy.
+ * The reference gateway's composition root: it builds the engine's parts, hands each the
+ * narrow ports it uses, and serves connections. Nothing in runtime/ imports it but the
+ * `serve` entry point. The path of a frame: transport → dispatcher (rpc/) → a handler
+ * slice (runtime/handlers/) → the turn lifecycle (lifecycle.ts) → the turn log
+ * (turn-log.ts) → its observers, the connections (connections.ts) and the derived views
+ * (views.ts). See docs/gateway-architecture.md.
  *
  * Nothing is written to a connection before the store has committed what it may report:
  * every frame, notification or response, waits behind the store's durability barrier
  * (`afterCommit`), in the order it was sent. So a client is only ever told about events
  * that are in the log, and a kill can lose only events nobody was sent.
  */
-import { faultOn } from "../faults.js";
-import { randomUUID } from "node:crypto";
-import type {
-  AgentActorRef,
-  PromptManifest,
-  Thread,
-  ThreadTimelineBlock,
-  Turn,
-  TurnFailure,
-  TurnItem,
-  TurnExecutionWindowExhaustionReason,
-  TurnItemEvent,
-  TurnPermissionAuditEvent,
-  TurnPermissionMode,
-  TurnPermissionProfileSnapshot,
-  TurnUsage,
-} from "../../generated/types.js";
-import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
-import { notificationIssues } from "../../generated/validators.js";
-import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
-import { RpcError, type Dispatcher, type Transport } from "../../rpc/index.js";
+import { createHash, randomUUID } from "node:crypto";
+import { createDispatcher } from "../../generated/server.js";
+import type { Dispatcher, Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
-import { materializeProfile, policyForMode } from "../permissions/policy.js";
-import { securitySnapshot } from "../permissions/security.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
-import type { EventStore, StoredEvent, ThreadRecord } from "../store/store.js";
+import type { EventStore } from "../store/store.js";
 import type { StoreError } from "../store/rules.js";
 import type { Tool } from "../tools/tool.js";
-import { createHash } from "node:crypto";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
-import { foldTurn, isActive, type RecoveryJobState, type TurnState } from "./fold.js";
-import { blockChanged, changedWorkItemIds, pageWork, projectWork, WorkCursorError, workItemsGet, type WorkProjection } from "./work.js";
-import { GatewayShutdown, observedInLog, RecoveryJobs } from "./recovery.js";
+import type { TurnState } from "./fold.js";
+import { Connections, type Connection } from "./connections.js";
+import { TurnLog } from "./turn-log.js";
+import { DerivedViews } from "./views.js";
+import { RecoveryJobs } from "./recovery.js";
 import { TurnRunner } from "./turn-runner.js";
-import { checkpointId, windowId } from "./windows.js";
-
-/** One client connection: the threads whose notifications it receives. */
-export interface Connection {
-  readonly id: string;
-  readonly threads: Set<string>;
-  /** Writes a frame once the store has committed everything written before it (see EventStore.afterCommit); dropped if that commit failed. */
-  send(frame: string): void;
-  /** Resolves once every frame received so far has been answered. */
-  settled(): Promise<void>;
-}
+import { TurnLifecycle } from "./lifecycle.js";
+import { Threads } from "./threads.js";
+import { gatewayHandlers } from "../handlers/index.js";
+import { spawnAgentTool } from "./spawn-agent.js";
+import type { Clock, EventLog } from "./ports.js";
 
 export interface GatewayOptions {
   readonly store: EventStore;
@@ -73,92 +48,86 @@ export interface GatewayOptions {
   readonly log?: (message: string) => void;
 }
 
-const micros = (iso: string) => Date.parse(iso) * 1000;
-
-/** Events after which a turn's work view may have changed. */
-const WORK_EVENTS = new Set([
-  "turn/started",
-  "turn/completed",
-  "turn/failed",
-  "turn/blocked",
-  "item/started",
-  "item/updated",
-  "item/completed",
-  "turn/permission/request/opened",
-  "turn/permission/request/resolved",
-  "item/recovery_attached",
-]);
-
-/** Events after which a thread's timeline blocks changed. */
-const TIMELINE_EVENTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
-
-/** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
-export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
-  readonly promptManifest?: PromptManifest;
-};
-
-/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
-export interface ParentTurn {
-  readonly turn: Turn;
-  readonly depth: number;
-  readonly requestedMode?: TurnPermissionMode;
-  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
-  readonly actor?: AgentActorRef;
-}
-
-/** How much each mode allows: a child turn may never rank above its parent. */
-const MODE_RANK: Record<TurnPermissionMode, number> = { supervised: 0, auto_accept_edits: 1, full_access: 2 };
-
-function profileReason(profile: TurnPermissionProfileSnapshot): string {
-  switch (profile.source) {
-    case "composer":
-      return `the client asked for ${profile.mode}`;
-    case "defaulted":
-      return "no profile was given: full_access is the default";
-    case "inherited_from_parent_turn":
-      return `inherited ${profile.mode} from the parent turn`;
-    case "task_permission_cap":
-      return `capped to the parent turn's ${profile.mode}`;
-    default:
-      return `set by the ${profile.source}`;
-  }
-}
-
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
-  private readonly connections = new Set<Connection>();
-  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
-  /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
-  private stopping = false;
-  /** The last work view sent for each turn this process has seen change, to tell what changed. */
-  private readonly lastWork = new Map<string, WorkProjection>();
-  /** Turns recorded to since the store last committed; one afterCommit watches them. */
-  private uncommitted = new Set<string>();
-  /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
-  private readonly lostEvents = new Map<string, StoreError>();
-  private readonly runner: TurnRunner;
+  private readonly connections = new Connections();
+  readonly turnLog: TurnLog;
+  private readonly lifecycle: TurnLifecycle;
   readonly approvals: Approvals;
   readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
+  private readonly threads: Threads;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
   constructor(readonly options: GatewayOptions) {
     this.clock = options.now ?? (() => new Date());
     this.log = options.log ?? (() => undefined);
+    this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.threads.thread(threadId).workspace_id, now: this.clock, log: this.log });
+    // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
+    const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
+    this.turnLog.observe(this.connections.onEvent);
+    this.turnLog.observe(views.onEvent);
+    this.turnLog.onLost((turnId) => views.forget(turnId));
+    this.threads = new Threads({ store: options.store, defaultCwd: options.config.defaultCwd, nowIso: () => this.nowIso(), turnState: (turnId) => this.turnLog.state(turnId) });
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
-    this.approvals = new Approvals(this, options.config, tokens);
-    this.recovery = new RecoveryJobs(this);
+    // Each collaborator gets an explicit struct of what it calls, never the gateway itself.
+    const log = this.turnLog;
+    const eventLog: EventLog = { record: (...a) => log.record(...a), publish: (...a) => log.publish(...a), audit: (...a) => log.audit(...a) };
+    const turnState = (turnId: string) => log.state(turnId);
+    const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
+    const thread = (threadId: string) => this.threads.thread(threadId);
+    const nextItemId = (turnId: string) => log.nextItemId(turnId);
+    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
+    this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
     // What may run without asking is the permission configuration; a change makes older routes stale.
     const { allowedPaths, requireResolveToken } = options.config;
     this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
-    this.runner = new TurnRunner(this, options);
-    this.dispatcher = createDispatcher<Connection>(this.handlers(), {
+    // The runner is built after the lifecycle it ends turns through, so the lifecycle reaches it late.
+    let runner: TurnRunner | undefined;
+    const lifecycle = new TurnLifecycle({
+      log,
+      threads: this.threads,
+      store: options.store,
+      config: options.config,
+      clock,
+      approvals: this.approvals,
+      recovery: this.recovery,
+      run: (...a) => runner!.run(...a),
+      diagnose: this.log,
+    });
+    this.lifecycle = lifecycle;
+    const spawnAgent = spawnAgentTool({
+      turnState,
+      thread,
+      createThread: (params) => this.threads.create(params),
+      startTurn: (params, parent) => lifecycle.startTurn(params, parent),
+      cancelTurn: (turnId, reason) => lifecycle.cancelTurn(turnId, reason),
+      routes: this.routes,
+      store: options.store,
+      agent: options.config.agent,
+    });
+    runner = new TurnRunner(
+      { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
+      { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent], store: options.store, ...(options.env ? { env: options.env } : {}) },
+    );
+    const handlers = gatewayHandlers({
+      threads: this.threads,
+      turnState,
+      store: options.store,
+      work: (threadId, turnId) => log.work(threadId, turnId),
+      approvals: this.approvals,
+      routes: this.routes,
+      lifecycle: { start: (params) => lifecycle.startTurn(params), cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason), resume: (params) => lifecycle.resume(params) },
+      follow: (connection, threadId) => this.connections.follow(connection, threadId),
+      threadExists: (threadId) => options.store.getThread(threadId) !== undefined,
+    });
+    this.dispatcher = createDispatcher<Connection>(handlers, {
       maxBatchSize: options.config.maxBatchSize,
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
-    this.blockTurnsCutOffByAStop();
+    this.lifecycle.recoverCutOffTurns();
   }
 
   /** Serves one connection over a transport until it closes. */
@@ -204,10 +173,7 @@ export class Gateway {
    * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
    */
   async close(): Promise<void> {
-    this.stopping = true;
-    const running = [...this.running.values()];
-    for (const run of running) run.abort.abort(new GatewayShutdown());
-    await Promise.allSettled(running.map((r) => r.done));
+    await this.lifecycle.close();
   }
 
   now(): Date {
@@ -220,7 +186,7 @@ export class Gateway {
 
   /** Resolves once everything written so far is committed (or its commit failed). */
   committed(): Promise<void> {
-    return new Promise((resolve) => this.options.store.afterCommit(() => resolve()));
+    return this.turnLog.committed();
   }
 
   /** The reply to send instead of one whose writes a failed commit lost: internal_error for each request it answers. */
@@ -231,533 +197,14 @@ export class Gateway {
     return JSON.stringify(Array.isArray(parsed) ? parsed.map(failed) : failed(parsed));
   }
 
-  /** The failure a turn's lost events are still to be reported with, taken: it is reported once. */
-  private takeLostEvents(turnId: string): StoreError | undefined {
-    const failure = this.lostEvents.get(turnId);
-    if (failure !== undefined) this.lostEvents.delete(turnId);
-    return failure;
-  }
-
-  /** Notes that a turn was recorded to; if the commit holding it fails, its next record() throws. */
-  private watchCommit(turnId: string): void {
-    const first = this.uncommitted.size === 0;
-    this.uncommitted.add(turnId);
-    if (!first) return;
-    this.options.store.afterCommit((failure) => {
-      const turns = this.uncommitted;
-      this.uncommitted = new Set();
-      if (failure === undefined) return;
-      this.log(`${failure.message}; lost the latest events of turn(s) ${[...turns].join(", ")}, which end Failed (internal)`);
-      for (const turnId of turns) {
-        this.lostEvents.set(turnId, failure);
-        // The last work view sent may hold what was lost; the next one is compared with nothing.
-        this.lastWork.delete(turnId);
-      }
-    });
-  }
-
-  // ---- the event log --------------------------------------------------------------
-
-  /**
-   * Appends a notification to a turn's log, without sending it. The params are checked
-   * against their schema before they are stored: a gateway bug fails here, loudly,
-   * instead of reaching a client or the log. A failed commit that lost events of the
-   * turn is thrown here, by the turn's next record, as a failed append is: whoever runs
-   * the turn must not build on events the log does not hold.
-   */
-  record<N extends ServerNotificationName>(
-    threadId: string,
-    turnId: string,
-    method: N,
-    params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
-  ): StoredEvent {
-    const lost = this.takeLostEvents(turnId);
-    if (lost) throw lost;
-    let event: StoredEvent;
-    try {
-      event = this.options.store.append(turnId, method, (sequence) => {
-        const full = { thread_id: threadId, turn_id: turnId, sequence, ...params } as Record<string, unknown>;
-        const issues = notificationIssues(method, full, "strict");
-        if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
-        return full;
-      });
-    } catch (error) {
-      // When the append failed because its own commit did, this throw is the turn's report.
-      this.lostEvents.delete(turnId);
-      throw error;
-    }
-    this.watchCommit(turnId);
-    return event;
-  }
-
-  /** Appends a notification to a turn's log, then sends it to the thread's connections. */
-  publish<N extends ServerNotificationName>(
-    threadId: string,
-    turnId: string,
-    method: N,
-    params: Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">,
-  ): StoredEvent {
-    const event = this.record(threadId, turnId, method, params);
-    this.deliver(event);
-    return event;
-  }
-
-  /** Appends and sends a turn/permission/audit record. */
-  audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">): StoredEvent {
-    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.nowIso(), ...fields });
-  }
-
-  /** Sends an already stored event to the connections that follow its thread, then what it changed in the derived views. */
-  deliver(event: StoredEvent): void {
-    this.sendToThread(event.thread_id, event.method, event.params);
-    if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
-    if (TIMELINE_EVENTS.has(event.method)) {
-      this.sendToThread(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });
-    }
-  }
-
-  private sendToThread(threadId: string, method: string, params: unknown): void {
-    const frame = JSON.stringify({ jsonrpc: "2.0", method, params });
-    for (const connection of this.connections) if (connection.threads.has(threadId)) connection.send(frame);
-  }
-
-  /**
-   * The work view is derived from the log, not stored in it: its notifications are sent
-   * when an item opens, changes or ends (not on every delta, which clients already get),
-   * and carry the freshness of the view, not a log sequence.
-   */
-  private workChanged(threadId: string, turnId: string): void {
-    const after = this.workView(threadId, turnId);
-    if (!after) return;
-    const before = this.lastWork.get(turnId);
-    this.lastWork.set(turnId, after);
-    const changed = changedWorkItemIds(before, after);
-    const freshness = { threadId, turnId, ...after.freshness };
-    if (changed.length) this.sendToThread(threadId, "turn/work/items/changed", { ...freshness, changedWorkItemIds: changed });
-    if (blockChanged(before, after)) this.sendToThread(threadId, "turn/work/state/changed", { ...freshness, work: after.block });
-    if (after.block.state !== "running" && after.block.state !== "awaiting_approval") this.lastWork.delete(turnId);
-  }
-
-  private workView(threadId: string, turnId: string): WorkProjection | undefined {
-    return projectWork(this.options.store.events(turnId), { workspaceId: this.thread(threadId).workspace_id, threadId, turnId });
-  }
-
+  /** A turn's state as the log's fold has it. */
   turnState(turnId: string): TurnState | undefined {
-    return foldTurn(this.options.store.events(turnId));
-  }
-
-  // ---- threads and turns ----------------------------------------------------------
-
-  thread(threadId: string): ThreadRecord {
-    const thread = this.options.store.getThread(threadId);
-    if (!thread) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
-    return thread;
-  }
-
-  createThread(params: { workspace_id?: string; cwd?: string; model_provider?: string; model?: string; mode?: "Chat" | "Agent" }): ThreadRecord {
-    const record: ThreadRecord = {
-      id: `thr_${randomUUID().replace(/-/g, "")}`,
-      workspace_id: params.workspace_id ?? "ws_default",
-      cwd: params.cwd ?? this.options.config.defaultCwd,
-      mode: params.mode ?? "Agent",
-      ...(params.model_provider === undefined ? {} : { model_provider: params.model_provider }),
-      ...(params.model === undefined ? {} : { model: params.model }),
-      created_at: this.nowIso(),
-    };
-    this.options.store.createThread(record);
-    return record;
-  }
-
-  /** The thread's turn that is still running or blocked, if any. */
-  activeTurn(threadId: string): Turn | undefined {
-    for (const ref of this.options.store.turnsOfThread(threadId).reverse()) {
-      const state = this.turnState(ref.turn_id);
-      if (state && isActive(state.turn)) return state.turn;
-    }
-    return undefined;
-  }
-
-  private threadView(record: ThreadRecord): Thread {
-    const active = this.activeTurn(record.id);
-    return { ...record, ...(active ? { active_turn_id: active.id } : {}) };
-  }
-
-  private turnOf(threadId: string, turnId: string): TurnState {
-    this.thread(threadId);
-    const owner = this.options.store.turnThread(turnId);
-    const state = owner === threadId ? this.turnState(turnId) : undefined;
-    if (!state) throw protocolError("turn_not_found", `Turn ${turnId} does not exist in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
-    return state;
-  }
-
-  /** Starts running a turn whose first events are stored; they are sent after the turn/start (or turn/resume) response. */
-  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number, resumed?: RecoveryJobState): Promise<void> {
-    const abort = new AbortController();
-    const done = new Promise<void>((resolve) => {
-      // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
-      // response reaches the client before the first notification of the turn.
-      setImmediate(() => {
-        // The first events were committed (or lost) by now: lost, they are not sent.
-        const lost = this.takeLostEvents(turnId);
-        if (!lost) for (const event of first) this.deliver(event);
-        (lost ? Promise.reject(lost) : this.runner.run(threadId, turnId, abort.signal, depth, resumed))
-          // The run's last events are not in the log until their commit: if it fails, so did the run.
-          .then(() => this.committed())
-          .then(() => {
-            const failure = this.takeLostEvents(turnId);
-            if (failure) throw failure;
-          })
-          .catch((error: unknown) => {
-            this.log(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-            // A gateway bug must not leave the turn InProgress with nothing running it.
-            const state = this.turnState(turnId);
-            if (state && isActive(state.turn)) {
-              try {
-                this.finish(threadId, turnId, {
-                  status: "Failed",
-                  usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-                  error: { kind: "internal", message: "the gateway failed while running the turn", retryable: false },
-                });
-              } catch (finishing) {
-                this.log(`turn ${turnId} could not be ended: ${(finishing as Error).message}`);
-              }
-            }
-          })
-          .finally(() => {
-            this.running.delete(turnId);
-            resolve();
-          });
-      });
-    });
-    this.running.set(turnId, { abort, done });
-    return done;
+    return this.turnLog.state(turnId);
   }
 
   /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
-  async cancelTurn(turnId: string, reason: string): Promise<void> {
-    const run = this.running.get(turnId);
-    if (run) {
-      run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
-      await run.done;
-      // A run that had just blocked the turn was only winding down (it ends once its last
-      // events are committed): the blocked turn is still to be cancelled.
-      if (this.stopping) return;
-    }
-    const state = this.turnState(turnId);
-    if (state?.turn.status === "Blocked") {
-      this.finish(state.turn.thread_id ?? this.options.store.turnThread(turnId)!, turnId, {
-        status: "Interrupted",
-        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-        error: { kind: "cancelled", message: reason, retryable: false },
-      });
-    }
+  cancelTurn(turnId: string, reason: string): Promise<void> {
+    return this.lifecycle.cancelTurn(turnId, reason);
   }
 
-  /** The id the next item of a turn gets: unique in the turn, as it names the log position it opens at. */
-  nextItemId(turnId: string): string {
-    return `${turnId}_item_${this.options.store.lastSequence(turnId) + 1}`;
-  }
-
-  /**
-   * Creates and starts a turn: turn/start, or spawn_agent for a child turn (`parent`),
-   * which inherits the parent's permission mode and never gets more than it.
-   */
-  startTurn(params: Parameters<Handlers<Connection>["turn/start"]>[0], parent?: ParentTurn): { turn: Turn; done: Promise<void> } {
-    const thread = this.thread(params.thread_id);
-    const active = this.activeTurn(thread.id);
-    if (active) {
-      const remedy = active.status === "Blocked" ? "resume it with turn/resume or cancel it with turn/cancel" : "wait for it to finish or cancel it with turn/cancel";
-      throw protocolError("turn_in_progress", `Thread ${thread.id} already has turn ${active.id} (${active.status}); a thread runs one turn at a time: ${remedy}`, {
-        thread_id: thread.id,
-        active_turn_id: active.id,
-        active_turn_status: active.status,
-      });
-    }
-    const createdAt = this.nowIso();
-    if (!this.options.store.createTurn(thread.id, params.turn_id, createdAt)) {
-      throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
-    }
-    const profile = this.profileFor(params, parent);
-    const turn: Turn = {
-      id: params.turn_id,
-      thread_id: thread.id,
-      workspace_id: thread.workspace_id,
-      status: "InProgress",
-      mode: params.mode ?? thread.mode,
-      created_at: createdAt,
-      model_provider: params.model_provider ?? thread.model_provider ?? this.options.config.defaultProvider,
-      model: params.model ?? thread.model ?? this.options.config.defaultModel,
-      prompt_manifest: null,
-      permission_profile: profile,
-      ...(parent?.actor ? { actor: parent.actor } : {}),
-      security: securitySnapshot({
-        profile,
-        cwd: thread.cwd,
-        roots: [thread.cwd],
-        allowedPaths: profile.effective_policy.allowed_paths ?? [],
-        // Restricted modes cap how long a command may run, below the gateway's own bound.
-        shellTimeoutCapMs:
-          profile.mode === "full_access" ? this.options.config.maxShellTimeoutMs : Math.min(this.options.config.maxShellTimeoutMs, this.options.config.restrictedMaxShellTimeoutMs),
-        ...(parent
-          ? {
-              parentCap: {
-                parent_thread_id: parent.turn.thread_id ?? "",
-                parent_turn_id: parent.turn.id,
-                parent_mode: parent.turn.permission_profile.mode,
-                capped_policy: parent.turn.permission_profile.effective_policy,
-                source: profile.source,
-              },
-            }
-          : {}),
-      }),
-    };
-    // The turn, its profile and the user's input are in the log before the response is sent.
-    const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
-    const first = [
-      this.record(thread.id, params.turn_id, "turn/started", { turn }),
-      this.record(thread.id, params.turn_id, "turn/permission/audit", {
-        audit_id: `aud_${randomUUID().replace(/-/g, "")}`,
-        kind: "profile_selected",
-        profile,
-        reason: profileReason(profile),
-        recorded_at: createdAt,
-      }),
-      this.record(thread.id, params.turn_id, "item/started", { item_id: user.id, item: user }),
-      this.record(thread.id, params.turn_id, "item/completed", { item_id: user.id, item: user }),
-    ];
-    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0) };
-  }
-
-  /** The profile a new turn runs under: what the client asked for, or for a child turn, the parent's mode at most. */
-  private profileFor(params: Parameters<Handlers<Connection>["turn/start"]>[0], parent: ParentTurn | undefined): TurnPermissionProfileSnapshot {
-    const configPaths = this.options.config.allowedPaths;
-    const withConfig = (profile: TurnPermissionProfileSnapshot): TurnPermissionProfileSnapshot => {
-      const paths = [...(profile.effective_policy.allowed_paths ?? []), ...configPaths];
-      return paths.length ? { ...profile, effective_policy: { ...profile.effective_policy, allowed_paths: paths } } : profile;
-    };
-    if (!parent) return withConfig(materializeProfile(params.permission_profile));
-    const parentProfile = parent.turn.permission_profile;
-    const requested = parent.requestedMode ?? parentProfile.mode;
-    const capped = MODE_RANK[requested] > MODE_RANK[parentProfile.mode];
-    const mode = capped ? parentProfile.mode : requested;
-    const { allowed_tools, denied_tools, allowed_paths } = parentProfile.effective_policy;
-    return withConfig({
-      mode,
-      source: capped ? "task_permission_cap" : "inherited_from_parent_turn",
-      effective_policy: {
-        ...policyForMode(mode),
-        ...(allowed_tools ? { allowed_tools } : {}),
-        ...(denied_tools ? { denied_tools } : {}),
-        ...(allowed_paths ? { allowed_paths: allowed_paths.filter((p) => !configPaths.includes(p)) } : {}),
-      },
-    });
-  }
-
-  /** Ends a turn with a terminal notification carrying its final snapshot. */
-  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
-    const { blocked: _blocked, ...current } = this.turnState(turnId)!.turn;
-    const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
-    const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.nowIso(), usage: outcome.usage };
-    if (outcome.status === "Completed") {
-      this.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
-    } else {
-      const failed: Turn = { ...turn, error: outcome.error };
-      this.publish(threadId, turnId, "turn/failed", { turn: failed, error: outcome.error });
-      return failed;
-    }
-    return turn;
-  }
-
-  /**
-   * Turns the log shows as running when the gateway starts were cut off by a stop or a
-   * kill: each is made Blocked with a runtime_shutdown_continuation recovery job, so no
-   * turn stays InProgress with nothing running it, and turn/resume can continue it.
-   */
-  private blockTurnsCutOffByAStop(): void {
-    for (const ref of this.options.store.allTurns()) {
-      const state = this.turnState(ref.turn_id);
-      for (const id of state?.requests.keys() ?? []) this.approvals.remember(id, ref.thread_id, ref.turn_id);
-      if (state?.turn.status !== "InProgress") continue;
-      try {
-        this.recovery.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.options.store.events(ref.turn_id), state));
-      } catch (error) {
-        // A log this gateway cannot block from must still not leave the turn InProgress.
-        this.log(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-        this.finish(ref.thread_id, ref.turn_id, {
-          status: "Interrupted",
-          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-          error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
-        });
-      }
-    }
-  }
-
-  /**
-   * turn/resume: continues a Blocked turn through one of its open recovery jobs in a new
-   * execution window. The resume's first events are in the log before the response.
-   */
-  private async resume(params: Parameters<Handlers<Connection>["turn/resume"]>[0]): Promise<{ turn: Turn; recovery_job_id: string }> {
-    // A run that has just blocked the turn may still be winding down.
-    const winding = this.running.get(params.turn_id);
-    if (winding && this.turnState(params.turn_id)?.turn.status === "Blocked") await winding.done;
-    const state = this.turnOf(params.thread_id, params.turn_id);
-    const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
-    if (!blocked || this.running.has(params.turn_id)) {
-      throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
-        turn_id: params.turn_id,
-        status: state.turn.status,
-      });
-    }
-    const jobId = params.recovery_job_id ?? blocked.recovery_job_id;
-    const job = state.jobs.get(jobId);
-    if (!job?.open) {
-      const why = job ? "was already used by an earlier resume" : "is not a recovery job of this turn";
-      throw protocolError("recovery_job_not_found", `Recovery job ${jobId} ${why}; turn ${params.turn_id} can be resumed through ${blocked.recovery_job_id} (or without recovery_job_id)`, {
-        turn_id: params.turn_id,
-        recovery_job_id: jobId,
-        active_recovery_job_id: blocked.recovery_job_id,
-      });
-    }
-    const { thread_id: threadId, turn_id: turnId } = params;
-    const first = [this.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
-    const previous = state.windows.at(-1);
-    const index = previous ? previous.window_index + 1 : 0;
-    if (previous) {
-      first.push(
-        this.record(threadId, turnId, "turn/execution_window/continued", {
-          previous_window_id: previous.window_id,
-          window_id: windowId(turnId, index),
-          window_index: index,
-          checkpoint_id: checkpointId(turnId, previous.window_index),
-          reason: job.exhaustion_reason ?? blocked.reason as TurnExecutionWindowExhaustionReason,
-        }),
-      );
-    }
-    first.push(this.record(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, index), window_index: index, limits: this.options.config.windowLimits, status: "running" }));
-    void this.launch(threadId, turnId, first, this.depthOf(state.turn), job);
-    return { turn: this.turnState(turnId)!.turn, recovery_job_id: job.recovery_job_id };
-  }
-
-  /** How deep a turn is in a chain of spawn_agent child turns (0 for a client's turn). */
-  private depthOf(turn: Turn): number {
-    let depth = 0;
-    for (let parent = turn.parent_turn_id; parent !== undefined; parent = this.turnState(parent)?.turn.parent_turn_id) depth++;
-    return depth;
-  }
-
-  // ---- method handlers ------------------------------------------------------------
-
-  private handlers(): Handlers<Connection> {
-    const follow = (connection: Connection, threadId: string) => connection.threads.add(threadId);
-    return {
-      "thread/start": (params, connection) => {
-        const thread = this.createThread(params);
-        follow(connection, thread.id);
-        return { thread: this.threadView(thread) };
-      },
-      "thread/get": (params, connection) => {
-        const thread = this.thread(params.thread_id);
-        follow(connection, thread.id);
-        return { thread: this.threadView(thread) };
-      },
-      "thread/timeline/page": (params, connection) => {
-        const thread = this.thread(params.threadId);
-        follow(connection, thread.id);
-        return this.timelinePage(thread.id, params.cursor, params.limit);
-      },
-      "turn/start": (params, connection) => {
-        this.thread(params.thread_id);
-        follow(connection, params.thread_id);
-        return { turn: this.startTurn(params).turn };
-      },
-      "turn/get": (params, connection) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        follow(connection, params.thread_id);
-        return { turn: state.turn };
-      },
-      "turn/cancel": async (params, connection) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        follow(connection, params.thread_id);
-        if (!isActive(state.turn)) {
-          throw protocolError("turn_not_active", `Turn ${params.turn_id} already ended (${state.turn.status}); only a running or blocked turn can be cancelled`, {
-            turn_id: params.turn_id,
-            status: state.turn.status,
-          });
-        }
-        await this.cancelTurn(params.turn_id, params.reason ?? "cancelled by the client");
-        return { turn: this.turnState(params.turn_id)!.turn };
-      },
-      "turn/items": (params, connection) => {
-        const state = this.turnOf(params.thread_id, params.turn_id);
-        follow(connection, params.thread_id);
-        const events: TurnItemEvent[] = this.options.store
-          .events(params.turn_id, params.after_sequence ?? 0, params.limit)
-          .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
-        return { thread_id: params.thread_id, workspace_id: state.turn.workspace_id ?? this.thread(params.thread_id).workspace_id, turn_id: params.turn_id, events, last_sequence: this.options.store.lastSequence(params.turn_id) + (faultOn("wrong-last-sequence") ? 1 : 0) };
-      },
-      "turn/resume": async (params, connection) => {
-        const resumed = await this.resume(params);
-        follow(connection, params.thread_id);
-        return resumed;
-      },
-      "turn/work/page": (params, connection) => {
-        this.turnOf(params.threadId, params.turnId);
-        follow(connection, params.threadId);
-        const view = this.workView(params.threadId, params.turnId)!;
-        let page;
-        try {
-          page = pageWork(view, params);
-        } catch (error) {
-          if (!(error instanceof WorkCursorError)) throw error;
-          throw new RpcError(-32602, `Invalid params for turn/work/page: ${error.message}`, { reason: "invalid_params", errors: [{ pointer: error.pointer, message: error.message }] });
-        }
-        return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, work: view.block, items: page.items, page: page.page };
-      },
-      "turn/work/items/get": (params, connection) => {
-        this.turnOf(params.threadId, params.turnId);
-        follow(connection, params.threadId);
-        const view = this.workView(params.threadId, params.turnId)!;
-        return { workspaceId: view.workspaceId, threadId: view.threadId, turnId: view.turnId, ...view.freshness, ...workItemsGet(view, params.workItemIds) };
-      },
-      "turn/permission/request/respond": (params, connection) => {
-        const response = this.approvals.respond(params);
-        follow(connection, response.thread_id);
-        return response;
-      },
-      "agent/route/create": (params) => this.routes.create(params),
-      "agent/route/list": (params) => this.routes.list(params),
-      "agent/route/revoke": (params) => this.routes.revoke(params),
-    };
-  }
-
-  private timelinePage(threadId: string, cursor: string | undefined, limit = 50) {
-    const refs = this.options.store.turnsOfThread(threadId);
-    // Newest first across pages; a cursor is the index (from the oldest) the next page ends before.
-    const end = cursor === undefined ? refs.length : Number.parseInt(cursor, 10);
-    if (!Number.isInteger(end) || end < 0 || end > refs.length) {
-      throw new RpcError(-32602, `Invalid params for thread/timeline/page: cursor "${cursor}" is not one this gateway issued`, { reason: "invalid_params", errors: [{ pointer: "/cursor", message: "is not a cursor of this thread", received: cursor }] });
-    }
-    const start = Math.max(0, end - limit);
-    const blocks: ThreadTimelineBlock[] = refs.slice(start, end).map((ref) => {
-      const state = this.turnState(ref.turn_id)!;
-      const user = state.items.find((i) => i.type === "userMessage");
-      const answer = [...state.items].reverse().find((i) => i.type === "agentMessage");
-      const text = user?.type === "userMessage" ? user.content.filter((c) => c.type === "text").map((c) => (c as { text: string }).text).join("\n") : undefined;
-      const summary = state.turn.error?.message ?? (answer?.type === "agentMessage" ? answer.text.slice(0, 200) : undefined);
-      const last = this.options.store.events(ref.turn_id, state.lastSequence - 1, 1)[0];
-      return {
-        blockId: `blk_${ref.turn_id}`,
-        kind: "turn_work",
-        turnId: ref.turn_id,
-        status: state.turn.status,
-        createdAtUnixMicros: micros(ref.created_at),
-        ...(last ? { updatedAtUnixMicros: micros(last.recorded_at) } : {}),
-        ...(state.turn.completed_at ? { completedAtUnixMicros: micros(state.turn.completed_at) } : {}),
-        ...(text === undefined ? {} : { userText: text }),
-        ...(summary === undefined ? {} : { summary }),
-        workItemCount: state.items.filter((i) => i.type !== "userMessage").length,
-      };
-    });
-    return { threadId, blocks, page: { nextCursor: start > 0 ? String(start) : null, hasMore: start > 0 } };
-  }
 }

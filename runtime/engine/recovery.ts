@@ -19,7 +19,10 @@ import type {
 } from "../../generated/types.js";
 import type { StoredEvent } from "../store/store.js";
 import type { TurnState } from "./fold.js";
-import type { Gateway } from "./gateway.js";
+import type { Clock, EventLog, ItemIds, TurnReader } from "./ports.js";
+
+/** What recovery jobs are built from. */
+export type RecoveryPorts = EventLog & TurnReader & ItemIds & Pick<Clock, "nowIso">;
 import { checkpointId, zeroCounts } from "./windows.js";
 
 /** How a turn is blocked: why, which recovery job, and how its current window ends. */
@@ -45,21 +48,21 @@ export interface BlockSpec {
 
 /** Opens recovery jobs and blocks turns, writing each step to the turn's log. */
 export class RecoveryJobs {
-  constructor(private readonly gateway: Gateway) {}
+  constructor(private readonly ports: RecoveryPorts) {}
 
   /** Publishes a gateway-authored notice as a completed systemEvent item; returns its id. */
   notice(threadId: string, turnId: string, level: "info" | "warning" | "error", code: string, message: string): string {
-    const id = this.gateway.nextItemId(turnId);
+    const id = this.ports.nextItemId(turnId);
     const item: TurnItem = { type: "systemEvent", id, status: "completed", level, code, message };
-    this.gateway.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
-    this.gateway.publish(threadId, turnId, "item/completed", { item_id: id, item });
+    this.ports.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+    this.ports.publish(threadId, turnId, "item/completed", { item_id: id, item });
     return id;
   }
 
   /** Opens a recovery job for an item (item/recovery_opened); returns its id. */
   openJob(threadId: string, turnId: string, itemId: string, kind: ItemRecoveryKind, exhaustionReason?: TurnExecutionWindowExhaustionReason): string {
     const id = `rec_${randomUUID().replace(/-/g, "")}`;
-    this.gateway.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
+    this.ports.publish(threadId, turnId, "item/recovery_opened", { item_id: itemId, recovery_job_id: id, reason: kind, ...(exhaustionReason ? { exhaustion_reason: exhaustionReason } : {}) });
     return id;
   }
 
@@ -69,11 +72,11 @@ export class RecoveryJobs {
    * carries the Blocked snapshot. Nothing more is sent for the turn until turn/resume.
    */
   block(threadId: string, turnId: string, spec: BlockSpec): Turn {
-    const state = this.gateway.turnState(turnId)!;
+    const state = this.ports.turnState(turnId)!;
     const window = state.windows.at(-1);
     if (window && !window.observed) {
-      this.gateway.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
-      this.gateway.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
+      this.ports.publish(threadId, turnId, "turn/execution_window/exhausted", { window_id: window.window_id, reason: spec.reason, observed: spec.observed, status: spec.windowStatus });
+      this.ports.publish(threadId, turnId, "turn/execution_window/checkpointed", { window_id: window.window_id, checkpoint_id: checkpointId(turnId, window.window_index), status: "checkpointed" });
     }
     let jobId = spec.jobId;
     if (jobId === undefined) {
@@ -81,12 +84,12 @@ export class RecoveryJobs {
       jobId = this.openJob(threadId, turnId, item, spec.kind, spec.kind === "execution_window_exhausted" ? spec.reason : undefined);
     }
     if (spec.totals && window) {
-      this.gateway.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
+      this.ports.publish(threadId, turnId, "turn/execution_window/blocked", { window_id: window.window_id, reason: spec.reason, totals: spec.totals, recovery_job_id: jobId });
     }
-    const { completed_at: _completed, error: _error, ...current } = this.gateway.turnState(turnId)!.turn;
+    const { completed_at: _completed, error: _error, ...current } = this.ports.turnState(turnId)!.turn;
     const manifest = spec.promptManifest ? { prompt_manifest: spec.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: "Blocked", usage: spec.usage, blocked: { reason: spec.reason, recovery_job_id: jobId } };
-    this.gateway.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
+    this.ports.publish(threadId, turnId, "turn/blocked", { turn, reason: spec.reason, recovery_job_id: jobId });
     return turn;
   }
 
@@ -95,12 +98,12 @@ export class RecoveryJobs {
     const message = "the gateway stopped while the turn was running";
     for (const { request, resolution } of state.requests.values()) {
       if (resolution) continue;
-      this.gateway.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.gateway.nowIso(), scope_hash: request.scope_hash });
-      this.gateway.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
+      this.ports.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.ports.nowIso(), scope_hash: request.scope_hash });
+      this.ports.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
     }
     for (const item of state.items) {
       if (item.status !== "in_progress") continue;
-      this.gateway.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
+      this.ports.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });
     }
     return this.block(threadId, turnId, {
       reason: "runtime_shutdown_continuation",

@@ -13,7 +13,18 @@
 import { randomUUID } from "node:crypto";
 import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnItem, UserInput } from "../../generated/types.js";
 import type { Tool } from "../tools/tool.js";
-import type { Gateway } from "./gateway.js";
+import type { ResolvedConfig } from "../config.js";
+import type { RouteService } from "../routes/service.js";
+import type { EventStore } from "../store/store.js";
+import type { Lifecycle, ThreadCreation, ThreadLookup, TurnReader } from "./ports.js";
+
+/** What spawn_agent is built from. */
+export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pick<Lifecycle, "startTurn" | "cancelTurn"> {
+  readonly routes: Pick<RouteService, "admit">;
+  readonly store: Pick<EventStore, "turnsOfThread">;
+  /** The agent's identity and presentation, as configured. */
+  readonly agent: ResolvedConfig["agent"];
+}
 
 /** How much of a result `summary_only` lets through. */
 const SUMMARY_CHARS = 200;
@@ -21,7 +32,7 @@ const SUMMARY_CHARS = 200;
 /** A delegation without a route: the child gets the prompt, nothing else of the parent's, and returns its whole answer. */
 const DIRECT_DELEGATION: AgentDelegationDisclosurePolicy = { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" };
 
-export function spawnAgentTool(gateway: Gateway): Tool {
+export function spawnAgentTool(ports: SpawnPorts): Tool {
   return {
     spec: {
       name: "spawn_agent",
@@ -47,16 +58,16 @@ export function spawnAgentTool(gateway: Gateway): Tool {
     async run(args, ctx) {
       const parent = ctx.turn;
       if (!parent) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
-      const parentState = gateway.turnState(parent.turn_id)!;
+      const parentState = ports.turnState(parent.turn_id)!;
       const parentTurn = parentState.turn;
-      const parentThread = gateway.thread(parent.thread_id);
+      const parentThread = ports.thread(parent.thread_id);
       const prompt = String(args.prompt);
 
       let threadId: string;
       let disclosure = DIRECT_DELEGATION;
       const routeId = typeof args.route_id === "string" ? args.route_id : undefined;
       if (routeId !== undefined) {
-        const verdict = gateway.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined);
+        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined);
         if (!verdict.admitted) {
           const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
           return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
@@ -64,7 +75,7 @@ export function spawnAgentTool(gateway: Gateway): Tool {
         threadId = verdict.route.destination_thread_id;
         disclosure = verdict.route.disclosure;
       } else {
-        threadId = gateway.createThread({
+        threadId = ports.createThread({
           workspace_id: parentThread.workspace_id,
           cwd: parentThread.cwd,
           mode: "Agent",
@@ -74,11 +85,11 @@ export function spawnAgentTool(gateway: Gateway): Tool {
       }
 
       const childTurnId = `${parent.turn_id}_child_${randomUUID().slice(0, 8)}`;
-      const actor = agentActor(gateway, parent.turn_id);
+      const actor = agentActor(ports, parent.turn_id);
       let started;
       try {
-        started = gateway.startTurn(
-          { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, threadContext(gateway, parent.thread_id, parent.turn_id), disclosure) },
+        started = ports.startTurn(
+          { thread_id: threadId, turn_id: childTurnId, input: childInput(prompt, parentState.items, threadContext(ports, parent.thread_id, parent.turn_id), disclosure) },
           {
             turn: parentTurn,
             depth: parent.depth,
@@ -92,14 +103,14 @@ export function spawnAgentTool(gateway: Gateway): Tool {
         return { ok: false, content: message, item: { error: { message } } };
       }
       ctx.update?.({ child_thread_id: threadId, child_turn_id: childTurnId, actor });
-      const cancel = () => void gateway.cancelTurn(childTurnId, "the parent turn was cancelled");
+      const cancel = () => void ports.cancelTurn(childTurnId, "the parent turn was cancelled");
       ctx.signal.addEventListener("abort", cancel, { once: true });
       try {
         await started.done;
       } finally {
         ctx.signal.removeEventListener("abort", cancel);
       }
-      const state = gateway.turnState(childTurnId)!;
+      const state = ports.turnState(childTurnId)!;
       const answer = [...state.items].reverse().find((item) => item.type === "agentMessage" && item.status === "completed");
       const fields = { child_thread_id: threadId, child_turn_id: childTurnId, actor };
       if (state.turn.status !== "Completed") {
@@ -112,8 +123,8 @@ export function spawnAgentTool(gateway: Gateway): Tool {
 }
 
 /** The agent as the author of what it starts, with its presentation as configured now. */
-function agentActor(gateway: Gateway, executionId: string): AgentActorRef {
-  const agent = gateway.options.config.agent;
+function agentActor(ports: SpawnPorts, executionId: string): AgentActorRef {
+  const agent = ports.agent;
   return {
     kind: "agent",
     identity_id: agent.identityId,
@@ -132,10 +143,10 @@ function agentActor(gateway: Gateway, executionId: string): AgentActorRef {
 }
 
 /** The parent's conversation context: the answers of its thread's completed turns and of the current one so far. */
-function threadContext(gateway: Gateway, threadId: string, turnId: string): string[] {
-  return gateway.options.store
+function threadContext(ports: SpawnPorts, threadId: string, turnId: string): string[] {
+  return ports.store
     .turnsOfThread(threadId)
-    .map((ref) => gateway.turnState(ref.turn_id))
+    .map((ref) => ports.turnState(ref.turn_id))
     .filter((state) => state !== undefined && (state.turn.id === turnId || state.turn.status === "Completed"))
     .flatMap((state) => state!.items.filter((i) => i.type === "agentMessage" && i.status === "completed").map((i) => (i as { text: string }).text));
 }

@@ -12,24 +12,24 @@
  * runs on from the log, with rounds, usage and attempts counted on.
  */
 import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
-import { faultOn } from "../faults.js";
-import { classifyToolCall } from "../permissions/classify.js";
-import { outsideRoots } from "../permissions/paths.js";
-import { decide } from "../permissions/policy.js";
-import { scopeOf } from "../permissions/scope.js";
 import { processEnvironment } from "../permissions/security.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 import { compressHistory } from "./context.js";
-import type { Gateway, GatewayOptions, TurnOutcome } from "./gateway.js";
+import type { ResolvedConfig } from "../config.js";
+import type { EventStore } from "../store/store.js";
+import type { Approvals } from "./approvals.js";
+import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, TurnReader } from "./ports.js";
+import type { RecoveryJobs } from "./recovery.js";
+import { ToolGate } from "./tool-gate.js";
+import { appendToField } from "../../rpc/streams.js";
 import { promptManifest } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
 import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
-import { spawnAgentTool } from "./spawn-agent.js";
 
 /** The delta notification of each output stream. */
 const DELTA_METHOD = {
@@ -53,15 +53,31 @@ interface Recovery {
   readonly firstAttempt: number;
 }
 
+/** What the turn runner calls: the log, the turn's state, the clock, the lifecycle's end, approvals and recovery. */
+export interface RunnerPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
+  readonly approvals: Pick<Approvals, "ask">;
+  readonly recovery: Pick<RecoveryJobs, "block" | "blockCutOffTurn" | "notice" | "openJob">;
+}
+
+/** What the turn runner runs with: configuration, providers, tools (spawn_agent among them), the store it reads history from. */
+export interface RunnerSetup {
+  readonly config: ResolvedConfig;
+  readonly providers: ReadonlyMap<string, ModelProvider>;
+  readonly tools: readonly Tool[];
+  readonly store: Pick<EventStore, "turnsOfThread">;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
 export class TurnRunner {
   private readonly tools: Map<string, Tool>;
+  private readonly gate: ToolGate;
 
   constructor(
-    private readonly gateway: Gateway,
-    private readonly options: GatewayOptions,
+    private readonly gateway: RunnerPorts,
+    private readonly options: RunnerSetup,
   ) {
-    const tools = [...options.tools, spawnAgentTool(gateway)];
-    this.tools = new Map(tools.map((t) => [t.spec.name, t]));
+    this.tools = new Map(options.tools.map((t) => [t.spec.name, t]));
+    this.gate = new ToolGate(gateway);
   }
 
   private itemId(turnId: string): string {
@@ -267,11 +283,10 @@ export class TurnRunner {
       if (event.type === "text_delta") {
         if (!message) {
           message = { id: this.itemId(turnId), text: "" };
-          if (!faultOn("notifications-out-of-order")) g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
+          g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
         message.text += event.text;
         g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
-        if (faultOn("notifications-out-of-order") && message.text === event.text) g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
@@ -368,8 +383,8 @@ export class TurnRunner {
       return;
     }
     const turnNow = g.turnState(turnId)!;
-    const verdict = await this.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal);
-    if (!verdict.allowed && !faultOn("denied-tool-runs")) {
+    const verdict = await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal);
+    if (!verdict.allowed) {
       finishItem({ ...base, status: signal.aborted ? "cancelled" : "declined", outcome: signal.aborted ? "cancelled" : "declined", error: { message: verdict.message }, ...resultField(tool, verdict.message) });
       return;
     }
@@ -384,8 +399,7 @@ export class TurnRunner {
       maxTimeoutMs: Math.min(timeoutCap, this.options.config.maxShellTimeoutMs),
       turn: { thread_id: threadId, turn_id: turnId, depth },
       emit: (stream, delta) => {
-        const field = DELTA_FIELD[stream];
-        current = { ...current, [field]: `${(current[field] as string | undefined) ?? ""}${delta}` };
+        current = appendToField(current, DELTA_FIELD[stream], delta);
         g.publish(threadId, turnId, DELTA_METHOD[stream], { item_id: id, stream, delta });
       },
       update: (fields) => {
@@ -427,99 +441,7 @@ export class TurnRunner {
     }
   }
 
-  /**
-   * Decides whether one tool call may run: the policy of the turn's profile, then the
-   * rules no mode overrides (a sandbox escape is always asked; a path outside the turn's
-   * roots is never allowed silently), then an earlier allow_for_turn grant for the same
-   * scope, and finally the client's answer to an approval request. Every decision is audited.
-   */
-  private async permit(
-    threadId: string,
-    turnId: string,
-    toolName: string,
-    args: Record<string, unknown>,
-    cwd: string,
-    itemId: string,
-    signal: AbortSignal,
-  ): Promise<{ allowed: true } | { allowed: false; message: string }> {
-    const g = this.gateway;
-    const state = g.turnState(turnId)!;
-    const profile = state.turn.permission_profile;
-    const call = classifyToolCall(toolName, args, cwd);
-    const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
-    const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
-    const scope = scopeOf(call.action, {
-      tool: toolName,
-      ...(call.command === undefined ? {} : { command: call.command }),
-      ...(call.paths[0] === undefined ? {} : { path: call.paths[0] }),
-      ...(call.domain === undefined ? {} : { domain: call.domain }),
-    });
-    const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
-    let behavior = decide(profile.effective_policy, toolName, call.action);
-    let reason = policyReason(profile.mode, call.action, behavior);
-    if (behavior === "deny") {
-      g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
-      return { allowed: false, message: `${toolName} is not allowed in this turn: ${reason}` };
-    }
-    if (call.escapeSandbox) {
-      behavior = "ask";
-      reason = "the call asks to run outside the sandbox, which always needs a one-time approval";
-    } else if (outside.length > 0) {
-      behavior = "ask";
-      reason = `the call reaches ${outside.join(", ")}, outside the turn's roots`;
-    }
-    if (behavior === "allow") {
-      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
-      return { allowed: true };
-    }
-    if (!call.escapeSandbox && state.grants.has(scope.hash) && !faultOn("allow-for-turn-ignored")) {
-      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
-      return { allowed: true };
-    }
-    const resolution = await g.approvals.ask(
-      {
-        threadId,
-        turnId,
-        itemId,
-        toolName,
-        action: call.action,
-        scopeHash: scope.hash,
-        reason,
-        summary: summaryOf(toolName, call, args),
-        details: { arguments: args, ...(call.paths.length ? { paths: call.paths } : {}), ...(outside.length ? { resolved_outside_paths: outside } : {}), scope: scope.normalized },
-        outsidePaths: outside,
-        sandboxEscape: call.escapeSandbox,
-      },
-      signal,
-    );
-    if (resolution === "allow_once" || resolution === "allow_for_turn") {
-      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
-      return { allowed: true };
-    }
-    g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
-    return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };
-  }
 }
-
-/** A one-line description of a call for the approval prompt. */
-function summaryOf(toolName: string, call: ReturnType<typeof classifyToolCall>, args: Record<string, unknown>): string {
-  if (call.command !== undefined) return `${call.escapeSandbox ? "Run outside the sandbox" : "Run"}: ${call.command}`;
-  if (call.domain !== undefined) return `Fetch ${String(args.url)}`;
-  if (call.paths[0] !== undefined) return `${call.write ? "Write" : "Read"} ${call.paths[0]}`;
-  return `Use ${toolName}`;
-}
-
-/** Why a decision went the way it did, in words for the audit log and the model. */
-function policyReason(mode: string, action: string, behavior: string): string {
-  return `the ${mode} profile ${behavior === "allow" ? "allows" : behavior === "deny" ? "denies" : "asks before"} ${action}`;
-}
-
-/** What the model is told when a call it made does not run. */
-const DECLINED: Record<string, string> = {
-  deny: "the user denied this call",
-  expired: "the approval request expired without an answer, which counts as a denial",
-  cancelled: "the approval request was cancelled with the turn",
-};
 
 /** Where a tool item keeps the text the model received: `tool_result`, or a task's `result`. */
 function resultField(tool: Tool, text: string): Record<string, string> {

@@ -1,8 +1,10 @@
 /**
  * The work view of one turn (turn/work/page, turn/work/items/get and the
  * turn/work/items/changed and turn/work/state/changed notifications): a pure projection of
- * the turn's persisted events into wire objects. Like fold.ts it keeps no state of its own,
- * so every view is rebuilt from the log and agrees with turn/items by construction.
+ * the turn's persisted events into wire objects. Like fold.ts it is kept up to date one
+ * event at a time (WorkFold), from the same events in the same order as the turn's fold, so
+ * it agrees with turn/items and turn/get by construction; a page or a lookup costs what it
+ * returns, not what the turn holds.
  *
  * Every TurnItem of the turn except the user's message is one work row; rows are ordered
  * by the sequence of the event that opened them, so a running turn only ever appends rows
@@ -20,7 +22,7 @@ import type {
 } from "../../generated/types.js";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
-import { DELTA_FIELD, foldTurn } from "./fold.js";
+import { appendDelta, ITEM_SNAPSHOTS, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
 
 /**
  * Version of the rules that build this view (which items are rows, how they are ordered,
@@ -51,6 +53,8 @@ export interface WorkProjection {
   readonly turnId: string;
   readonly block: TurnWorkBlock;
   readonly items: readonly TurnWorkItem[];
+  /** Index in `items` of each row, by work item id. */
+  readonly indexById: ReadonlyMap<string, number>;
   readonly freshness: WorkFreshness;
 }
 
@@ -77,8 +81,6 @@ export class WorkCursorError extends Error {
 }
 
 const TERMINAL: ReadonlySet<Turn["status"]> = new Set(["Completed", "Failed", "Interrupted"]);
-const TURN_SNAPSHOTS = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
-const ITEM_SNAPSHOTS = new Set(["item/started", "item/updated", "item/completed"]);
 const TITLE_LENGTH = 80;
 const SUBTITLE_LENGTH = 160;
 const FALLBACK_TITLE = "Turn work";
@@ -93,117 +95,161 @@ interface RowSource {
 }
 
 /**
+ * A turn's work view, kept up to date one event at a time. `apply` every event of the turn
+ * in order; `view()` is the current view (its rows array is live: read it before the next
+ * apply); `takeChanged()` names the rows changed since it was last called.
+ */
+export class WorkFold {
+  /** The turn's own fold: the block's state comes from it, so it cannot disagree with turn/get. */
+  readonly turn = new TurnFold();
+  private readonly rows = new Map<string, RowSource>();
+  private readonly items: TurnWorkItem[] = [];
+  private readonly indexById = new Map<string, number>();
+  private readonly counts = { total: 0, inProgress: 0, completed: 0, failed: 0 };
+  private userMessage: TurnItem | undefined;
+  private startedAt: number | undefined;
+  private lastSnapshotAt = 0;
+  private updatedAt = 0;
+  private changed = new Set<string>();
+
+  constructor(private readonly ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string }) {}
+
+  apply(event: StoredEvent): void {
+    if (event.turn_id !== this.ids.turnId) {
+      throw new Error(`the work view of turn ${this.ids.turnId} was given event ${event.sequence} of turn ${event.turn_id}`);
+    }
+    this.turn.apply(event);
+    const at = unixMicros(event);
+    // The clock may step back between appends; the projection time must not, or a newer
+    // view would look older than the one a client already holds.
+    this.updatedAt = Math.max(this.updatedAt, at);
+    if (TURN_SNAPSHOTS.has(event.method)) {
+      this.startedAt ??= at;
+      this.lastSnapshotAt = at;
+    }
+    const row = applyItemEvent(this.rows, event, at);
+    if (row === undefined) return;
+    const { id, source } = row;
+    // The user's message heads the turn in the thread timeline already; the work block
+    // holds what the assistant did about it.
+    if (source.item.type === "userMessage") {
+      this.userMessage ??= source.item;
+      return;
+    }
+    const next: TurnWorkItem = {
+      workItemId: id,
+      item: source.item,
+      status: source.item.status,
+      itemType: source.item.type,
+      orderKey: orderKeyOf(source.openedSequence),
+      createdAtUnixMicros: source.openedAt,
+      updatedAtUnixMicros: source.lastAt,
+      sourceSequence: source.lastSequence,
+      sourceUpdatedAtUnixMicros: source.lastAt,
+    };
+    const index = this.indexById.get(id);
+    if (index === undefined) {
+      this.indexById.set(id, this.items.length);
+      this.items.push(next);
+      this.counts.total++;
+    } else {
+      count(this.counts, this.items[index]!.status, -1);
+      this.items[index] = next;
+    }
+    count(this.counts, next.status, +1);
+    this.changed.add(id);
+  }
+
+  /** The ids of the rows opened or changed since the last call, in row order. */
+  takeChanged(): string[] {
+    const changed = [...this.changed].sort((a, b) => this.indexById.get(a)! - this.indexById.get(b)!);
+    this.changed = new Set();
+    return changed;
+  }
+
+  /** The view as of the last event applied; undefined while the log holds no turn/started. */
+  view(): WorkProjection | undefined {
+    const turn = this.turn.currentTurn;
+    if (turn === undefined || this.startedAt === undefined) return undefined;
+    const { turnId } = this.ids;
+    const items = this.items;
+    const openRequest = this.turn.openRequest();
+    const blockState = blockStateOf(turn, openRequest !== undefined);
+    const endedAt = TERMINAL.has(turn.status) ? this.lastSnapshotAt : undefined;
+    const block: TurnWorkBlock = {
+      blockId: `blk_${turnId}`,
+      turnId,
+      presentation: presentationOf(blockState, this.userMessage, turn, openRequest),
+      state: blockState,
+      counts: { ...this.counts },
+      cursors: {
+        oldest: items.length ? cursorOf(turnId, items[0]!.orderKey) : null,
+        newest: items.length ? cursorOf(turnId, items[items.length - 1]!.orderKey) : null,
+      },
+      startedAtUnixMicros: this.startedAt,
+      ...(endedAt === undefined ? {} : { endedAtUnixMicros: endedAt }),
+      elapsedMs: Math.max(0, Math.floor(((endedAt ?? this.updatedAt) - this.startedAt) / 1000)),
+    };
+    return {
+      ...this.ids,
+      block,
+      items,
+      indexById: this.indexById,
+      freshness: { projectionVersion: PROJECTION_VERSION, sourceHighWatermark: this.turn.lastSequence, projectionUpdatedAtUnixMicros: this.updatedAt },
+    };
+  }
+}
+
+/** Adds `by` to the count `status` falls under. */
+function count(counts: { inProgress: number; completed: number; failed: number }, status: TurnWorkItem["status"], by: 1 | -1): void {
+  if (status === "in_progress") counts.inProgress += by;
+  else if (status === "completed") counts.completed += by;
+  else counts.failed += by; // failed, declined, cancelled: ended without succeeding
+}
+
+/**
  * Projects a turn's events (all of them, oldest first, as the store returns them) into its
- * work view; undefined while the log holds no turn/started.
+ * work view, a snapshot no later event changes; undefined while the log holds no turn/started.
  */
 export function projectWork(
   events: readonly StoredEvent[],
   ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string },
 ): WorkProjection | undefined {
-  // The turn snapshot and its approval requests come from the one fold every other reader
-  // uses, so the block's state cannot disagree with turn/get.
-  const state = foldTurn(events);
-  const started = events.find((e) => e.method === "turn/started");
-  if (!state || !started) return undefined;
-
-  const rows = new Map<string, RowSource>();
-  let lastTurnSnapshot: StoredEvent = started;
-  let updatedAt = 0;
-  for (const event of events) {
-    if (event.turn_id !== ids.turnId) {
-      throw new Error(`projectWork for turn ${ids.turnId} was given event ${event.sequence} of turn ${event.turn_id}`);
-    }
-    const at = unixMicros(event);
-    // The clock may step back between appends; the projection time must not, or a newer
-    // view would look older than the one a client already holds.
-    updatedAt = Math.max(updatedAt, at);
-    if (TURN_SNAPSHOTS.has(event.method)) lastTurnSnapshot = event;
-    applyItemEvent(rows, event, at);
-  }
-
-  const items: TurnWorkItem[] = [];
-  let userMessage: TurnItem | undefined;
-  for (const [id, row] of rows) {
-    // The user's message heads the turn in the thread timeline already; the work block
-    // holds what the assistant did about it.
-    if (row.item.type === "userMessage") {
-      userMessage ??= row.item;
-      continue;
-    }
-    items.push({
-      workItemId: id,
-      item: row.item,
-      status: row.item.status,
-      itemType: row.item.type,
-      orderKey: orderKeyOf(row.openedSequence),
-      createdAtUnixMicros: row.openedAt,
-      updatedAtUnixMicros: row.lastAt,
-      sourceSequence: row.lastSequence,
-      sourceUpdatedAtUnixMicros: row.lastAt,
-    });
-  }
-
-  const turn = state.turn;
-  const openRequest = [...state.requests.values()].find((r) => r.resolution === undefined)?.request;
-  const blockState = blockStateOf(turn, openRequest !== undefined);
-  const startedAt = unixMicros(started);
-  const endedAt = TERMINAL.has(turn.status) ? unixMicros(lastTurnSnapshot) : undefined;
-  const block: TurnWorkBlock = {
-    blockId: `blk_${ids.turnId}`,
-    turnId: ids.turnId,
-    presentation: presentationOf(blockState, userMessage, turn, openRequest),
-    state: blockState,
-    counts: countsOf(items),
-    cursors: {
-      oldest: items.length ? cursorOf(ids.turnId, items[0]!.orderKey) : null,
-      newest: items.length ? cursorOf(ids.turnId, items[items.length - 1]!.orderKey) : null,
-    },
-    startedAtUnixMicros: startedAt,
-    ...(endedAt === undefined ? {} : { endedAtUnixMicros: endedAt }),
-    elapsedMs: Math.max(0, Math.floor(((endedAt ?? updatedAt) - startedAt) / 1000)),
-  };
-  return {
-    workspaceId: ids.workspaceId,
-    threadId: ids.threadId,
-    turnId: ids.turnId,
-    block,
-    items,
-    freshness: {
-      projectionVersion: PROJECTION_VERSION,
-      sourceHighWatermark: events.length ? events[events.length - 1]!.sequence : 0,
-      projectionUpdatedAtUnixMicros: updatedAt,
-    },
-  };
+  const fold = new WorkFold(ids);
+  for (const event of events) fold.apply(event);
+  const view = fold.view();
+  return view && { ...view, items: [...view.items], indexById: new Map(view.indexById) };
 }
 
 /**
- * Applies one event to the rows exactly as foldTurn applies it to the turn's items, and
- * records it as the row's latest source. A row is opened by the first event naming its
- * item; a delta only counts when it reaches an existing item through a known stream
- * (foldTurn drops the others, so they change nothing a client could see).
+ * Applies one event to the rows exactly as the turn's fold applies it to the turn's items,
+ * and records it as the row's latest source; returns the row it changed. A row is opened by
+ * the first event naming its item; a delta only counts when it reaches an existing item
+ * through a known stream (the fold drops the others, so they change nothing a client could see).
  */
-function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): void {
+function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): { id: string; source: RowSource } | undefined {
   const params = event.params as Record<string, unknown>;
   const id = params.item_id;
-  if (typeof id !== "string") return;
+  if (typeof id !== "string") return undefined;
   const row = rows.get(id);
   if (ITEM_SNAPSHOTS.has(event.method)) {
     const item = params.item as TurnItem;
     if (!row) {
-      rows.set(id, { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at });
-      return;
+      const source = { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at };
+      rows.set(id, source);
+      return { id, source };
     }
     row.item = item;
   } else if (typeof params.stream === "string" && typeof params.delta === "string") {
-    const field = (DELTA_FIELD as Record<string, string>)[params.stream];
-    if (!row || !field) return;
-    const item = row.item as unknown as Record<string, unknown>;
-    row.item = { ...item, [field]: `${(item[field] as string | undefined) ?? ""}${params.delta}` } as unknown as TurnItem;
+    const grown = row && appendDelta(row.item, params.stream, params.delta);
+    if (!row || !grown) return undefined;
+    row.item = grown;
   } else {
-    return;
+    return undefined;
   }
   row.lastSequence = event.sequence;
   row.lastAt = at;
+  return { id, source: row };
 }
 
 function blockStateOf(turn: Turn, requestOpen: boolean): TurnWorkBlockState {
@@ -255,16 +301,6 @@ function shorten(text: string, max: number): string {
   return line.length <= max ? line.join("") : `${line.slice(0, max - 1).join("").trimEnd()}…`;
 }
 
-function countsOf(items: readonly TurnWorkItem[]): TurnWorkBlock["counts"] {
-  const counts = { total: items.length, inProgress: 0, completed: 0, failed: 0 };
-  for (const { status } of items) {
-    if (status === "in_progress") counts.inProgress++;
-    else if (status === "completed") counts.completed++;
-    else counts.failed++; // failed, declined, cancelled: ended without succeeding
-  }
-  return counts;
-}
-
 // Sequences are padded so that plain string comparison orders rows, as the schema
 // promises; 12 digits outlast any turn's log.
 const ORDER_KEY_DIGITS = 12;
@@ -299,9 +335,21 @@ function indexOfCursor(projection: WorkProjection, cursor: string): number {
   }
   const turnId = text.slice(first + 1, last);
   if (turnId !== projection.turnId) throw new WorkCursorError(cursor, `belongs to turn ${turnId}, not ${projection.turnId}`);
-  // Rows are sorted by orderKey, so a binary search would do; pages are small next to the
-  // fold that built the projection, so a scan keeps this obvious.
-  const index = projection.items.findIndex((row) => row.orderKey === orderKey);
+  // Rows are sorted by orderKey (the sequence that opened them): a binary search finds it.
+  const rows = projection.items;
+  let low = 0;
+  let high = rows.length - 1;
+  let index = -1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const key = rows[middle]!.orderKey;
+    if (key === orderKey) {
+      index = middle;
+      break;
+    }
+    if (key < orderKey) low = middle + 1;
+    else high = middle - 1;
+  }
   if (index < 0) throw new WorkCursorError(cursor, `names no work item of turn ${projection.turnId}`);
   return index;
 }
@@ -352,10 +400,10 @@ export function pageWork(projection: WorkProjection, params: TurnWorkPageParams)
  * row (never one, or the user's message, which is not a row). Each id is answered once.
  */
 export function workItemsGet(projection: WorkProjection, ids: readonly string[]): { items: TurnWorkItem[]; removedWorkItemIds: string[] } {
-  const wanted = new Set(ids);
-  const items = projection.items.filter((row) => wanted.has(row.workItemId));
-  const found = new Set(items.map((row) => row.workItemId));
-  return { items, removedWorkItemIds: [...wanted].filter((id) => !found.has(id)) };
+  const wanted = [...new Set(ids)];
+  const found = wanted.map((id) => projection.indexById.get(id)).filter((index) => index !== undefined).sort((a, b) => a - b);
+  const removedWorkItemIds = wanted.filter((id) => !projection.indexById.has(id));
+  return { items: found.map((index) => projection.items[index]!), removedWorkItemIds };
 }
 
 /**
@@ -373,7 +421,7 @@ export function changedWorkItemIds(before: WorkProjection | undefined, after: Wo
  * send a state notification per output delta; clients tick it themselves from
  * startedAtUnixMicros.
  */
-export function blockChanged(before: WorkProjection | undefined, after: WorkProjection): boolean {
+export function blockChanged(before: Pick<WorkProjection, "block"> | undefined, after: Pick<WorkProjection, "block">): boolean {
   if (!before) return true;
   const { elapsedMs: _a, ...was } = before.block;
   const { elapsedMs: _b, ...now } = after.block;

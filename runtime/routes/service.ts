@@ -9,7 +9,6 @@
  * policy generation is the gateway's: it starts at 1 and goes up by one each time the
  * gateway starts with a permission configuration different from the one before.
  */
-import { faultOn } from "../faults.js";
 import { randomUUID } from "node:crypto";
 import type {
   AgentDelegationRouteAction,
@@ -20,7 +19,7 @@ import type {
   AgentDelegationRouteRevokeParams,
 } from "../../generated/types.js";
 import { protocolError } from "../../generated/server.js";
-import { RpcError } from "../../rpc/index.js";
+import { invalidParams } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore, RouteRecord } from "../store/store.js";
 import { grantFingerprint, paramsDigest } from "./fingerprint.js";
@@ -164,10 +163,7 @@ export class RouteService {
     if (params.cursor !== undefined) {
       const decoded = Number(Buffer.from(params.cursor, "base64url").toString("utf8"));
       if (!Number.isSafeInteger(decoded) || decoded < 0) {
-        throw new RpcError(-32602, `Invalid params for agent/route/list: cursor "${params.cursor}" is not one this gateway issued`, {
-          reason: "invalid_params",
-          errors: [{ pointer: "/cursor", message: "is not a cursor of this list", received: params.cursor }],
-        });
+        throw invalidParams("agent/route/list", `cursor "${params.cursor}" is not one this gateway issued`, [{ pointer: "/cursor", message: "is not a cursor of this list", received: params.cursor }]);
       }
       after = decoded;
     }
@@ -193,7 +189,7 @@ export class RouteService {
         route_id: params.route_id,
         current_generation: this.store.getRoute(params.route_id)!.route.generation,
       });
-    if (params.expected_generation !== current && !faultOn("stale-revoke-accepted")) throw conflict();
+    if (params.expected_generation !== current) throw conflict();
     const route = record.route as unknown as AgentDelegationRouteProjection;
     let result = this.view(record);
     if (route.status !== "revoked") {

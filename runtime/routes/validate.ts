@@ -40,7 +40,6 @@
  *    - resultReturn is not "none", there is no return_route_id and deliver_result is not
  *      among the actions: nothing could bring the result back.
  */
-import { faultOn } from "../faults.js";
 import type {
   AgentDelegationDisclosurePolicy,
   AgentDelegationRouteAction,
@@ -150,7 +149,7 @@ function checkActions(names: readonly unknown[]): AgentDelegationRouteAction[] |
   }
   for (const [index, action] of actions.entries()) {
     const first = actions.indexOf(action);
-    if (first !== index && !faultOn("duplicate-route-actions")) {
+    if (first !== index) {
       return reject("duplicate_actions", `allowed_actions names "${action}" twice, at ${first} and ${index}; list each action once`, {
         field: "allowed_actions",
         action,

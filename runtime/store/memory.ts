@@ -222,6 +222,7 @@ function toEvent(ref: TurnRef, row: StoredRow): StoredEvent {
     sequence: row.sequence,
     method: row.method,
     params: decodeParams(row.params),
+    paramsJson: row.params,
     recorded_at: row.recorded_at,
   };
 }

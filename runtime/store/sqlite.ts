@@ -471,6 +471,7 @@ function toEvent(row: EventRow): StoredEvent {
     sequence: row.sequence,
     method: row.method,
     params: decodeParams(row.params),
+    paramsJson: row.params,
     recorded_at: row.recorded_at,
   };
 }

@@ -14,18 +14,11 @@
  * about a write (a frame to a client) waits for `afterCommit`.
  */
 
-import type { StoreError } from "./rules.js";
+import type { Thread } from "../../generated/types.js";
+import type { StoreError } from "./errors.js";
 
-/** A thread as stored. Field names are the wire names of the `Thread` type. */
-export interface ThreadRecord {
-  readonly id: string;
-  readonly workspace_id: string;
-  readonly cwd: string;
-  readonly mode: "Chat" | "Agent";
-  readonly model_provider?: string;
-  readonly model?: string;
-  readonly created_at: string;
-}
+/** A thread as stored: the wire `Thread` without what is derived from its turns (the active turn). */
+export type ThreadRecord = Readonly<Omit<Thread, "active_turn_id">>;
 
 /** One persisted event of a turn: a notification exactly as it was (or will be) sent. */
 export interface StoredEvent {
@@ -37,6 +30,8 @@ export interface StoredEvent {
   readonly method: string;
   /** The notification params, including their own `sequence` field. */
   readonly params: Record<string, unknown>;
+  /** The params as the JSON text that is stored: what a frame carries, never serialised again. */
+  readonly paramsJson: string;
   /** RFC 3339 time the event was appended. */
   readonly recorded_at: string;
 }

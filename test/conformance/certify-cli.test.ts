@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { parseToolMap, runCertify, UsageError, type CertifyArgs } from "../../conformance/certify-command.js";
-import { REFERENCE } from "./reference.js";
 
 const certify = (...args: string[]) => spawnSync("node", ["bin/turnspec.js", "certify", ...args], { encoding: "utf8", timeout: 120_000 });
 
@@ -54,7 +53,7 @@ describe("turnspec certify (command line)", () => {
   });
 
   it("exits 1 when the gateway fails a requirement, and names it", () => {
-    const run = certify("--gateway-cmd", `${REFERENCE} --fault stale-revoke-accepted`, "--capabilities", "core,routes", "--only", "ROUTE-*");
+    const run = certify("--gateway-cmd", "node --import tsx test/conformance/broken-gateway-stdio.ts stale-revoke-accepted --provider-url {provider_url}", "--capabilities", "core,routes", "--only", "ROUTE-*");
     expect(run.stdout).toMatch(/✗ ROUTE-REVOKE-STALE/);
     expect(run.status).toBe(1);
   });

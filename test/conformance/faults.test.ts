@@ -1,20 +1,28 @@
 /**
- * Deliberately broken gateways: the reference gateway with one fault switched on. Each
- * fault is caught by the requirement that names it, and nothing else fails: the full
- * suite for some faults, the suite's relevant part for the others.
+ * Deliberately broken gateways: the reference gateway behind a proxy that breaks it in one
+ * known way (broken-gateways.ts). Each break is caught by the requirement that names it,
+ * and nothing else fails: the full suite for some breaks, the suite's relevant part for
+ * the others.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { loadCatalogue, selectIds } from "../../conformance/catalogue.js";
 import { runCertification } from "../../conformance/certify.js";
-import type { FaultName } from "../../runtime/faults.js";
-import { CLAIMED, REFERENCE } from "./reference.js";
+import { startBrokenGateway, type BrokenGatewayName } from "./broken-gateways.js";
+import { CLAIMED } from "./reference.js";
 
 const all = loadCatalogue().map((r) => r.id);
+const running: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of running.splice(0)) await close();
+});
 
-async function certifyWith(fault: FaultName, patterns: readonly string[] | "all") {
+async function certifyWith(fault: BrokenGatewayName, patterns: readonly string[] | "all") {
   const selected = patterns === "all" ? new Set(all) : selectIds(patterns, all).ids;
+  const broken = await startBrokenGateway(fault);
+  running.push(() => broken.close());
   const report = await runCertification({
-    gatewayCmd: `${REFERENCE} --fault ${fault}`,
+    transport: broken.transport,
+    model: broken.model,
     capabilities: CLAIMED,
     level: "full",
     selected,

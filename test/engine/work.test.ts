@@ -48,7 +48,7 @@ class TurnLog {
     const full = { thread_id: THREAD, turn_id: this.turnId, sequence, ...params };
     const issues = notificationIssues(method, full, "strict");
     if (issues) throw new Error(`fixture builds an invalid ${method}: ${JSON.stringify(issues)}`);
-    const event: StoredEvent = { thread_id: THREAD, turn_id: this.turnId, sequence, method, params: full, recorded_at: options.recordedAt ?? new Date(this.clock).toISOString() };
+    const event: StoredEvent = { thread_id: THREAD, turn_id: this.turnId, sequence, method, params: full, paramsJson: JSON.stringify(full), recorded_at: options.recordedAt ?? new Date(this.clock).toISOString() };
     this.events.push(event);
     return event;
   }

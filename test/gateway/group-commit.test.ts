@@ -13,6 +13,7 @@ import type { AnyNotification } from "../../generated/registry.js";
 import type { ScriptStep } from "../../runtime/providers/scripted.js";
 import type { Transport } from "../../rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { StoreError } from "../../runtime/store/rules.js";
 import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { recording, type RecordedFrame } from "../ordering/record.js";
 import { check } from "../ordering/streams.js";
@@ -215,5 +216,55 @@ describe("frame order", () => {
     expect(sqlite.shape.length).toBeGreaterThan(300);
     expect(sqlite.shape).toEqual(memory.shape);
     expect(check(sqlite.frames)).toEqual([]);
+  });
+});
+
+/**
+ * A memory store whose commit groups can be made to fail: the group opened by the next
+ * append of a doomed method fails, and so does every commit wait until the next append.
+ */
+class DoomedGroups extends MemoryEventStore {
+  private doomedMethod: string | undefined;
+  private doomed = false;
+
+  doom(method: string): void {
+    this.doomedMethod = method;
+  }
+
+  override append(...args: Parameters<MemoryEventStore["append"]>) {
+    this.doomed = args[1] === this.doomedMethod;
+    if (this.doomed) this.doomedMethod = undefined;
+    return super.append(...args);
+  }
+
+  override afterCommit(fn: (failure?: StoreError) => void): void {
+    if (this.doomed) fn(new StoreError("commit_failed", "the commit failed (doomed by the test)"));
+    else super.afterCommit(fn);
+  }
+}
+
+describe("a failed commit and an approval's answer", () => {
+  it("leaves the turn's lost-event mark to the turn: the answer fails, and the turn ends Failed (internal) instead of hanging", async () => {
+    const store = new DoomedGroups();
+    h = await startHarness({ store });
+    const thread = await h.thread();
+    h.client.on("turn/permission/request/opened", ({ request }) => {
+      // The group holding the answer's first event fails to commit.
+      store.doom("turn/permission/request/resolved");
+      h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" }).then(
+        () => answers.push("answered"),
+        (error: { code: number }) => answers.push(error.code),
+      );
+    });
+    const answers: (string | number)[] = [];
+    const end = await h.runTurn({
+      thread_id: thread,
+      turn_id: "trn_answer_lost",
+      permission_profile: { mode: "supervised" },
+      input: text(script({ tool: "write_file", args: { path: "notes.txt", content: "hello\n" } }, { say: "done" })),
+    });
+    expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "internal" } });
+    expect(answers).toEqual([-32603]);
+    expect(h.protocolErrors).toEqual([]);
   });
 });

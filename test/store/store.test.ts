@@ -193,8 +193,8 @@ describe.each(implementations)("%s", (_name, open) => {
       const second = store.append("trn_1", "item/completed", build);
       expect(seen).toEqual([1, 2]);
       const want: StoredEvent[] = [
-        { thread_id: "thr_a", turn_id: "trn_1", sequence: 1, method: "item/started", params: { turn_id: "trn_1", sequence: 1, item_id: "itm_1" }, recorded_at: RECORDED_AT },
-        { thread_id: "thr_a", turn_id: "trn_1", sequence: 2, method: "item/completed", params: { turn_id: "trn_1", sequence: 2, item_id: "itm_2" }, recorded_at: RECORDED_AT },
+        { thread_id: "thr_a", turn_id: "trn_1", sequence: 1, method: "item/started", params: { turn_id: "trn_1", sequence: 1, item_id: "itm_1" }, paramsJson: '{"turn_id":"trn_1","sequence":1,"item_id":"itm_1"}', recorded_at: RECORDED_AT },
+        { thread_id: "thr_a", turn_id: "trn_1", sequence: 2, method: "item/completed", params: { turn_id: "trn_1", sequence: 2, item_id: "itm_2" }, paramsJson: '{"turn_id":"trn_1","sequence":2,"item_id":"itm_2"}', recorded_at: RECORDED_AT },
       ];
       expect([first, second]).toStrictEqual(want);
       expect(store.events("trn_1")).toStrictEqual(want);

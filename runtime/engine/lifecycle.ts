@@ -1,0 +1,329 @@
+/**
+ * The turn lifecycle: a turn is created and started (turn/start, or spawn_agent for a child
+ * turn), run by the turn runner, ended with its terminal snapshot, cancelled, blocked by a
+ * stop and resumed. Turns the log shows running when the gateway starts were cut off by a
+ * stop or a kill, and are blocked for turn/resume.
+ */
+import { randomUUID } from "node:crypto";
+import { protocolError } from "../../generated/server.js";
+import type {
+  Turn,
+  TurnExecutionWindowExhaustionReason,
+  TurnItem,
+  TurnPermissionMode,
+  TurnPermissionProfileSnapshot,
+  TurnResumeParams,
+  TurnStartParams,
+} from "../../generated/types.js";
+import type { ResolvedConfig } from "../config.js";
+import { materializeProfile, policyForMode } from "../permissions/policy.js";
+import { securitySnapshot } from "../permissions/security.js";
+import type { EventStore, StoredEvent } from "../store/store.js";
+import type { Approvals } from "./approvals.js";
+import { isActive, type RecoveryJobState } from "./fold.js";
+import type { Clock, ParentTurn, TurnOutcome } from "./ports.js";
+import { GatewayShutdown, observedInLog, type RecoveryJobs } from "./recovery.js";
+import type { Threads } from "./threads.js";
+import type { TurnLog } from "./turn-log.js";
+import { checkpointId, windowId } from "./windows.js";
+
+export interface LifecyclePorts {
+  readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state">;
+  readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
+  readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence">;
+  readonly config: ResolvedConfig;
+  readonly clock: Clock;
+  readonly approvals: Pick<Approvals, "remember">;
+  readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
+  /** Runs a started turn to its end (the turn runner). */
+  readonly run: (threadId: string, turnId: string, signal: AbortSignal, depth: number, resumed?: RecoveryJobState) => Promise<void>;
+  /** Diagnostics for the operator. */
+  readonly diagnose: (message: string) => void;
+}
+
+/** How much each mode allows: a child turn may never rank above its parent. */
+const MODE_RANK: Record<TurnPermissionMode, number> = { supervised: 0, auto_accept_edits: 1, full_access: 2 };
+
+function profileReason(profile: TurnPermissionProfileSnapshot): string {
+  switch (profile.source) {
+    case "composer":
+      return `the client asked for ${profile.mode}`;
+    case "defaulted":
+      return "no profile was given: full_access is the default";
+    case "inherited_from_parent_turn":
+      return `inherited ${profile.mode} from the parent turn`;
+    case "task_permission_cap":
+      return `capped to the parent turn's ${profile.mode}`;
+    default:
+      return `set by the ${profile.source}`;
+  }
+}
+
+export class TurnLifecycle {
+  private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
+  private stopping = false;
+
+  constructor(private readonly ports: LifecyclePorts) {}
+
+  /**
+   * Stops every running turn and waits for them: each ends Blocked with a
+   * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
+   */
+  async close(): Promise<void> {
+    this.stopping = true;
+    const running = [...this.running.values()];
+    for (const run of running) run.abort.abort(new GatewayShutdown());
+    await Promise.allSettled(running.map((r) => r.done));
+  }
+
+  /** Starts running a turn whose first events are stored; they are sent after the turn/start (or turn/resume) response. */
+  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number, resumed?: RecoveryJobState): Promise<void> {
+    const abort = new AbortController();
+    const done = new Promise<void>((resolve) => {
+      // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
+      // response reaches the client before the first notification of the turn.
+      setImmediate(() => {
+        // The first events were committed (or lost) by now: lost, they are not sent.
+        const lost = this.ports.log.takeLostEvents(turnId);
+        if (!lost) for (const event of first) this.ports.log.deliver(event);
+        (lost ? Promise.reject(lost) : this.ports.run(threadId, turnId, abort.signal, depth, resumed))
+          // The run's last events are not in the log until their commit: if it fails, so did the run.
+          .then(() => this.ports.log.committed())
+          .then(() => {
+            const failure = this.ports.log.takeLostEvents(turnId);
+            if (failure) throw failure;
+          })
+          .catch((error: unknown) => {
+            this.ports.diagnose(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+            // A gateway bug must not leave the turn InProgress with nothing running it.
+            const state = this.ports.log.state(turnId);
+            if (state && isActive(state.turn)) {
+              try {
+                this.finish(threadId, turnId, {
+                  status: "Failed",
+                  usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+                  error: { kind: "internal", message: "the gateway failed while running the turn", retryable: false },
+                });
+              } catch (finishing) {
+                this.ports.diagnose(`turn ${turnId} could not be ended: ${(finishing as Error).message}`);
+              }
+            }
+          })
+          .finally(() => {
+            this.running.delete(turnId);
+            resolve();
+          });
+      });
+    });
+    this.running.set(turnId, { abort, done });
+    return done;
+  }
+
+  /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
+  async cancelTurn(turnId: string, reason: string): Promise<void> {
+    const run = this.running.get(turnId);
+    if (run) {
+      run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
+      await run.done;
+      // A run that had just blocked the turn was only winding down (it ends once its last
+      // events are committed): the blocked turn is still to be cancelled.
+      if (this.stopping) return;
+    }
+    const state = this.ports.log.state(turnId);
+    if (state?.turn.status === "Blocked") {
+      this.finish(state.turn.thread_id ?? this.ports.store.turnThread(turnId)!, turnId, {
+        status: "Interrupted",
+        usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        error: { kind: "cancelled", message: reason, retryable: false },
+      });
+    }
+  }
+
+  /**
+   * Creates and starts a turn: turn/start, or spawn_agent for a child turn (`parent`),
+   * which inherits the parent's permission mode and never gets more than it.
+   */
+  startTurn(params: TurnStartParams, parent?: ParentTurn): { turn: Turn; done: Promise<void> } {
+    const thread = this.ports.threads.thread(params.thread_id);
+    const active = this.ports.threads.activeTurn(thread.id);
+    if (active) {
+      const remedy = active.status === "Blocked" ? "resume it with turn/resume or cancel it with turn/cancel" : "wait for it to finish or cancel it with turn/cancel";
+      throw protocolError("turn_in_progress", `Thread ${thread.id} already has turn ${active.id} (${active.status}); a thread runs one turn at a time: ${remedy}`, {
+        thread_id: thread.id,
+        active_turn_id: active.id,
+        active_turn_status: active.status,
+      });
+    }
+    const createdAt = this.ports.clock.nowIso();
+    if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
+      throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
+    }
+    const profile = this.profileFor(params, parent);
+    const turn: Turn = {
+      id: params.turn_id,
+      thread_id: thread.id,
+      workspace_id: thread.workspace_id,
+      status: "InProgress",
+      mode: params.mode ?? thread.mode,
+      created_at: createdAt,
+      model_provider: params.model_provider ?? thread.model_provider ?? this.ports.config.defaultProvider,
+      model: params.model ?? thread.model ?? this.ports.config.defaultModel,
+      prompt_manifest: null,
+      permission_profile: profile,
+      ...(parent?.actor ? { actor: parent.actor } : {}),
+      security: securitySnapshot({
+        profile,
+        cwd: thread.cwd,
+        roots: [thread.cwd],
+        allowedPaths: profile.effective_policy.allowed_paths ?? [],
+        // Restricted modes cap how long a command may run, below the gateway's own bound.
+        shellTimeoutCapMs:
+          profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),
+        ...(parent
+          ? {
+              parentCap: {
+                parent_thread_id: parent.turn.thread_id ?? "",
+                parent_turn_id: parent.turn.id,
+                parent_mode: parent.turn.permission_profile.mode,
+                capped_policy: parent.turn.permission_profile.effective_policy,
+                source: profile.source,
+              },
+            }
+          : {}),
+      }),
+    };
+    // The turn, its profile and the user's input are in the log before the response is sent.
+    const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
+    const first = [
+      this.ports.log.record(thread.id, params.turn_id, "turn/started", { turn }),
+      this.ports.log.record(thread.id, params.turn_id, "turn/permission/audit", {
+        audit_id: `aud_${randomUUID().replace(/-/g, "")}`,
+        kind: "profile_selected",
+        profile,
+        reason: profileReason(profile),
+        recorded_at: createdAt,
+      }),
+      this.ports.log.record(thread.id, params.turn_id, "item/started", { item_id: user.id, item: user }),
+      this.ports.log.record(thread.id, params.turn_id, "item/completed", { item_id: user.id, item: user }),
+    ];
+    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0) };
+  }
+
+  /** The profile a new turn runs under: what the client asked for, or for a child turn, the parent's mode at most. */
+  private profileFor(params: TurnStartParams, parent: ParentTurn | undefined): TurnPermissionProfileSnapshot {
+    const configPaths = this.ports.config.allowedPaths;
+    const withConfig = (profile: TurnPermissionProfileSnapshot): TurnPermissionProfileSnapshot => {
+      const paths = [...(profile.effective_policy.allowed_paths ?? []), ...configPaths];
+      return paths.length ? { ...profile, effective_policy: { ...profile.effective_policy, allowed_paths: paths } } : profile;
+    };
+    if (!parent) return withConfig(materializeProfile(params.permission_profile));
+    const parentProfile = parent.turn.permission_profile;
+    const requested = parent.requestedMode ?? parentProfile.mode;
+    const capped = MODE_RANK[requested] > MODE_RANK[parentProfile.mode];
+    const mode = capped ? parentProfile.mode : requested;
+    const { allowed_tools, denied_tools, allowed_paths } = parentProfile.effective_policy;
+    return withConfig({
+      mode,
+      source: capped ? "task_permission_cap" : "inherited_from_parent_turn",
+      effective_policy: {
+        ...policyForMode(mode),
+        ...(allowed_tools ? { allowed_tools } : {}),
+        ...(denied_tools ? { denied_tools } : {}),
+        ...(allowed_paths ? { allowed_paths: allowed_paths.filter((p) => !configPaths.includes(p)) } : {}),
+      },
+    });
+  }
+
+  /** Ends a turn with a terminal notification carrying its final snapshot. */
+  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn {
+    const { blocked: _blocked, ...current } = this.ports.log.state(turnId)!.turn;
+    const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
+    const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.ports.clock.nowIso(), usage: outcome.usage };
+    if (outcome.status === "Completed") {
+      this.ports.log.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
+    } else {
+      const failed: Turn = { ...turn, error: outcome.error };
+      this.ports.log.publish(threadId, turnId, "turn/failed", { turn: failed, error: outcome.error });
+      return failed;
+    }
+    return turn;
+  }
+
+  /**
+   * Turns the log shows as running when the gateway starts were cut off by a stop or a
+   * kill: each is made Blocked with a runtime_shutdown_continuation recovery job, so no
+   * turn stays InProgress with nothing running it, and turn/resume can continue it.
+   */
+  recoverCutOffTurns(): void {
+    for (const ref of this.ports.store.allTurns()) {
+      const state = this.ports.log.state(ref.turn_id);
+      for (const id of state?.requests.keys() ?? []) this.ports.approvals.remember(id, ref.thread_id, ref.turn_id);
+      if (state?.turn.status !== "InProgress") continue;
+      try {
+        this.ports.recovery.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.ports.store.events(ref.turn_id), state));
+      } catch (error) {
+        // A log this gateway cannot block from must still not leave the turn InProgress.
+        this.ports.diagnose(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        this.finish(ref.thread_id, ref.turn_id, {
+          status: "Interrupted",
+          usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+          error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
+        });
+      }
+    }
+  }
+
+  /**
+   * turn/resume: continues a Blocked turn through one of its open recovery jobs in a new
+   * execution window. The resume's first events are in the log before the response.
+   */
+  async resume(params: TurnResumeParams): Promise<{ turn: Turn; recovery_job_id: string }> {
+    // A run that has just blocked the turn may still be winding down.
+    const winding = this.running.get(params.turn_id);
+    if (winding && this.ports.log.state(params.turn_id)?.turn.status === "Blocked") await winding.done;
+    const state = this.ports.threads.turnOf(params.thread_id, params.turn_id);
+    const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
+    if (!blocked || this.running.has(params.turn_id)) {
+      throw protocolError("turn_not_blocked", `Turn ${params.turn_id} is not blocked (${state.turn.status}); only a blocked turn can be resumed`, {
+        turn_id: params.turn_id,
+        status: state.turn.status,
+      });
+    }
+    const jobId = params.recovery_job_id ?? blocked.recovery_job_id;
+    const job = state.jobs.get(jobId);
+    if (!job?.open) {
+      const why = job ? "was already used by an earlier resume" : "is not a recovery job of this turn";
+      throw protocolError("recovery_job_not_found", `Recovery job ${jobId} ${why}; turn ${params.turn_id} can be resumed through ${blocked.recovery_job_id} (or without recovery_job_id)`, {
+        turn_id: params.turn_id,
+        recovery_job_id: jobId,
+        active_recovery_job_id: blocked.recovery_job_id,
+      });
+    }
+    const { thread_id: threadId, turn_id: turnId } = params;
+    const first = [this.ports.log.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
+    const previous = state.windows.at(-1);
+    const index = previous ? previous.window_index + 1 : 0;
+    if (previous) {
+      first.push(
+        this.ports.log.record(threadId, turnId, "turn/execution_window/continued", {
+          previous_window_id: previous.window_id,
+          window_id: windowId(turnId, index),
+          window_index: index,
+          checkpoint_id: checkpointId(turnId, previous.window_index),
+          reason: job.exhaustion_reason ?? blocked.reason as TurnExecutionWindowExhaustionReason,
+        }),
+      );
+    }
+    first.push(this.ports.log.record(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, index), window_index: index, limits: this.ports.config.windowLimits, status: "running" }));
+    void this.launch(threadId, turnId, first, this.depthOf(state.turn), job);
+    return { turn: this.ports.log.state(turnId)!.turn, recovery_job_id: job.recovery_job_id };
+  }
+
+  /** How deep a turn is in a chain of spawn_agent child turns (0 for a client's turn). */
+  private depthOf(turn: Turn): number {
+    let depth = 0;
+    for (let parent = turn.parent_turn_id; parent !== undefined; parent = this.ports.log.state(parent)?.turn.parent_turn_id) depth++;
+    return depth;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The narrow ports the engine's collaborators receive. Each collaborator (the turn runner,
+ * approvals, recovery jobs, spawn_agent) is built from an explicit struct of the functions
+ * it calls, never from the gateway: none of them can reach what it was not given, and none
+ * imports the composition root (gateway.ts).
+ */
+import type {
+  AgentActorRef,
+  PromptManifest,
+  ThreadStartParams,
+  Turn,
+  TurnFailure,
+  TurnPermissionMode,
+  TurnStartParams,
+  TurnUsage,
+} from "../../generated/types.js";
+import type { ThreadRecord } from "../store/store.js";
+import type { TurnState } from "./fold.js";
+import type { TurnLog } from "./turn-log.js";
+
+/** Writing to the turn log: record, publish, audit. */
+export type EventLog = Pick<TurnLog, "record" | "publish" | "audit">;
+
+/** Reading a turn's state (the memoised fold of its log). */
+export interface TurnReader {
+  turnState(turnId: string): TurnState | undefined;
+}
+
+/** The gateway's clock. */
+export interface Clock {
+  now(): Date;
+  nowIso(): string;
+}
+
+/** Looking a thread up; throws thread_not_found for an unknown id. */
+export interface ThreadLookup {
+  thread(threadId: string): ThreadRecord;
+}
+
+/** The id the next item of a turn gets. */
+export interface ItemIds {
+  nextItemId(turnId: string): string;
+}
+
+/** How a turn ends, with the manifest of its last compiled prompt to record on the final snapshot. */
+export type TurnOutcome = ({ status: "Completed"; usage: TurnUsage } | { status: "Failed" | "Interrupted"; error: TurnFailure; usage: TurnUsage }) & {
+  readonly promptManifest?: PromptManifest;
+};
+
+/** The turn a child turn is started from (spawn_agent), and the mode the child asked for. */
+export interface ParentTurn {
+  readonly turn: Turn;
+  readonly depth: number;
+  readonly requestedMode?: TurnPermissionMode;
+  /** Who authors the child turn: the agent, as it presents itself now (kept with the turn). */
+  readonly actor?: AgentActorRef;
+}
+
+/** The turn lifecycle, as a collaborator may drive it. */
+export interface Lifecycle {
+  /** Ends a turn with a terminal notification carrying its final snapshot. */
+  finish(threadId: string, turnId: string, outcome: TurnOutcome): Turn;
+  /** Creates and starts a turn (a child turn when `parent` is given). */
+  startTurn(params: TurnStartParams, parent?: ParentTurn): { turn: Turn; done: Promise<void> };
+  /** Interrupts a turn and waits until it has ended. */
+  cancelTurn(turnId: string, reason: string): Promise<void>;
+}
+
+/** Creating a thread. */
+export interface ThreadCreation {
+  createThread(params: Pick<ThreadStartParams, "workspace_id" | "cwd" | "model_provider" | "model" | "mode">): ThreadRecord;
+}

@@ -1,0 +1,112 @@
+/**
+ * The tool gate: whether one tool call may run, decided apart from the round loop that
+ * asks. In order: the policy of the turn's profile; the rules no mode overrides (a sandbox
+ * escape is always asked; a path outside the turn's roots is never allowed silently); an
+ * earlier allow_for_turn grant for the same scope; and finally the client's answer to an
+ * approval request. Every decision is audited.
+ */
+import { classifyToolCall } from "../permissions/classify.js";
+import { outsideRoots } from "../permissions/paths.js";
+import { decide } from "../permissions/policy.js";
+import { scopeOf } from "../permissions/scope.js";
+import type { Approvals } from "./approvals.js";
+import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
+
+export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, "audit"> {
+  readonly approvals: Pick<Approvals, "ask">;
+}
+
+/** The gate's verdict: run, or do not, with what the model is told. */
+export type GateVerdict = { allowed: true } | { allowed: false; message: string };
+
+export class ToolGate {
+  constructor(private readonly ports: ToolGatePorts) {}
+
+  async permit(
+    threadId: string,
+    turnId: string,
+    toolName: string,
+    args: Record<string, unknown>,
+    cwd: string,
+    itemId: string,
+    signal: AbortSignal,
+  ): Promise<GateVerdict> {
+    const g = this.ports;
+    const state = g.turnState(turnId)!;
+    const profile = state.turn.permission_profile;
+    const call = classifyToolCall(toolName, args, cwd);
+    const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
+    const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
+    const scope = scopeOf(call.action, {
+      tool: toolName,
+      ...(call.command === undefined ? {} : { command: call.command }),
+      ...(call.paths[0] === undefined ? {} : { path: call.paths[0] }),
+      ...(call.domain === undefined ? {} : { domain: call.domain }),
+    });
+    const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
+    let behavior = decide(profile.effective_policy, toolName, call.action);
+    let reason = policyReason(profile.mode, call.action, behavior);
+    if (behavior === "deny") {
+      g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
+      return { allowed: false, message: `${toolName} is not allowed in this turn: ${reason}` };
+    }
+    if (call.escapeSandbox) {
+      behavior = "ask";
+      reason = "the call asks to run outside the sandbox, which always needs a one-time approval";
+    } else if (outside.length > 0) {
+      behavior = "ask";
+      reason = `the call reaches ${outside.join(", ")}, outside the turn's roots`;
+    }
+    if (behavior === "allow") {
+      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
+      return { allowed: true };
+    }
+    if (!call.escapeSandbox && state.grants.has(scope.hash)) {
+      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
+      return { allowed: true };
+    }
+    const resolution = await g.approvals.ask(
+      {
+        threadId,
+        turnId,
+        itemId,
+        toolName,
+        action: call.action,
+        scopeHash: scope.hash,
+        reason,
+        summary: summaryOf(toolName, call, args),
+        details: { arguments: args, ...(call.paths.length ? { paths: call.paths } : {}), ...(outside.length ? { resolved_outside_paths: outside } : {}), scope: scope.normalized },
+        outsidePaths: outside,
+        sandboxEscape: call.escapeSandbox,
+      },
+      signal,
+    );
+    if (resolution === "allow_once" || resolution === "allow_for_turn") {
+      g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
+      return { allowed: true };
+    }
+    g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
+    return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };
+  }
+}
+
+/** A one-line description of a call for the approval prompt. */
+function summaryOf(toolName: string, call: ReturnType<typeof classifyToolCall>, args: Record<string, unknown>): string {
+  if (call.command !== undefined) return `${call.escapeSandbox ? "Run outside the sandbox" : "Run"}: ${call.command}`;
+  if (call.domain !== undefined) return `Fetch ${String(args.url)}`;
+  if (call.paths[0] !== undefined) return `${call.write ? "Write" : "Read"} ${call.paths[0]}`;
+  return `Use ${toolName}`;
+}
+
+/** Why a decision went the way it did, in words for the audit log and the model. */
+function policyReason(mode: string, action: string, behavior: string): string {
+  return `the ${mode} profile ${behavior === "allow" ? "allows" : behavior === "deny" ? "denies" : "asks before"} ${action}`;
+}
+
+/** What the model is told when a call it made does not run. */
+const DECLINED: Record<string, string> = {
+  deny: "the user denied this call",
+  expired: "the approval request expired without an answer, which counts as a denial",
+  cancelled: "the approval request was cancelled with the turn",
+};
+

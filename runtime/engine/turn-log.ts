@@ -1,0 +1,172 @@
+/**
+ * The turn log: the one way an event gets into a turn's log and out to whoever observes it.
+ *
+ * It owns four things that must move together:
+ *   - recording: an event is appended to the store with its per-turn sequence, after the
+ *     strict check of its params against their schema (a gateway bug fails here, loudly,
+ *     instead of reaching a client or the log);
+ *   - commit bookkeeping: a commit that fails loses the events it held, and the turn it
+ *     lost them of is told so by its next record (see `record`);
+ *   - the memoised fold of each turn (TurnFold, inside its WorkFold), caught up with the
+ *     store by sequence, so that reading a turn's state or its work view costs the events
+ *     since the last read, not the whole turn;
+ *   - publishing: observers (the connections, the derived views) are handed each event
+ *     that is published, in order. The log knows nothing of who they are.
+ */
+import { randomUUID } from "node:crypto";
+import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
+import type { TurnPermissionAuditEvent } from "../../generated/types.js";
+import { notificationIssues } from "../../generated/validators.js";
+import type { StoreError } from "../store/rules.js";
+import type { EventStore, StoredEvent } from "../store/store.js";
+import type { TurnState } from "./fold.js";
+import { WorkFold } from "./work.js";
+
+/** Who records an event: the turn's own run (which a lost commit is reported to), or a request about the turn. */
+export type RecordedBy = "turn" | "request";
+
+/** The params of a notification as a recorder gives them: the log adds the thread, the turn and the sequence. */
+export type EventParams<N extends ServerNotificationName> = Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">;
+
+/** Receives each published event, in the order published. */
+export type EventObserver = (event: StoredEvent) => void;
+
+export interface TurnLogPorts {
+  readonly store: EventStore;
+  /** The workspace a thread belongs to (named by the work view). */
+  readonly workspaceOf: (threadId: string) => string;
+  readonly now: () => Date;
+  /** Diagnostics for the operator. */
+  readonly log: (message: string) => void;
+}
+
+/** How many turns' folds are kept; a turn read after its fold was dropped is folded again from the store. */
+const MEMOISED_TURNS = 512;
+
+export class TurnLog {
+  private readonly observers: EventObserver[] = [];
+  /** Turns recorded to since the store last committed; one afterCommit watches them. */
+  private uncommitted = new Set<string>();
+  /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
+  private readonly lostEvents = new Map<string, StoreError>();
+  /** Each turn's fold, most recently used last. */
+  private readonly folds = new Map<string, WorkFold>();
+
+  constructor(private readonly ports: TurnLogPorts) {}
+
+  /** Adds an observer of every event published from now on. */
+  observe(observer: EventObserver): void {
+    this.observers.push(observer);
+  }
+
+  /**
+   * Appends a notification to a turn's log, without publishing it. A failed commit that
+   * lost events of the turn is thrown here, by the turn's next record, as a failed append
+   * is: whoever runs the turn must not build on events the log does not hold. A record
+   * made for a request (`by: "request"`, an approval's answer) throws it too, but leaves it
+   * to be reported to the turn: the turn, not the request, ends Failed.
+   */
+  record<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+    const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
+    if (lost) throw lost;
+    let event: StoredEvent;
+    try {
+      event = this.ports.store.append(turnId, method, (sequence) => {
+        const full = { thread_id: threadId, turn_id: turnId, sequence, ...params };
+        const issues = notificationIssues(method, full, "strict");
+        if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
+        return full;
+      });
+    } catch (error) {
+      // When the append failed because its own commit did, this throw is the turn's report.
+      if (by === "turn") this.lostEvents.delete(turnId);
+      throw error;
+    }
+    this.watchCommit(turnId);
+    // The fold moves on with the event just appended, when it is the next one it needs.
+    const fold = this.folds.get(turnId);
+    if (fold && fold.turn.lastSequence === event.sequence - 1) fold.apply(event);
+    return event;
+  }
+
+  /** Appends a notification to a turn's log, then publishes it. */
+  publish<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+    const event = this.record(threadId, turnId, method, params, by);
+    this.deliver(event);
+    return event;
+  }
+
+  /** Appends and publishes a turn/permission/audit record. */
+  audit(threadId: string, turnId: string, fields: Omit<TurnPermissionAuditEvent, "thread_id" | "turn_id" | "sequence" | "audit_id" | "recorded_at">, by: RecordedBy = "turn"): StoredEvent {
+    return this.publish(threadId, turnId, "turn/permission/audit", { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, recorded_at: this.ports.now().toISOString(), ...fields }, by);
+  }
+
+  /** Hands an already recorded event to every observer. */
+  deliver(event: StoredEvent): void {
+    for (const observer of this.observers) observer(event);
+  }
+
+  /** The failure a turn's lost events are still to be reported with, taken: it is reported once. */
+  takeLostEvents(turnId: string): StoreError | undefined {
+    const failure = this.lostEvents.get(turnId);
+    if (failure !== undefined) this.lostEvents.delete(turnId);
+    return failure;
+  }
+
+  /** The id the next item of a turn gets: unique in the turn, as it names the log position it opens at. */
+  nextItemId(turnId: string): string {
+    return `${turnId}_item_${this.ports.store.lastSequence(turnId) + 1}`;
+  }
+
+  /** Resolves once everything written so far is committed (or its commit failed). */
+  committed(): Promise<void> {
+    return new Promise((resolve) => this.ports.store.afterCommit(() => resolve()));
+  }
+
+  /** A turn's state as of its last event; undefined for a turn the log holds no turn/started of. */
+  state(turnId: string): TurnState | undefined {
+    const threadId = this.ports.store.turnThread(turnId);
+    return threadId === undefined ? undefined : this.work(threadId, turnId).turn.state();
+  }
+
+  /** A turn's work fold, caught up with the store: what was appended since the last read is applied. */
+  work(threadId: string, turnId: string): WorkFold {
+    let fold = this.folds.get(turnId);
+    if (fold === undefined) {
+      fold = new WorkFold({ workspaceId: this.ports.workspaceOf(threadId), threadId, turnId });
+      if (this.folds.size >= MEMOISED_TURNS) this.folds.delete(this.folds.keys().next().value!);
+    } else {
+      this.folds.delete(turnId);
+    }
+    this.folds.set(turnId, fold);
+    // Another writer of the same store (a second gateway on the file) may have appended too.
+    for (const event of this.ports.store.events(turnId, fold.turn.lastSequence)) fold.apply(event);
+    return fold;
+  }
+
+  /** Notes that a turn was recorded to; if the commit holding it fails, its next record throws. */
+  private watchCommit(turnId: string): void {
+    const first = this.uncommitted.size === 0;
+    this.uncommitted.add(turnId);
+    if (!first) return;
+    this.ports.store.afterCommit((failure) => {
+      const turns = this.uncommitted;
+      this.uncommitted = new Set();
+      if (failure === undefined) return;
+      this.ports.log(`${failure.message}; lost the latest events of turn(s) ${[...turns].join(", ")}, which end Failed (internal)`);
+      for (const turnId of turns) {
+        this.lostEvents.set(turnId, failure);
+        // The fold holds what was lost: the next read folds the turn again from what the store kept.
+        this.folds.delete(turnId);
+        for (const observer of this.forgetters) observer(turnId);
+      }
+    });
+  }
+
+  private readonly forgetters: ((turnId: string) => void)[] = [];
+
+  /** Adds a listener told of each turn whose latest events a failed commit lost (a view built on them starts over). */
+  onLost(listener: (turnId: string) => void): void {
+    this.forgetters.push(listener);
+  }
+}

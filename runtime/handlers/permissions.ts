@@ -1,0 +1,10 @@
+/** Handler of the approval answer. */
+import type { Handlers } from "../../generated/server.js";
+import type { Approvals } from "../engine/approvals.js";
+import type { Connection } from "../engine/connections.js";
+
+export type PermissionMethods = "turn/permission/request/respond";
+
+export function permissionHandlers(approvals: Pick<Approvals, "respond">): Pick<Handlers<Connection>, PermissionMethods> {
+  return { "turn/permission/request/respond": (params) => approvals.respond(params) };
+}

@@ -1,0 +1,14 @@
+/** Handlers of the thread methods. */
+import type { Handlers } from "../../generated/server.js";
+import type { Connection } from "../engine/connections.js";
+import type { Threads } from "../engine/threads.js";
+
+export type ThreadMethods = "thread/start" | "thread/get" | "thread/timeline/page";
+
+export function threadHandlers(threads: Pick<Threads, "create" | "thread" | "view" | "timelinePage">): Pick<Handlers<Connection>, ThreadMethods> {
+  return {
+    "thread/start": (params) => ({ thread: threads.view(threads.create(params)) }),
+    "thread/get": (params) => ({ thread: threads.view(threads.thread(params.thread_id)) }),
+    "thread/timeline/page": (params) => threads.timelinePage(threads.thread(params.threadId).id, params.cursor, params.limit),
+  };
+}

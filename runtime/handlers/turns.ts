@@ -1,0 +1,51 @@
+/** Handlers of the turn methods: start, get, cancel, items, resume. */
+import { protocolError, type Handlers } from "../../generated/server.js";
+import type { Turn, TurnItemEvent, TurnResumeParams, TurnStartParams } from "../../generated/types.js";
+import type { Connection } from "../engine/connections.js";
+import { isActive, type TurnState } from "../engine/fold.js";
+import type { Threads } from "../engine/threads.js";
+import type { EventStore } from "../store/store.js";
+
+export type TurnMethods = "turn/start" | "turn/get" | "turn/cancel" | "turn/items" | "turn/resume";
+
+export interface TurnHandlerPorts {
+  readonly threads: Pick<Threads, "thread" | "turnOf">;
+  readonly turnState: (turnId: string) => TurnState | undefined;
+  readonly store: Pick<EventStore, "events" | "lastSequence">;
+  /** The turn lifecycle: start, cancel (waits until the turn ended), resume. */
+  readonly lifecycle: {
+    start(params: TurnStartParams): { turn: Turn };
+    cancel(turnId: string, reason: string): Promise<void>;
+    resume(params: TurnResumeParams): Promise<{ turn: Turn; recovery_job_id: string }>;
+  };
+}
+
+export function turnHandlers({ threads, turnState, store, lifecycle }: TurnHandlerPorts): Pick<Handlers<Connection>, TurnMethods> {
+  return {
+    "turn/start": (params) => {
+      threads.thread(params.thread_id);
+      return { turn: lifecycle.start(params).turn };
+    },
+    "turn/get": (params) => ({ turn: threads.turnOf(params.thread_id, params.turn_id).turn }),
+    "turn/cancel": async (params) => {
+      const state = threads.turnOf(params.thread_id, params.turn_id);
+      if (!isActive(state.turn)) {
+        throw protocolError("turn_not_active", `Turn ${params.turn_id} already ended (${state.turn.status}); only a running or blocked turn can be cancelled`, {
+          turn_id: params.turn_id,
+          status: state.turn.status,
+        });
+      }
+      await lifecycle.cancel(params.turn_id, params.reason ?? "cancelled by the client");
+      return { turn: turnState(params.turn_id)!.turn };
+    },
+    "turn/items": (params) => {
+      const state = threads.turnOf(params.thread_id, params.turn_id);
+      const events: TurnItemEvent[] = store
+        .events(params.turn_id, params.after_sequence ?? 0, params.limit)
+        .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
+      const workspace = state.turn.workspace_id ?? threads.thread(params.thread_id).workspace_id;
+      return { thread_id: params.thread_id, workspace_id: workspace, turn_id: params.turn_id, events, last_sequence: store.lastSequence(params.turn_id) };
+    },
+    "turn/resume": (params) => lifecycle.resume(params),
+  };
+}

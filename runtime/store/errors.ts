@@ -1,0 +1,29 @@
+/** The local error of the event stores: thrown by a store call, never sent as is. */
+/** What went wrong in a store call. */
+export type StoreErrorKind =
+  | "thread_exists"
+  | "unknown_thread"
+  | "unknown_turn"
+  | "invalid_argument"
+  | "invalid_params"
+  | "reentrant_append"
+  | "route_exists"
+  | "invalid_route"
+  | "closed"
+  | "commit_failed"
+  | "open_failed"
+  | "schema_version";
+
+/**
+ * A local error of the event store; never sent as is. `kind` lets a handler map it to a
+ * wire error (an unknown thread, say) without matching on the message.
+ */
+export class StoreError extends Error {
+  readonly kind: StoreErrorKind;
+
+  constructor(kind: StoreErrorKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "StoreError";
+    this.kind = kind;
+  }
+}

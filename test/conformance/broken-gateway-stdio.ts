@@ -1,0 +1,21 @@
+/**
+ * A broken gateway on stdio, for tests of `turnspec certify --gateway-cmd`:
+ *   node --import tsx test/conformance/broken-gateway-stdio.ts NAME --provider-url URL
+ * serves the reference gateway broken by NAME (broken-gateways.ts) until stdin ends.
+ */
+import { StdioTransport } from "../../transport/stdio.js";
+import { BROKEN, createBrokenGateway, type BrokenGatewayName } from "./broken-gateways.js";
+
+const [name, flag, providerUrl] = process.argv.slice(2);
+if (name === undefined || !Object.hasOwn(BROKEN, name) || flag !== "--provider-url" || providerUrl === undefined) {
+  process.stderr.write(`usage: broken-gateway-stdio.ts NAME --provider-url URL, NAME one of ${Object.keys(BROKEN).join(", ")}\n`);
+  process.exit(2);
+}
+const broken = createBrokenGateway(name as BrokenGatewayName, providerUrl);
+const transport = new StdioTransport({ input: process.stdin, output: process.stdout, maxFrameBytes: 8 * 1024 * 1024 });
+broken.connect(transport);
+const closed = transport.onclose;
+transport.onclose = () => {
+  closed?.();
+  void broken.close().then(() => process.exit(0));
+};

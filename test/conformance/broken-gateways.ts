@@ -1,0 +1,221 @@
+/**
+ * Deliberately broken gateways, for proving that the certification suite catches faults:
+ * the reference gateway, run in this process, behind a proxy on the wire that breaks it
+ * in one known way. The product has no fault switch; each break is made here, from the
+ * outside, by rewriting what the client sends or what the gateway answers.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ModelServer } from "../../conformance/model-server.js";
+import { createInMemoryPair, type Transport } from "../../rpc/index.js";
+import { resolveConfig } from "../../runtime/config.js";
+import { createGateway } from "../../runtime/serve.js";
+import { MemoryEventStore } from "../../runtime/store/memory.js";
+
+type Message = {
+  id?: string | number | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: { reason?: string } };
+};
+
+/** One break: rewrites of frames in each direction (returning the frames to pass on, in order). */
+interface Break {
+  /** What the client sent, on its way to the gateway. */
+  readonly toGateway?: (message: Message) => Message;
+  /** What the gateway sent, on its way to the client: none, one or several messages. */
+  readonly toClient?: (message: Message, sent: ReadonlyMap<string | number, Message>) => Message[];
+}
+
+/** Every broken gateway, with what it breaks. */
+export const BROKEN = {
+  "notifications-out-of-order": "sends an agent message's first delta before the item/started of its item",
+  "missing-terminal": "never sends turn/completed (the turn still completes in the log)",
+  "allow-for-turn-ignored": "asks again for an action an allow_for_turn answer already covers",
+  "denied-tool-runs": "runs a tool call even though it was denied",
+  "duplicate-route-actions": "accepts a delegation route that names an action twice",
+  "wrong-error-code": "answers turn_not_found errors with the code of thread_not_found",
+  "stale-revoke-accepted": "revokes a route whatever expected_generation it is given",
+  "wrong-last-sequence": "reports a turn/items last_sequence one past the last event",
+} as const satisfies Record<string, string>;
+
+export type BrokenGatewayName = keyof typeof BROKEN;
+
+/** Passes an approval through as another resolution, and reports it back as the one the client gave. */
+function answeredAs(given: string, passedOn: string): Break {
+  const rewritten = new Set<string>();
+  const restore = (body: Record<string, unknown> | undefined) =>
+    body && typeof body.request_id === "string" && rewritten.has(body.request_id) && body.resolution === passedOn ? { ...body, resolution: given } : body;
+  return {
+    toGateway: (m) => {
+      if (m.method !== "turn/permission/request/respond" || m.params?.resolution !== given) return m;
+      rewritten.add(m.params.request_id as string);
+      return { ...m, params: { ...m.params, resolution: passedOn } };
+    },
+    toClient: (m) => [m.params ? { ...m, params: restore(m.params)! } : m.result ? { ...m, result: restore(m.result)! } : m],
+  };
+}
+
+function breakFor(name: BrokenGatewayName): Break {
+  switch (name) {
+    case "notifications-out-of-order": {
+      // The item/started of an agent message is held back until its first delta has gone
+      // out. The two swap sequence numbers, on the wire and in turn/items, so that the
+      // only thing wrong is the order of the item's events.
+      let held: Message | undefined;
+      const swapped = new Map<string, [number, number][]>();
+      const withSequence = (m: Message, sequence: number): Message => ({ ...m, params: { ...m.params, sequence } });
+      return {
+        toClient: (m, sent) => {
+          const item = m.params?.item as { type?: string } | undefined;
+          if (m.method === "item/started" && item?.type === "agentMessage" && held === undefined) {
+            held = m;
+            return [];
+          }
+          const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
+          if (request?.method === "turn/items" && m.result) {
+            const events = [...(m.result.events as { sequence: number; params: Record<string, unknown> }[])];
+            for (const [a, b] of swapped.get(m.result.turn_id as string) ?? []) {
+              const ia = events.findIndex((e) => e.sequence === a);
+              const ib = events.findIndex((e) => e.sequence === b);
+              if (ia < 0 || ib < 0) continue;
+              const [ea, eb] = [events[ia]!, events[ib]!];
+              events[ia] = { ...eb, sequence: a, params: { ...eb.params, sequence: a } };
+              events[ib] = { ...ea, sequence: b, params: { ...ea.params, sequence: b } };
+            }
+            return [{ ...m, result: { ...m.result, events } }];
+          }
+          // Frames about other things (the work view's notifications, say) pass meanwhile.
+          if (held === undefined || m.params?.item_id !== held.params?.item_id) return [m];
+          const release = held;
+          held = undefined;
+          if (m.method !== "item/agent_message/delta") return [release, m];
+          const [first, second] = [release.params!.sequence as number, m.params!.sequence as number];
+          const turn = m.params!.turn_id as string;
+          swapped.set(turn, [...(swapped.get(turn) ?? []), [first, second]]);
+          return [withSequence(m, first), withSequence(release, second)];
+        },
+      };
+    }
+    case "missing-terminal":
+      return { toClient: (m) => (m.method === "turn/completed" ? [] : [m]) };
+    case "wrong-error-code":
+      return { toClient: (m) => [m.error?.data?.reason === "turn_not_found" ? { ...m, error: { ...m.error, code: -32001 } } : m] };
+    case "wrong-last-sequence":
+      return {
+        toClient: (m, sent) => {
+          const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
+          if (request?.method !== "turn/items" || m.result === undefined) return [m];
+          return [{ ...m, result: { ...m.result, last_sequence: (m.result.last_sequence as number) + 1 } }];
+        },
+      };
+    case "allow-for-turn-ignored":
+      return answeredAs("allow_for_turn", "allow_once");
+    case "denied-tool-runs":
+      return answeredAs("deny", "allow_once");
+    case "duplicate-route-actions":
+      return {
+        toGateway: (m) => {
+          const actions = m.params?.allowed_actions;
+          if (m.method !== "agent/route/create" || !Array.isArray(actions)) return m;
+          return { ...m, params: { ...m.params, allowed_actions: [...new Set(actions)] } };
+        },
+      };
+    case "stale-revoke-accepted": {
+      // The generation of every route seen in an answer, so a revoke can be sent with the current one.
+      const generations = new Map<string, number>();
+      const note = (route: unknown) => {
+        const r = route as { route_id?: unknown; generation?: unknown } | undefined;
+        if (typeof r?.route_id === "string" && typeof r.generation === "number") generations.set(r.route_id, r.generation);
+      };
+      return {
+        toGateway: (m) => {
+          const id = m.params?.route_id;
+          if (m.method !== "agent/route/revoke" || typeof id !== "string" || !generations.has(id)) return m;
+          return { ...m, params: { ...m.params, expected_generation: generations.get(id) } };
+        },
+        toClient: (m) => {
+          note(m.result);
+          for (const route of (m.result?.routes as unknown[] | undefined) ?? []) note(route);
+          return [m];
+        },
+      };
+    }
+  }
+}
+
+/** Puts `broken` between a client and the gateway side of a connection, rewriting frames both ways. */
+function proxy(gatewaySide: Transport, broken: Break): void {
+  const requests = new Map<string | number, Message>();
+  const receive = gatewaySide.onmessage;
+  gatewaySide.onmessage = (frame) => {
+    const pass = (m: Message) => {
+      const passed = broken.toGateway ? broken.toGateway(m) : m;
+      if (passed.method !== undefined && passed.id !== undefined && passed.id !== null) requests.set(passed.id, passed);
+      return passed;
+    };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(frame);
+    } catch {
+      // What is not JSON goes to the gateway as it came: answering it is the gateway's part.
+      return receive?.(frame);
+    }
+    if (typeof parsed !== "object" || parsed === null) return receive?.(frame);
+    receive?.(JSON.stringify(Array.isArray(parsed) ? parsed.map((m) => (typeof m === "object" && m !== null ? pass(m as Message) : m)) : pass(parsed as Message)));
+  };
+  const send = gatewaySide.send.bind(gatewaySide);
+  gatewaySide.send = async (frame) => {
+    const parsed = JSON.parse(frame) as Message | Message[];
+    if (Array.isArray(parsed)) {
+      const out = broken.toClient ? parsed.flatMap((m) => broken.toClient!(m, requests)) : parsed;
+      if (out.length) await send(JSON.stringify(out));
+      return;
+    }
+    // A single message may become none or several: each is its own frame.
+    for (const m of broken.toClient ? broken.toClient(parsed, requests) : [parsed]) await send(JSON.stringify(m));
+  };
+}
+
+/** The reference gateway broken by `name`, pointed at the model server at `providerUrl`. */
+export function createBrokenGateway(name: BrokenGatewayName, providerUrl: string): { connect(transport: Transport): void; close(): Promise<void> } {
+  const store = new MemoryEventStore();
+  const config = resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-broken-")) } }, { providerUrl });
+  const gateway = createGateway(store, config, () => undefined);
+  return {
+    connect: (transport) => {
+      gateway.connect(transport);
+      proxy(transport, breakFor(name));
+    },
+    close: async () => {
+      await gateway.close();
+      store.close();
+    },
+  };
+}
+
+export interface RunningBrokenGateway {
+  /** The client's end of the connection to the broken gateway. */
+  readonly transport: Transport;
+  /** The scripted model server the gateway is pointed at. */
+  readonly model: ModelServer;
+  close(): Promise<void>;
+}
+
+/** Starts the reference gateway in this process, broken by `name`, with its own model server. */
+export async function startBrokenGateway(name: BrokenGatewayName): Promise<RunningBrokenGateway> {
+  const model = new ModelServer();
+  const broken = createBrokenGateway(name, await model.start());
+  const [clientSide, gatewaySide] = createInMemoryPair();
+  broken.connect(gatewaySide);
+  return {
+    transport: clientSide,
+    model,
+    close: async () => {
+      await broken.close();
+      await model.close();
+    },
+  };
+}
