@@ -548,7 +548,7 @@ export interface ExecutionBackendCliAgentRuntime {
 }
 
 /**
- * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, limits and timeouts. Not a wire message; every field is optional and has a documented default.
+ * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, limits and timeouts. Not a wire message; every field is optional and has a documented default.
  */
 export interface GatewayConfig {
   /**
@@ -584,6 +584,28 @@ export interface GatewayConfig {
      * How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms first delay, doubling up to 30000 ms.
      */
     retry?: GatewayRetryPolicy;
+    /**
+     * More OpenAI-compatible endpoints, by provider name (the names scripted and openai are taken). Each is a provider a thread or turn may name.
+     */
+    openai_compatible?: {
+      /**
+       * An OpenAI-compatible Chat Completions endpoint, chosen by its name: a turn selects it with execution_backend {"type": "apiProvider", "provider": NAME} or model_provider NAME; the turn's model, when given, overrides the endpoint's.
+       */
+      [k: string]: {
+        /**
+         * Base URL of the API, e.g. http://127.0.0.1:8080/v1.
+         */
+        base_url: string;
+        /**
+         * Model to request when a turn names none.
+         */
+        model: string;
+        /**
+         * Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept.
+         */
+        api_key_env?: string;
+      } | undefined;
+    };
   };
   /**
    * How the built-in tools run.
@@ -655,6 +677,71 @@ export interface GatewayConfig {
      * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
      */
     retry?: GatewayRetryPolicy;
+  };
+  /**
+   * MCP servers a turn may select (capabilities of kind mcpServer or mcpTool), by server name. Each is reached over stdio (command) or Streamable HTTP (url), exactly one of the two; the gateway connects when a turn first selects it and keeps the connection.
+   */
+  mcp_servers?: {
+    [k: string]: {
+      /**
+       * Program to start for a stdio server.
+       */
+      command?: string;
+      /**
+       * Arguments of the command.
+       */
+      args?: string[];
+      /**
+       * Environment variables set for the command, besides a minimal inherited set (PATH, HOME, …).
+       */
+      env?: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * Working directory of the command. Default: the gateway's.
+       */
+      cwd?: string;
+      /**
+       * URL of a Streamable HTTP server.
+       */
+      url?: string;
+      /**
+       * HTTP headers sent to a url server (for example Authorization).
+       */
+      headers?: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * Scope the server is configured in; a capability's scopeKind must equal it. Default workspace.
+       */
+      scope?: string;
+      /**
+       * How long connecting and listing tools may take before the server counts as failed to start. Default 20000.
+       */
+      startup_timeout_ms?: number;
+      /**
+       * How long one tool call may run before it is reported timed out. Default 60000.
+       */
+      tool_timeout_ms?: number;
+    } | undefined;
+  };
+  /**
+   * Skills a turn may select (capabilities of kind skill): folders in the Agent Skills layout, one sub-folder per skill with a SKILL.md whose front matter has name and description.
+   */
+  skills?: {
+    /**
+     * Skill folders, read when a turn selects a skill. A skill's slug is SOURCE_KIND/NAME.
+     */
+    folders?: {
+      /**
+       * The folder holding one sub-folder per skill.
+       */
+      path: string;
+      /**
+       * Source kind of its skills (a capability's sourceKind). Default workspace.
+       */
+      source_kind?: string;
+    }[];
   };
   /**
    * Bounds that keep one client or one turn from taking the gateway down.

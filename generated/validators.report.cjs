@@ -3761,8 +3761,11 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern6 = new RegExp("^[^/]+$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -3816,7 +3819,7 @@ if(data.providers !== undefined){
 let data2 = data.providers;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-if(!((key1 === "openai") || (key1 === "retry"))){
+if(!(((key1 === "openai") || (key1 === "retry")) || (key1 === "openai_compatible"))){
 const err3 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err3];
@@ -4076,9 +4079,14 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-else {
-const err24 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"}};
+if(data2.openai_compatible !== undefined){
+let data12 = data2.openai_compatible;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key4 in data12){
+const _errs32 = errors;
+if(typeof key4 === "string"){
+if(!pattern4.test(key4)){
+const err24 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key4};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4088,12 +4096,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.tools !== undefined){
-let data12 = data.tools;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key4 in data12){
-if(!(((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry"))){
-const err25 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+var valid5 = _errs32 === errors;
+if(!valid5){
+const err25 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames",keyword:"propertyNames",params:{propertyName: key4}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4103,11 +4108,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data12.default_cwd !== undefined){
-let data13 = data12.default_cwd;
-if(typeof data13 === "string"){
-if(data13.length < 1){
-const err26 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}};
+for(const key5 in data12){
+let data13 = data12[key5];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.base_url === undefined){
+const err26 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4116,9 +4121,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/type",keyword:"type",params:{type: "string"}};
+if(data13.model === undefined){
+const err27 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/required",keyword:"required",params:{missingProperty: "model"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4127,11 +4131,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-if(data12.shell_timeout_ms !== undefined){
-let data14 = data12.shell_timeout_ms;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err28 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+for(const key6 in data13){
+if(!(((key6 === "base_url") || (key6 === "model")) || (key6 === "api_key_env"))){
+const err28 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4140,9 +4142,12 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
-const err29 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data13.base_url !== undefined){
+let data14 = data13.base_url;
+if(typeof data14 === "string"){
+if(data14.length < 1){
+const err29 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4152,11 +4157,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
-if(data12.max_shell_timeout_ms !== undefined){
-let data15 = data12.max_shell_timeout_ms;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err30 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err30 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4165,9 +4167,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
-const err31 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data13.model !== undefined){
+let data15 = data13.model;
+if(typeof data15 === "string"){
+if(data15.length < 1){
+const err31 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4177,11 +4182,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-if(data12.web_fetch_timeout_ms !== undefined){
-let data16 = data12.web_fetch_timeout_ms;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err32 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err32 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4190,9 +4192,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
-const err33 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data13.api_key_env !== undefined){
+let data16 = data13.api_key_env;
+if(typeof data16 === "string"){
+if(data16.length < 1){
+const err33 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4202,11 +4207,8 @@ vErrors.push(err33);
 errors++;
 }
 }
-}
-if(data12.restricted_max_shell_timeout_ms !== undefined){
-let data17 = data12.restricted_max_shell_timeout_ms;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err34 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err34 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4215,9 +4217,10 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 1 || isNaN(data17)){
-const err35 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4228,12 +4231,8 @@ errors++;
 }
 }
 }
-if(data12.execution_windows !== undefined){
-let data18 = data12.execution_windows;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-for(const key5 in data18){
-if(!(((((key5 === "max_agent_rounds_per_window") || (key5 === "max_tool_calls_per_window")) || (key5 === "max_wall_clock_ms_per_window")) || (key5 === "max_provider_tokens_per_window")) || (key5 === "total"))){
-const err36 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+else {
+const err36 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4243,10 +4242,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data18.max_agent_rounds_per_window !== undefined){
-let data19 = data18.max_agent_rounds_per_window;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err37 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err37 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4255,9 +4253,13 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
-const err38 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.tools !== undefined){
+let data17 = data.tools;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+for(const key7 in data17){
+if(!(((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry"))){
+const err38 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4267,11 +4269,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-}
-if(data18.max_tool_calls_per_window !== undefined){
-let data20 = data18.max_tool_calls_per_window;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err39 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
+if(data17.default_cwd !== undefined){
+let data18 = data17.default_cwd;
+if(typeof data18 === "string"){
+if(data18.length < 1){
+const err39 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4280,9 +4282,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 1 || isNaN(data20)){
-const err40 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err40 = {instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4292,11 +4294,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-if(data18.max_wall_clock_ms_per_window !== undefined){
-let data21 = data18.max_wall_clock_ms_per_window;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err41 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
+if(data17.shell_timeout_ms !== undefined){
+let data19 = data17.shell_timeout_ms;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err41 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4305,9 +4306,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
-const err42 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
+const err42 = {instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4318,10 +4319,10 @@ errors++;
 }
 }
 }
-if(data18.max_provider_tokens_per_window !== undefined){
-let data22 = data18.max_provider_tokens_per_window;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err43 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
+if(data17.max_shell_timeout_ms !== undefined){
+let data20 = data17.max_shell_timeout_ms;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err43 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -4330,9 +4331,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 1 || isNaN(data22)){
-const err44 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
+const err44 = {instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -4343,12 +4344,10 @@ errors++;
 }
 }
 }
-if(data18.total !== undefined){
-let data23 = data18.total;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-for(const key6 in data23){
-if(!((((key6 === "max_agent_rounds") || (key6 === "max_tool_calls")) || (key6 === "max_wall_clock_ms")) || (key6 === "max_provider_tokens"))){
-const err45 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
+if(data17.web_fetch_timeout_ms !== undefined){
+let data21 = data17.web_fetch_timeout_ms;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err45 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4357,11 +4356,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-if(data23.max_agent_rounds !== undefined){
-let data24 = data23.max_agent_rounds;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err46 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
+const err46 = {instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4370,9 +4367,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
-const err47 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data17.restricted_max_shell_timeout_ms !== undefined){
+let data22 = data17.restricted_max_shell_timeout_ms;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err47 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4381,12 +4381,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-}
-if(data23.max_tool_calls !== undefined){
-let data25 = data23.max_tool_calls;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err48 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
+const err48 = {instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4395,9 +4392,14 @@ vErrors.push(err48);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
-const err49 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data17.execution_windows !== undefined){
+let data23 = data17.execution_windows;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key8 in data23){
+if(!(((((key8 === "max_agent_rounds_per_window") || (key8 === "max_tool_calls_per_window")) || (key8 === "max_wall_clock_ms_per_window")) || (key8 === "max_provider_tokens_per_window")) || (key8 === "total"))){
+const err49 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4407,11 +4409,10 @@ vErrors.push(err49);
 errors++;
 }
 }
-}
-if(data23.max_wall_clock_ms !== undefined){
-let data26 = data23.max_wall_clock_ms;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err50 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
+if(data23.max_agent_rounds_per_window !== undefined){
+let data24 = data23.max_agent_rounds_per_window;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err50 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4420,9 +4421,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
-const err51 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err51 = {instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4433,10 +4434,10 @@ errors++;
 }
 }
 }
-if(data23.max_provider_tokens !== undefined){
-let data27 = data23.max_provider_tokens;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err52 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data23.max_tool_calls_per_window !== undefined){
+let data25 = data23.max_tool_calls_per_window;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err52 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4445,9 +4446,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
-const err53 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err53 = {instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4458,9 +4459,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/type",keyword:"type",params:{type: "object"}};
+if(data23.max_wall_clock_ms_per_window !== undefined){
+let data26 = data23.max_wall_clock_ms_per_window;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err54 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4469,10 +4471,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-else {
-const err55 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/type",keyword:"type",params:{type: "object"}};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err55 = {instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4482,12 +4483,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data12.retry !== undefined){
-let data28 = data12.retry;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-for(const key7 in data28){
-if(!((((key7 === "max_attempts") || (key7 === "initial_delay_ms")) || (key7 === "backoff_multiplier")) || (key7 === "max_delay_ms"))){
-const err56 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
+}
+if(data23.max_provider_tokens_per_window !== undefined){
+let data27 = data23.max_provider_tokens_per_window;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err56 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4496,11 +4496,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data28.max_attempts !== undefined){
-let data29 = data28.max_attempts;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err57 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+const err57 = {instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -4509,9 +4507,14 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
-const err58 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data23.total !== undefined){
+let data28 = data23.total;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+for(const key9 in data28){
+if(!((((key9 === "max_agent_rounds") || (key9 === "max_tool_calls")) || (key9 === "max_wall_clock_ms")) || (key9 === "max_provider_tokens"))){
+const err58 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -4521,11 +4524,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-if(data28.initial_delay_ms !== undefined){
-let data30 = data28.initial_delay_ms;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err59 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
+if(data28.max_agent_rounds !== undefined){
+let data29 = data28.max_agent_rounds;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err59 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -4534,9 +4536,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
-const err60 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err60 = {instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -4547,11 +4549,10 @@ errors++;
 }
 }
 }
-if(data28.backoff_multiplier !== undefined){
-let data31 = data28.backoff_multiplier;
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 1 || isNaN(data31)){
-const err61 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data28.max_tool_calls !== undefined){
+let data30 = data28.max_tool_calls;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err61 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -4560,9 +4561,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 1 || isNaN(data30)){
+const err62 = {instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -4572,10 +4573,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data28.max_delay_ms !== undefined){
-let data32 = data28.max_delay_ms;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err63 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
+}
+if(data28.max_wall_clock_ms !== undefined){
+let data31 = data28.max_wall_clock_ms;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err63 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -4584,9 +4586,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 0 || isNaN(data32)){
-const err64 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
+const err64 = {instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -4597,9 +4599,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/type",keyword:"type",params:{type: "object"}};
+if(data28.max_provider_tokens !== undefined){
+let data32 = data28.max_provider_tokens;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err65 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -4608,10 +4611,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 1 || isNaN(data32)){
+const err66 = {instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4621,12 +4623,10 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data33 = data.limits;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-for(const key8 in data33){
-if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
-const err67 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4636,10 +4636,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data33.max_frame_bytes !== undefined){
-let data34 = data33.max_frame_bytes;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err68 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err68 = {instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4648,9 +4647,13 @@ vErrors.push(err68);
 }
 errors++;
 }
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 1024 || isNaN(data34)){
-const err69 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+if(data17.retry !== undefined){
+let data33 = data17.retry;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+for(const key10 in data33){
+if(!((((key10 === "max_attempts") || (key10 === "initial_delay_ms")) || (key10 === "backoff_multiplier")) || (key10 === "max_delay_ms"))){
+const err69 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4660,11 +4663,10 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-if(data33.max_batch_size !== undefined){
-let data35 = data33.max_batch_size;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err70 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+if(data33.max_attempts !== undefined){
+let data34 = data33.max_attempts;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err70 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4673,9 +4675,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 1 || isNaN(data35)){
-const err71 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 1 || isNaN(data34)){
+const err71 = {instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4686,10 +4688,10 @@ errors++;
 }
 }
 }
-if(data33.max_agent_rounds !== undefined){
-let data36 = data33.max_agent_rounds;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err72 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if(data33.initial_delay_ms !== undefined){
+let data35 = data33.initial_delay_ms;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err72 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4698,9 +4700,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 1 || isNaN(data36)){
-const err73 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err73 = {instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4711,10 +4713,11 @@ errors++;
 }
 }
 }
-if(data33.max_spawn_depth !== undefined){
-let data37 = data33.max_spawn_depth;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err74 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if(data33.backoff_multiplier !== undefined){
+let data36 = data33.backoff_multiplier;
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1 || isNaN(data36)){
+const err74 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4723,9 +4726,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
-const err75 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err75 = {instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/type",keyword:"type",params:{type: "number"}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4735,11 +4738,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-if(data33.max_tool_calls !== undefined){
-let data38 = data33.max_tool_calls;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err76 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if(data33.max_delay_ms !== undefined){
+let data37 = data33.max_delay_ms;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err76 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4748,9 +4750,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 1 || isNaN(data38)){
-const err77 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
+const err77 = {instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4763,7 +4765,7 @@ errors++;
 }
 }
 else {
-const err78 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+const err78 = {instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4773,12 +4775,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data39 = data.permissions;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-for(const key9 in data39){
-if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
-const err79 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}};
+}
+else {
+const err79 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4788,10 +4787,14 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data39.request_timeout_ms !== undefined){
-let data40 = data39.request_timeout_ms;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err80 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(data.mcp_servers !== undefined){
+let data38 = data.mcp_servers;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key11 in data38){
+const _errs92 = errors;
+if(typeof key11 === "string"){
+if(!pattern5.test(key11)){
+const err80 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4800,9 +4803,10 @@ vErrors.push(err80);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
-const err81 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+var valid13 = _errs92 === errors;
+if(!valid13){
+const err81 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key11}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4812,10 +4816,12 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-if(data39.require_resolve_token !== undefined){
-if(typeof data39.require_resolve_token !== "boolean"){
-const err82 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+for(const key12 in data38){
+let data39 = data38[key12];
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key13 in data39){
+if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
+const err82 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4825,15 +4831,11 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data39.allowed_paths !== undefined){
-let data42 = data39.allowed_paths;
-if(Array.isArray(data42)){
-const len0 = data42.length;
-for(let i0=0; i0<len0; i0++){
-let data43 = data42[i0];
-if(typeof data43 === "string"){
-if(data43.length < 1){
-const err83 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(data39.command !== undefined){
+let data40 = data39.command;
+if(typeof data40 === "string"){
+if(data40.length < 1){
+const err83 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4844,7 +4846,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+const err84 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4854,9 +4856,13 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(data39.args !== undefined){
+let data41 = data39.args;
+if(Array.isArray(data41)){
+const len0 = data41.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data41[i0] !== "string"){
+const err85 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i0,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4866,11 +4872,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data39.resolve_token_secret !== undefined){
-let data44 = data39.resolve_token_secret;
-if(typeof data44 === "string"){
-if(data44.length < 16){
-const err86 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+}
+else {
+const err86 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4880,8 +4884,12 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if(data39.env !== undefined){
+let data43 = data39.env;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key14 in data43){
+if(typeof data43[key14] !== "string"){
+const err87 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4893,7 +4901,7 @@ errors++;
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+const err88 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4903,11 +4911,11 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data45 = data.gateway_id;
+if(data39.cwd !== undefined){
+let data45 = data39.cwd;
 if(typeof data45 === "string"){
 if(data45.length < 1){
-const err89 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+const err89 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4918,7 +4926,7 @@ errors++;
 }
 }
 else {
-const err90 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+const err90 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4928,12 +4936,11 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data.routes !== undefined){
-let data46 = data.routes;
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-for(const key10 in data46){
-if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
-const err91 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
+if(data39.url !== undefined){
+let data46 = data39.url;
+if(typeof data46 === "string"){
+if(data46.length < 1){
+const err91 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4943,10 +4950,8 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data46.max_hops !== undefined){
-let data47 = data46.max_hops;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err92 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+else {
+const err92 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4955,9 +4960,13 @@ vErrors.push(err92);
 }
 errors++;
 }
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
-const err93 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data39.headers !== undefined){
+let data47 = data39.headers;
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key15 in data47){
+if(typeof data47[key15] !== "string"){
+const err93 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4968,10 +4977,8 @@ errors++;
 }
 }
 }
-if(data46.max_routes_per_source !== undefined){
-let data48 = data46.max_routes_per_source;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err94 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+else {
+const err94 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4980,9 +4987,12 @@ vErrors.push(err94);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
-const err95 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data39.scope !== undefined){
+let data49 = data39.scope;
+if(typeof data49 === "string"){
+if(data49.length < 1){
+const err95 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4992,10 +5002,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-}
 else {
-const err96 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+const err96 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -5005,12 +5013,10 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data.agent !== undefined){
-let data49 = data.agent;
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-for(const key11 in data49){
-if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
-const err97 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
+if(data39.startup_timeout_ms !== undefined){
+let data50 = data39.startup_timeout_ms;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err97 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -5019,12 +5025,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-if(data49.identity_id !== undefined){
-let data50 = data49.identity_id;
-if(typeof data50 === "string"){
-if(data50.length < 1){
-const err98 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
+const err98 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -5034,8 +5037,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-else {
-const err99 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data39.tool_timeout_ms !== undefined){
+let data51 = data39.tool_timeout_ms;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err99 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -5044,12 +5050,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-}
-if(data49.display_name !== undefined){
-let data51 = data49.display_name;
-if(typeof data51 === "string"){
-if(data51.length < 1){
-const err100 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 1 || isNaN(data51)){
+const err100 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -5059,8 +5062,10 @@ vErrors.push(err100);
 errors++;
 }
 }
+}
+}
 else {
-const err101 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+const err101 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -5070,11 +5075,9 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data49.nickname !== undefined){
-let data52 = data49.nickname;
-if(typeof data52 === "string"){
-if(data52.length < 1){
-const err102 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -5084,8 +5087,12 @@ vErrors.push(err102);
 errors++;
 }
 }
-else {
-const err103 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data.skills !== undefined){
+let data52 = data.skills;
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+for(const key16 in data52){
+if(!(key16 === "folders")){
+const err103 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -5095,10 +5102,15 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data49.revision !== undefined){
-let data53 = data49.revision;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err104 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(data52.folders !== undefined){
+let data53 = data52.folders;
+if(Array.isArray(data53)){
+const len1 = data53.length;
+for(let i1=0; i1<len1; i1++){
+let data54 = data53[i1];
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+if(data54.path === undefined){
+const err104 = {instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: "path"}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -5107,9 +5119,9 @@ vErrors.push(err104);
 }
 errors++;
 }
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
-const err105 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+for(const key17 in data54){
+if(!((key17 === "path") || (key17 === "source_kind"))){
+const err105 = {instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -5119,11 +5131,11 @@ vErrors.push(err105);
 errors++;
 }
 }
-}
-if(data49.avatar_revision !== undefined){
-let data54 = data49.avatar_revision;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err106 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(data54.path !== undefined){
+let data55 = data54.path;
+if(typeof data55 === "string"){
+if(data55.length < 1){
+const err106 = {instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -5132,9 +5144,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
-const err107 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err107 = {instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -5144,12 +5156,11 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-if(data49.role !== undefined){
-let data55 = data49.role;
-if(typeof data55 === "string"){
-if(data55.length < 1){
-const err108 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(data54.source_kind !== undefined){
+let data56 = data54.source_kind;
+if(typeof data56 === "string"){
+if(data56.length < 1){
+const err108 = {instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -5158,9 +5169,8 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(!pattern6.test(data56)){
+const err109 = {instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -5170,9 +5180,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-}
 else {
-const err110 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+const err110 = {instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -5182,12 +5191,9 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data56 = data.context;
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-for(const key12 in data56){
-if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
-const err111 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}};
+}
+else {
+const err111 = {instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -5197,10 +5203,9 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data56.max_history_tokens !== undefined){
-let data57 = data56.max_history_tokens;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err112 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err112 = {instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -5209,9 +5214,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
-const err113 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -5221,11 +5227,12 @@ vErrors.push(err113);
 errors++;
 }
 }
-}
-if(data56.keep_recent_messages !== undefined){
-let data58 = data56.keep_recent_messages;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err114 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(data.limits !== undefined){
+let data57 = data.limits;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+for(const key18 in data57){
+if(!(((((key18 === "max_frame_bytes") || (key18 === "max_batch_size")) || (key18 === "max_agent_rounds")) || (key18 === "max_spawn_depth")) || (key18 === "max_tool_calls"))){
+const err114 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18}};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -5234,9 +5241,11 @@ vErrors.push(err114);
 }
 errors++;
 }
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
-const err115 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data57.max_frame_bytes !== undefined){
+let data58 = data57.max_frame_bytes;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const err115 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -5245,11 +5254,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err116 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 < 1024 || isNaN(data58)){
+const err116 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -5260,13 +5267,612 @@ errors++;
 }
 }
 }
-else {
-const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data57.max_batch_size !== undefined){
+let data59 = data57.max_batch_size;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
+const err117 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err117];
 }
 else {
 vErrors.push(err117);
+}
+errors++;
+}
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 < 1 || isNaN(data59)){
+const err118 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+if(data57.max_agent_rounds !== undefined){
+let data60 = data57.max_agent_rounds;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const err119 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 1 || isNaN(data60)){
+const err120 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+if(data57.max_spawn_depth !== undefined){
+let data61 = data57.max_spawn_depth;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+const err121 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 < 0 || isNaN(data61)){
+const err122 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+}
+if(data57.max_tool_calls !== undefined){
+let data62 = data57.max_tool_calls;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
+const err123 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 < 1 || isNaN(data62)){
+const err124 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+if(data.permissions !== undefined){
+let data63 = data.permissions;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+for(const key19 in data63){
+if(!((((key19 === "request_timeout_ms") || (key19 === "require_resolve_token")) || (key19 === "allowed_paths")) || (key19 === "resolve_token_secret"))){
+const err126 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19}};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+if(data63.request_timeout_ms !== undefined){
+let data64 = data63.request_timeout_ms;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const err127 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 1 || isNaN(data64)){
+const err128 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+if(data63.require_resolve_token !== undefined){
+if(typeof data63.require_resolve_token !== "boolean"){
+const err129 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+if(data63.allowed_paths !== undefined){
+let data66 = data63.allowed_paths;
+if(Array.isArray(data66)){
+const len2 = data66.length;
+for(let i2=0; i2<len2; i2++){
+let data67 = data66[i2];
+if(typeof data67 === "string"){
+if(data67.length < 1){
+const err130 = {instancePath:instancePath+"/permissions/allowed_paths/" + i2,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/permissions/allowed_paths/" + i2,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data63.resolve_token_secret !== undefined){
+let data68 = data63.resolve_token_secret;
+if(typeof data68 === "string"){
+if(data68.length < 16){
+const err133 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+else {
+const err134 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+if(data.gateway_id !== undefined){
+let data69 = data.gateway_id;
+if(typeof data69 === "string"){
+if(data69.length < 1){
+const err136 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+else {
+const err137 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+if(data.routes !== undefined){
+let data70 = data.routes;
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+for(const key20 in data70){
+if(!((key20 === "max_hops") || (key20 === "max_routes_per_source"))){
+const err138 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+if(data70.max_hops !== undefined){
+let data71 = data70.max_hops;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
+const err139 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 < 0 || isNaN(data71)){
+const err140 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+}
+if(data70.max_routes_per_source !== undefined){
+let data72 = data70.max_routes_per_source;
+if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+const err141 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+if((typeof data72 == "number") && (isFinite(data72))){
+if(data72 < 1 || isNaN(data72)){
+const err142 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+if(data.agent !== undefined){
+let data73 = data.agent;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key21 in data73){
+if(!((((((key21 === "identity_id") || (key21 === "display_name")) || (key21 === "nickname")) || (key21 === "revision")) || (key21 === "avatar_revision")) || (key21 === "role"))){
+const err144 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21}};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+if(data73.identity_id !== undefined){
+let data74 = data73.identity_id;
+if(typeof data74 === "string"){
+if(data74.length < 1){
+const err145 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+}
+else {
+const err146 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+if(data73.display_name !== undefined){
+let data75 = data73.display_name;
+if(typeof data75 === "string"){
+if(data75.length < 1){
+const err147 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+else {
+const err148 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+if(data73.nickname !== undefined){
+let data76 = data73.nickname;
+if(typeof data76 === "string"){
+if(data76.length < 1){
+const err149 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(data73.revision !== undefined){
+let data77 = data73.revision;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err151 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 0 || isNaN(data77)){
+const err152 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+}
+if(data73.avatar_revision !== undefined){
+let data78 = data73.avatar_revision;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+const err153 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 0 || isNaN(data78)){
+const err154 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+}
+if(data73.role !== undefined){
+let data79 = data73.role;
+if(typeof data79 === "string"){
+if(data79.length < 1){
+const err155 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+else {
+const err156 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+}
+else {
+const err157 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+if(data.context !== undefined){
+let data80 = data.context;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+for(const key22 in data80){
+if(!((key22 === "max_history_tokens") || (key22 === "keep_recent_messages"))){
+const err158 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22}};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+if(data80.max_history_tokens !== undefined){
+let data81 = data80.max_history_tokens;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
+const err159 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
+const err160 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+}
+}
+if(data80.keep_recent_messages !== undefined){
+let data82 = data80.keep_recent_messages;
+if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
+const err161 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+if((typeof data82 == "number") && (isFinite(data82))){
+if(data82 < 1 || isNaN(data82)){
+const err162 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+}
+}
+else {
+const err164 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
 }
 errors++;
 }

@@ -2834,8 +2834,11 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern6 = new RegExp("^[^/]+$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -2890,7 +2893,7 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 const _errs8 = errors;
 for(const key1 in data2){
-if(!((key1 === "openai") || (key1 === "retry"))){
+if(!(((key1 === "openai") || (key1 === "retry")) || (key1 === "openai_compatible"))){
 validate46.errors = [{instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
@@ -3108,6 +3111,152 @@ var valid1 = _errs18 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data2.openai_compatible !== undefined){
+let data12 = data2.openai_compatible;
+const _errs30 = errors;
+if(errors === _errs30){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key4 in data12){
+const _errs32 = errors;
+if(typeof key4 === "string"){
+if(!pattern4.test(key4)){
+const err0 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key4};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var valid5 = _errs32 === errors;
+if(!valid5){
+const err1 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames",keyword:"propertyNames",params:{propertyName: key4}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid5){
+for(const key5 in data12){
+let data13 = data12[key5];
+const _errs34 = errors;
+if(errors === _errs34){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing1;
+if(((data13.base_url === undefined) && (missing1 = "base_url")) || ((data13.model === undefined) && (missing1 = "model"))){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs36 = errors;
+for(const key6 in data13){
+if(!(((key6 === "base_url") || (key6 === "model")) || (key6 === "api_key_env"))){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}}];
+return false;
+break;
+}
+}
+if(_errs36 === errors){
+if(data13.base_url !== undefined){
+let data14 = data13.base_url;
+const _errs37 = errors;
+if(errors === _errs37){
+if(typeof data14 === "string"){
+if(data14.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs37 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data13.model !== undefined){
+let data15 = data13.model;
+const _errs39 = errors;
+if(errors === _errs39){
+if(typeof data15 === "string"){
+if(data15.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs39 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data13.api_key_env !== undefined){
+let data16 = data13.api_key_env;
+const _errs41 = errors;
+if(errors === _errs41){
+if(typeof data16 === "string"){
+if(data16.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs41 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid6 = _errs34 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs30 === errors;
+}
+else {
+var valid1 = true;
+}
+}
 }
 }
 }
@@ -3123,25 +3272,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data12 = data.tools;
-const _errs30 = errors;
-if(errors === _errs30){
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-const _errs32 = errors;
-for(const key4 in data12){
-if(!(((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry"))){
-validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
+let data17 = data.tools;
+const _errs43 = errors;
+if(errors === _errs43){
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs45 = errors;
+for(const key7 in data17){
+if(!(((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry"))){
+validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}}];
 return false;
 break;
 }
 }
-if(_errs32 === errors){
-if(data12.default_cwd !== undefined){
-let data13 = data12.default_cwd;
-const _errs33 = errors;
-if(errors === _errs33){
-if(typeof data13 === "string"){
-if(data13.length < 1){
+if(_errs45 === errors){
+if(data17.default_cwd !== undefined){
+let data18 = data17.default_cwd;
+const _errs46 = errors;
+if(errors === _errs46){
+if(typeof data18 === "string"){
+if(data18.length < 1){
 validate46.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3151,290 +3300,290 @@ validate46.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:
 return false;
 }
 }
-var valid5 = _errs33 === errors;
+var valid8 = _errs46 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.shell_timeout_ms !== undefined){
-let data14 = data12.shell_timeout_ms;
-const _errs35 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+if(valid8){
+if(data17.shell_timeout_ms !== undefined){
+let data19 = data17.shell_timeout_ms;
+const _errs48 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 validate46.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs35){
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
+if(errors === _errs48){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
 validate46.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs35 === errors;
+var valid8 = _errs48 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.max_shell_timeout_ms !== undefined){
-let data15 = data12.max_shell_timeout_ms;
-const _errs37 = errors;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+if(valid8){
+if(data17.max_shell_timeout_ms !== undefined){
+let data20 = data17.max_shell_timeout_ms;
+const _errs50 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
 validate46.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs37){
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
+if(errors === _errs50){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
 validate46.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs37 === errors;
+var valid8 = _errs50 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.web_fetch_timeout_ms !== undefined){
-let data16 = data12.web_fetch_timeout_ms;
-const _errs39 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+if(valid8){
+if(data17.web_fetch_timeout_ms !== undefined){
+let data21 = data17.web_fetch_timeout_ms;
+const _errs52 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
 validate46.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs39){
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
+if(errors === _errs52){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
 validate46.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs39 === errors;
+var valid8 = _errs52 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.restricted_max_shell_timeout_ms !== undefined){
-let data17 = data12.restricted_max_shell_timeout_ms;
-const _errs41 = errors;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+if(valid8){
+if(data17.restricted_max_shell_timeout_ms !== undefined){
+let data22 = data17.restricted_max_shell_timeout_ms;
+const _errs54 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
 validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs41){
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 1 || isNaN(data17)){
+if(errors === _errs54){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
 validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs41 === errors;
+var valid8 = _errs54 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.execution_windows !== undefined){
-let data18 = data12.execution_windows;
-const _errs43 = errors;
-if(errors === _errs43){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-const _errs45 = errors;
-for(const key5 in data18){
-if(!(((((key5 === "max_agent_rounds_per_window") || (key5 === "max_tool_calls_per_window")) || (key5 === "max_wall_clock_ms_per_window")) || (key5 === "max_provider_tokens_per_window")) || (key5 === "total"))){
-validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
+if(valid8){
+if(data17.execution_windows !== undefined){
+let data23 = data17.execution_windows;
+const _errs56 = errors;
+if(errors === _errs56){
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+const _errs58 = errors;
+for(const key8 in data23){
+if(!(((((key8 === "max_agent_rounds_per_window") || (key8 === "max_tool_calls_per_window")) || (key8 === "max_wall_clock_ms_per_window")) || (key8 === "max_provider_tokens_per_window")) || (key8 === "total"))){
+validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}}];
 return false;
 break;
 }
 }
-if(_errs45 === errors){
-if(data18.max_agent_rounds_per_window !== undefined){
-let data19 = data18.max_agent_rounds_per_window;
-const _errs46 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+if(_errs58 === errors){
+if(data23.max_agent_rounds_per_window !== undefined){
+let data24 = data23.max_agent_rounds_per_window;
+const _errs59 = errors;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs46){
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
+if(errors === _errs59){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs46 === errors;
+var valid9 = _errs59 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_tool_calls_per_window !== undefined){
-let data20 = data18.max_tool_calls_per_window;
-const _errs48 = errors;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+if(valid9){
+if(data23.max_tool_calls_per_window !== undefined){
+let data25 = data23.max_tool_calls_per_window;
+const _errs61 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs48){
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 1 || isNaN(data20)){
+if(errors === _errs61){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs48 === errors;
+var valid9 = _errs61 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_wall_clock_ms_per_window !== undefined){
-let data21 = data18.max_wall_clock_ms_per_window;
-const _errs50 = errors;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+if(valid9){
+if(data23.max_wall_clock_ms_per_window !== undefined){
+let data26 = data23.max_wall_clock_ms_per_window;
+const _errs63 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs50){
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
+if(errors === _errs63){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs50 === errors;
+var valid9 = _errs63 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_provider_tokens_per_window !== undefined){
-let data22 = data18.max_provider_tokens_per_window;
-const _errs52 = errors;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+if(valid9){
+if(data23.max_provider_tokens_per_window !== undefined){
+let data27 = data23.max_provider_tokens_per_window;
+const _errs65 = errors;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs52){
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 1 || isNaN(data22)){
+if(errors === _errs65){
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs52 === errors;
+var valid9 = _errs65 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.total !== undefined){
-let data23 = data18.total;
-const _errs54 = errors;
-if(errors === _errs54){
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-const _errs56 = errors;
-for(const key6 in data23){
-if(!((((key6 === "max_agent_rounds") || (key6 === "max_tool_calls")) || (key6 === "max_wall_clock_ms")) || (key6 === "max_provider_tokens"))){
-validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}}];
+if(valid9){
+if(data23.total !== undefined){
+let data28 = data23.total;
+const _errs67 = errors;
+if(errors === _errs67){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+const _errs69 = errors;
+for(const key9 in data28){
+if(!((((key9 === "max_agent_rounds") || (key9 === "max_tool_calls")) || (key9 === "max_wall_clock_ms")) || (key9 === "max_provider_tokens"))){
+validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}}];
 return false;
 break;
 }
 }
-if(_errs56 === errors){
-if(data23.max_agent_rounds !== undefined){
-let data24 = data23.max_agent_rounds;
-const _errs57 = errors;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+if(_errs69 === errors){
+if(data28.max_agent_rounds !== undefined){
+let data29 = data28.max_agent_rounds;
+const _errs70 = errors;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs57){
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
+if(errors === _errs70){
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs57 === errors;
+var valid10 = _errs70 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_tool_calls !== undefined){
-let data25 = data23.max_tool_calls;
-const _errs59 = errors;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+if(valid10){
+if(data28.max_tool_calls !== undefined){
+let data30 = data28.max_tool_calls;
+const _errs72 = errors;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs59){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
+if(errors === _errs72){
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 1 || isNaN(data30)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs59 === errors;
+var valid10 = _errs72 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_wall_clock_ms !== undefined){
-let data26 = data23.max_wall_clock_ms;
-const _errs61 = errors;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+if(valid10){
+if(data28.max_wall_clock_ms !== undefined){
+let data31 = data28.max_wall_clock_ms;
+const _errs74 = errors;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs61){
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
+if(errors === _errs74){
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs61 === errors;
+var valid10 = _errs74 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_provider_tokens !== undefined){
-let data27 = data23.max_provider_tokens;
-const _errs63 = errors;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+if(valid10){
+if(data28.max_provider_tokens !== undefined){
+let data32 = data28.max_provider_tokens;
+const _errs76 = errors;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs63){
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
+if(errors === _errs76){
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 1 || isNaN(data32)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs63 === errors;
+var valid10 = _errs76 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
 }
 }
@@ -3446,10 +3595,10 @@ validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total"
 return false;
 }
 }
-var valid6 = _errs54 === errors;
+var valid9 = _errs67 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
 }
 }
@@ -3462,75 +3611,75 @@ validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schem
 return false;
 }
 }
-var valid5 = _errs43 === errors;
+var valid8 = _errs56 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.retry !== undefined){
-let data28 = data12.retry;
-const _errs65 = errors;
-const _errs66 = errors;
-if(errors === _errs66){
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-const _errs68 = errors;
-for(const key7 in data28){
-if(!((((key7 === "max_attempts") || (key7 === "initial_delay_ms")) || (key7 === "backoff_multiplier")) || (key7 === "max_delay_ms"))){
-validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}}];
+if(valid8){
+if(data17.retry !== undefined){
+let data33 = data17.retry;
+const _errs78 = errors;
+const _errs79 = errors;
+if(errors === _errs79){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+const _errs81 = errors;
+for(const key10 in data33){
+if(!((((key10 === "max_attempts") || (key10 === "initial_delay_ms")) || (key10 === "backoff_multiplier")) || (key10 === "max_delay_ms"))){
+validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}}];
 return false;
 break;
 }
 }
-if(_errs68 === errors){
-if(data28.max_attempts !== undefined){
-let data29 = data28.max_attempts;
-const _errs69 = errors;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+if(_errs81 === errors){
+if(data33.max_attempts !== undefined){
+let data34 = data33.max_attempts;
+const _errs82 = errors;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs69){
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
+if(errors === _errs82){
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 1 || isNaN(data34)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid9 = _errs69 === errors;
+var valid12 = _errs82 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.initial_delay_ms !== undefined){
-let data30 = data28.initial_delay_ms;
-const _errs71 = errors;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+if(valid12){
+if(data33.initial_delay_ms !== undefined){
+let data35 = data33.initial_delay_ms;
+const _errs84 = errors;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs71){
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
+if(errors === _errs84){
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid9 = _errs71 === errors;
+var valid12 = _errs84 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.backoff_multiplier !== undefined){
-let data31 = data28.backoff_multiplier;
-const _errs73 = errors;
-if(errors === _errs73){
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 1 || isNaN(data31)){
+if(valid12){
+if(data33.backoff_multiplier !== undefined){
+let data36 = data33.backoff_multiplier;
+const _errs86 = errors;
+if(errors === _errs86){
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1 || isNaN(data36)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
@@ -3540,31 +3689,31 @@ validate46.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier
 return false;
 }
 }
-var valid9 = _errs73 === errors;
+var valid12 = _errs86 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.max_delay_ms !== undefined){
-let data32 = data28.max_delay_ms;
-const _errs75 = errors;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+if(valid12){
+if(data33.max_delay_ms !== undefined){
+let data37 = data33.max_delay_ms;
+const _errs88 = errors;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs75){
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 0 || isNaN(data32)){
+if(errors === _errs88){
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid9 = _errs75 === errors;
+var valid12 = _errs88 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
 }
 }
@@ -3576,10 +3725,10 @@ validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gatew
 return false;
 }
 }
-var valid5 = _errs65 === errors;
+var valid8 = _errs78 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
 }
 }
@@ -3594,129 +3743,544 @@ validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs43 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mcp_servers !== undefined){
+let data38 = data.mcp_servers;
+const _errs90 = errors;
+if(errors === _errs90){
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key11 in data38){
+const _errs92 = errors;
+if(typeof key11 === "string"){
+if(!pattern5.test(key11)){
+const err2 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var valid13 = _errs92 === errors;
+if(!valid13){
+const err3 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key11}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid13){
+for(const key12 in data38){
+let data39 = data38[key12];
+const _errs94 = errors;
+if(errors === _errs94){
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+const _errs96 = errors;
+for(const key13 in data39){
+if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}}];
+return false;
+break;
+}
+}
+if(_errs96 === errors){
+if(data39.command !== undefined){
+let data40 = data39.command;
+const _errs97 = errors;
+if(errors === _errs97){
+if(typeof data40 === "string"){
+if(data40.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs97 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.args !== undefined){
+let data41 = data39.args;
+const _errs99 = errors;
+if(errors === _errs99){
+if(Array.isArray(data41)){
+var valid16 = true;
+const len0 = data41.length;
+for(let i0=0; i0<len0; i0++){
+const _errs101 = errors;
+if(typeof data41[i0] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i0,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid16 = _errs101 === errors;
+if(!valid16){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid15 = _errs99 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.env !== undefined){
+let data43 = data39.env;
+const _errs103 = errors;
+if(errors === _errs103){
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key14 in data43){
+const _errs106 = errors;
+if(typeof data43[key14] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid17 = _errs106 === errors;
+if(!valid17){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid15 = _errs103 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.cwd !== undefined){
+let data45 = data39.cwd;
+const _errs108 = errors;
+if(errors === _errs108){
+if(typeof data45 === "string"){
+if(data45.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs108 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.url !== undefined){
+let data46 = data39.url;
+const _errs110 = errors;
+if(errors === _errs110){
+if(typeof data46 === "string"){
+if(data46.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs110 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.headers !== undefined){
+let data47 = data39.headers;
+const _errs112 = errors;
+if(errors === _errs112){
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key15 in data47){
+const _errs115 = errors;
+if(typeof data47[key15] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid18 = _errs115 === errors;
+if(!valid18){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid15 = _errs112 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.scope !== undefined){
+let data49 = data39.scope;
+const _errs117 = errors;
+if(errors === _errs117){
+if(typeof data49 === "string"){
+if(data49.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs117 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.startup_timeout_ms !== undefined){
+let data50 = data39.startup_timeout_ms;
+const _errs119 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs119){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid15 = _errs119 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.tool_timeout_ms !== undefined){
+let data51 = data39.tool_timeout_ms;
+const _errs121 = errors;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs121){
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 1 || isNaN(data51)){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid15 = _errs121 === errors;
+}
+else {
+var valid15 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid14 = _errs94 === errors;
+if(!valid14){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs90 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.skills !== undefined){
+let data52 = data.skills;
+const _errs123 = errors;
+if(errors === _errs123){
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+const _errs125 = errors;
+for(const key16 in data52){
+if(!(key16 === "folders")){
+validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}}];
+return false;
+break;
+}
+}
+if(_errs125 === errors){
+if(data52.folders !== undefined){
+let data53 = data52.folders;
+const _errs126 = errors;
+if(errors === _errs126){
+if(Array.isArray(data53)){
+var valid20 = true;
+const len1 = data53.length;
+for(let i1=0; i1<len1; i1++){
+let data54 = data53[i1];
+const _errs128 = errors;
+if(errors === _errs128){
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+let missing2;
+if((data54.path === undefined) && (missing2 = "path")){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs130 = errors;
+for(const key17 in data54){
+if(!((key17 === "path") || (key17 === "source_kind"))){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}}];
+return false;
+break;
+}
+}
+if(_errs130 === errors){
+if(data54.path !== undefined){
+let data55 = data54.path;
+const _errs131 = errors;
+if(errors === _errs131){
+if(typeof data55 === "string"){
+if(data55.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid21 = _errs131 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data54.source_kind !== undefined){
+let data56 = data54.source_kind;
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data56 === "string"){
+if(data56.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+else {
+if(!pattern6.test(data56)){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
+return false;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid21 = _errs133 === errors;
+}
+else {
+var valid21 = true;
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid20 = _errs128 === errors;
+if(!valid20){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs123 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data33 = data.limits;
-const _errs77 = errors;
-if(errors === _errs77){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-const _errs79 = errors;
-for(const key8 in data33){
-if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
-validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}}];
+let data57 = data.limits;
+const _errs135 = errors;
+if(errors === _errs135){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+const _errs137 = errors;
+for(const key18 in data57){
+if(!(((((key18 === "max_frame_bytes") || (key18 === "max_batch_size")) || (key18 === "max_agent_rounds")) || (key18 === "max_spawn_depth")) || (key18 === "max_tool_calls"))){
+validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18}}];
 return false;
 break;
 }
 }
-if(_errs79 === errors){
-if(data33.max_frame_bytes !== undefined){
-let data34 = data33.max_frame_bytes;
-const _errs80 = errors;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+if(_errs137 === errors){
+if(data57.max_frame_bytes !== undefined){
+let data58 = data57.max_frame_bytes;
+const _errs138 = errors;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs80){
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 1024 || isNaN(data34)){
+if(errors === _errs138){
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 < 1024 || isNaN(data58)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
 }
-var valid10 = _errs80 === errors;
+var valid22 = _errs138 === errors;
 }
 else {
-var valid10 = true;
+var valid22 = true;
 }
-if(valid10){
-if(data33.max_batch_size !== undefined){
-let data35 = data33.max_batch_size;
-const _errs82 = errors;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+if(valid22){
+if(data57.max_batch_size !== undefined){
+let data59 = data57.max_batch_size;
+const _errs140 = errors;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs82){
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 1 || isNaN(data35)){
+if(errors === _errs140){
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 < 1 || isNaN(data59)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs82 === errors;
+var valid22 = _errs140 === errors;
 }
 else {
-var valid10 = true;
+var valid22 = true;
 }
-if(valid10){
-if(data33.max_agent_rounds !== undefined){
-let data36 = data33.max_agent_rounds;
-const _errs84 = errors;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+if(valid22){
+if(data57.max_agent_rounds !== undefined){
+let data60 = data57.max_agent_rounds;
+const _errs142 = errors;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs84){
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 1 || isNaN(data36)){
+if(errors === _errs142){
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 1 || isNaN(data60)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs84 === errors;
+var valid22 = _errs142 === errors;
 }
 else {
-var valid10 = true;
+var valid22 = true;
 }
-if(valid10){
-if(data33.max_spawn_depth !== undefined){
-let data37 = data33.max_spawn_depth;
-const _errs86 = errors;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+if(valid22){
+if(data57.max_spawn_depth !== undefined){
+let data61 = data57.max_spawn_depth;
+const _errs144 = errors;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs86){
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
+if(errors === _errs144){
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 < 0 || isNaN(data61)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid10 = _errs86 === errors;
+var valid22 = _errs144 === errors;
 }
 else {
-var valid10 = true;
+var valid22 = true;
 }
-if(valid10){
-if(data33.max_tool_calls !== undefined){
-let data38 = data33.max_tool_calls;
-const _errs88 = errors;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+if(valid22){
+if(data57.max_tool_calls !== undefined){
+let data62 = data57.max_tool_calls;
+const _errs146 = errors;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs88){
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 1 || isNaN(data38)){
+if(errors === _errs146){
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 < 1 || isNaN(data62)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs88 === errors;
+var valid22 = _errs146 === errors;
 }
 else {
-var valid10 = true;
+var valid22 = true;
 }
 }
 }
@@ -3729,83 +4293,83 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs77 === errors;
+var valid0 = _errs135 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data39 = data.permissions;
-const _errs90 = errors;
-if(errors === _errs90){
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-const _errs92 = errors;
-for(const key9 in data39){
-if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
-validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}}];
+let data63 = data.permissions;
+const _errs148 = errors;
+if(errors === _errs148){
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+const _errs150 = errors;
+for(const key19 in data63){
+if(!((((key19 === "request_timeout_ms") || (key19 === "require_resolve_token")) || (key19 === "allowed_paths")) || (key19 === "resolve_token_secret"))){
+validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19}}];
 return false;
 break;
 }
 }
-if(_errs92 === errors){
-if(data39.request_timeout_ms !== undefined){
-let data40 = data39.request_timeout_ms;
-const _errs93 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+if(_errs150 === errors){
+if(data63.request_timeout_ms !== undefined){
+let data64 = data63.request_timeout_ms;
+const _errs151 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs93){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
+if(errors === _errs151){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 1 || isNaN(data64)){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid11 = _errs93 === errors;
+var valid23 = _errs151 === errors;
 }
 else {
-var valid11 = true;
+var valid23 = true;
 }
-if(valid11){
-if(data39.require_resolve_token !== undefined){
-const _errs95 = errors;
-if(typeof data39.require_resolve_token !== "boolean"){
+if(valid23){
+if(data63.require_resolve_token !== undefined){
+const _errs153 = errors;
+if(typeof data63.require_resolve_token !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid11 = _errs95 === errors;
+var valid23 = _errs153 === errors;
 }
 else {
-var valid11 = true;
+var valid23 = true;
 }
-if(valid11){
-if(data39.allowed_paths !== undefined){
-let data42 = data39.allowed_paths;
-const _errs97 = errors;
-if(errors === _errs97){
-if(Array.isArray(data42)){
-var valid12 = true;
-const len0 = data42.length;
-for(let i0=0; i0<len0; i0++){
-let data43 = data42[i0];
-const _errs99 = errors;
-if(errors === _errs99){
-if(typeof data43 === "string"){
-if(data43.length < 1){
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+if(valid23){
+if(data63.allowed_paths !== undefined){
+let data66 = data63.allowed_paths;
+const _errs155 = errors;
+if(errors === _errs155){
+if(Array.isArray(data66)){
+var valid24 = true;
+const len2 = data66.length;
+for(let i2=0; i2<len2; i2++){
+let data67 = data66[i2];
+const _errs157 = errors;
+if(errors === _errs157){
+if(typeof data67 === "string"){
+if(data67.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i2,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i2,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
-var valid12 = _errs99 === errors;
-if(!valid12){
+var valid24 = _errs157 === errors;
+if(!valid24){
 break;
 }
 }
@@ -3815,18 +4379,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid11 = _errs97 === errors;
+var valid23 = _errs155 === errors;
 }
 else {
-var valid11 = true;
+var valid23 = true;
 }
-if(valid11){
-if(data39.resolve_token_secret !== undefined){
-let data44 = data39.resolve_token_secret;
-const _errs101 = errors;
-if(errors === _errs101){
-if(typeof data44 === "string"){
-if(data44.length < 16){
+if(valid23){
+if(data63.resolve_token_secret !== undefined){
+let data68 = data63.resolve_token_secret;
+const _errs159 = errors;
+if(errors === _errs159){
+if(typeof data68 === "string"){
+if(data68.length < 16){
 validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -3836,10 +4400,10 @@ validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid11 = _errs101 === errors;
+var valid23 = _errs159 === errors;
 }
 else {
-var valid11 = true;
+var valid23 = true;
 }
 }
 }
@@ -3851,18 +4415,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs148 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data45 = data.gateway_id;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+let data69 = data.gateway_id;
+const _errs161 = errors;
+if(errors === _errs161){
+if(typeof data69 === "string"){
+if(data69.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3872,66 +4436,66 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs103 === errors;
+var valid0 = _errs161 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data46 = data.routes;
-const _errs105 = errors;
-if(errors === _errs105){
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-const _errs107 = errors;
-for(const key10 in data46){
-if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
-validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}}];
+let data70 = data.routes;
+const _errs163 = errors;
+if(errors === _errs163){
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+const _errs165 = errors;
+for(const key20 in data70){
+if(!((key20 === "max_hops") || (key20 === "max_routes_per_source"))){
+validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}}];
 return false;
 break;
 }
 }
-if(_errs107 === errors){
-if(data46.max_hops !== undefined){
-let data47 = data46.max_hops;
-const _errs108 = errors;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+if(_errs165 === errors){
+if(data70.max_hops !== undefined){
+let data71 = data70.max_hops;
+const _errs166 = errors;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs108){
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
+if(errors === _errs166){
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 < 0 || isNaN(data71)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid13 = _errs108 === errors;
+var valid25 = _errs166 === errors;
 }
 else {
-var valid13 = true;
+var valid25 = true;
 }
-if(valid13){
-if(data46.max_routes_per_source !== undefined){
-let data48 = data46.max_routes_per_source;
-const _errs110 = errors;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+if(valid25){
+if(data70.max_routes_per_source !== undefined){
+let data72 = data70.max_routes_per_source;
+const _errs168 = errors;
+if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs110){
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
+if(errors === _errs168){
+if((typeof data72 == "number") && (isFinite(data72))){
+if(data72 < 1 || isNaN(data72)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid13 = _errs110 === errors;
+var valid25 = _errs168 === errors;
 }
 else {
-var valid13 = true;
+var valid25 = true;
 }
 }
 }
@@ -3941,32 +4505,32 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs105 === errors;
+var valid0 = _errs163 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data49 = data.agent;
-const _errs112 = errors;
-if(errors === _errs112){
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-const _errs114 = errors;
-for(const key11 in data49){
-if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
-validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}}];
+let data73 = data.agent;
+const _errs170 = errors;
+if(errors === _errs170){
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+const _errs172 = errors;
+for(const key21 in data73){
+if(!((((((key21 === "identity_id") || (key21 === "display_name")) || (key21 === "nickname")) || (key21 === "revision")) || (key21 === "avatar_revision")) || (key21 === "role"))){
+validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21}}];
 return false;
 break;
 }
 }
-if(_errs114 === errors){
-if(data49.identity_id !== undefined){
-let data50 = data49.identity_id;
-const _errs115 = errors;
-if(errors === _errs115){
-if(typeof data50 === "string"){
-if(data50.length < 1){
+if(_errs172 === errors){
+if(data73.identity_id !== undefined){
+let data74 = data73.identity_id;
+const _errs173 = errors;
+if(errors === _errs173){
+if(typeof data74 === "string"){
+if(data74.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3976,18 +4540,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid14 = _errs115 === errors;
+var valid26 = _errs173 === errors;
 }
 else {
-var valid14 = true;
+var valid26 = true;
 }
-if(valid14){
-if(data49.display_name !== undefined){
-let data51 = data49.display_name;
-const _errs117 = errors;
-if(errors === _errs117){
-if(typeof data51 === "string"){
-if(data51.length < 1){
+if(valid26){
+if(data73.display_name !== undefined){
+let data75 = data73.display_name;
+const _errs175 = errors;
+if(errors === _errs175){
+if(typeof data75 === "string"){
+if(data75.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3997,18 +4561,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid14 = _errs117 === errors;
+var valid26 = _errs175 === errors;
 }
 else {
-var valid14 = true;
+var valid26 = true;
 }
-if(valid14){
-if(data49.nickname !== undefined){
-let data52 = data49.nickname;
-const _errs119 = errors;
-if(errors === _errs119){
-if(typeof data52 === "string"){
-if(data52.length < 1){
+if(valid26){
+if(data73.nickname !== undefined){
+let data76 = data73.nickname;
+const _errs177 = errors;
+if(errors === _errs177){
+if(typeof data76 === "string"){
+if(data76.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4018,60 +4582,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid14 = _errs119 === errors;
+var valid26 = _errs177 === errors;
 }
 else {
-var valid14 = true;
+var valid26 = true;
 }
-if(valid14){
-if(data49.revision !== undefined){
-let data53 = data49.revision;
-const _errs121 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+if(valid26){
+if(data73.revision !== undefined){
+let data77 = data73.revision;
+const _errs179 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs121){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
+if(errors === _errs179){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 0 || isNaN(data77)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs121 === errors;
+var valid26 = _errs179 === errors;
 }
 else {
-var valid14 = true;
+var valid26 = true;
 }
-if(valid14){
-if(data49.avatar_revision !== undefined){
-let data54 = data49.avatar_revision;
-const _errs123 = errors;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+if(valid26){
+if(data73.avatar_revision !== undefined){
+let data78 = data73.avatar_revision;
+const _errs181 = errors;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs123){
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
+if(errors === _errs181){
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 0 || isNaN(data78)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs123 === errors;
+var valid26 = _errs181 === errors;
 }
 else {
-var valid14 = true;
+var valid26 = true;
 }
-if(valid14){
-if(data49.role !== undefined){
-let data55 = data49.role;
-const _errs125 = errors;
-if(errors === _errs125){
-if(typeof data55 === "string"){
-if(data55.length < 1){
+if(valid26){
+if(data73.role !== undefined){
+let data79 = data73.role;
+const _errs183 = errors;
+if(errors === _errs183){
+if(typeof data79 === "string"){
+if(data79.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4081,10 +4645,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid14 = _errs125 === errors;
+var valid26 = _errs183 === errors;
 }
 else {
-var valid14 = true;
+var valid26 = true;
 }
 }
 }
@@ -4098,66 +4662,66 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs112 === errors;
+var valid0 = _errs170 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data56 = data.context;
-const _errs127 = errors;
-if(errors === _errs127){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-const _errs129 = errors;
-for(const key12 in data56){
-if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
-validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}}];
+let data80 = data.context;
+const _errs185 = errors;
+if(errors === _errs185){
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+const _errs187 = errors;
+for(const key22 in data80){
+if(!((key22 === "max_history_tokens") || (key22 === "keep_recent_messages"))){
+validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22}}];
 return false;
 break;
 }
 }
-if(_errs129 === errors){
-if(data56.max_history_tokens !== undefined){
-let data57 = data56.max_history_tokens;
-const _errs130 = errors;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+if(_errs187 === errors){
+if(data80.max_history_tokens !== undefined){
+let data81 = data80.max_history_tokens;
+const _errs188 = errors;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs130){
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
+if(errors === _errs188){
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs130 === errors;
+var valid27 = _errs188 === errors;
 }
 else {
-var valid15 = true;
+var valid27 = true;
 }
-if(valid15){
-if(data56.keep_recent_messages !== undefined){
-let data58 = data56.keep_recent_messages;
-const _errs132 = errors;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+if(valid27){
+if(data80.keep_recent_messages !== undefined){
+let data82 = data80.keep_recent_messages;
+const _errs190 = errors;
+if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs132){
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
+if(errors === _errs190){
+if((typeof data82 == "number") && (isFinite(data82))){
+if(data82 < 1 || isNaN(data82)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs132 === errors;
+var valid27 = _errs190 === errors;
 }
 else {
-var valid15 = true;
+var valid27 = true;
 }
 }
 }
@@ -4167,10 +4731,12 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs127 === errors;
+var valid0 = _errs185 === errors;
 }
 else {
 var valid0 = true;
+}
+}
 }
 }
 }

@@ -33,6 +33,7 @@ import { Threads } from "./threads.js";
 import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
 import type { Clock, EventLog } from "./ports.js";
+import { TurnBackends } from "../backends/turn-backends.js";
 
 export interface GatewayOptions {
   readonly store: EventStore;
@@ -41,6 +42,8 @@ export interface GatewayOptions {
   readonly providers: ReadonlyMap<string, ModelProvider>;
   /** Tools the model may call in Agent mode (spawn_agent is added by the gateway). */
   readonly tools: readonly Tool[];
+  /** Execution backends and turn capabilities (MCP servers, skills). Default: those the configuration names. */
+  readonly backends?: TurnBackends;
   /** Environment passed to tools' processes. Default: this process's. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly now?: () => Date;
@@ -57,6 +60,7 @@ export class Gateway {
   readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
   private readonly threads: Threads;
+  readonly backends: TurnBackends;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
@@ -98,6 +102,7 @@ export class Gateway {
       diagnose: this.log,
     });
     this.lifecycle = lifecycle;
+    const backends = (this.backends = options.backends ?? new TurnBackends(options.config, new Set(options.providers.keys()), this.log));
     const spawnAgent = spawnAgentTool({
       turnState,
       thread,
@@ -110,7 +115,14 @@ export class Gateway {
     });
     runner = new TurnRunner(
       { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
-      { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent], store: options.store, ...(options.env ? { env: options.env } : {}) },
+      {
+        config: options.config,
+        providers: options.providers,
+        tools: [...options.tools, spawnAgent],
+        store: options.store,
+        extras: (turn, items) => backends.forRun(turn, items),
+        ...(options.env ? { env: options.env } : {}),
+      },
     );
     const handlers = gatewayHandlers({
       threads: this.threads,
@@ -119,7 +131,16 @@ export class Gateway {
       work: (threadId, turnId) => log.work(threadId, turnId),
       approvals: this.approvals,
       routes: this.routes,
-      lifecycle: { start: (params) => lifecycle.startTurn(params), cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason), resume: (params) => lifecycle.resume(params) },
+      lifecycle: {
+        start: async (params) => {
+          const prepared = await backends.prepare(params, this.threads.thread(params.thread_id));
+          const started = lifecycle.startTurn(prepared.params, undefined, prepared.capabilities);
+          backends.keep(params.turn_id, prepared.extras);
+          return started;
+        },
+        cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason),
+        resume: (params) => lifecycle.resume(params),
+      },
       follow: (connection, threadId) => this.connections.follow(connection, threadId),
       threadExists: (threadId) => options.store.getThread(threadId) !== undefined,
     });
@@ -174,6 +195,7 @@ export class Gateway {
    */
   async close(): Promise<void> {
     await this.lifecycle.close();
+    await this.backends.close();
   }
 
   now(): Date {

@@ -5,6 +5,7 @@
  * earlier allow_for_turn grant for the same scope; and finally the client's answer to an
  * approval request. Every decision is audited.
  */
+import type { PermissionActionKind } from "../../generated/types.js";
 import { classifyToolCall } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
@@ -30,11 +31,14 @@ export class ToolGate {
     cwd: string,
     itemId: string,
     signal: AbortSignal,
+    /** The tool's own permission kind (a dynamic tool's), over the classification by name. */
+    action?: PermissionActionKind,
   ): Promise<GateVerdict> {
     const g = this.ports;
     const state = g.turnState(turnId)!;
     const profile = state.turn.permission_profile;
-    const call = classifyToolCall(toolName, args, cwd);
+    const classified = classifyToolCall(toolName, args, cwd);
+    const call = action ? { ...classified, action } : classified;
     const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
     const scope = scopeOf(call.action, {

@@ -1,0 +1,134 @@
+/**
+ * What a turn runs on, decided before it starts: the execution backend turn/start names
+ * (or the thread's provider) and the capabilities it selects. Nothing a client names is
+ * ignored: a backend the gateway does not serve refuses the turn with
+ * execution_backend_unavailable (nothing runs, no turn is created); each capability is
+ * reported accepted or rejected on the turn (capabilities.ts).
+ *
+ * The tools and skills a start resolved are handed to the turn's first run; a later run
+ * (turn/resume, possibly after a restart) resolves the accepted capabilities again, as the
+ * servers and skill folders are now.
+ */
+import { protocolError } from "../../generated/server.js";
+import type { Thread, Turn, TurnCapability, TurnCapabilityResolution, TurnItem, TurnStartParams } from "../../generated/types.js";
+import type { ResolvedConfig } from "../config.js";
+import { materializeProfile } from "../permissions/policy.js";
+import { SkillCatalog, type Skill } from "../skills/catalog.js";
+import type { Tool } from "../tools/tool.js";
+import { CapabilityResolver } from "./capabilities.js";
+import { McpServers } from "./mcp.js";
+
+/** What a prepared turn starts with: the params as the lifecycle creates the turn from them, and the capability resolutions. */
+export interface PreparedTurn {
+  readonly params: TurnStartParams;
+  readonly capabilities?: TurnCapabilityResolution[];
+  readonly extras: TurnExtras;
+}
+
+/** What a turn's run adds to the built-in tools and the prompt. */
+export interface TurnExtras {
+  readonly tools: readonly Tool[];
+  readonly skills: readonly Skill[];
+}
+
+const NONE: TurnExtras = { tools: [], skills: [] };
+
+export class TurnBackends {
+  readonly mcp: McpServers;
+  private readonly resolver: CapabilityResolver;
+  private readonly started = new Map<string, TurnExtras>();
+
+  constructor(
+    private readonly config: ResolvedConfig,
+    /** The model providers this gateway has, by name. */
+    private readonly providers: ReadonlySet<string>,
+    log: (message: string) => void = () => undefined,
+  ) {
+    this.mcp = new McpServers(config.mcpServers, log);
+    this.resolver = new CapabilityResolver(this.mcp, new SkillCatalog(config.skillFolders));
+  }
+
+  /**
+   * Checks the backend a turn/start asks for and resolves its capabilities. Throws
+   * execution_backend_unavailable for a backend this gateway does not serve.
+   */
+  async prepare(params: TurnStartParams, thread: Pick<Thread, "mode" | "model_provider">): Promise<PreparedTurn> {
+    const provider = this.providerFor(params) ?? thread.model_provider;
+    const resolved = params.capabilities?.length
+      ? await this.resolver.resolve(params.capabilities, { agent: (params.mode ?? thread.mode) === "Agent", policy: materializeProfile(params.permission_profile).effective_policy })
+      : undefined;
+    // A provider the turn chooses itself runs the turn's model, or else its own configured
+    // one: the thread's model belongs to the thread's provider.
+    const chosen = provider !== undefined && provider !== thread.model_provider && params.model === undefined ? this.modelOf(provider) : undefined;
+    return {
+      params: provider === params.model_provider && chosen === undefined ? params : { ...params, ...(provider ? { model_provider: provider } : {}), ...(chosen ? { model: chosen } : {}) },
+      ...(params.capabilities ? { capabilities: resolved?.resolutions ?? [] } : {}),
+      extras: resolved ? { tools: resolved.tools, skills: resolved.skills } : NONE,
+    };
+  }
+
+  /** Hands a started turn's extras to its first run. */
+  keep(turnId: string, extras: TurnExtras): void {
+    if (extras.tools.length || extras.skills.length) this.started.set(turnId, extras);
+  }
+
+  /** The extras of one run of `turn`: those its start resolved, or for a later run, its accepted capabilities resolved again. */
+  async forRun(turn: Turn, items: readonly TurnItem[]): Promise<TurnExtras> {
+    const kept = this.started.get(turn.id);
+    if (kept) {
+      this.started.delete(turn.id);
+      return kept;
+    }
+    const acceptedIds = new Set((turn.capabilities ?? []).filter((c) => c.status === "accepted").map((c) => c.capabilityId));
+    if (acceptedIds.size === 0) return NONE;
+    const user = items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");
+    const selected: TurnCapability[] = (user?.capabilities ?? []).filter((c) => acceptedIds.has(c.id));
+    const resolved = await this.resolver.resolve(selected, { agent: turn.mode === "Agent", policy: turn.permission_profile.effective_policy });
+    return { tools: resolved.tools, skills: resolved.skills };
+  }
+
+  /** The model a provider runs when a turn names none. */
+  private modelOf(provider: string): string | undefined {
+    if (provider === "openai") return this.config.openai?.model;
+    if (provider === "scripted") return "scripted";
+    return this.config.namedProviders.get(provider)?.model;
+  }
+
+  async close(): Promise<void> {
+    await this.mcp.close();
+  }
+
+  /** The model provider the turn runs on, or the refusal of a backend this gateway does not serve. */
+  private providerFor(params: TurnStartParams): string | undefined {
+    const backend = params.execution_backend;
+    const available = { apiProvider: [...this.providers].sort(), cliAgentRuntime: [] as string[], acpAgentRuntime: [] as string[] };
+    const refuse = (detail: string): never => {
+      throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, {
+        ...(backend ? { execution_backend: backend } : {}),
+        detail,
+        available,
+      });
+    };
+    if (params.cli_runtime_options && backend?.type !== "cliAgentRuntime") {
+      refuse("cli_runtime_options applies only to a turn whose execution_backend is a cliAgentRuntime");
+    }
+    if (!backend) {
+      const named = params.model_provider;
+      if (named !== undefined && !this.providers.has(named)) refuse(`model_provider ${named} is not a provider of this gateway (it has ${available.apiProvider.join(", ")})`);
+      return named;
+    }
+    switch (backend.type) {
+      case "apiProvider":
+        if (!this.providers.has(backend.provider)) refuse(`the API provider ${backend.provider} is not configured on this gateway (it has ${available.apiProvider.join(", ")})`);
+        if (params.model_provider !== undefined && params.model_provider !== backend.provider) {
+          refuse(`model_provider ${params.model_provider} contradicts execution_backend.provider ${backend.provider}; name one provider`);
+        }
+        return backend.provider;
+      case "cliAgentRuntime":
+        return refuse(`no CLI agent runtime is configured on this gateway, so ${backend.runtime_id} (${backend.runtime_kind}) cannot run the turn`);
+      case "acpAgentRuntime":
+        return refuse(`no ACP agent runtime is configured on this gateway, so ${backend.runtime_id} cannot run the turn`);
+    }
+    return refuse(`execution backends of type ${(backend as { type: string }).type} are not supported`);
+  }
+}
