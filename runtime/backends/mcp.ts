@@ -99,6 +99,9 @@ export class McpServers {
     }
     const { ErrorCode, McpError } = await import("@modelcontextprotocol/sdk/types.js");
     const started = Date.now();
+    // The completed item carries the progress it streamed.
+    let progressText = "";
+    const withProgress = (item: Record<string, unknown>) => (progressText ? { progress: progressText, ...item } : item);
     try {
       const result = (await connection.client.callTool({ name: tool, arguments: args }, undefined, {
         signal: ctx.signal,
@@ -106,21 +109,23 @@ export class McpServers {
         onprogress: (progress) => {
           const total = progress.total === undefined ? "" : `/${progress.total}`;
           const note = progress.message ? ` ${progress.message}` : "";
-          ctx.emit("tool_progress", `${progress.progress}${total}${note}\n`);
+          const line = `${progress.progress}${total}${note}\n`;
+          progressText += line;
+          ctx.emit("tool_progress", line);
         },
       })) as CallToolResult;
       const content = resultText(result);
-      if (result.isError === true) return { ok: false, content: content || `${tool} failed`, item: { output: content, error: { message: content || `${tool} failed` } } };
-      return { ok: true, content, item: { output: content } };
+      if (result.isError === true) return { ok: false, content: content || `${tool} failed`, item: withProgress({ output: content, error: { message: content || `${tool} failed` } }) };
+      return { ok: true, content, item: withProgress({ output: content }) };
     } catch (error) {
-      if (ctx.signal.aborted) return { ok: false, content: `${tool} was cancelled with the turn`, item: {} };
+      if (ctx.signal.aborted) return { ok: false, content: `${tool} was cancelled with the turn`, item: withProgress({}) };
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         const message = `${tool} on MCP server ${name} did not answer within ${server.toolTimeoutMs} ms`;
-        return { ok: false, content: message, item: { timed_out: true, error: { message } }, timeout: { deadline_ms: server.toolTimeoutMs, elapsed_ms: Date.now() - started } };
+        return { ok: false, content: message, item: withProgress({ error: { message } }), timeout: { deadline_ms: server.toolTimeoutMs, elapsed_ms: Date.now() - started } };
       }
       if (error instanceof McpError && (error.code === ErrorCode.ConnectionClosed || error.message.includes("Not connected"))) this.drop(name);
       const message = `${tool} on MCP server ${name} failed: ${messageOf(error)}${stderrTail(connection)}`;
-      return { ok: false, content: message, item: { error: { message } } };
+      return { ok: false, content: message, item: withProgress({ error: { message } }) };
     }
   }
 

@@ -417,7 +417,7 @@ export class TurnRunner {
       },
     };
     const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
-    const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true ? "timed_out" : "error";
+    const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finishItem({ ...base, ...result.item, status, ...(tool.itemType === "task" ? {} : { outcome }), ...resultField(tool, result.content) });
   }
