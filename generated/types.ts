@@ -548,7 +548,7 @@ export interface ExecutionBackendCliAgentRuntime {
 }
 
 /**
- * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, limits and timeouts. Not a wire message; every field is optional and has a documented default.
+ * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, ACP agents, limits and timeouts. Not a wire message; every field is optional and has a documented default.
  */
 export interface GatewayConfig {
   /**
@@ -742,6 +742,31 @@ export interface GatewayConfig {
        */
       source_kind?: string;
     }[];
+  };
+  /**
+   * Agents reached over the Agent Client Protocol, by runtime id: a turn with execution_backend {"type": "acpAgentRuntime", "runtime_id": ID} runs on the agent ID. The gateway starts the command, speaks ACP on its stdin and stdout as the client, keeps one ACP session per thread and sends each turn as one session/prompt.
+   */
+  acp_agents?: {
+    [k: string]: {
+      /**
+       * Program that runs the agent and speaks ACP on stdio.
+       */
+      command: string;
+      /**
+       * Arguments of the command.
+       */
+      args?: string[];
+      /**
+       * Environment variables set for the agent, besides the turn's process environment.
+       */
+      env?: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * How long the agent may take to answer initialize and session/new. Default 20000.
+       */
+      startup_timeout_ms?: number;
+    } | undefined;
   };
   /**
    * Bounds that keep one client or one turn from taking the gateway down.
@@ -1681,6 +1706,10 @@ export interface Turn {
    * Model serving the turn.
    */
   model?: string;
+  /**
+   * The execution backend the turn runs on, when turn/start named one.
+   */
+  execution_backend?: ExecutionBackend;
   /**
    * Metadata about the compiled prompt; null until (or unless) the prompt compiler has run for this turn.
    */

@@ -3761,7 +3761,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
@@ -5227,12 +5227,14 @@ vErrors.push(err113);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data57 = data.limits;
+if(data.acp_agents !== undefined){
+let data57 = data.acp_agents;
 if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
 for(const key18 in data57){
-if(!(((((key18 === "max_frame_bytes") || (key18 === "max_batch_size")) || (key18 === "max_agent_rounds")) || (key18 === "max_spawn_depth")) || (key18 === "max_tool_calls"))){
-const err114 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18}};
+const _errs137 = errors;
+if(typeof key18 === "string"){
+if(!pattern4.test(key18)){
+const err114 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -5242,10 +5244,9 @@ vErrors.push(err114);
 errors++;
 }
 }
-if(data57.max_frame_bytes !== undefined){
-let data58 = data57.max_frame_bytes;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err115 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+var valid24 = _errs137 === errors;
+if(!valid24){
+const err115 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -5254,9 +5255,12 @@ vErrors.push(err115);
 }
 errors++;
 }
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1024 || isNaN(data58)){
-const err116 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+for(const key19 in data57){
+let data58 = data57[key19];
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+if(data58.command === undefined){
+const err116 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: "command"}};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -5265,12 +5269,9 @@ vErrors.push(err116);
 }
 errors++;
 }
-}
-}
-if(data57.max_batch_size !== undefined){
-let data59 = data57.max_batch_size;
-if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
-const err117 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+for(const key20 in data58){
+if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
+const err117 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -5279,9 +5280,12 @@ vErrors.push(err117);
 }
 errors++;
 }
-if((typeof data59 == "number") && (isFinite(data59))){
-if(data59 < 1 || isNaN(data59)){
-const err118 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data58.command !== undefined){
+let data59 = data58.command;
+if(typeof data59 === "string"){
+if(data59.length < 1){
+const err118 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -5291,11 +5295,8 @@ vErrors.push(err118);
 errors++;
 }
 }
-}
-if(data57.max_agent_rounds !== undefined){
-let data60 = data57.max_agent_rounds;
-if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
-const err119 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+else {
+const err119 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -5304,9 +5305,14 @@ vErrors.push(err119);
 }
 errors++;
 }
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 < 1 || isNaN(data60)){
-const err120 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data58.args !== undefined){
+let data60 = data58.args;
+if(Array.isArray(data60)){
+const len2 = data60.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data60[i2] !== "string"){
+const err120 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i2,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -5317,10 +5323,8 @@ errors++;
 }
 }
 }
-if(data57.max_spawn_depth !== undefined){
-let data61 = data57.max_spawn_depth;
-if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
-const err121 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+else {
+const err121 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -5329,9 +5333,13 @@ vErrors.push(err121);
 }
 errors++;
 }
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 < 0 || isNaN(data61)){
-const err122 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data58.env !== undefined){
+let data62 = data58.env;
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+for(const key21 in data62){
+if(typeof data62[key21] !== "string"){
+const err122 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -5342,10 +5350,8 @@ errors++;
 }
 }
 }
-if(data57.max_tool_calls !== undefined){
-let data62 = data57.max_tool_calls;
-if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
-const err123 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+else {
+const err123 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -5354,9 +5360,11 @@ vErrors.push(err123);
 }
 errors++;
 }
-if((typeof data62 == "number") && (isFinite(data62))){
-if(data62 < 1 || isNaN(data62)){
-const err124 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data58.startup_timeout_ms !== undefined){
+let data64 = data58.startup_timeout_ms;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const err124 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -5365,11 +5373,9 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err125 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 1 || isNaN(data64)){
+const err125 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -5379,12 +5385,10 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data63 = data.permissions;
-if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
-for(const key19 in data63){
-if(!((((key19 === "request_timeout_ms") || (key19 === "require_resolve_token")) || (key19 === "allowed_paths")) || (key19 === "resolve_token_secret"))){
-const err126 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19}};
+}
+}
+else {
+const err126 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -5394,10 +5398,9 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data63.request_timeout_ms !== undefined){
-let data64 = data63.request_timeout_ms;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err127 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err127 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -5406,9 +5409,13 @@ vErrors.push(err127);
 }
 errors++;
 }
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 < 1 || isNaN(data64)){
-const err128 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.limits !== undefined){
+let data65 = data.limits;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key22 in data65){
+if(!(((((key22 === "max_frame_bytes") || (key22 === "max_batch_size")) || (key22 === "max_agent_rounds")) || (key22 === "max_spawn_depth")) || (key22 === "max_tool_calls"))){
+const err128 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22}};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -5418,10 +5425,10 @@ vErrors.push(err128);
 errors++;
 }
 }
-}
-if(data63.require_resolve_token !== undefined){
-if(typeof data63.require_resolve_token !== "boolean"){
-const err129 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if(data65.max_frame_bytes !== undefined){
+let data66 = data65.max_frame_bytes;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+const err129 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -5430,16 +5437,9 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-if(data63.allowed_paths !== undefined){
-let data66 = data63.allowed_paths;
-if(Array.isArray(data66)){
-const len2 = data66.length;
-for(let i2=0; i2<len2; i2++){
-let data67 = data66[i2];
-if(typeof data67 === "string"){
-if(data67.length < 1){
-const err130 = {instancePath:instancePath+"/permissions/allowed_paths/" + i2,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 < 1024 || isNaN(data66)){
+const err130 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -5449,8 +5449,11 @@ vErrors.push(err130);
 errors++;
 }
 }
-else {
-const err131 = {instancePath:instancePath+"/permissions/allowed_paths/" + i2,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+}
+if(data65.max_batch_size !== undefined){
+let data67 = data65.max_batch_size;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+const err131 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -5459,10 +5462,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 < 1 || isNaN(data67)){
+const err132 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -5472,11 +5474,11 @@ vErrors.push(err132);
 errors++;
 }
 }
-if(data63.resolve_token_secret !== undefined){
-let data68 = data63.resolve_token_secret;
-if(typeof data68 === "string"){
-if(data68.length < 16){
-const err133 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+}
+if(data65.max_agent_rounds !== undefined){
+let data68 = data65.max_agent_rounds;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const err133 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -5485,9 +5487,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-else {
-const err134 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 < 1 || isNaN(data68)){
+const err134 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -5498,8 +5500,10 @@ errors++;
 }
 }
 }
-else {
-const err135 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+if(data65.max_spawn_depth !== undefined){
+let data69 = data65.max_spawn_depth;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err135 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -5508,12 +5512,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data.gateway_id !== undefined){
-let data69 = data.gateway_id;
-if(typeof data69 === "string"){
-if(data69.length < 1){
-const err136 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 < 0 || isNaN(data69)){
+const err136 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -5523,8 +5524,11 @@ vErrors.push(err136);
 errors++;
 }
 }
-else {
-const err137 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data65.max_tool_calls !== undefined){
+let data70 = data65.max_tool_calls;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+const err137 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -5533,13 +5537,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-if(data.routes !== undefined){
-let data70 = data.routes;
-if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
-for(const key20 in data70){
-if(!((key20 === "max_hops") || (key20 === "max_routes_per_source"))){
-const err138 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 < 1 || isNaN(data70)){
+const err138 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -5549,10 +5549,10 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data70.max_hops !== undefined){
-let data71 = data70.max_hops;
-if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
-const err139 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+}
+}
+else {
+const err139 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5561,9 +5561,13 @@ vErrors.push(err139);
 }
 errors++;
 }
-if((typeof data71 == "number") && (isFinite(data71))){
-if(data71 < 0 || isNaN(data71)){
-const err140 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.permissions !== undefined){
+let data71 = data.permissions;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+for(const key23 in data71){
+if(!((((key23 === "request_timeout_ms") || (key23 === "require_resolve_token")) || (key23 === "allowed_paths")) || (key23 === "resolve_token_secret"))){
+const err140 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23}};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -5573,11 +5577,10 @@ vErrors.push(err140);
 errors++;
 }
 }
-}
-if(data70.max_routes_per_source !== undefined){
-let data72 = data70.max_routes_per_source;
+if(data71.request_timeout_ms !== undefined){
+let data72 = data71.request_timeout_ms;
 if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
-const err141 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+const err141 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5588,7 +5591,7 @@ errors++;
 }
 if((typeof data72 == "number") && (isFinite(data72))){
 if(data72 < 1 || isNaN(data72)){
-const err142 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+const err142 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5599,9 +5602,9 @@ errors++;
 }
 }
 }
-}
-else {
-const err143 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(data71.require_resolve_token !== undefined){
+if(typeof data71.require_resolve_token !== "boolean"){
+const err143 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5611,12 +5614,15 @@ vErrors.push(err143);
 errors++;
 }
 }
-if(data.agent !== undefined){
-let data73 = data.agent;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key21 in data73){
-if(!((((((key21 === "identity_id") || (key21 === "display_name")) || (key21 === "nickname")) || (key21 === "revision")) || (key21 === "avatar_revision")) || (key21 === "role"))){
-const err144 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21}};
+if(data71.allowed_paths !== undefined){
+let data74 = data71.allowed_paths;
+if(Array.isArray(data74)){
+const len3 = data74.length;
+for(let i3=0; i3<len3; i3++){
+let data75 = data74[i3];
+if(typeof data75 === "string"){
+if(data75.length < 1){
+const err144 = {instancePath:instancePath+"/permissions/allowed_paths/" + i3,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5626,11 +5632,8 @@ vErrors.push(err144);
 errors++;
 }
 }
-if(data73.identity_id !== undefined){
-let data74 = data73.identity_id;
-if(typeof data74 === "string"){
-if(data74.length < 1){
-const err145 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err145 = {instancePath:instancePath+"/permissions/allowed_paths/" + i3,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5640,8 +5643,9 @@ vErrors.push(err145);
 errors++;
 }
 }
+}
 else {
-const err146 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+const err146 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5651,11 +5655,11 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data73.display_name !== undefined){
-let data75 = data73.display_name;
-if(typeof data75 === "string"){
-if(data75.length < 1){
-const err147 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(data71.resolve_token_secret !== undefined){
+let data76 = data71.resolve_token_secret;
+if(typeof data76 === "string"){
+if(data76.length < 16){
+const err147 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5666,7 +5670,7 @@ errors++;
 }
 }
 else {
-const err148 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+const err148 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5676,11 +5680,9 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data73.nickname !== undefined){
-let data76 = data73.nickname;
-if(typeof data76 === "string"){
-if(data76.length < 1){
-const err149 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err149 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -5690,8 +5692,11 @@ vErrors.push(err149);
 errors++;
 }
 }
-else {
-const err150 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data.gateway_id !== undefined){
+let data77 = data.gateway_id;
+if(typeof data77 === "string"){
+if(data77.length < 1){
+const err150 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -5701,10 +5706,8 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data73.revision !== undefined){
-let data77 = data73.revision;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
-const err151 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err151 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5713,9 +5716,13 @@ vErrors.push(err151);
 }
 errors++;
 }
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 0 || isNaN(data77)){
-const err152 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.routes !== undefined){
+let data78 = data.routes;
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+for(const key24 in data78){
+if(!((key24 === "max_hops") || (key24 === "max_routes_per_source"))){
+const err152 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5725,11 +5732,10 @@ vErrors.push(err152);
 errors++;
 }
 }
-}
-if(data73.avatar_revision !== undefined){
-let data78 = data73.avatar_revision;
-if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
-const err153 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(data78.max_hops !== undefined){
+let data79 = data78.max_hops;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err153 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5738,9 +5744,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-if((typeof data78 == "number") && (isFinite(data78))){
-if(data78 < 0 || isNaN(data78)){
-const err154 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 0 || isNaN(data79)){
+const err154 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5751,11 +5757,10 @@ errors++;
 }
 }
 }
-if(data73.role !== undefined){
-let data79 = data73.role;
-if(typeof data79 === "string"){
-if(data79.length < 1){
-const err155 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(data78.max_routes_per_source !== undefined){
+let data80 = data78.max_routes_per_source;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+const err155 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5764,9 +5769,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-else {
-const err156 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 1 || isNaN(data80)){
+const err156 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5777,8 +5782,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err157 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+const err157 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5788,12 +5794,12 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data80 = data.context;
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
-for(const key22 in data80){
-if(!((key22 === "max_history_tokens") || (key22 === "keep_recent_messages"))){
-const err158 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22}};
+if(data.agent !== undefined){
+let data81 = data.agent;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+for(const key25 in data81){
+if(!((((((key25 === "identity_id") || (key25 === "display_name")) || (key25 === "nickname")) || (key25 === "revision")) || (key25 === "avatar_revision")) || (key25 === "role"))){
+const err158 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5803,10 +5809,11 @@ vErrors.push(err158);
 errors++;
 }
 }
-if(data80.max_history_tokens !== undefined){
-let data81 = data80.max_history_tokens;
-if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
-const err159 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data81.identity_id !== undefined){
+let data82 = data81.identity_id;
+if(typeof data82 === "string"){
+if(data82.length < 1){
+const err159 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5815,9 +5822,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-if((typeof data81 == "number") && (isFinite(data81))){
-if(data81 < 1 || isNaN(data81)){
-const err160 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err160 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5827,11 +5834,11 @@ vErrors.push(err160);
 errors++;
 }
 }
-}
-if(data80.keep_recent_messages !== undefined){
-let data82 = data80.keep_recent_messages;
-if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
-const err161 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(data81.display_name !== undefined){
+let data83 = data81.display_name;
+if(typeof data83 === "string"){
+if(data83.length < 1){
+const err161 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5840,9 +5847,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-if((typeof data82 == "number") && (isFinite(data82))){
-if(data82 < 1 || isNaN(data82)){
-const err162 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err162 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5852,10 +5859,11 @@ vErrors.push(err162);
 errors++;
 }
 }
-}
-}
-else {
-const err163 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(data81.nickname !== undefined){
+let data84 = data81.nickname;
+if(typeof data84 === "string"){
+if(data84.length < 1){
+const err163 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5865,14 +5873,189 @@ vErrors.push(err163);
 errors++;
 }
 }
-}
 else {
-const err164 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err164 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err164];
 }
 else {
 vErrors.push(err164);
+}
+errors++;
+}
+}
+if(data81.revision !== undefined){
+let data85 = data81.revision;
+if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
+const err165 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+if((typeof data85 == "number") && (isFinite(data85))){
+if(data85 < 0 || isNaN(data85)){
+const err166 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+}
+}
+if(data81.avatar_revision !== undefined){
+let data86 = data81.avatar_revision;
+if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
+const err167 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 < 0 || isNaN(data86)){
+const err168 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+}
+}
+if(data81.role !== undefined){
+let data87 = data81.role;
+if(typeof data87 === "string"){
+if(data87.length < 1){
+const err169 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+else {
+const err170 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+}
+else {
+const err171 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+if(data.context !== undefined){
+let data88 = data.context;
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+for(const key26 in data88){
+if(!((key26 === "max_history_tokens") || (key26 === "keep_recent_messages"))){
+const err172 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+if(data88.max_history_tokens !== undefined){
+let data89 = data88.max_history_tokens;
+if(!(((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89))) && (isFinite(data89)))){
+const err173 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+if((typeof data89 == "number") && (isFinite(data89))){
+if(data89 < 1 || isNaN(data89)){
+const err174 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+}
+if(data88.keep_recent_messages !== undefined){
+let data90 = data88.keep_recent_messages;
+if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
+const err175 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+if((typeof data90 == "number") && (isFinite(data90))){
+if(data90 < 1 || isNaN(data90)){
+const err176 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err177 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+}
+else {
+const err178 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
 }
 errors++;
 }
@@ -16789,7 +16972,7 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.Turn = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
 const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
 const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
@@ -16797,11 +16980,11 @@ const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
 const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16914,10 +17097,10 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"],"additionalProperties":false},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"],"additionalProperties":false},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"],"additionalProperties":false};
 const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"],"additionalProperties":false};
@@ -16930,11 +17113,11 @@ const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"],"additionalProperties":false};
 const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"],"additionalProperties":false};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17161,17 +17344,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17307,8 +17490,8 @@ errors++;
 }
 }
 if(data.filesystem !== undefined){
-if(!(validate120(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate121(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 }
@@ -17417,18 +17600,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"],"additionalProperties":false},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"],"additionalProperties":false}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"],"additionalProperties":false};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17745,18 +17928,18 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17913,17 +18096,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18014,20 +18197,20 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
 if(data.sandbox !== undefined){
-if(!(validate119(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
 if(data.process !== undefined){
-if(!(validate123(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+if(!(validate124(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 }
@@ -18534,8 +18717,8 @@ errors++;
 }
 }
 if(data.parent_cap !== undefined){
-if(!(validate125(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate126(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 }
@@ -18550,10 +18733,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -18750,13 +18933,19 @@ vErrors.push(err15);
 errors++;
 }
 }
+if(data.execution_backend !== undefined){
+if(!(validate42(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+}
 if(data.prompt_manifest !== undefined){
-let data9 = data.prompt_manifest;
-const _errs23 = errors;
-let valid3 = false;
+let data10 = data.prompt_manifest;
 const _errs24 = errors;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.compiler_version === undefined){
+let valid3 = false;
+const _errs25 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.compiler_version === undefined){
 const err16 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "compiler_version"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -18766,7 +18955,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data9.profile === undefined){
+if(data10.profile === undefined){
 const err17 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "profile"}};
 if(vErrors === null){
 vErrors = [err17];
@@ -18776,7 +18965,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data9.section_ids === undefined){
+if(data10.section_ids === undefined){
 const err18 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "section_ids"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -18786,7 +18975,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data9.fingerprint_stable === undefined){
+if(data10.fingerprint_stable === undefined){
 const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_stable"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -18796,7 +18985,7 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data9.fingerprint_dynamic === undefined){
+if(data10.fingerprint_dynamic === undefined){
 const err20 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_dynamic"}};
 if(vErrors === null){
 vErrors = [err20];
@@ -18806,7 +18995,7 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data9.fingerprint_full === undefined){
+if(data10.fingerprint_full === undefined){
 const err21 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_full"}};
 if(vErrors === null){
 vErrors = [err21];
@@ -18816,7 +19005,7 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data9.diagnostics === undefined){
+if(data10.diagnostics === undefined){
 const err22 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "diagnostics"}};
 if(vErrors === null){
 vErrors = [err22];
@@ -18826,7 +19015,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-for(const key1 in data9){
+for(const key1 in data10){
 if(!(((((((key1 === "compiler_version") || (key1 === "profile")) || (key1 === "section_ids")) || (key1 === "fingerprint_stable")) || (key1 === "fingerprint_dynamic")) || (key1 === "fingerprint_full")) || (key1 === "diagnostics"))){
 const err23 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
@@ -18838,8 +19027,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data9.compiler_version !== undefined){
-if(typeof data9.compiler_version !== "string"){
+if(data10.compiler_version !== undefined){
+if(typeof data10.compiler_version !== "string"){
 const err24 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
@@ -18850,8 +19039,8 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data9.profile !== undefined){
-if(typeof data9.profile !== "string"){
+if(data10.profile !== undefined){
+if(typeof data10.profile !== "string"){
 const err25 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err25];
@@ -18862,12 +19051,12 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data9.section_ids !== undefined){
-let data12 = data9.section_ids;
-if(Array.isArray(data12)){
-const len0 = data12.length;
+if(data10.section_ids !== undefined){
+let data13 = data10.section_ids;
+if(Array.isArray(data13)){
+const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data12[i0] !== "string"){
+if(typeof data13[i0] !== "string"){
 const err26 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err26];
@@ -18890,8 +19079,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data9.fingerprint_stable !== undefined){
-if(typeof data9.fingerprint_stable !== "string"){
+if(data10.fingerprint_stable !== undefined){
+if(typeof data10.fingerprint_stable !== "string"){
 const err28 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
@@ -18902,8 +19091,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data9.fingerprint_dynamic !== undefined){
-if(typeof data9.fingerprint_dynamic !== "string"){
+if(data10.fingerprint_dynamic !== undefined){
+if(typeof data10.fingerprint_dynamic !== "string"){
 const err29 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err29];
@@ -18914,8 +19103,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data9.fingerprint_full !== undefined){
-if(typeof data9.fingerprint_full !== "string"){
+if(data10.fingerprint_full !== undefined){
+if(typeof data10.fingerprint_full !== "string"){
 const err30 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
@@ -18926,14 +19115,14 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data9.diagnostics !== undefined){
-let data17 = data9.diagnostics;
-if(Array.isArray(data17)){
-const len1 = data17.length;
+if(data10.diagnostics !== undefined){
+let data18 = data10.diagnostics;
+if(Array.isArray(data18)){
+const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
-let data18 = data17[i1];
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.severity === undefined){
+let data19 = data18[i1];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.severity === undefined){
 const err31 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
 if(vErrors === null){
 vErrors = [err31];
@@ -18943,7 +19132,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(data18.message === undefined){
+if(data19.message === undefined){
 const err32 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err32];
@@ -18953,7 +19142,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-for(const key2 in data18){
+for(const key2 in data19){
 if(!(((key2 === "severity") || (key2 === "message")) || (key2 === "section_id"))){
 const err33 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
@@ -18965,9 +19154,9 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data18.severity !== undefined){
-let data19 = data18.severity;
-if(typeof data19 !== "string"){
+if(data19.severity !== undefined){
+let data20 = data19.severity;
+if(typeof data20 !== "string"){
 const err34 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err34];
@@ -18977,7 +19166,7 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!(((data19 === "info") || (data19 === "warning")) || (data19 === "error"))){
+if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
 const err35 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err35];
@@ -18988,8 +19177,8 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data18.message !== undefined){
-if(typeof data18.message !== "string"){
+if(data19.message !== undefined){
+if(typeof data19.message !== "string"){
 const err36 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
@@ -19000,8 +19189,8 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data18.section_id !== undefined){
-if(typeof data18.section_id !== "string"){
+if(data19.section_id !== undefined){
+if(typeof data19.section_id !== "string"){
 const err37 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err37];
@@ -19047,10 +19236,10 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid0 = _errs24 === errors;
+var _valid0 = _errs25 === errors;
 valid3 = valid3 || _valid0;
-const _errs53 = errors;
-if(data9 !== null){
+const _errs54 = errors;
+if(data10 !== null){
 const err41 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
 if(vErrors === null){
 vErrors = [err41];
@@ -19060,7 +19249,7 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid0 = _errs53 === errors;
+var _valid0 = _errs54 === errors;
 valid3 = valid3 || _valid0;
 if(!valid3){
 const err42 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
@@ -19073,10 +19262,10 @@ vErrors.push(err42);
 errors++;
 }
 else {
-errors = _errs23;
+errors = _errs24;
 if(vErrors !== null){
-if(_errs23){
-vErrors.length = _errs23;
+if(_errs24){
+vErrors.length = _errs24;
 }
 else {
 vErrors = null;
@@ -19085,25 +19274,25 @@ vErrors = null;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
 if(data.security !== undefined){
-if(!(validate117(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate118(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 }
 if(data.capabilities !== undefined){
-let data24 = data.capabilities;
-if(Array.isArray(data24)){
-const len2 = data24.length;
+let data25 = data.capabilities;
+if(Array.isArray(data25)){
+const len2 = data25.length;
 for(let i2=0; i2<len2; i2++){
-let data25 = data24[i2];
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.capabilityId === undefined){
+let data26 = data25[i2];
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.capabilityId === undefined){
 const err43 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "capabilityId"}};
 if(vErrors === null){
 vErrors = [err43];
@@ -19113,7 +19302,7 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data25.status === undefined){
+if(data26.status === undefined){
 const err44 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "status"}};
 if(vErrors === null){
 vErrors = [err44];
@@ -19123,7 +19312,7 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data25.reason === undefined){
+if(data26.reason === undefined){
 const err45 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err45];
@@ -19133,7 +19322,7 @@ vErrors.push(err45);
 }
 errors++;
 }
-for(const key3 in data25){
+for(const key3 in data26){
 if(!((((key3 === "capabilityId") || (key3 === "status")) || (key3 === "reason")) || (key3 === "message"))){
 const err46 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
@@ -19145,8 +19334,8 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data25.capabilityId !== undefined){
-if(typeof data25.capabilityId !== "string"){
+if(data26.capabilityId !== undefined){
+if(typeof data26.capabilityId !== "string"){
 const err47 = {instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err47];
@@ -19157,9 +19346,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data25.status !== undefined){
-let data27 = data25.status;
-if(typeof data27 !== "string"){
+if(data26.status !== undefined){
+let data28 = data26.status;
+if(typeof data28 !== "string"){
 const err48 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err48];
@@ -19169,7 +19358,7 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!((data27 === "accepted") || (data27 === "rejected"))){
+if(!((data28 === "accepted") || (data28 === "rejected"))){
 const err49 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
 if(vErrors === null){
 vErrors = [err49];
@@ -19180,9 +19369,9 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data25.reason !== undefined){
-let data28 = data25.reason;
-if(typeof data28 !== "string"){
+if(data26.reason !== undefined){
+let data29 = data26.reason;
+if(typeof data29 !== "string"){
 const err50 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err50];
@@ -19192,7 +19381,7 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(!(((((((((data28 === "explicit_composer_capability") || (data28 === "not_found")) || (data28 === "disabled_by_policy")) || (data28 === "validation_rejected")) || (data28 === "security_blocked")) || (data28 === "dependency_missing")) || (data28 === "catalog_missing")) || (data28 === "tool_missing")) || (data28 === "provider_unsupported"))){
+if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
 const err51 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err51];
@@ -19203,8 +19392,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data25.message !== undefined){
-if(typeof data25.message !== "string"){
+if(data26.message !== undefined){
+if(typeof data26.message !== "string"){
 const err52 = {instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err52];
@@ -19240,9 +19429,9 @@ errors++;
 }
 }
 if(data.error !== undefined){
-let data30 = data.error;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.kind === undefined){
+let data31 = data.error;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.kind === undefined){
 const err55 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err55];
@@ -19252,7 +19441,7 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data30.message === undefined){
+if(data31.message === undefined){
 const err56 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err56];
@@ -19262,7 +19451,7 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data30.retryable === undefined){
+if(data31.retryable === undefined){
 const err57 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "retryable"}};
 if(vErrors === null){
 vErrors = [err57];
@@ -19272,7 +19461,7 @@ vErrors.push(err57);
 }
 errors++;
 }
-for(const key4 in data30){
+for(const key4 in data31){
 if(!(((key4 === "kind") || (key4 === "message")) || (key4 === "retryable"))){
 const err58 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
@@ -19284,9 +19473,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data30.kind !== undefined){
-let data31 = data30.kind;
-if(typeof data31 !== "string"){
+if(data31.kind !== undefined){
+let data32 = data31.kind;
+if(typeof data32 !== "string"){
 const err59 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err59];
@@ -19296,7 +19485,7 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!((((((data31 === "provider_error") || (data31 === "tool_error")) || (data31 === "cancelled")) || (data31 === "interrupted")) || (data31 === "budget_exhausted")) || (data31 === "internal"))){
+if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
 const err60 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err60];
@@ -19307,8 +19496,8 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data30.message !== undefined){
-if(typeof data30.message !== "string"){
+if(data31.message !== undefined){
+if(typeof data31.message !== "string"){
 const err61 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err61];
@@ -19319,8 +19508,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data30.retryable !== undefined){
-if(typeof data30.retryable !== "boolean"){
+if(data31.retryable !== undefined){
+if(typeof data31.retryable !== "boolean"){
 const err62 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err62];
@@ -19344,9 +19533,9 @@ errors++;
 }
 }
 if(data.blocked !== undefined){
-let data34 = data.blocked;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.reason === undefined){
+let data35 = data.blocked;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.reason === undefined){
 const err64 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err64];
@@ -19356,7 +19545,7 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data34.recovery_job_id === undefined){
+if(data35.recovery_job_id === undefined){
 const err65 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "recovery_job_id"}};
 if(vErrors === null){
 vErrors = [err65];
@@ -19366,7 +19555,7 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key5 in data34){
+for(const key5 in data35){
 if(!((key5 === "reason") || (key5 === "recovery_job_id"))){
 const err66 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
@@ -19378,8 +19567,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data34.reason !== undefined){
-if(typeof data34.reason !== "string"){
+if(data35.reason !== undefined){
+if(typeof data35.reason !== "string"){
 const err67 = {instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err67];
@@ -19390,8 +19579,8 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data34.recovery_job_id !== undefined){
-if(typeof data34.recovery_job_id !== "string"){
+if(data35.recovery_job_id !== undefined){
+if(typeof data35.recovery_job_id !== "string"){
 const err68 = {instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err68];
@@ -19445,9 +19634,9 @@ errors = vErrors.length;
 }
 }
 if(data.usage !== undefined){
-let data40 = data.usage;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.input_tokens === undefined){
+let data41 = data.usage;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+if(data41.input_tokens === undefined){
 const err72 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
 if(vErrors === null){
 vErrors = [err72];
@@ -19457,7 +19646,7 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(data40.output_tokens === undefined){
+if(data41.output_tokens === undefined){
 const err73 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "output_tokens"}};
 if(vErrors === null){
 vErrors = [err73];
@@ -19467,7 +19656,7 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data40.total_tokens === undefined){
+if(data41.total_tokens === undefined){
 const err74 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "total_tokens"}};
 if(vErrors === null){
 vErrors = [err74];
@@ -19477,7 +19666,7 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key6 in data40){
+for(const key6 in data41){
 if(!(((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens"))){
 const err75 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
@@ -19489,9 +19678,9 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data40.input_tokens !== undefined){
-let data41 = data40.input_tokens;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+if(data41.input_tokens !== undefined){
+let data42 = data41.input_tokens;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
 const err76 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err76];
@@ -19501,8 +19690,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 0 || isNaN(data41)){
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
 const err77 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err77];
@@ -19514,9 +19703,9 @@ errors++;
 }
 }
 }
-if(data40.output_tokens !== undefined){
-let data42 = data40.output_tokens;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+if(data41.output_tokens !== undefined){
+let data43 = data41.output_tokens;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
 const err78 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err78];
@@ -19526,8 +19715,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 0 || isNaN(data43)){
 const err79 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err79];
@@ -19539,9 +19728,9 @@ errors++;
 }
 }
 }
-if(data40.total_tokens !== undefined){
-let data43 = data40.total_tokens;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+if(data41.total_tokens !== undefined){
+let data44 = data41.total_tokens;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
 const err80 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err80];
@@ -19551,8 +19740,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 0 || isNaN(data43)){
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
 const err81 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err81];
@@ -19592,14 +19781,14 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnBlockedNotification = validate130;
+exports.TurnBlockedNotification = validate131;
 const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19769,19 +19958,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelParams = validate132;
+exports.TurnCancelParams = validate133;
 const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19868,19 +20057,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelResponse = validate133;
+exports.TurnCancelResponse = validate134;
 const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19927,22 +20116,22 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnCapability = validate53;
 
 exports.TurnCapabilityKind = validate54;
 
-exports.TurnCapabilityMcpServer = validate135;
+exports.TurnCapabilityMcpServer = validate136;
 
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20050,18 +20239,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate135.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityMcpTool = validate136;
+exports.TurnCapabilityMcpTool = validate137;
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20191,18 +20380,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityResolution = validate137;
+exports.TurnCapabilityResolution = validate138;
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20333,18 +20522,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilitySkill = validate138;
+exports.TurnCapabilitySkill = validate139;
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20452,19 +20641,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCompletedNotification = validate139;
+exports.TurnCompletedNotification = validate140;
 const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20722,22 +20911,22 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionSecuritySnapshot = validate117;
+exports.TurnExecutionSecuritySnapshot = validate118;
 
-exports.TurnExecutionWindowBlockedNotification = validate141;
+exports.TurnExecutionWindowBlockedNotification = validate142;
 const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
 const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21101,20 +21290,20 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCheckpointedNotification = validate142;
+exports.TurnExecutionWindowCheckpointedNotification = validate143;
 const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
 const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21301,19 +21490,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowContinuedNotification = validate143;
+exports.TurnExecutionWindowContinuedNotification = validate144;
 const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21557,18 +21746,18 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCounts = validate144;
+exports.TurnExecutionWindowCounts = validate145;
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21739,19 +21928,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustedNotification = validate145;
+exports.TurnExecutionWindowExhaustedNotification = validate146;
 const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22126,18 +22315,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustionReason = validate146;
+exports.TurnExecutionWindowExhaustionReason = validate147;
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22164,19 +22353,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowLimits = validate147;
+exports.TurnExecutionWindowLimits = validate148;
 const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22347,19 +22536,19 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStartedNotification = validate148;
+exports.TurnExecutionWindowStartedNotification = validate149;
 const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22736,18 +22925,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStatus = validate149;
+exports.TurnExecutionWindowStatus = validate150;
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22774,19 +22963,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailedNotification = validate150;
+exports.TurnFailedNotification = validate151;
 const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23026,18 +23215,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailure = validate152;
+exports.TurnFailure = validate153;
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23145,18 +23334,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxEntry = validate153;
+exports.TurnFilesystemSandboxEntry = validate154;
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23275,21 +23464,21 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxPolicy = validate120;
+exports.TurnFilesystemSandboxPolicy = validate121;
 
-exports.TurnGetParams = validate154;
+exports.TurnGetParams = validate155;
 const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23364,19 +23553,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnGetResponse = validate155;
+exports.TurnGetResponse = validate156;
 const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23423,10 +23612,10 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItem = validate49;
 
@@ -23438,14 +23627,14 @@ exports.TurnItemDownload = validate66;
 
 exports.TurnItemDynamicToolCall = validate67;
 
-exports.TurnItemEvent = validate157;
+exports.TurnItemEvent = validate158;
 const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23580,20 +23769,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemFileChange = validate63;
 
-exports.TurnItemOutputPolicy = validate158;
+exports.TurnItemOutputPolicy = validate159;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23696,20 +23885,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemReasoning = validate58;
 
-exports.TurnItemStatus = validate159;
+exports.TurnItemStatus = validate160;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23736,22 +23925,22 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate160;
+exports.TurnItemToolError = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23816,18 +24005,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemToolOutcome = validate161;
+exports.TurnItemToolOutcome = validate162;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23854,10 +24043,10 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemUserMessage = validate50;
 
@@ -23865,14 +24054,14 @@ exports.TurnItemWebFetch = validate65;
 
 exports.TurnItemWebSearch = validate64;
 
-exports.TurnItemsParams = validate162;
+exports.TurnItemsParams = validate163;
 const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23997,19 +24186,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate163;
+exports.TurnItemsResponse = validate164;
 const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24298,19 +24487,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate164;
+exports.TurnLegacySandboxPolicy = validate165;
 const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24374,18 +24563,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate165;
+exports.TurnMode = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24412,18 +24601,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate166;
+exports.TurnNetworkPolicySnapshot = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24563,19 +24752,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate167;
+exports.TurnPermissionApprovalRequest = validate168;
 const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25015,19 +25204,19 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalResolution = validate168;
+exports.TurnPermissionApprovalResolution = validate169;
 const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25054,18 +25243,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate169;
+exports.TurnPermissionApprovalScope = validate170;
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25092,19 +25281,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate170;
+exports.TurnPermissionAuditEvent = validate171;
 const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25409,8 +25598,8 @@ errors++;
 }
 }
 if(data.profile !== undefined){
-if(!(validate114(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -25437,18 +25626,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate172;
+exports.TurnPermissionMode = validate173;
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25475,19 +25664,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate173;
+exports.TurnPermissionProfileSelection = validate174;
 const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25625,20 +25814,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSnapshot = validate114;
+exports.TurnPermissionProfileSnapshot = validate115;
 
-exports.TurnPermissionProfileSource = validate174;
+exports.TurnPermissionProfileSource = validate175;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25665,19 +25854,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate175;
+exports.TurnPermissionRequestOpenedNotification = validate176;
 const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25787,8 +25976,8 @@ errors++;
 }
 }
 if(data.request !== undefined){
-if(!(validate167(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 }
@@ -25803,19 +25992,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate177;
+exports.TurnPermissionRequestResolvedNotification = validate178;
 const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26014,19 +26203,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondParams = validate178;
+exports.TurnPermissionRequestRespondParams = validate179;
 const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26124,19 +26313,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate179;
+exports.TurnPermissionRequestRespondResponse = validate180;
 const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26288,21 +26477,21 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnProcessPolicySnapshot = validate123;
+exports.TurnProcessPolicySnapshot = validate124;
 
-exports.TurnResumeParams = validate180;
+exports.TurnResumeParams = validate181;
 const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26389,19 +26578,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate181;
+exports.TurnResumeResponse = validate182;
 const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26470,18 +26659,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate183;
+exports.TurnSandboxMode = validate184;
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26508,20 +26697,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxSnapshot = validate119;
+exports.TurnSandboxSnapshot = validate120;
 
-exports.TurnSecurityBackendSnapshot = validate184;
+exports.TurnSecurityBackendSnapshot = validate185;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26646,18 +26835,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate185.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate185;
+exports.TurnSecurityDegradation = validate186;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate186.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26744,18 +26933,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate186;
+exports.TurnSecurityEnforcementStatus = validate187;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate187.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26782,21 +26971,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityParentCapSnapshot = validate125;
+exports.TurnSecurityParentCapSnapshot = validate126;
 
-exports.TurnStartParams = validate187;
+exports.TurnStartParams = validate188;
 const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate188.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27032,8 +27221,8 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate173(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
 }
@@ -27131,19 +27320,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate192;
+exports.TurnStartResponse = validate193;
 const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27190,19 +27379,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate192.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate194;
+exports.TurnStartedNotification = validate195;
 const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27328,18 +27517,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate196;
+exports.TurnStatus = validate197;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27366,19 +27555,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate197;
+exports.TurnToolLoopBudgetExceededNotification = validate198;
 const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27591,18 +27780,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate198;
+exports.TurnUsage = validate199;
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27738,21 +27927,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate199;
+exports.TurnWorkBlock = validate200;
 const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
 const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
 const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28308,18 +28497,18 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate200;
+exports.TurnWorkBlockPresentation = validate201;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28406,18 +28595,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate201;
+exports.TurnWorkBlockState = validate202;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28444,19 +28633,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate202;
+exports.TurnWorkItem = validate203;
 const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28757,19 +28946,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate204;
+exports.TurnWorkItemsChangedNotification = validate205;
 const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29015,19 +29204,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetParams = validate205;
+exports.TurnWorkItemsGetParams = validate206;
 const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29150,19 +29339,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate206;
+exports.TurnWorkItemsGetResponse = validate207;
 const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29378,8 +29567,8 @@ let data6 = data.items;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate202(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate203(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 }
@@ -29434,23 +29623,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate208;
+exports.TurnWorkPageAnchor = validate209;
 const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
 const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
 const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
 const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
 const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29805,19 +29994,19 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate209.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorAfter = validate209;
+exports.TurnWorkPageAnchorAfter = validate210;
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29903,18 +30092,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate210;
+exports.TurnWorkPageAnchorBefore = validate211;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30000,18 +30189,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate211;
+exports.TurnWorkPageAnchorNewest = validate212;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30075,18 +30264,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate212;
+exports.TurnWorkPageAnchorOldest = validate213;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30150,19 +30339,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate213;
+exports.TurnWorkPageParams = validate214;
 const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30237,8 +30426,8 @@ errors++;
 }
 }
 if(data.anchor !== undefined){
-if(!(validate208(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate209(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
 }
@@ -30288,20 +30477,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate215;
+exports.TurnWorkPageResponse = validate216;
 const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
 const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30523,8 +30712,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 }
@@ -30533,8 +30722,8 @@ let data7 = data.items;
 if(Array.isArray(data7)){
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate202(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate203(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 }
@@ -30678,18 +30867,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate218;
+exports.TurnWorkPageState = validate219;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30810,19 +30999,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate219;
+exports.TurnWorkStateChangedNotification = validate220;
 const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31002,8 +31191,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 }
@@ -31018,20 +31207,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.UserInput = validate51;
 
-exports.UserInputArtifact = validate221;
+exports.UserInputArtifact = validate222;
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31117,18 +31306,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate222;
+exports.UserInputAudio = validate223;
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31226,18 +31415,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate223;
+exports.UserInputFile = validate224;
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31347,18 +31536,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate224;
+exports.UserInputImage = validate225;
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31444,18 +31633,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate225;
+exports.UserInputLocalFile = validate226;
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate226.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31541,18 +31730,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate226.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate226;
+exports.UserInputLocalImage = validate227;
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31638,18 +31827,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate227;
+exports.UserInputMention = validate228;
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31757,18 +31946,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate228;
+exports.UserInputText = validate229;
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31885,18 +32074,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate229;
+exports.UserInputVideo = validate230;
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31994,8 +32183,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

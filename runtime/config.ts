@@ -27,6 +27,8 @@ export interface ResolvedConfig {
   readonly namedProviders: ReadonlyMap<string, OpenAIEndpoint>;
   /** MCP servers turns may select, by name. */
   readonly mcpServers: ReadonlyMap<string, McpServerConfig>;
+  /** ACP agents turns may run on, by runtime id. */
+  readonly acpAgents: ReadonlyMap<string, AcpAgentConfig>;
   /** Skill folders turns may select skills from. */
   readonly skillFolders: readonly { readonly path: string; readonly sourceKind: string }[];
   readonly defaultCwd: string;
@@ -82,6 +84,15 @@ export type McpServerConfig = {
   | { readonly transport: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> }
 );
 
+/** An agent the gateway starts and speaks the Agent Client Protocol with. */
+export interface AcpAgentConfig {
+  readonly runtimeId: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly startupTimeoutMs: number;
+}
+
 /** A configuration file that cannot be used; the message says which file and where. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -133,6 +144,11 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     ...(openai ? { openai } : {}),
     namedProviders,
     mcpServers: mcpServers(config.mcp_servers ?? {}),
+    acpAgents: new Map(
+      Object.entries(config.acp_agents ?? {}).flatMap(([runtimeId, agent]) =>
+        agent ? [[runtimeId, { runtimeId, command: agent.command, args: agent.args ?? [], env: strings(agent.env), startupTimeoutMs: agent.startup_timeout_ms ?? 20_000 }] as const] : [],
+      ),
+    ),
     skillFolders: (config.skills?.folders ?? []).map((f) => ({ path: f.path, sourceKind: f.source_kind ?? "workspace" })),
     defaultCwd: config.tools?.default_cwd ?? process.cwd(),
     shellTimeoutMs: config.tools?.shell_timeout_ms ?? 30_000,

@@ -54,6 +54,17 @@ export class TurnBackends {
    */
   async prepare(params: TurnStartParams, thread: Pick<Thread, "mode" | "model_provider">): Promise<PreparedTurn> {
     const provider = this.providerFor(params) ?? thread.model_provider;
+    if (params.execution_backend?.type === "acpAgentRuntime" && params.capabilities) {
+      // The agent runs its own tools and prompt: nothing of the gateway's can be added to them.
+      const ids = [...new Set(params.capabilities.map((c) => c.id))];
+      const capabilities = ids.map((capabilityId): TurnCapabilityResolution => ({
+        capabilityId,
+        status: "rejected",
+        reason: "provider_unsupported",
+        message: `the ACP agent ${params.execution_backend?.type === "acpAgentRuntime" ? params.execution_backend.runtime_id : ""} runs its own tools and skills; the gateway's cannot be offered to it`,
+      }));
+      return { params, capabilities, extras: NONE };
+    }
     const resolved = params.capabilities?.length
       ? await this.resolver.resolve(params.capabilities, { agent: (params.mode ?? thread.mode) === "Agent", policy: materializeProfile(params.permission_profile).effective_policy })
       : undefined;
@@ -101,7 +112,7 @@ export class TurnBackends {
   /** The model provider the turn runs on, or the refusal of a backend this gateway does not serve. */
   private providerFor(params: TurnStartParams): string | undefined {
     const backend = params.execution_backend;
-    const available = { apiProvider: [...this.providers].sort(), cliAgentRuntime: [] as string[], acpAgentRuntime: [] as string[] };
+    const available = { apiProvider: [...this.providers].sort(), cliAgentRuntime: [] as string[], acpAgentRuntime: [...this.config.acpAgents.keys()].sort() };
     const refuse = (detail: string): never => {
       throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, {
         ...(backend ? { execution_backend: backend } : {}),
@@ -127,7 +138,11 @@ export class TurnBackends {
       case "cliAgentRuntime":
         return refuse(`no CLI agent runtime is configured on this gateway, so ${backend.runtime_id} (${backend.runtime_kind}) cannot run the turn`);
       case "acpAgentRuntime":
-        return refuse(`no ACP agent runtime is configured on this gateway, so ${backend.runtime_id} cannot run the turn`);
+        if (!this.config.acpAgents.has(backend.runtime_id)) {
+          refuse(`the ACP agent runtime ${backend.runtime_id} is not configured on this gateway${available.acpAgentRuntime.length ? ` (it has ${available.acpAgentRuntime.join(", ")})` : " (no ACP agent runtime is)"}`);
+        }
+        if (params.model_provider !== undefined) refuse(`model_provider ${params.model_provider} does not apply to a turn run by the ACP agent ${backend.runtime_id}`);
+        return undefined;
     }
     return refuse(`execution backends of type ${(backend as { type: string }).type} are not supported`);
   }

@@ -34,6 +34,7 @@ import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
 import type { Clock, EventLog } from "./ports.js";
 import { TurnBackends } from "../backends/turn-backends.js";
+import { AcpAgents } from "../backends/acp.js";
 
 export interface GatewayOptions {
   readonly store: EventStore;
@@ -61,6 +62,7 @@ export class Gateway {
   readonly routes: RouteService;
   private readonly threads: Threads;
   readonly backends: TurnBackends;
+  private acp: AcpAgents | undefined;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
@@ -90,6 +92,7 @@ export class Gateway {
     this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
     // The runner is built after the lifecycle it ends turns through, so the lifecycle reaches it late.
     let runner: TurnRunner | undefined;
+    let acp: AcpAgents | undefined;
     const lifecycle = new TurnLifecycle({
       log,
       threads: this.threads,
@@ -98,7 +101,9 @@ export class Gateway {
       clock,
       approvals: this.approvals,
       recovery: this.recovery,
-      run: (...a) => runner!.run(...a),
+      // A turn on an ACP agent is run by the agent; any other by the agent loop.
+      run: (threadId, turnId, signal, depth, resumed) =>
+        log.state(turnId)?.turn.execution_backend?.type === "acpAgentRuntime" ? acp!.run(threadId, turnId, signal, resumed !== undefined) : runner!.run(threadId, turnId, signal, depth, resumed),
       diagnose: this.log,
     });
     this.lifecycle = lifecycle;
@@ -113,8 +118,10 @@ export class Gateway {
       store: options.store,
       agent: options.config.agent,
     });
+    const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery };
+    acp = this.acp = new AcpAgents(runnerPorts, options.config, options.env ?? process.env, this.log);
     runner = new TurnRunner(
-      { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
+      runnerPorts,
       {
         config: options.config,
         providers: options.providers,
@@ -196,6 +203,7 @@ export class Gateway {
   async close(): Promise<void> {
     await this.lifecycle.close();
     await this.backends.close();
+    await this.acp?.close();
   }
 
   now(): Date {

@@ -171,6 +171,7 @@ export class TurnLifecycle {
       created_at: createdAt,
       model_provider: params.model_provider ?? thread.model_provider ?? this.ports.config.defaultProvider,
       model: params.model ?? thread.model ?? this.ports.config.defaultModel,
+      ...(params.execution_backend ? { execution_backend: params.execution_backend } : {}),
       prompt_manifest: null,
       permission_profile: profile,
       ...(capabilities ? { capabilities } : {}),
