@@ -24,6 +24,7 @@ import type { Approvals } from "../engine/approvals.js";
 import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnReader } from "../engine/ports.js";
 import { isShutdown, type RecoveryJobs } from "../engine/recovery.js";
 import { ToolGate } from "../engine/tool-gate.js";
+import { windowId } from "../engine/windows.js";
 import { processEnvironment } from "../permissions/security.js";
 
 export interface AcpPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
@@ -125,6 +126,9 @@ export class AcpAgents {
     } catch (error) {
       return fail(`the ACP agent ${config.runtimeId} did not start: ${(error as Error).message}`);
     }
+    // The agent runs the turn in one execution window: its own loop is not bounded by the gateway's.
+    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: this.config.windowLimits, status: "running" });
+    const startedAt = g.now().getTime();
     const sink: TurnSink = { threadId, turnId, cwd: thread.cwd, signal, tools: new Map(), terminals: new Map() };
     agent.running.set(sessionId, sink);
     const cancel = () => void agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined);
@@ -144,7 +148,7 @@ export class AcpAgents {
     for (const terminal of sink.terminals.values()) terminal.child.kill("SIGKILL");
     if (signal.aborted) {
       if (isShutdown(signal)) {
-        g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: 0, provider_tokens: 0 });
+        g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: g.now().getTime() - startedAt, provider_tokens: 0 });
         return;
       }
       g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });

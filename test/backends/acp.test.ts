@@ -117,6 +117,18 @@ describe("a turn on an ACP agent", () => {
     expect(turn).toMatchObject({ status: "Interrupted", error: { kind: "cancelled" } });
   }, 60_000);
 
+  it("is blocked when the gateway stops during the turn, and turn/resume fails it: the agent's session is gone", async () => {
+    const gw = await start();
+    const thread = await gw.thread();
+    await gw.client.turnStart(onAgent(thread, "trn_stop", [{ say: "working" }, { wait_for_cancel: true }]));
+    await gw.waitFor((n) => n.method === "item/agent_message/delta" && n.params.turn_id === "trn_stop");
+    await gw.gateway.close();
+    expect(gw.gateway.turnState("trn_stop")?.turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    await gw.client.turnResume({ thread_id: thread, turn_id: "trn_stop" });
+    const end = await gw.waitFor((n) => n.method === "turn/failed" && n.params.turn_id === "trn_stop");
+    expect(end).toMatchObject({ params: { error: { message: expect.stringContaining("cannot be continued") } } });
+  }, 60_000);
+
   it("rejects capabilities, which the agent's own tools stand in for, as provider_unsupported", async () => {
     const gw = await start();
     const thread = await gw.thread();
