@@ -358,7 +358,8 @@ export class AcpAgents {
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
     if (sink.signal.aborted) return { outcome: { outcome: "cancelled" } };
     const pick = (...kinds: Acp.PermissionOptionKind[]) => kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
-    const option = verdict.allowed ? pick("allow_once", "allow_always") : pick("reject_once", "reject_always");
+    // An allow_for_turn grant lets the agent stop asking; the gate keeps deciding the calls it makes through the client.
+    const option = verdict.allowed ? (verdict.forTurn ? pick("allow_always", "allow_once") : pick("allow_once", "allow_always")) : pick("reject_once", "reject_always");
     return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
   }
 

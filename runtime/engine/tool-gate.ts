@@ -18,7 +18,7 @@ export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, 
 }
 
 /** The gate's verdict: run, or do not, with what the model is told. */
-export type GateVerdict = { allowed: true } | { allowed: false; message: string };
+export type GateVerdict = { allowed: true; /** The allowance holds for the rest of the turn (an allow_for_turn grant). */ forTurn?: boolean } | { allowed: false; message: string };
 
 export class ToolGate {
   constructor(private readonly ports: ToolGatePorts) {}
@@ -67,7 +67,7 @@ export class ToolGate {
     }
     if (!call.escapeSandbox && state.grants.has(scope.hash)) {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
-      return { allowed: true };
+      return { allowed: true, forTurn: true };
     }
     const resolution = await g.approvals.ask(
       {
@@ -87,7 +87,7 @@ export class ToolGate {
     );
     if (resolution === "allow_once" || resolution === "allow_for_turn") {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
-      return { allowed: true };
+      return { allowed: true, ...(resolution === "allow_for_turn" ? { forTurn: true } : {}) };
     }
     g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
     return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };

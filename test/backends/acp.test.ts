@@ -91,7 +91,7 @@ describe("a turn on an ACP agent", () => {
     const first = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_perm");
     if (first.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(first.params.request).toMatchObject({ tool_name: "write_file", action: "file_write" });
-    await gw.client.turnPermissionRequestRespond({ request_id: first.params.request.request_id, resolution: "allow_once" });
+    await gw.client.turnPermissionRequestRespond({ request_id: first.params.request.request_id, resolution: "allow_for_turn" });
     const second = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== first.params.request.request_id);
     if (second.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(second.params.request).toMatchObject({ tool_name: "write_file", action: "file_write", summary: expect.stringContaining("denied.txt") });
@@ -101,7 +101,8 @@ describe("a turn on an ACP agent", () => {
     const events = ofTurn(gw.received, "trn_perm");
     // Reading needs no approval in supervised mode: only the edit and the write asked.
     expect(events.filter((n) => n.method === "turn/permission/request/opened")).toHaveLength(2);
-    expect(said(events)).toMatch(/^permission: yes\. error: .*ENOENT|^permission: yes\. error: /);
+    // allow_for_turn picks the agent's allow_always option.
+    expect(said(events)).toMatch(/^permission: always\. error: Resource not found/);
     expect(said(events)).toContain("did not run: the user denied this call");
     expect(said(events)).toContain("finished");
     expect(completedItems(events).find((i) => i.type === "fileChange" && i.path === join(cwd, "denied.txt"))).toMatchObject({ status: "declined" });
