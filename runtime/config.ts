@@ -205,10 +205,10 @@ function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<strin
     const at = `mcp_servers.${name}`;
     if ((server.command === undefined) === (server.url === undefined)) throw new ConfigError(`${at}: give exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
     if (server.command !== undefined) {
-      if (server.headers) throw new ConfigError(`${at}.headers: headers apply to a url server only; this one is started with command`);
+      if (server.headers) throw new ConfigError(`${at}.headers: headers are for a url server only; this one is started with command`);
       servers.set(name, { ...common, transport: "stdio", command: server.command, args: server.args ?? [], env: strings(server.env), ...(server.cwd ? { cwd: server.cwd } : {}) });
     } else {
-      for (const field of ["args", "env", "cwd"] as const) if (server[field] !== undefined) throw new ConfigError(`${at}.${field}: ${field} applies to a command server only; this one is reached at url`);
+      for (const field of ["args", "env", "cwd"] as const) if (server[field] !== undefined) throw new ConfigError(`${at}.${field}: ${field} is for a command server only; this one is reached at url`);
       try {
         new URL(server.url!);
       } catch {

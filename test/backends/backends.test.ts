@@ -97,6 +97,38 @@ describe("named providers", () => {
   it("refuses a configuration that reuses a built-in provider's name", () => {
     expect(() => resolveConfig({ providers: { openai_compatible: { scripted: { base_url: "http://x/v1", model: "m" } } } })).toThrow(ConfigError);
   });
+
+  it("takes a named provider as the default, with its model", () => {
+    const config = resolveConfig({ default_provider: "local", providers: { openai_compatible: { local: { base_url: "http://127.0.0.1:9/v1", model: "local-7b" } } } });
+    expect(config).toMatchObject({ defaultProvider: "local", defaultModel: "local-7b" });
+    expect(() => resolveConfig({ default_provider: "elsewhere" })).toThrow(/default_provider "elsewhere" is not a provider of this gateway \(scripted\)/);
+  });
+});
+
+describe("the MCP server configuration", () => {
+  const cases: [string, NonNullable<Parameters<typeof resolveConfig>[0]>["mcp_servers"], RegExp][] = [
+    ["neither command nor url", { s: {} }, /mcp_servers\.s: give exactly one of command .* or url/],
+    ["both command and url", { s: { command: "x", url: "http://127.0.0.1/mcp" } }, /mcp_servers\.s: give exactly one/],
+    ["headers on a command server", { s: { command: "x", headers: { a: "b" } } }, /mcp_servers\.s\.headers: headers are for a url server only/],
+    ["args on a url server", { s: { url: "http://127.0.0.1/mcp", args: ["a"] } }, /mcp_servers\.s\.args: args is for a command server only/],
+    ["a url that does not parse", { s: { url: "not a url" } }, /mcp_servers\.s\.url: "not a url" is not a URL/],
+  ];
+  it.each(cases)("names the place of %s", (_name, servers, message) => {
+    expect(() => resolveConfig({ mcp_servers: servers })).toThrow(message);
+  });
+
+  it("fills in the defaults", () => {
+    expect(resolveConfig({ mcp_servers: { s: { command: "srv" } } }).mcpServers.get("s")).toEqual({
+      name: "s",
+      scope: "workspace",
+      startupTimeoutMs: 20_000,
+      toolTimeoutMs: 60_000,
+      transport: "stdio",
+      command: "srv",
+      args: [],
+      env: {},
+    });
+  });
 });
 
 describe("turn capabilities", () => {

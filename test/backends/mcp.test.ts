@@ -5,7 +5,9 @@
  * their tools; each call is a dynamicToolCall item with its arguments, progress and outcome.
  * Slow: every test starts server processes.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -171,5 +173,52 @@ describe("an MCP selection that cannot be honoured", () => {
     const thread = await gw.thread();
     const { turn } = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_chat", mode: "Chat", capabilities: [server("cap_fs", "fs")], input: text("hello") });
     expect(turn.capabilities).toEqual([{ capabilityId: "cap_fs", status: "rejected", reason: "provider_unsupported", message: expect.stringContaining("Chat-mode") }]);
+  }, 60_000);
+});
+
+describe("an MCP server reached over Streamable HTTP", () => {
+  let server: ChildProcess | undefined;
+  afterEach(() => {
+    server?.kill();
+    server = undefined;
+  });
+
+  /** A free port on 127.0.0.1 (asked of the system, then released for the server to take). */
+  const freePort = () =>
+    new Promise<number>((resolve, reject) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+      probe.on("error", reject);
+    });
+
+  it("serves its tools like a stdio one", async () => {
+    const port = await freePort();
+    server = spawn(process.execPath, [serverScript("@modelcontextprotocol/server-everything"), "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+    await new Promise<void>((resolve, reject) => {
+      server!.stderr!.on("data", (chunk: Buffer) => chunk.toString().includes("listening") && resolve());
+      server!.once("exit", (code) => reject(new Error(`server-everything exited (${code})`)));
+    });
+    const gw = await start(workDir(), { mcp_servers: { remote: { url: `http://127.0.0.1:${port}/mcp` } } });
+    const thread = await gw.thread();
+    const steps = script({ tool: "mcp__remote__echo", args: { message: "over http" } }, { say: "ok" });
+    const { turn } = await gw.client.turnStart({ thread_id: thread, turn_id: "trn_http", capabilities: [tool("cap_echo", "remote", "echo")], input: text(steps) });
+    expect(turn.capabilities).toMatchObject([{ status: "accepted" }]);
+    await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_http");
+    expect(calls(ofTurn(gw.received, "trn_http"))).toMatchObject([{ server_name: "remote", outcome: "success", output: expect.stringContaining("over http") }]);
+  }, 60_000);
+});
+
+describe("a turn cancelled during an MCP call", () => {
+  it("cancels the call: the item ends cancelled and the turn Interrupted", async () => {
+    const gw = await start(workDir());
+    const thread = await gw.thread();
+    const steps = script({ tool: "mcp__everything__trigger-long-running-operation", args: { duration: 20, steps: 20 } }, { say: "never" });
+    await gw.client.turnStart({ thread_id: thread, turn_id: "trn_cancel", capabilities: [server("cap_everything", "everything")], input: text(steps) });
+    await gw.waitFor((n) => n.method === "item/started" && n.params.turn_id === "trn_cancel" && n.params.item.type === "dynamicToolCall");
+    const { turn } = await gw.client.turnCancel({ thread_id: thread, turn_id: "trn_cancel" });
+    expect(turn.status).toBe("Interrupted");
+    expect(calls(ofTurn(gw.received, "trn_cancel"))).toMatchObject([{ status: "cancelled", outcome: "cancelled" }]);
   }, 60_000);
 });
