@@ -548,7 +548,7 @@ export interface ExecutionBackendCliAgentRuntime {
 }
 
 /**
- * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, ACP agents, limits and timeouts. Not a wire message; every field is optional and has a documented default.
+ * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, ACP agents, CLI runtimes, limits and timeouts. Not a wire message; every field is optional and has a documented default.
  */
 export interface GatewayConfig {
   /**
@@ -764,6 +764,45 @@ export interface GatewayConfig {
       };
       /**
        * How long the agent may take to answer initialize and session/new. Default 20000.
+       */
+      startup_timeout_ms?: number;
+    } | undefined;
+  };
+  /**
+   * CLI agent runtimes, by runtime id: a turn with execution_backend {"type": "cliAgentRuntime", "runtime_id": ID, "runtime_kind": KIND} runs on the runtime ID, whose kind must be KIND. The only kind is codex: the Codex CLI's app-server, started by the gateway and driven over stdio, one Codex thread per gateway thread.
+   */
+  cli_runtimes?: {
+    [k: string]: {
+      /**
+       * The runtime's kind: codex.
+       */
+      kind: "codex";
+      /**
+       * The codex program. Default codex (on the PATH).
+       */
+      command?: string;
+      /**
+       * Arguments before the gateway's own (the app-server subcommand and its -c overrides). Default none.
+       */
+      args?: string[];
+      /**
+       * Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1. Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat Completions-only server cannot drive it.
+       */
+      base_url: string;
+      /**
+       * Model to request when a turn names none.
+       */
+      model: string;
+      /**
+       * Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key.
+       */
+      api_key_env?: string;
+      /**
+       * The runtime's CODEX_HOME (its configuration, sessions and logs). Default: a folder turnspec-codex-ID in the system's temporary folder.
+       */
+      codex_home?: string;
+      /**
+       * How long the runtime may take to answer initialize and thread/start. Default 20000.
        */
       startup_timeout_ms?: number;
     } | undefined;

@@ -3761,7 +3761,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
@@ -5410,12 +5410,14 @@ vErrors.push(err127);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data65 = data.limits;
+if(data.cli_runtimes !== undefined){
+let data65 = data.cli_runtimes;
 if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
 for(const key22 in data65){
-if(!(((((key22 === "max_frame_bytes") || (key22 === "max_batch_size")) || (key22 === "max_agent_rounds")) || (key22 === "max_spawn_depth")) || (key22 === "max_tool_calls"))){
-const err128 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22}};
+const _errs157 = errors;
+if(typeof key22 === "string"){
+if(!pattern4.test(key22)){
+const err128 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -5425,10 +5427,9 @@ vErrors.push(err128);
 errors++;
 }
 }
-if(data65.max_frame_bytes !== undefined){
-let data66 = data65.max_frame_bytes;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
-const err129 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+var valid30 = _errs157 === errors;
+if(!valid30){
+const err129 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -5437,9 +5438,12 @@ vErrors.push(err129);
 }
 errors++;
 }
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 < 1024 || isNaN(data66)){
-const err130 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+for(const key23 in data65){
+let data66 = data65[key23];
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data66.kind === undefined){
+const err130 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -5448,12 +5452,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-}
-}
-if(data65.max_batch_size !== undefined){
-let data67 = data65.max_batch_size;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
-const err131 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+if(data66.base_url === undefined){
+const err131 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -5462,9 +5462,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 < 1 || isNaN(data67)){
-const err132 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data66.model === undefined){
+const err132 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "model"}};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -5473,12 +5472,9 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-}
-if(data65.max_agent_rounds !== undefined){
-let data68 = data65.max_agent_rounds;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-const err133 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+for(const key24 in data66){
+if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
+const err133 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -5487,9 +5483,11 @@ vErrors.push(err133);
 }
 errors++;
 }
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 < 1 || isNaN(data68)){
-const err134 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data66.kind !== undefined){
+let data67 = data66.kind;
+if(typeof data67 !== "string"){
+const err134 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -5498,12 +5496,8 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-}
-if(data65.max_spawn_depth !== undefined){
-let data69 = data65.max_spawn_depth;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
-const err135 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if(!(data67 === "codex")){
+const err135 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -5512,9 +5506,12 @@ vErrors.push(err135);
 }
 errors++;
 }
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 < 0 || isNaN(data69)){
-const err136 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data66.command !== undefined){
+let data68 = data66.command;
+if(typeof data68 === "string"){
+if(data68.length < 1){
+const err136 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -5524,11 +5521,8 @@ vErrors.push(err136);
 errors++;
 }
 }
-}
-if(data65.max_tool_calls !== undefined){
-let data70 = data65.max_tool_calls;
-if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
-const err137 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+else {
+const err137 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -5537,9 +5531,14 @@ vErrors.push(err137);
 }
 errors++;
 }
-if((typeof data70 == "number") && (isFinite(data70))){
-if(data70 < 1 || isNaN(data70)){
-const err138 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data66.args !== undefined){
+let data69 = data66.args;
+if(Array.isArray(data69)){
+const len3 = data69.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data69[i3] !== "string"){
+const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -5550,9 +5549,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err139 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+const err139 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5562,12 +5560,11 @@ vErrors.push(err139);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data71 = data.permissions;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-for(const key23 in data71){
-if(!((((key23 === "request_timeout_ms") || (key23 === "require_resolve_token")) || (key23 === "allowed_paths")) || (key23 === "resolve_token_secret"))){
-const err140 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23}};
+if(data66.base_url !== undefined){
+let data71 = data66.base_url;
+if(typeof data71 === "string"){
+if(data71.length < 1){
+const err140 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -5577,10 +5574,8 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data71.request_timeout_ms !== undefined){
-let data72 = data71.request_timeout_ms;
-if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
-const err141 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err141 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5589,9 +5584,12 @@ vErrors.push(err141);
 }
 errors++;
 }
-if((typeof data72 == "number") && (isFinite(data72))){
-if(data72 < 1 || isNaN(data72)){
-const err142 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data66.model !== undefined){
+let data72 = data66.model;
+if(typeof data72 === "string"){
+if(data72.length < 1){
+const err142 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5601,10 +5599,8 @@ vErrors.push(err142);
 errors++;
 }
 }
-}
-if(data71.require_resolve_token !== undefined){
-if(typeof data71.require_resolve_token !== "boolean"){
-const err143 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+else {
+const err143 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5614,15 +5610,11 @@ vErrors.push(err143);
 errors++;
 }
 }
-if(data71.allowed_paths !== undefined){
-let data74 = data71.allowed_paths;
-if(Array.isArray(data74)){
-const len3 = data74.length;
-for(let i3=0; i3<len3; i3++){
-let data75 = data74[i3];
-if(typeof data75 === "string"){
-if(data75.length < 1){
-const err144 = {instancePath:instancePath+"/permissions/allowed_paths/" + i3,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(data66.api_key_env !== undefined){
+let data73 = data66.api_key_env;
+if(typeof data73 === "string"){
+if(data73.length < 1){
+const err144 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5633,7 +5625,7 @@ errors++;
 }
 }
 else {
-const err145 = {instancePath:instancePath+"/permissions/allowed_paths/" + i3,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+const err145 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5643,9 +5635,11 @@ vErrors.push(err145);
 errors++;
 }
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(data66.codex_home !== undefined){
+let data74 = data66.codex_home;
+if(typeof data74 === "string"){
+if(data74.length < 1){
+const err146 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5655,11 +5649,8 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data71.resolve_token_secret !== undefined){
-let data76 = data71.resolve_token_secret;
-if(typeof data76 === "string"){
-if(data76.length < 16){
-const err147 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+else {
+const err147 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5669,8 +5660,10 @@ vErrors.push(err147);
 errors++;
 }
 }
-else {
-const err148 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if(data66.startup_timeout_ms !== undefined){
+let data75 = data66.startup_timeout_ms;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+const err148 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5679,10 +5672,9 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-}
-else {
-const err149 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 < 1 || isNaN(data75)){
+const err149 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -5692,11 +5684,10 @@ vErrors.push(err149);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data77 = data.gateway_id;
-if(typeof data77 === "string"){
-if(data77.length < 1){
-const err150 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -5706,8 +5697,9 @@ vErrors.push(err150);
 errors++;
 }
 }
+}
 else {
-const err151 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+const err151 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5717,12 +5709,12 @@ vErrors.push(err151);
 errors++;
 }
 }
-if(data.routes !== undefined){
-let data78 = data.routes;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key24 in data78){
-if(!((key24 === "max_hops") || (key24 === "max_routes_per_source"))){
-const err152 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
+if(data.limits !== undefined){
+let data76 = data.limits;
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+for(const key25 in data76){
+if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
+const err152 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5732,10 +5724,10 @@ vErrors.push(err152);
 errors++;
 }
 }
-if(data78.max_hops !== undefined){
-let data79 = data78.max_hops;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
-const err153 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(data76.max_frame_bytes !== undefined){
+let data77 = data76.max_frame_bytes;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err153 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5744,9 +5736,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 0 || isNaN(data79)){
-const err154 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1024 || isNaN(data77)){
+const err154 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5757,10 +5749,10 @@ errors++;
 }
 }
 }
-if(data78.max_routes_per_source !== undefined){
-let data80 = data78.max_routes_per_source;
-if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-const err155 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(data76.max_batch_size !== undefined){
+let data78 = data76.max_batch_size;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+const err155 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5769,9 +5761,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 1 || isNaN(data80)){
-const err156 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
+const err156 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5782,9 +5774,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err157 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(data76.max_agent_rounds !== undefined){
+let data79 = data76.max_agent_rounds;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err157 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5793,13 +5786,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-if(data.agent !== undefined){
-let data81 = data.agent;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-for(const key25 in data81){
-if(!((((((key25 === "identity_id") || (key25 === "display_name")) || (key25 === "nickname")) || (key25 === "revision")) || (key25 === "avatar_revision")) || (key25 === "role"))){
-const err158 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 1 || isNaN(data79)){
+const err158 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5809,11 +5798,11 @@ vErrors.push(err158);
 errors++;
 }
 }
-if(data81.identity_id !== undefined){
-let data82 = data81.identity_id;
-if(typeof data82 === "string"){
-if(data82.length < 1){
-const err159 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data76.max_spawn_depth !== undefined){
+let data80 = data76.max_spawn_depth;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+const err159 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5822,9 +5811,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-else {
-const err160 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 0 || isNaN(data80)){
+const err160 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5834,11 +5823,11 @@ vErrors.push(err160);
 errors++;
 }
 }
-if(data81.display_name !== undefined){
-let data83 = data81.display_name;
-if(typeof data83 === "string"){
-if(data83.length < 1){
-const err161 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data76.max_tool_calls !== undefined){
+let data81 = data76.max_tool_calls;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
+const err161 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5847,9 +5836,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-}
-else {
-const err162 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
+const err162 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5859,11 +5848,10 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data81.nickname !== undefined){
-let data84 = data81.nickname;
-if(typeof data84 === "string"){
-if(data84.length < 1){
-const err163 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5873,8 +5861,12 @@ vErrors.push(err163);
 errors++;
 }
 }
-else {
-const err164 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data.permissions !== undefined){
+let data82 = data.permissions;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+for(const key26 in data82){
+if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
+const err164 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5884,10 +5876,10 @@ vErrors.push(err164);
 errors++;
 }
 }
-if(data81.revision !== undefined){
-let data85 = data81.revision;
-if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
-const err165 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(data82.request_timeout_ms !== undefined){
+let data83 = data82.request_timeout_ms;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+const err165 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5896,9 +5888,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-if((typeof data85 == "number") && (isFinite(data85))){
-if(data85 < 0 || isNaN(data85)){
-const err166 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 1 || isNaN(data83)){
+const err166 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5909,10 +5901,9 @@ errors++;
 }
 }
 }
-if(data81.avatar_revision !== undefined){
-let data86 = data81.avatar_revision;
-if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
-const err167 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(data82.require_resolve_token !== undefined){
+if(typeof data82.require_resolve_token !== "boolean"){
+const err167 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5921,9 +5912,16 @@ vErrors.push(err167);
 }
 errors++;
 }
-if((typeof data86 == "number") && (isFinite(data86))){
-if(data86 < 0 || isNaN(data86)){
-const err168 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data82.allowed_paths !== undefined){
+let data85 = data82.allowed_paths;
+if(Array.isArray(data85)){
+const len4 = data85.length;
+for(let i4=0; i4<len4; i4++){
+let data86 = data85[i4];
+if(typeof data86 === "string"){
+if(data86.length < 1){
+const err168 = {instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5933,12 +5931,8 @@ vErrors.push(err168);
 errors++;
 }
 }
-}
-if(data81.role !== undefined){
-let data87 = data81.role;
-if(typeof data87 === "string"){
-if(data87.length < 1){
-const err169 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err169 = {instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5948,8 +5942,9 @@ vErrors.push(err169);
 errors++;
 }
 }
+}
 else {
-const err170 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+const err170 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5959,9 +5954,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-}
-else {
-const err171 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(data82.resolve_token_secret !== undefined){
+let data87 = data82.resolve_token_secret;
+if(typeof data87 === "string"){
+if(data87.length < 16){
+const err171 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5971,12 +5968,8 @@ vErrors.push(err171);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data88 = data.context;
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-for(const key26 in data88){
-if(!((key26 === "max_history_tokens") || (key26 === "keep_recent_messages"))){
-const err172 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
+else {
+const err172 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5986,10 +5979,9 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data88.max_history_tokens !== undefined){
-let data89 = data88.max_history_tokens;
-if(!(((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89))) && (isFinite(data89)))){
-const err173 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err173 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5998,9 +5990,12 @@ vErrors.push(err173);
 }
 errors++;
 }
-if((typeof data89 == "number") && (isFinite(data89))){
-if(data89 < 1 || isNaN(data89)){
-const err174 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.gateway_id !== undefined){
+let data88 = data.gateway_id;
+if(typeof data88 === "string"){
+if(data88.length < 1){
+const err174 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -6010,11 +6005,8 @@ vErrors.push(err174);
 errors++;
 }
 }
-}
-if(data88.keep_recent_messages !== undefined){
-let data90 = data88.keep_recent_messages;
-if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
-const err175 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+else {
+const err175 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -6023,9 +6015,13 @@ vErrors.push(err175);
 }
 errors++;
 }
-if((typeof data90 == "number") && (isFinite(data90))){
-if(data90 < 1 || isNaN(data90)){
-const err176 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.routes !== undefined){
+let data89 = data.routes;
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+for(const key27 in data89){
+if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
+const err176 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -6035,10 +6031,10 @@ vErrors.push(err176);
 errors++;
 }
 }
-}
-}
-else {
-const err177 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(data89.max_hops !== undefined){
+let data90 = data89.max_hops;
+if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
+const err177 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -6047,15 +6043,318 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-}
-else {
-const err178 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data90 == "number") && (isFinite(data90))){
+if(data90 < 0 || isNaN(data90)){
+const err178 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err178];
 }
 else {
 vErrors.push(err178);
+}
+errors++;
+}
+}
+}
+if(data89.max_routes_per_source !== undefined){
+let data91 = data89.max_routes_per_source;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
+const err179 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 < 1 || isNaN(data91)){
+const err180 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+}
+if(data.agent !== undefined){
+let data92 = data.agent;
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+for(const key28 in data92){
+if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
+const err182 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+}
+if(data92.identity_id !== undefined){
+let data93 = data92.identity_id;
+if(typeof data93 === "string"){
+if(data93.length < 1){
+const err183 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+else {
+const err184 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+if(data92.display_name !== undefined){
+let data94 = data92.display_name;
+if(typeof data94 === "string"){
+if(data94.length < 1){
+const err185 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+else {
+const err186 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+if(data92.nickname !== undefined){
+let data95 = data92.nickname;
+if(typeof data95 === "string"){
+if(data95.length < 1){
+const err187 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+else {
+const err188 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+if(data92.revision !== undefined){
+let data96 = data92.revision;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
+const err189 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
+const err190 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+}
+}
+if(data92.avatar_revision !== undefined){
+let data97 = data92.avatar_revision;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+const err191 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
+const err192 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+}
+}
+if(data92.role !== undefined){
+let data98 = data92.role;
+if(typeof data98 === "string"){
+if(data98.length < 1){
+const err193 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+}
+else {
+const err194 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+}
+}
+else {
+const err195 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+}
+if(data.context !== undefined){
+let data99 = data.context;
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+for(const key29 in data99){
+if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
+const err196 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+}
+if(data99.max_history_tokens !== undefined){
+let data100 = data99.max_history_tokens;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+const err197 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 1 || isNaN(data100)){
+const err198 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+}
+}
+if(data99.keep_recent_messages !== undefined){
+let data101 = data99.keep_recent_messages;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+const err199 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 1 || isNaN(data101)){
+const err200 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err201 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+}
+else {
+const err202 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
 }
 errors++;
 }

@@ -2834,7 +2834,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
@@ -4347,123 +4347,383 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limits !== undefined){
-let data65 = data.limits;
+if(data.cli_runtimes !== undefined){
+let data65 = data.cli_runtimes;
 const _errs155 = errors;
 if(errors === _errs155){
 if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-const _errs157 = errors;
 for(const key22 in data65){
-if(!(((((key22 === "max_frame_bytes") || (key22 === "max_batch_size")) || (key22 === "max_agent_rounds")) || (key22 === "max_spawn_depth")) || (key22 === "max_tool_calls"))){
-validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22}}];
+const _errs157 = errors;
+if(typeof key22 === "string"){
+if(!pattern4.test(key22)){
+const err6 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+var valid27 = _errs157 === errors;
+if(!valid27){
+const err7 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+validate46.errors = vErrors;
 return false;
 break;
 }
 }
-if(_errs157 === errors){
-if(data65.max_frame_bytes !== undefined){
-let data66 = data65.max_frame_bytes;
-const _errs158 = errors;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+if(valid27){
+for(const key23 in data65){
+let data66 = data65[key23];
+const _errs159 = errors;
+if(errors === _errs159){
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+let missing4;
+if((((data66.kind === undefined) && (missing4 = "kind")) || ((data66.base_url === undefined) && (missing4 = "base_url"))) || ((data66.model === undefined) && (missing4 = "model"))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+const _errs161 = errors;
+for(const key24 in data66){
+if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}}];
+return false;
+break;
+}
+}
+if(_errs161 === errors){
+if(data66.kind !== undefined){
+let data67 = data66.kind;
+const _errs162 = errors;
+if(typeof data67 !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(data67 === "codex")){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}}];
+return false;
+}
+var valid29 = _errs162 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.command !== undefined){
+let data68 = data66.command;
+const _errs164 = errors;
+if(errors === _errs164){
+if(typeof data68 === "string"){
+if(data68.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs164 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.args !== undefined){
+let data69 = data66.args;
+const _errs166 = errors;
+if(errors === _errs166){
+if(Array.isArray(data69)){
+var valid30 = true;
+const len3 = data69.length;
+for(let i3=0; i3<len3; i3++){
+const _errs168 = errors;
+if(typeof data69[i3] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid30 = _errs168 === errors;
+if(!valid30){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid29 = _errs166 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.base_url !== undefined){
+let data71 = data66.base_url;
+const _errs170 = errors;
+if(errors === _errs170){
+if(typeof data71 === "string"){
+if(data71.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs170 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.model !== undefined){
+let data72 = data66.model;
+const _errs172 = errors;
+if(errors === _errs172){
+if(typeof data72 === "string"){
+if(data72.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs172 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.api_key_env !== undefined){
+let data73 = data66.api_key_env;
+const _errs174 = errors;
+if(errors === _errs174){
+if(typeof data73 === "string"){
+if(data73.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs174 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.codex_home !== undefined){
+let data74 = data66.codex_home;
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data74 === "string"){
+if(data74.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs176 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.startup_timeout_ms !== undefined){
+let data75 = data66.startup_timeout_ms;
+const _errs178 = errors;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs178){
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 < 1 || isNaN(data75)){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid29 = _errs178 === errors;
+}
+else {
+var valid29 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid28 = _errs159 === errors;
+if(!valid28){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs155 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined){
+let data76 = data.limits;
+const _errs180 = errors;
+if(errors === _errs180){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+const _errs182 = errors;
+for(const key25 in data76){
+if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
+validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}}];
+return false;
+break;
+}
+}
+if(_errs182 === errors){
+if(data76.max_frame_bytes !== undefined){
+let data77 = data76.max_frame_bytes;
+const _errs183 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs158){
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 < 1024 || isNaN(data66)){
+if(errors === _errs183){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1024 || isNaN(data77)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
 }
-var valid27 = _errs158 === errors;
+var valid31 = _errs183 === errors;
 }
 else {
-var valid27 = true;
+var valid31 = true;
 }
-if(valid27){
-if(data65.max_batch_size !== undefined){
-let data67 = data65.max_batch_size;
-const _errs160 = errors;
-if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+if(valid31){
+if(data76.max_batch_size !== undefined){
+let data78 = data76.max_batch_size;
+const _errs185 = errors;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs160){
-if((typeof data67 == "number") && (isFinite(data67))){
-if(data67 < 1 || isNaN(data67)){
+if(errors === _errs185){
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid27 = _errs160 === errors;
+var valid31 = _errs185 === errors;
 }
 else {
-var valid27 = true;
+var valid31 = true;
 }
-if(valid27){
-if(data65.max_agent_rounds !== undefined){
-let data68 = data65.max_agent_rounds;
-const _errs162 = errors;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+if(valid31){
+if(data76.max_agent_rounds !== undefined){
+let data79 = data76.max_agent_rounds;
+const _errs187 = errors;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs162){
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 < 1 || isNaN(data68)){
+if(errors === _errs187){
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 1 || isNaN(data79)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid27 = _errs162 === errors;
+var valid31 = _errs187 === errors;
 }
 else {
-var valid27 = true;
+var valid31 = true;
 }
-if(valid27){
-if(data65.max_spawn_depth !== undefined){
-let data69 = data65.max_spawn_depth;
-const _errs164 = errors;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+if(valid31){
+if(data76.max_spawn_depth !== undefined){
+let data80 = data76.max_spawn_depth;
+const _errs189 = errors;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs164){
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 < 0 || isNaN(data69)){
+if(errors === _errs189){
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 0 || isNaN(data80)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid27 = _errs164 === errors;
+var valid31 = _errs189 === errors;
 }
 else {
-var valid27 = true;
+var valid31 = true;
 }
-if(valid27){
-if(data65.max_tool_calls !== undefined){
-let data70 = data65.max_tool_calls;
-const _errs166 = errors;
-if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+if(valid31){
+if(data76.max_tool_calls !== undefined){
+let data81 = data76.max_tool_calls;
+const _errs191 = errors;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs166){
-if((typeof data70 == "number") && (isFinite(data70))){
-if(data70 < 1 || isNaN(data70)){
+if(errors === _errs191){
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid27 = _errs166 === errors;
+var valid31 = _errs191 === errors;
 }
 else {
-var valid27 = true;
+var valid31 = true;
 }
 }
 }
@@ -4476,83 +4736,83 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs155 === errors;
+var valid0 = _errs180 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data71 = data.permissions;
-const _errs168 = errors;
-if(errors === _errs168){
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-const _errs170 = errors;
-for(const key23 in data71){
-if(!((((key23 === "request_timeout_ms") || (key23 === "require_resolve_token")) || (key23 === "allowed_paths")) || (key23 === "resolve_token_secret"))){
-validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23}}];
+let data82 = data.permissions;
+const _errs193 = errors;
+if(errors === _errs193){
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+const _errs195 = errors;
+for(const key26 in data82){
+if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
+validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}}];
 return false;
 break;
 }
 }
-if(_errs170 === errors){
-if(data71.request_timeout_ms !== undefined){
-let data72 = data71.request_timeout_ms;
-const _errs171 = errors;
-if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+if(_errs195 === errors){
+if(data82.request_timeout_ms !== undefined){
+let data83 = data82.request_timeout_ms;
+const _errs196 = errors;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs171){
-if((typeof data72 == "number") && (isFinite(data72))){
-if(data72 < 1 || isNaN(data72)){
+if(errors === _errs196){
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 1 || isNaN(data83)){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid28 = _errs171 === errors;
+var valid32 = _errs196 === errors;
 }
 else {
-var valid28 = true;
+var valid32 = true;
 }
-if(valid28){
-if(data71.require_resolve_token !== undefined){
-const _errs173 = errors;
-if(typeof data71.require_resolve_token !== "boolean"){
+if(valid32){
+if(data82.require_resolve_token !== undefined){
+const _errs198 = errors;
+if(typeof data82.require_resolve_token !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid28 = _errs173 === errors;
+var valid32 = _errs198 === errors;
 }
 else {
-var valid28 = true;
+var valid32 = true;
 }
-if(valid28){
-if(data71.allowed_paths !== undefined){
-let data74 = data71.allowed_paths;
-const _errs175 = errors;
-if(errors === _errs175){
-if(Array.isArray(data74)){
-var valid29 = true;
-const len3 = data74.length;
-for(let i3=0; i3<len3; i3++){
-let data75 = data74[i3];
-const _errs177 = errors;
-if(errors === _errs177){
-if(typeof data75 === "string"){
-if(data75.length < 1){
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i3,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+if(valid32){
+if(data82.allowed_paths !== undefined){
+let data85 = data82.allowed_paths;
+const _errs200 = errors;
+if(errors === _errs200){
+if(Array.isArray(data85)){
+var valid33 = true;
+const len4 = data85.length;
+for(let i4=0; i4<len4; i4++){
+let data86 = data85[i4];
+const _errs202 = errors;
+if(errors === _errs202){
+if(typeof data86 === "string"){
+if(data86.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i3,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
-var valid29 = _errs177 === errors;
-if(!valid29){
+var valid33 = _errs202 === errors;
+if(!valid33){
 break;
 }
 }
@@ -4562,18 +4822,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid28 = _errs175 === errors;
+var valid32 = _errs200 === errors;
 }
 else {
-var valid28 = true;
+var valid32 = true;
 }
-if(valid28){
-if(data71.resolve_token_secret !== undefined){
-let data76 = data71.resolve_token_secret;
-const _errs179 = errors;
-if(errors === _errs179){
-if(typeof data76 === "string"){
-if(data76.length < 16){
+if(valid32){
+if(data82.resolve_token_secret !== undefined){
+let data87 = data82.resolve_token_secret;
+const _errs204 = errors;
+if(errors === _errs204){
+if(typeof data87 === "string"){
+if(data87.length < 16){
 validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -4583,10 +4843,10 @@ validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid28 = _errs179 === errors;
+var valid32 = _errs204 === errors;
 }
 else {
-var valid28 = true;
+var valid32 = true;
 }
 }
 }
@@ -4598,18 +4858,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs168 === errors;
+var valid0 = _errs193 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data77 = data.gateway_id;
-const _errs181 = errors;
-if(errors === _errs181){
-if(typeof data77 === "string"){
-if(data77.length < 1){
+let data88 = data.gateway_id;
+const _errs206 = errors;
+if(errors === _errs206){
+if(typeof data88 === "string"){
+if(data88.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4619,66 +4879,66 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs181 === errors;
+var valid0 = _errs206 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data78 = data.routes;
-const _errs183 = errors;
-if(errors === _errs183){
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-const _errs185 = errors;
-for(const key24 in data78){
-if(!((key24 === "max_hops") || (key24 === "max_routes_per_source"))){
-validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}}];
+let data89 = data.routes;
+const _errs208 = errors;
+if(errors === _errs208){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+const _errs210 = errors;
+for(const key27 in data89){
+if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
+validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}}];
 return false;
 break;
 }
 }
-if(_errs185 === errors){
-if(data78.max_hops !== undefined){
-let data79 = data78.max_hops;
-const _errs186 = errors;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+if(_errs210 === errors){
+if(data89.max_hops !== undefined){
+let data90 = data89.max_hops;
+const _errs211 = errors;
+if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs186){
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 0 || isNaN(data79)){
+if(errors === _errs211){
+if((typeof data90 == "number") && (isFinite(data90))){
+if(data90 < 0 || isNaN(data90)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid30 = _errs186 === errors;
+var valid34 = _errs211 === errors;
 }
 else {
-var valid30 = true;
+var valid34 = true;
 }
-if(valid30){
-if(data78.max_routes_per_source !== undefined){
-let data80 = data78.max_routes_per_source;
-const _errs188 = errors;
-if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+if(valid34){
+if(data89.max_routes_per_source !== undefined){
+let data91 = data89.max_routes_per_source;
+const _errs213 = errors;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs188){
-if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 1 || isNaN(data80)){
+if(errors === _errs213){
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 < 1 || isNaN(data91)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid30 = _errs188 === errors;
+var valid34 = _errs213 === errors;
 }
 else {
-var valid30 = true;
+var valid34 = true;
 }
 }
 }
@@ -4688,32 +4948,32 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs183 === errors;
+var valid0 = _errs208 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data81 = data.agent;
-const _errs190 = errors;
-if(errors === _errs190){
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-const _errs192 = errors;
-for(const key25 in data81){
-if(!((((((key25 === "identity_id") || (key25 === "display_name")) || (key25 === "nickname")) || (key25 === "revision")) || (key25 === "avatar_revision")) || (key25 === "role"))){
-validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}}];
+let data92 = data.agent;
+const _errs215 = errors;
+if(errors === _errs215){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+const _errs217 = errors;
+for(const key28 in data92){
+if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
+validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
 return false;
 break;
 }
 }
-if(_errs192 === errors){
-if(data81.identity_id !== undefined){
-let data82 = data81.identity_id;
-const _errs193 = errors;
-if(errors === _errs193){
-if(typeof data82 === "string"){
-if(data82.length < 1){
+if(_errs217 === errors){
+if(data92.identity_id !== undefined){
+let data93 = data92.identity_id;
+const _errs218 = errors;
+if(errors === _errs218){
+if(typeof data93 === "string"){
+if(data93.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4723,18 +4983,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid31 = _errs193 === errors;
+var valid35 = _errs218 === errors;
 }
 else {
-var valid31 = true;
+var valid35 = true;
 }
-if(valid31){
-if(data81.display_name !== undefined){
-let data83 = data81.display_name;
-const _errs195 = errors;
-if(errors === _errs195){
-if(typeof data83 === "string"){
-if(data83.length < 1){
+if(valid35){
+if(data92.display_name !== undefined){
+let data94 = data92.display_name;
+const _errs220 = errors;
+if(errors === _errs220){
+if(typeof data94 === "string"){
+if(data94.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4744,18 +5004,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid31 = _errs195 === errors;
+var valid35 = _errs220 === errors;
 }
 else {
-var valid31 = true;
+var valid35 = true;
 }
-if(valid31){
-if(data81.nickname !== undefined){
-let data84 = data81.nickname;
-const _errs197 = errors;
-if(errors === _errs197){
-if(typeof data84 === "string"){
-if(data84.length < 1){
+if(valid35){
+if(data92.nickname !== undefined){
+let data95 = data92.nickname;
+const _errs222 = errors;
+if(errors === _errs222){
+if(typeof data95 === "string"){
+if(data95.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4765,60 +5025,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid31 = _errs197 === errors;
+var valid35 = _errs222 === errors;
 }
 else {
-var valid31 = true;
+var valid35 = true;
 }
-if(valid31){
-if(data81.revision !== undefined){
-let data85 = data81.revision;
-const _errs199 = errors;
-if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
+if(valid35){
+if(data92.revision !== undefined){
+let data96 = data92.revision;
+const _errs224 = errors;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs199){
-if((typeof data85 == "number") && (isFinite(data85))){
-if(data85 < 0 || isNaN(data85)){
+if(errors === _errs224){
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid31 = _errs199 === errors;
+var valid35 = _errs224 === errors;
 }
 else {
-var valid31 = true;
+var valid35 = true;
 }
-if(valid31){
-if(data81.avatar_revision !== undefined){
-let data86 = data81.avatar_revision;
-const _errs201 = errors;
-if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
+if(valid35){
+if(data92.avatar_revision !== undefined){
+let data97 = data92.avatar_revision;
+const _errs226 = errors;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs201){
-if((typeof data86 == "number") && (isFinite(data86))){
-if(data86 < 0 || isNaN(data86)){
+if(errors === _errs226){
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid31 = _errs201 === errors;
+var valid35 = _errs226 === errors;
 }
 else {
-var valid31 = true;
+var valid35 = true;
 }
-if(valid31){
-if(data81.role !== undefined){
-let data87 = data81.role;
-const _errs203 = errors;
-if(errors === _errs203){
-if(typeof data87 === "string"){
-if(data87.length < 1){
+if(valid35){
+if(data92.role !== undefined){
+let data98 = data92.role;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data98 === "string"){
+if(data98.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4828,10 +5088,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid31 = _errs203 === errors;
+var valid35 = _errs228 === errors;
 }
 else {
-var valid31 = true;
+var valid35 = true;
 }
 }
 }
@@ -4845,66 +5105,66 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs190 === errors;
+var valid0 = _errs215 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data88 = data.context;
-const _errs205 = errors;
-if(errors === _errs205){
-if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
-const _errs207 = errors;
-for(const key26 in data88){
-if(!((key26 === "max_history_tokens") || (key26 === "keep_recent_messages"))){
-validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}}];
+let data99 = data.context;
+const _errs230 = errors;
+if(errors === _errs230){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+const _errs232 = errors;
+for(const key29 in data99){
+if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
+validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs207 === errors){
-if(data88.max_history_tokens !== undefined){
-let data89 = data88.max_history_tokens;
-const _errs208 = errors;
-if(!(((typeof data89 == "number") && (!(data89 % 1) && !isNaN(data89))) && (isFinite(data89)))){
+if(_errs232 === errors){
+if(data99.max_history_tokens !== undefined){
+let data100 = data99.max_history_tokens;
+const _errs233 = errors;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs208){
-if((typeof data89 == "number") && (isFinite(data89))){
-if(data89 < 1 || isNaN(data89)){
+if(errors === _errs233){
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 1 || isNaN(data100)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid32 = _errs208 === errors;
+var valid36 = _errs233 === errors;
 }
 else {
-var valid32 = true;
+var valid36 = true;
 }
-if(valid32){
-if(data88.keep_recent_messages !== undefined){
-let data90 = data88.keep_recent_messages;
-const _errs210 = errors;
-if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
+if(valid36){
+if(data99.keep_recent_messages !== undefined){
+let data101 = data99.keep_recent_messages;
+const _errs235 = errors;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs210){
-if((typeof data90 == "number") && (isFinite(data90))){
-if(data90 < 1 || isNaN(data90)){
+if(errors === _errs235){
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 1 || isNaN(data101)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid32 = _errs210 === errors;
+var valid36 = _errs235 === errors;
 }
 else {
-var valid32 = true;
+var valid36 = true;
 }
 }
 }
@@ -4914,10 +5174,11 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs205 === errors;
+var valid0 = _errs230 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }

@@ -4,6 +4,8 @@
  * the documented defaults.
  */
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "../generated/types.js";
 import { validate } from "../generated/validators.js";
 import { formatIssue } from "../rpc/validation.js";
@@ -29,6 +31,8 @@ export interface ResolvedConfig {
   readonly mcpServers: ReadonlyMap<string, McpServerConfig>;
   /** ACP agents turns may run on, by runtime id. */
   readonly acpAgents: ReadonlyMap<string, AcpAgentConfig>;
+  /** CLI agent runtimes turns may run on, by runtime id. */
+  readonly cliRuntimes: ReadonlyMap<string, CliRuntimeConfig>;
   /** Skill folders turns may select skills from. */
   readonly skillFolders: readonly { readonly path: string; readonly sourceKind: string }[];
   readonly defaultCwd: string;
@@ -93,6 +97,19 @@ export interface AcpAgentConfig {
   readonly startupTimeoutMs: number;
 }
 
+/** A CLI agent runtime the gateway starts and drives (the Codex app-server). */
+export interface CliRuntimeConfig {
+  readonly runtimeId: string;
+  readonly kind: "codex";
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly baseURL: string;
+  readonly model: string;
+  readonly apiKeyEnv: string;
+  readonly codexHome: string;
+  readonly startupTimeoutMs: number;
+}
+
 /** A configuration file that cannot be used; the message says which file and where. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -147,6 +164,28 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     acpAgents: new Map(
       Object.entries(config.acp_agents ?? {}).flatMap(([runtimeId, agent]) =>
         agent ? [[runtimeId, { runtimeId, command: agent.command, args: agent.args ?? [], env: strings(agent.env), startupTimeoutMs: agent.startup_timeout_ms ?? 20_000 }] as const] : [],
+      ),
+    ),
+    cliRuntimes: new Map(
+      Object.entries(config.cli_runtimes ?? {}).flatMap(([runtimeId, runtime]) =>
+        runtime
+          ? [
+              [
+                runtimeId,
+                {
+                  runtimeId,
+                  kind: runtime.kind,
+                  command: runtime.command ?? "codex",
+                  args: runtime.args ?? [],
+                  baseURL: runtime.base_url,
+                  model: runtime.model,
+                  apiKeyEnv: runtime.api_key_env ?? "OPENAI_API_KEY",
+                  codexHome: runtime.codex_home ?? join(tmpdir(), `turnspec-codex-${runtimeId}`),
+                  startupTimeoutMs: runtime.startup_timeout_ms ?? 20_000,
+                },
+              ] as const,
+            ]
+          : [],
       ),
     ),
     skillFolders: (config.skills?.folders ?? []).map((f) => ({ path: f.path, sourceKind: f.source_kind ?? "workspace" })),

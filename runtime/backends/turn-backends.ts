@@ -16,6 +16,7 @@ import { materializeProfile } from "../permissions/policy.js";
 import { SkillCatalog, type Skill } from "../skills/catalog.js";
 import type { Tool } from "../tools/tool.js";
 import { CapabilityResolver } from "./capabilities.js";
+import { codexOptionsProblem } from "./codex.js";
 import { McpServers } from "./mcp.js";
 
 /** What a prepared turn starts with: the params as the lifecycle creates the turn from them, and the capability resolutions. */
@@ -54,16 +55,21 @@ export class TurnBackends {
    */
   async prepare(params: TurnStartParams, thread: Pick<Thread, "mode" | "model_provider">): Promise<PreparedTurn> {
     const provider = this.providerFor(params) ?? thread.model_provider;
-    if (params.execution_backend?.type === "acpAgentRuntime" && params.capabilities) {
-      // The agent runs its own tools and prompt: nothing of the gateway's can be added to them.
-      const ids = [...new Set(params.capabilities.map((c) => c.id))];
-      const capabilities = ids.map((capabilityId): TurnCapabilityResolution => ({
-        capabilityId,
-        status: "rejected",
-        reason: "provider_unsupported",
-        message: `the ACP agent ${params.execution_backend?.type === "acpAgentRuntime" ? params.execution_backend.runtime_id : ""} runs its own tools and skills; the gateway's cannot be offered to it`,
-      }));
-      return { params, capabilities, extras: NONE };
+    const backend = params.execution_backend;
+    if (backend?.type === "acpAgentRuntime" || backend?.type === "cliAgentRuntime") {
+      // A CLI runtime runs the turn's model, or else its own configured one.
+      const runtimeModel = backend.type === "cliAgentRuntime" && params.model === undefined ? this.config.cliRuntimes.get(backend.runtime_id)!.model : undefined;
+      const runtime = backend.type === "acpAgentRuntime" ? `ACP agent ${backend.runtime_id}` : `CLI runtime ${backend.runtime_id}`;
+      // The runtime runs its own tools and prompt: nothing of the gateway's can be added to them.
+      const capabilities = params.capabilities
+        ? [...new Set(params.capabilities.map((c) => c.id))].map((capabilityId): TurnCapabilityResolution => ({
+            capabilityId,
+            status: "rejected",
+            reason: "provider_unsupported",
+            message: `the ${runtime} runs its own tools and skills; the gateway's cannot be offered to it`,
+          }))
+        : undefined;
+      return { params: runtimeModel ? { ...params, model: runtimeModel } : params, ...(capabilities ? { capabilities } : {}), extras: NONE };
     }
     const resolved = params.capabilities?.length
       ? await this.resolver.resolve(params.capabilities, { agent: (params.mode ?? thread.mode) === "Agent", policy: materializeProfile(params.permission_profile).effective_policy })
@@ -112,7 +118,7 @@ export class TurnBackends {
   /** The model provider the turn runs on, or the refusal of a backend this gateway does not serve. */
   private providerFor(params: TurnStartParams): string | undefined {
     const backend = params.execution_backend;
-    const available = { apiProvider: [...this.providers].sort(), cliAgentRuntime: [] as string[], acpAgentRuntime: [...this.config.acpAgents.keys()].sort() };
+    const available = { apiProvider: [...this.providers].sort(), cliAgentRuntime: [...this.config.cliRuntimes.keys()].sort(), acpAgentRuntime: [...this.config.acpAgents.keys()].sort() };
     const refuse = (detail: string): never => {
       throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, {
         ...(backend ? { execution_backend: backend } : {}),
@@ -135,8 +141,18 @@ export class TurnBackends {
           refuse(`model_provider ${params.model_provider} contradicts execution_backend.provider ${backend.provider}; name one provider`);
         }
         return backend.provider;
-      case "cliAgentRuntime":
-        return refuse(`no CLI agent runtime is configured on this gateway, so ${backend.runtime_id} (${backend.runtime_kind}) cannot run the turn`);
+      case "cliAgentRuntime": {
+        const runtime = this.config.cliRuntimes.get(backend.runtime_id);
+        if (!runtime) {
+          refuse(`the CLI agent runtime ${backend.runtime_id} is not configured on this gateway${available.cliAgentRuntime.length ? ` (it has ${available.cliAgentRuntime.join(", ")})` : " (no CLI agent runtime is)"}`);
+        } else if (runtime.kind !== backend.runtime_kind) {
+          refuse(`the CLI agent runtime ${backend.runtime_id} is of kind ${runtime.kind}, not ${backend.runtime_kind}`);
+        }
+        if (params.model_provider !== undefined) refuse(`model_provider ${params.model_provider} does not apply to a turn run by the CLI runtime ${backend.runtime_id}`);
+        const problem = codexOptionsProblem(params.cli_runtime_options);
+        if (problem) refuse(problem);
+        return undefined;
+      }
       case "acpAgentRuntime":
         if (!this.config.acpAgents.has(backend.runtime_id)) {
           refuse(`the ACP agent runtime ${backend.runtime_id} is not configured on this gateway${available.acpAgentRuntime.length ? ` (it has ${available.acpAgentRuntime.join(", ")})` : " (no ACP agent runtime is)"}`);

@@ -35,6 +35,7 @@ import { spawnAgentTool } from "./spawn-agent.js";
 import type { Clock, EventLog } from "./ports.js";
 import { TurnBackends } from "../backends/turn-backends.js";
 import { AcpAgents } from "../backends/acp.js";
+import { CodexRuntimes } from "../backends/codex.js";
 
 export interface GatewayOptions {
   readonly store: EventStore;
@@ -63,6 +64,7 @@ export class Gateway {
   private readonly threads: Threads;
   readonly backends: TurnBackends;
   private acp: AcpAgents | undefined;
+  private codex: CodexRuntimes | undefined;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
@@ -93,6 +95,7 @@ export class Gateway {
     // The runner is built after the lifecycle it ends turns through, so the lifecycle reaches it late.
     let runner: TurnRunner | undefined;
     let acp: AcpAgents | undefined;
+    let codex: CodexRuntimes | undefined;
     const lifecycle = new TurnLifecycle({
       log,
       threads: this.threads,
@@ -101,9 +104,13 @@ export class Gateway {
       clock,
       approvals: this.approvals,
       recovery: this.recovery,
-      // A turn on an ACP agent is run by the agent; any other by the agent loop.
-      run: (threadId, turnId, signal, depth, resumed) =>
-        log.state(turnId)?.turn.execution_backend?.type === "acpAgentRuntime" ? acp!.run(threadId, turnId, signal, resumed !== undefined) : runner!.run(threadId, turnId, signal, depth, resumed),
+      // A turn on an ACP agent or a CLI runtime is run by it; any other by the agent loop.
+      run: (threadId, turnId, signal, depth, resumed) => {
+        const backend = log.state(turnId)?.turn.execution_backend?.type;
+        if (backend === "acpAgentRuntime") return acp!.run(threadId, turnId, signal, resumed !== undefined);
+        if (backend === "cliAgentRuntime") return codex!.run(threadId, turnId, signal, resumed !== undefined);
+        return runner!.run(threadId, turnId, signal, depth, resumed);
+      },
       diagnose: this.log,
     });
     this.lifecycle = lifecycle;
@@ -120,6 +127,7 @@ export class Gateway {
     });
     const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery };
     acp = this.acp = new AcpAgents(runnerPorts, options.config, options.env ?? process.env, this.log);
+    codex = this.codex = new CodexRuntimes(runnerPorts, options.config, options.env ?? process.env, this.log);
     runner = new TurnRunner(
       runnerPorts,
       {
@@ -143,6 +151,7 @@ export class Gateway {
           const prepared = await backends.prepare(params, this.threads.thread(params.thread_id));
           const started = lifecycle.startTurn(prepared.params, undefined, prepared.capabilities);
           backends.keep(params.turn_id, prepared.extras);
+          codex!.remember(params.turn_id, params.cli_runtime_options);
           return started;
         },
         cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason),
@@ -204,6 +213,7 @@ export class Gateway {
     await this.lifecycle.close();
     await this.backends.close();
     await this.acp?.close();
+    await this.codex?.close();
   }
 
   now(): Date {
