@@ -11,12 +11,13 @@ const backendRefused: Scenario = {
   name: "an execution backend the gateway does not serve",
   checks: {
     "TURN-BACKEND-UNAVAILABLE":
-      "starts a turn on an ACP runtime and on an API provider no gateway has configured; expects each refused with execution_backend_unavailable carrying the backend in error.data, turn/get to know no such turn, no notification of it and no model call",
+      "starts a turn on a CLI runtime, an ACP runtime and an API provider no gateway has configured; expects each refused with execution_backend_unavailable carrying the backend in error.data, turn/get to know no such turn, no notification of it and no model call",
   },
   async run(ctx) {
     const script = ctx.script([]);
     const thread = await ctx.thread();
     const backends: ExecutionBackend[] = [
+      { type: "cliAgentRuntime", runtime_id: ctx.id("cert_unconfigured_cli"), runtime_kind: "codex" },
       { type: "acpAgentRuntime", runtime_id: ctx.id("cert_unconfigured_acp") },
       { type: "apiProvider", provider: ctx.id("cert_unconfigured_provider") },
     ];
