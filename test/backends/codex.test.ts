@@ -87,6 +87,18 @@ describe.skipIf(!existsSync(CODEX) || !existsSync(PLATFORM_PACKAGE))("a turn on 
     expect(JSON.stringify(denied)).not.toContain("must-not-run\\n");
   }, 90_000);
 
+  it("is blocked when the gateway stops during the turn, and turn/resume fails it: the Codex thread is gone", async () => {
+    const gw = await start([{ hang: true }]);
+    const thread = await gw.thread();
+    await gw.client.turnStart(onCodex(thread, "trn_stop", "Think forever"));
+    while (model!.requests.length === 0) await new Promise((r) => setTimeout(r, 20));
+    await gw.gateway.close();
+    expect(gw.gateway.turnState("trn_stop")?.turn).toMatchObject({ status: "Blocked", blocked: { reason: "runtime_shutdown_continuation" } });
+    await gw.client.turnResume({ thread_id: thread, turn_id: "trn_stop" });
+    const end = await gw.waitFor((n) => n.method === "turn/failed" && n.params.turn_id === "trn_stop");
+    expect(end).toMatchObject({ params: { error: { message: expect.stringContaining("cannot be continued") } } });
+  }, 90_000);
+
   it("interrupts the Codex turn on turn/cancel", async () => {
     const gw = await start([{ hang: true }]);
     const thread = await gw.thread();
