@@ -57,6 +57,14 @@ export class TurnBackends {
     const provider = this.providerFor(params) ?? thread.model_provider;
     const backend = params.execution_backend;
     if (backend?.type === "acpAgentRuntime" || backend?.type === "cliAgentRuntime") {
+      const refuse = (detail: string): never => {
+        throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, { execution_backend: backend, detail, available: this.available() });
+      };
+      const name = backend.type === "acpAgentRuntime" ? `the ACP agent ${backend.runtime_id}` : `the CLI runtime ${backend.runtime_id}`;
+      // A runtime runs its own tools: a Chat-mode turn (no tools) cannot be kept to on it.
+      if ((params.mode ?? thread.mode) === "Chat") refuse(`${name} runs its own tools, so a Chat-mode turn (which calls none) cannot run on it; use Agent mode`);
+      // ACP v1 has no way to choose the agent's model.
+      if (backend.type === "acpAgentRuntime" && params.model !== undefined) refuse(`${name} chooses its own model: ACP offers no way to request ${params.model}`);
       // A CLI runtime runs the turn's model, or else its own configured one.
       const runtimeModel = backend.type === "cliAgentRuntime" && params.model === undefined ? this.config.cliRuntimes.get(backend.runtime_id)!.model : undefined;
       const runtime = backend.type === "acpAgentRuntime" ? `ACP agent ${backend.runtime_id}` : `CLI runtime ${backend.runtime_id}`;
@@ -104,6 +112,11 @@ export class TurnBackends {
     return { tools: resolved.tools, skills: resolved.skills };
   }
 
+  /** What this gateway serves, by kind of backend. */
+  private available() {
+    return { apiProvider: [...this.providers].sort(), cliAgentRuntime: [...this.config.cliRuntimes.keys()].sort(), acpAgentRuntime: [...this.config.acpAgents.keys()].sort() };
+  }
+
   /** The model a provider runs when a turn names none. */
   private modelOf(provider: string): string | undefined {
     if (provider === "openai") return this.config.openai?.model;
@@ -118,7 +131,7 @@ export class TurnBackends {
   /** The model provider the turn runs on, or the refusal of a backend this gateway does not serve. */
   private providerFor(params: TurnStartParams): string | undefined {
     const backend = params.execution_backend;
-    const available = { apiProvider: [...this.providers].sort(), cliAgentRuntime: [...this.config.cliRuntimes.keys()].sort(), acpAgentRuntime: [...this.config.acpAgents.keys()].sort() };
+    const available = this.available();
     const refuse = (detail: string): never => {
       throw protocolError("execution_backend_unavailable", `The execution backend cannot be used: ${detail}`, {
         ...(backend ? { execution_backend: backend } : {}),

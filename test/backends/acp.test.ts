@@ -139,6 +139,13 @@ describe("a turn on an ACP agent", () => {
     expect(turn.capabilities).toEqual([{ capabilityId: "cap_fs", status: "rejected", reason: "provider_unsupported", message: expect.stringContaining("fixture") }]);
   }, 60_000);
 
+  it("refuses what it cannot keep to on an agent: Chat mode and a model of the client's choosing", async () => {
+    const gw = await start();
+    const thread = await gw.thread();
+    await expect(gw.client.turnStart(onAgent(thread, "trn_chat", "hi", { mode: "Chat" }))).rejects.toMatchObject({ reason: "execution_backend_unavailable", data: { detail: expect.stringContaining("Chat-mode") } });
+    await expect(gw.client.turnStart(onAgent(thread, "trn_model", "hi", { model: "gpt-x" }))).rejects.toMatchObject({ reason: "execution_backend_unavailable", data: { detail: expect.stringContaining("chooses its own model") } });
+  }, 60_000);
+
   it("fails the turn, naming the agent, when the agent cannot start", async () => {
     const gw = await start(process.execPath, ["-e", "console.error('agent is misconfigured'); process.exit(2)"]);
     const thread = await gw.thread();
