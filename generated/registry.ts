@@ -83,7 +83,7 @@ export const methods = {
     summary: "Start a new turn in a thread; progress arrives as notifications.",
     params: "TurnStartParams",
     result: "TurnStartResponse",
-    errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress"],
+    errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress", "execution_backend_unavailable"],
   },
   "turn/cancel": {
     name: "turn/cancel",
@@ -533,6 +533,14 @@ export const errors = {
     code: -32007,
     message: "Recovery job not found",
     description: "turn/resume named a recovery job the turn does not have open (unknown, or already used by an earlier resume); error.data.active_recovery_job_id carries the job the turn can be resumed through.",
+    standard: false,
+    anyMethod: false,
+    details: [],
+  },
+  execution_backend_unavailable: {
+    code: -32008,
+    message: "Execution backend not available",
+    description: "turn/start named an execution backend (or runtime options) this gateway does not serve: a provider, CLI runtime or ACP runtime it has not configured, or a kind of backend it does not support. Nothing runs and no turn is created. error.data.execution_backend carries the backend as requested, error.data.detail says what is missing, and error.data.available lists what the gateway does serve, by kind.",
     standard: false,
     anyMethod: false,
     details: [],

@@ -548,7 +548,7 @@ export interface ExecutionBackendCliAgentRuntime {
 }
 
 /**
- * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, limits and timeouts. Not a wire message; every field is optional and has a documented default.
+ * Configuration of the reference gateway (`turnspec serve --config FILE`): model providers, tools, MCP servers, skills, ACP agents, CLI runtimes, limits and timeouts. Not a wire message; every field is optional and has a documented default.
  */
 export interface GatewayConfig {
   /**
@@ -584,6 +584,28 @@ export interface GatewayConfig {
      * How a provider call that failed in a retryable way (rate limit, outage) is retried before the turn blocks with a provider_failure_continuation recovery job. Default: 4 attempts, 1000 ms first delay, doubling up to 30000 ms.
      */
     retry?: GatewayRetryPolicy;
+    /**
+     * More OpenAI-compatible endpoints, by provider name (the names scripted and openai are taken). Each is a provider a thread or turn may name.
+     */
+    openai_compatible?: {
+      /**
+       * An OpenAI-compatible Chat Completions endpoint, chosen by its name: a turn selects it with execution_backend {"type": "apiProvider", "provider": NAME} or model_provider NAME; the turn's model, when given, overrides the endpoint's.
+       */
+      [k: string]: {
+        /**
+         * Base URL of the API, e.g. http://127.0.0.1:8080/v1.
+         */
+        base_url: string;
+        /**
+         * Model to request when a turn names none.
+         */
+        model: string;
+        /**
+         * Name of the environment variable holding the API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key, which local servers accept.
+         */
+        api_key_env?: string;
+      } | undefined;
+    };
   };
   /**
    * How the built-in tools run.
@@ -655,6 +677,135 @@ export interface GatewayConfig {
      * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
      */
     retry?: GatewayRetryPolicy;
+  };
+  /**
+   * MCP servers a turn may select (capabilities of kind mcpServer or mcpTool), by server name. Each is reached over stdio (command) or Streamable HTTP (url), exactly one of the two; the gateway connects when a turn first selects it and keeps the connection.
+   */
+  mcp_servers?: {
+    [k: string]: {
+      /**
+       * Program to start for a stdio server.
+       */
+      command?: string;
+      /**
+       * Arguments of the command.
+       */
+      args?: string[];
+      /**
+       * Environment variables set for the command, besides a minimal inherited set (PATH, HOME, …).
+       */
+      env?: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * Working directory of the command. Default: the gateway's.
+       */
+      cwd?: string;
+      /**
+       * URL of a Streamable HTTP server.
+       */
+      url?: string;
+      /**
+       * HTTP headers sent to a url server (for example Authorization).
+       */
+      headers?: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * Scope the server is configured in; a capability's scopeKind must equal it. Default workspace.
+       */
+      scope?: string;
+      /**
+       * How long connecting and listing tools may take before the server counts as failed to start. Default 20000.
+       */
+      startup_timeout_ms?: number;
+      /**
+       * How long one tool call may run before it is reported timed out. Default 60000.
+       */
+      tool_timeout_ms?: number;
+    } | undefined;
+  };
+  /**
+   * Skills a turn may select (capabilities of kind skill): folders in the Agent Skills layout, one sub-folder per skill with a SKILL.md whose front matter has name and description.
+   */
+  skills?: {
+    /**
+     * Skill folders, read when a turn selects a skill. A skill's slug is SOURCE_KIND/NAME.
+     */
+    folders?: {
+      /**
+       * The folder holding one sub-folder per skill.
+       */
+      path: string;
+      /**
+       * Source kind of its skills (a capability's sourceKind). Default workspace.
+       */
+      source_kind?: string;
+    }[];
+  };
+  /**
+   * Agents reached over the Agent Client Protocol, by runtime id: a turn with execution_backend {"type": "acpAgentRuntime", "runtime_id": ID} runs on the agent ID. The gateway starts the command, speaks ACP on its stdin and stdout as the client, keeps one ACP session per thread and sends each turn as one session/prompt.
+   */
+  acp_agents?: {
+    [k: string]: {
+      /**
+       * Program that runs the agent and speaks ACP on stdio.
+       */
+      command: string;
+      /**
+       * Arguments of the command.
+       */
+      args?: string[];
+      /**
+       * Environment variables set for the agent, besides the turn's process environment.
+       */
+      env?: {
+        [k: string]: string | undefined;
+      };
+      /**
+       * How long the agent may take to answer initialize and session/new. Default 20000.
+       */
+      startup_timeout_ms?: number;
+    } | undefined;
+  };
+  /**
+   * CLI agent runtimes, by runtime id: a turn with execution_backend {"type": "cliAgentRuntime", "runtime_id": ID, "runtime_kind": KIND} runs on the runtime ID, whose kind must be KIND. The only kind is codex: the Codex CLI's app-server, started by the gateway and driven over stdio, one Codex thread per gateway thread.
+   */
+  cli_runtimes?: {
+    [k: string]: {
+      /**
+       * The runtime's kind: codex.
+       */
+      kind: "codex";
+      /**
+       * The codex program. Default codex (on the PATH).
+       */
+      command?: string;
+      /**
+       * Arguments before the gateway's own (the app-server subcommand and its -c overrides). Default none.
+       */
+      args?: string[];
+      /**
+       * Base URL of the model endpoint the runtime calls, e.g. http://127.0.0.1:8080/v1. Codex speaks only the OpenAI Responses API (POST BASE_URL/responses, streamed); a Chat Completions-only server cannot drive it.
+       */
+      base_url: string;
+      /**
+       * Model to request when a turn names none.
+       */
+      model: string;
+      /**
+       * Environment variable holding the endpoint's API key. Default OPENAI_API_KEY; a missing variable sends a placeholder key.
+       */
+      api_key_env?: string;
+      /**
+       * The runtime's CODEX_HOME (its configuration, sessions and logs). Default: a folder turnspec-codex-ID in the system's temporary folder.
+       */
+      codex_home?: string;
+      /**
+       * How long the runtime may take to answer initialize and thread/start. Default 20000.
+       */
+      startup_timeout_ms?: number;
+    } | undefined;
   };
   /**
    * Bounds that keep one client or one turn from taking the gateway down.
@@ -1594,6 +1745,10 @@ export interface Turn {
    * Model serving the turn.
    */
   model?: string;
+  /**
+   * The execution backend the turn runs on, when turn/start named one.
+   */
+  execution_backend?: ExecutionBackend;
   /**
    * Metadata about the compiled prompt; null until (or unless) the prompt compiler has run for this turn.
    */

@@ -2839,8 +2839,11 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern6 = new RegExp("^[^/]+$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -2895,7 +2898,7 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 const _errs8 = errors;
 for(const key1 in data2){
-if(!((key1 === "openai") || (key1 === "retry"))){
+if(!(((key1 === "openai") || (key1 === "retry")) || (key1 === "openai_compatible"))){
 validate46.errors = [{instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
@@ -3113,6 +3116,152 @@ var valid1 = _errs18 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data2.openai_compatible !== undefined){
+let data12 = data2.openai_compatible;
+const _errs30 = errors;
+if(errors === _errs30){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key4 in data12){
+const _errs32 = errors;
+if(typeof key4 === "string"){
+if(!pattern4.test(key4)){
+const err0 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key4};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var valid5 = _errs32 === errors;
+if(!valid5){
+const err1 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames",keyword:"propertyNames",params:{propertyName: key4}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid5){
+for(const key5 in data12){
+let data13 = data12[key5];
+const _errs34 = errors;
+if(errors === _errs34){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing1;
+if(((data13.base_url === undefined) && (missing1 = "base_url")) || ((data13.model === undefined) && (missing1 = "model"))){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs36 = errors;
+for(const key6 in data13){
+if(!(((key6 === "base_url") || (key6 === "model")) || (key6 === "api_key_env"))){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}}];
+return false;
+break;
+}
+}
+if(_errs36 === errors){
+if(data13.base_url !== undefined){
+let data14 = data13.base_url;
+const _errs37 = errors;
+if(errors === _errs37){
+if(typeof data14 === "string"){
+if(data14.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs37 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data13.model !== undefined){
+let data15 = data13.model;
+const _errs39 = errors;
+if(errors === _errs39){
+if(typeof data15 === "string"){
+if(data15.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs39 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data13.api_key_env !== undefined){
+let data16 = data13.api_key_env;
+const _errs41 = errors;
+if(errors === _errs41){
+if(typeof data16 === "string"){
+if(data16.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs41 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid6 = _errs34 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs30 === errors;
+}
+else {
+var valid1 = true;
+}
+}
 }
 }
 }
@@ -3128,25 +3277,25 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data12 = data.tools;
-const _errs30 = errors;
-if(errors === _errs30){
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-const _errs32 = errors;
-for(const key4 in data12){
-if(!(((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry"))){
-validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
+let data17 = data.tools;
+const _errs43 = errors;
+if(errors === _errs43){
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+const _errs45 = errors;
+for(const key7 in data17){
+if(!(((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry"))){
+validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}}];
 return false;
 break;
 }
 }
-if(_errs32 === errors){
-if(data12.default_cwd !== undefined){
-let data13 = data12.default_cwd;
-const _errs33 = errors;
-if(errors === _errs33){
-if(typeof data13 === "string"){
-if(data13.length < 1){
+if(_errs45 === errors){
+if(data17.default_cwd !== undefined){
+let data18 = data17.default_cwd;
+const _errs46 = errors;
+if(errors === _errs46){
+if(typeof data18 === "string"){
+if(data18.length < 1){
 validate46.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3156,290 +3305,290 @@ validate46.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:
 return false;
 }
 }
-var valid5 = _errs33 === errors;
+var valid8 = _errs46 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.shell_timeout_ms !== undefined){
-let data14 = data12.shell_timeout_ms;
-const _errs35 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+if(valid8){
+if(data17.shell_timeout_ms !== undefined){
+let data19 = data17.shell_timeout_ms;
+const _errs48 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 validate46.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs35){
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
+if(errors === _errs48){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
 validate46.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs35 === errors;
+var valid8 = _errs48 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.max_shell_timeout_ms !== undefined){
-let data15 = data12.max_shell_timeout_ms;
-const _errs37 = errors;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+if(valid8){
+if(data17.max_shell_timeout_ms !== undefined){
+let data20 = data17.max_shell_timeout_ms;
+const _errs50 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
 validate46.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs37){
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
+if(errors === _errs50){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
 validate46.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs37 === errors;
+var valid8 = _errs50 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.web_fetch_timeout_ms !== undefined){
-let data16 = data12.web_fetch_timeout_ms;
-const _errs39 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+if(valid8){
+if(data17.web_fetch_timeout_ms !== undefined){
+let data21 = data17.web_fetch_timeout_ms;
+const _errs52 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
 validate46.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs39){
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
+if(errors === _errs52){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
 validate46.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs39 === errors;
+var valid8 = _errs52 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.restricted_max_shell_timeout_ms !== undefined){
-let data17 = data12.restricted_max_shell_timeout_ms;
-const _errs41 = errors;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+if(valid8){
+if(data17.restricted_max_shell_timeout_ms !== undefined){
+let data22 = data17.restricted_max_shell_timeout_ms;
+const _errs54 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
 validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs41){
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 1 || isNaN(data17)){
+if(errors === _errs54){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
 validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs41 === errors;
+var valid8 = _errs54 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.execution_windows !== undefined){
-let data18 = data12.execution_windows;
-const _errs43 = errors;
-if(errors === _errs43){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-const _errs45 = errors;
-for(const key5 in data18){
-if(!(((((key5 === "max_agent_rounds_per_window") || (key5 === "max_tool_calls_per_window")) || (key5 === "max_wall_clock_ms_per_window")) || (key5 === "max_provider_tokens_per_window")) || (key5 === "total"))){
-validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
+if(valid8){
+if(data17.execution_windows !== undefined){
+let data23 = data17.execution_windows;
+const _errs56 = errors;
+if(errors === _errs56){
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+const _errs58 = errors;
+for(const key8 in data23){
+if(!(((((key8 === "max_agent_rounds_per_window") || (key8 === "max_tool_calls_per_window")) || (key8 === "max_wall_clock_ms_per_window")) || (key8 === "max_provider_tokens_per_window")) || (key8 === "total"))){
+validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schemaPath:"#/properties/tools/properties/execution_windows/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}}];
 return false;
 break;
 }
 }
-if(_errs45 === errors){
-if(data18.max_agent_rounds_per_window !== undefined){
-let data19 = data18.max_agent_rounds_per_window;
-const _errs46 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+if(_errs58 === errors){
+if(data23.max_agent_rounds_per_window !== undefined){
+let data24 = data23.max_agent_rounds_per_window;
+const _errs59 = errors;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs46){
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
+if(errors === _errs59){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs46 === errors;
+var valid9 = _errs59 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_tool_calls_per_window !== undefined){
-let data20 = data18.max_tool_calls_per_window;
-const _errs48 = errors;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+if(valid9){
+if(data23.max_tool_calls_per_window !== undefined){
+let data25 = data23.max_tool_calls_per_window;
+const _errs61 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs48){
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 1 || isNaN(data20)){
+if(errors === _errs61){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs48 === errors;
+var valid9 = _errs61 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_wall_clock_ms_per_window !== undefined){
-let data21 = data18.max_wall_clock_ms_per_window;
-const _errs50 = errors;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+if(valid9){
+if(data23.max_wall_clock_ms_per_window !== undefined){
+let data26 = data23.max_wall_clock_ms_per_window;
+const _errs63 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs50){
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
+if(errors === _errs63){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs50 === errors;
+var valid9 = _errs63 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_provider_tokens_per_window !== undefined){
-let data22 = data18.max_provider_tokens_per_window;
-const _errs52 = errors;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+if(valid9){
+if(data23.max_provider_tokens_per_window !== undefined){
+let data27 = data23.max_provider_tokens_per_window;
+const _errs65 = errors;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs52){
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 1 || isNaN(data22)){
+if(errors === _errs65){
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs52 === errors;
+var valid9 = _errs65 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.total !== undefined){
-let data23 = data18.total;
-const _errs54 = errors;
-if(errors === _errs54){
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-const _errs56 = errors;
-for(const key6 in data23){
-if(!((((key6 === "max_agent_rounds") || (key6 === "max_tool_calls")) || (key6 === "max_wall_clock_ms")) || (key6 === "max_provider_tokens"))){
-validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}}];
+if(valid9){
+if(data23.total !== undefined){
+let data28 = data23.total;
+const _errs67 = errors;
+if(errors === _errs67){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+const _errs69 = errors;
+for(const key9 in data28){
+if(!((((key9 === "max_agent_rounds") || (key9 === "max_tool_calls")) || (key9 === "max_wall_clock_ms")) || (key9 === "max_provider_tokens"))){
+validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}}];
 return false;
 break;
 }
 }
-if(_errs56 === errors){
-if(data23.max_agent_rounds !== undefined){
-let data24 = data23.max_agent_rounds;
-const _errs57 = errors;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+if(_errs69 === errors){
+if(data28.max_agent_rounds !== undefined){
+let data29 = data28.max_agent_rounds;
+const _errs70 = errors;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs57){
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
+if(errors === _errs70){
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs57 === errors;
+var valid10 = _errs70 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_tool_calls !== undefined){
-let data25 = data23.max_tool_calls;
-const _errs59 = errors;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+if(valid10){
+if(data28.max_tool_calls !== undefined){
+let data30 = data28.max_tool_calls;
+const _errs72 = errors;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs59){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
+if(errors === _errs72){
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 1 || isNaN(data30)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs59 === errors;
+var valid10 = _errs72 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_wall_clock_ms !== undefined){
-let data26 = data23.max_wall_clock_ms;
-const _errs61 = errors;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+if(valid10){
+if(data28.max_wall_clock_ms !== undefined){
+let data31 = data28.max_wall_clock_ms;
+const _errs74 = errors;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs61){
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
+if(errors === _errs74){
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs61 === errors;
+var valid10 = _errs74 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_provider_tokens !== undefined){
-let data27 = data23.max_provider_tokens;
-const _errs63 = errors;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+if(valid10){
+if(data28.max_provider_tokens !== undefined){
+let data32 = data28.max_provider_tokens;
+const _errs76 = errors;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs63){
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
+if(errors === _errs76){
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 1 || isNaN(data32)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs63 === errors;
+var valid10 = _errs76 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
 }
 }
@@ -3451,10 +3600,10 @@ validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total"
 return false;
 }
 }
-var valid6 = _errs54 === errors;
+var valid9 = _errs67 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
 }
 }
@@ -3467,75 +3616,75 @@ validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schem
 return false;
 }
 }
-var valid5 = _errs43 === errors;
+var valid8 = _errs56 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.retry !== undefined){
-let data28 = data12.retry;
-const _errs65 = errors;
-const _errs66 = errors;
-if(errors === _errs66){
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-const _errs68 = errors;
-for(const key7 in data28){
-if(!((((key7 === "max_attempts") || (key7 === "initial_delay_ms")) || (key7 === "backoff_multiplier")) || (key7 === "max_delay_ms"))){
-validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}}];
+if(valid8){
+if(data17.retry !== undefined){
+let data33 = data17.retry;
+const _errs78 = errors;
+const _errs79 = errors;
+if(errors === _errs79){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+const _errs81 = errors;
+for(const key10 in data33){
+if(!((((key10 === "max_attempts") || (key10 === "initial_delay_ms")) || (key10 === "backoff_multiplier")) || (key10 === "max_delay_ms"))){
+validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gateway_retry_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}}];
 return false;
 break;
 }
 }
-if(_errs68 === errors){
-if(data28.max_attempts !== undefined){
-let data29 = data28.max_attempts;
-const _errs69 = errors;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+if(_errs81 === errors){
+if(data33.max_attempts !== undefined){
+let data34 = data33.max_attempts;
+const _errs82 = errors;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs69){
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
+if(errors === _errs82){
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 1 || isNaN(data34)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid9 = _errs69 === errors;
+var valid12 = _errs82 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.initial_delay_ms !== undefined){
-let data30 = data28.initial_delay_ms;
-const _errs71 = errors;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+if(valid12){
+if(data33.initial_delay_ms !== undefined){
+let data35 = data33.initial_delay_ms;
+const _errs84 = errors;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs71){
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
+if(errors === _errs84){
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid9 = _errs71 === errors;
+var valid12 = _errs84 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.backoff_multiplier !== undefined){
-let data31 = data28.backoff_multiplier;
-const _errs73 = errors;
-if(errors === _errs73){
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 1 || isNaN(data31)){
+if(valid12){
+if(data33.backoff_multiplier !== undefined){
+let data36 = data33.backoff_multiplier;
+const _errs86 = errors;
+if(errors === _errs86){
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1 || isNaN(data36)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
@@ -3545,31 +3694,31 @@ validate46.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier
 return false;
 }
 }
-var valid9 = _errs73 === errors;
+var valid12 = _errs86 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.max_delay_ms !== undefined){
-let data32 = data28.max_delay_ms;
-const _errs75 = errors;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+if(valid12){
+if(data33.max_delay_ms !== undefined){
+let data37 = data33.max_delay_ms;
+const _errs88 = errors;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs75){
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 0 || isNaN(data32)){
+if(errors === _errs88){
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid9 = _errs75 === errors;
+var valid12 = _errs88 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
 }
 }
@@ -3581,10 +3730,10 @@ validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gatew
 return false;
 }
 }
-var valid5 = _errs65 === errors;
+var valid8 = _errs78 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
 }
 }
@@ -3599,129 +3748,987 @@ validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs30 === errors;
+var valid0 = _errs43 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mcp_servers !== undefined){
+let data38 = data.mcp_servers;
+const _errs90 = errors;
+if(errors === _errs90){
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key11 in data38){
+const _errs92 = errors;
+if(typeof key11 === "string"){
+if(!pattern5.test(key11)){
+const err2 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var valid13 = _errs92 === errors;
+if(!valid13){
+const err3 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key11}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid13){
+for(const key12 in data38){
+let data39 = data38[key12];
+const _errs94 = errors;
+if(errors === _errs94){
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+const _errs96 = errors;
+for(const key13 in data39){
+if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}}];
+return false;
+break;
+}
+}
+if(_errs96 === errors){
+if(data39.command !== undefined){
+let data40 = data39.command;
+const _errs97 = errors;
+if(errors === _errs97){
+if(typeof data40 === "string"){
+if(data40.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs97 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.args !== undefined){
+let data41 = data39.args;
+const _errs99 = errors;
+if(errors === _errs99){
+if(Array.isArray(data41)){
+var valid16 = true;
+const len0 = data41.length;
+for(let i0=0; i0<len0; i0++){
+const _errs101 = errors;
+if(typeof data41[i0] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i0,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid16 = _errs101 === errors;
+if(!valid16){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid15 = _errs99 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.env !== undefined){
+let data43 = data39.env;
+const _errs103 = errors;
+if(errors === _errs103){
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key14 in data43){
+const _errs106 = errors;
+if(typeof data43[key14] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid17 = _errs106 === errors;
+if(!valid17){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid15 = _errs103 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.cwd !== undefined){
+let data45 = data39.cwd;
+const _errs108 = errors;
+if(errors === _errs108){
+if(typeof data45 === "string"){
+if(data45.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs108 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.url !== undefined){
+let data46 = data39.url;
+const _errs110 = errors;
+if(errors === _errs110){
+if(typeof data46 === "string"){
+if(data46.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs110 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.headers !== undefined){
+let data47 = data39.headers;
+const _errs112 = errors;
+if(errors === _errs112){
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key15 in data47){
+const _errs115 = errors;
+if(typeof data47[key15] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid18 = _errs115 === errors;
+if(!valid18){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid15 = _errs112 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.scope !== undefined){
+let data49 = data39.scope;
+const _errs117 = errors;
+if(errors === _errs117){
+if(typeof data49 === "string"){
+if(data49.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs117 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.startup_timeout_ms !== undefined){
+let data50 = data39.startup_timeout_ms;
+const _errs119 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs119){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid15 = _errs119 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.tool_timeout_ms !== undefined){
+let data51 = data39.tool_timeout_ms;
+const _errs121 = errors;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs121){
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 1 || isNaN(data51)){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid15 = _errs121 === errors;
+}
+else {
+var valid15 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid14 = _errs94 === errors;
+if(!valid14){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs90 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.skills !== undefined){
+let data52 = data.skills;
+const _errs123 = errors;
+if(errors === _errs123){
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+const _errs125 = errors;
+for(const key16 in data52){
+if(!(key16 === "folders")){
+validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}}];
+return false;
+break;
+}
+}
+if(_errs125 === errors){
+if(data52.folders !== undefined){
+let data53 = data52.folders;
+const _errs126 = errors;
+if(errors === _errs126){
+if(Array.isArray(data53)){
+var valid20 = true;
+const len1 = data53.length;
+for(let i1=0; i1<len1; i1++){
+let data54 = data53[i1];
+const _errs128 = errors;
+if(errors === _errs128){
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+let missing2;
+if((data54.path === undefined) && (missing2 = "path")){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs130 = errors;
+for(const key17 in data54){
+if(!((key17 === "path") || (key17 === "source_kind"))){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}}];
+return false;
+break;
+}
+}
+if(_errs130 === errors){
+if(data54.path !== undefined){
+let data55 = data54.path;
+const _errs131 = errors;
+if(errors === _errs131){
+if(typeof data55 === "string"){
+if(data55.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid21 = _errs131 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data54.source_kind !== undefined){
+let data56 = data54.source_kind;
+const _errs133 = errors;
+if(errors === _errs133){
+if(typeof data56 === "string"){
+if(data56.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+else {
+if(!pattern6.test(data56)){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
+return false;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid21 = _errs133 === errors;
+}
+else {
+var valid21 = true;
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid20 = _errs128 === errors;
+if(!valid20){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs123 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.acp_agents !== undefined){
+let data57 = data.acp_agents;
+const _errs135 = errors;
+if(errors === _errs135){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+for(const key18 in data57){
+const _errs137 = errors;
+if(typeof key18 === "string"){
+if(!pattern4.test(key18)){
+const err4 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+var valid22 = _errs137 === errors;
+if(!valid22){
+const err5 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid22){
+for(const key19 in data57){
+let data58 = data57[key19];
+const _errs139 = errors;
+if(errors === _errs139){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+let missing3;
+if((data58.command === undefined) && (missing3 = "command")){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing3}}];
+return false;
+}
+else {
+const _errs141 = errors;
+for(const key20 in data58){
+if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}}];
+return false;
+break;
+}
+}
+if(_errs141 === errors){
+if(data58.command !== undefined){
+let data59 = data58.command;
+const _errs142 = errors;
+if(errors === _errs142){
+if(typeof data59 === "string"){
+if(data59.length < 1){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid24 = _errs142 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data58.args !== undefined){
+let data60 = data58.args;
+const _errs144 = errors;
+if(errors === _errs144){
+if(Array.isArray(data60)){
+var valid25 = true;
+const len2 = data60.length;
+for(let i2=0; i2<len2; i2++){
+const _errs146 = errors;
+if(typeof data60[i2] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i2,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid25 = _errs146 === errors;
+if(!valid25){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid24 = _errs144 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data58.env !== undefined){
+let data62 = data58.env;
+const _errs148 = errors;
+if(errors === _errs148){
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+for(const key21 in data62){
+const _errs151 = errors;
+if(typeof data62[key21] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid26 = _errs151 === errors;
+if(!valid26){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid24 = _errs148 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data58.startup_timeout_ms !== undefined){
+let data64 = data58.startup_timeout_ms;
+const _errs153 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs153){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 1 || isNaN(data64)){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid24 = _errs153 === errors;
+}
+else {
+var valid24 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid23 = _errs139 === errors;
+if(!valid23){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs135 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cli_runtimes !== undefined){
+let data65 = data.cli_runtimes;
+const _errs155 = errors;
+if(errors === _errs155){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key22 in data65){
+const _errs157 = errors;
+if(typeof key22 === "string"){
+if(!pattern4.test(key22)){
+const err6 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+var valid27 = _errs157 === errors;
+if(!valid27){
+const err7 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid27){
+for(const key23 in data65){
+let data66 = data65[key23];
+const _errs159 = errors;
+if(errors === _errs159){
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+let missing4;
+if((((data66.kind === undefined) && (missing4 = "kind")) || ((data66.base_url === undefined) && (missing4 = "base_url"))) || ((data66.model === undefined) && (missing4 = "model"))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+const _errs161 = errors;
+for(const key24 in data66){
+if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}}];
+return false;
+break;
+}
+}
+if(_errs161 === errors){
+if(data66.kind !== undefined){
+let data67 = data66.kind;
+const _errs162 = errors;
+if(typeof data67 !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(data67 === "codex")){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}}];
+return false;
+}
+var valid29 = _errs162 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.command !== undefined){
+let data68 = data66.command;
+const _errs164 = errors;
+if(errors === _errs164){
+if(typeof data68 === "string"){
+if(data68.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs164 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.args !== undefined){
+let data69 = data66.args;
+const _errs166 = errors;
+if(errors === _errs166){
+if(Array.isArray(data69)){
+var valid30 = true;
+const len3 = data69.length;
+for(let i3=0; i3<len3; i3++){
+const _errs168 = errors;
+if(typeof data69[i3] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid30 = _errs168 === errors;
+if(!valid30){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid29 = _errs166 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.base_url !== undefined){
+let data71 = data66.base_url;
+const _errs170 = errors;
+if(errors === _errs170){
+if(typeof data71 === "string"){
+if(data71.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs170 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.model !== undefined){
+let data72 = data66.model;
+const _errs172 = errors;
+if(errors === _errs172){
+if(typeof data72 === "string"){
+if(data72.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs172 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.api_key_env !== undefined){
+let data73 = data66.api_key_env;
+const _errs174 = errors;
+if(errors === _errs174){
+if(typeof data73 === "string"){
+if(data73.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs174 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.codex_home !== undefined){
+let data74 = data66.codex_home;
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data74 === "string"){
+if(data74.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs176 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.startup_timeout_ms !== undefined){
+let data75 = data66.startup_timeout_ms;
+const _errs178 = errors;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs178){
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 < 1 || isNaN(data75)){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid29 = _errs178 === errors;
+}
+else {
+var valid29 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid28 = _errs159 === errors;
+if(!valid28){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs155 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data33 = data.limits;
-const _errs77 = errors;
-if(errors === _errs77){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-const _errs79 = errors;
-for(const key8 in data33){
-if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
-validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}}];
+let data76 = data.limits;
+const _errs180 = errors;
+if(errors === _errs180){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+const _errs182 = errors;
+for(const key25 in data76){
+if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
+validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}}];
 return false;
 break;
 }
 }
-if(_errs79 === errors){
-if(data33.max_frame_bytes !== undefined){
-let data34 = data33.max_frame_bytes;
-const _errs80 = errors;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+if(_errs182 === errors){
+if(data76.max_frame_bytes !== undefined){
+let data77 = data76.max_frame_bytes;
+const _errs183 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs80){
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 1024 || isNaN(data34)){
+if(errors === _errs183){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1024 || isNaN(data77)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
 }
-var valid10 = _errs80 === errors;
+var valid31 = _errs183 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_batch_size !== undefined){
-let data35 = data33.max_batch_size;
-const _errs82 = errors;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+if(valid31){
+if(data76.max_batch_size !== undefined){
+let data78 = data76.max_batch_size;
+const _errs185 = errors;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs82){
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 1 || isNaN(data35)){
+if(errors === _errs185){
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs82 === errors;
+var valid31 = _errs185 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_agent_rounds !== undefined){
-let data36 = data33.max_agent_rounds;
-const _errs84 = errors;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+if(valid31){
+if(data76.max_agent_rounds !== undefined){
+let data79 = data76.max_agent_rounds;
+const _errs187 = errors;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs84){
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 1 || isNaN(data36)){
+if(errors === _errs187){
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 1 || isNaN(data79)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs84 === errors;
+var valid31 = _errs187 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_spawn_depth !== undefined){
-let data37 = data33.max_spawn_depth;
-const _errs86 = errors;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+if(valid31){
+if(data76.max_spawn_depth !== undefined){
+let data80 = data76.max_spawn_depth;
+const _errs189 = errors;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs86){
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
+if(errors === _errs189){
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 0 || isNaN(data80)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid10 = _errs86 === errors;
+var valid31 = _errs189 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_tool_calls !== undefined){
-let data38 = data33.max_tool_calls;
-const _errs88 = errors;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+if(valid31){
+if(data76.max_tool_calls !== undefined){
+let data81 = data76.max_tool_calls;
+const _errs191 = errors;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs88){
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 1 || isNaN(data38)){
+if(errors === _errs191){
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs88 === errors;
+var valid31 = _errs191 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
 }
 }
@@ -3734,83 +4741,83 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs77 === errors;
+var valid0 = _errs180 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data39 = data.permissions;
-const _errs90 = errors;
-if(errors === _errs90){
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-const _errs92 = errors;
-for(const key9 in data39){
-if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
-validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}}];
+let data82 = data.permissions;
+const _errs193 = errors;
+if(errors === _errs193){
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+const _errs195 = errors;
+for(const key26 in data82){
+if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
+validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}}];
 return false;
 break;
 }
 }
-if(_errs92 === errors){
-if(data39.request_timeout_ms !== undefined){
-let data40 = data39.request_timeout_ms;
-const _errs93 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+if(_errs195 === errors){
+if(data82.request_timeout_ms !== undefined){
+let data83 = data82.request_timeout_ms;
+const _errs196 = errors;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs93){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
+if(errors === _errs196){
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 1 || isNaN(data83)){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid11 = _errs93 === errors;
+var valid32 = _errs196 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
-if(valid11){
-if(data39.require_resolve_token !== undefined){
-const _errs95 = errors;
-if(typeof data39.require_resolve_token !== "boolean"){
+if(valid32){
+if(data82.require_resolve_token !== undefined){
+const _errs198 = errors;
+if(typeof data82.require_resolve_token !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid11 = _errs95 === errors;
+var valid32 = _errs198 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
-if(valid11){
-if(data39.allowed_paths !== undefined){
-let data42 = data39.allowed_paths;
-const _errs97 = errors;
-if(errors === _errs97){
-if(Array.isArray(data42)){
-var valid12 = true;
-const len0 = data42.length;
-for(let i0=0; i0<len0; i0++){
-let data43 = data42[i0];
-const _errs99 = errors;
-if(errors === _errs99){
-if(typeof data43 === "string"){
-if(data43.length < 1){
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+if(valid32){
+if(data82.allowed_paths !== undefined){
+let data85 = data82.allowed_paths;
+const _errs200 = errors;
+if(errors === _errs200){
+if(Array.isArray(data85)){
+var valid33 = true;
+const len4 = data85.length;
+for(let i4=0; i4<len4; i4++){
+let data86 = data85[i4];
+const _errs202 = errors;
+if(errors === _errs202){
+if(typeof data86 === "string"){
+if(data86.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
-var valid12 = _errs99 === errors;
-if(!valid12){
+var valid33 = _errs202 === errors;
+if(!valid33){
 break;
 }
 }
@@ -3820,18 +4827,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid11 = _errs97 === errors;
+var valid32 = _errs200 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
-if(valid11){
-if(data39.resolve_token_secret !== undefined){
-let data44 = data39.resolve_token_secret;
-const _errs101 = errors;
-if(errors === _errs101){
-if(typeof data44 === "string"){
-if(data44.length < 16){
+if(valid32){
+if(data82.resolve_token_secret !== undefined){
+let data87 = data82.resolve_token_secret;
+const _errs204 = errors;
+if(errors === _errs204){
+if(typeof data87 === "string"){
+if(data87.length < 16){
 validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -3841,10 +4848,10 @@ validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid11 = _errs101 === errors;
+var valid32 = _errs204 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
 }
 }
@@ -3856,18 +4863,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs193 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data45 = data.gateway_id;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+let data88 = data.gateway_id;
+const _errs206 = errors;
+if(errors === _errs206){
+if(typeof data88 === "string"){
+if(data88.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3877,66 +4884,66 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs103 === errors;
+var valid0 = _errs206 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data46 = data.routes;
-const _errs105 = errors;
-if(errors === _errs105){
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-const _errs107 = errors;
-for(const key10 in data46){
-if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
-validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}}];
+let data89 = data.routes;
+const _errs208 = errors;
+if(errors === _errs208){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+const _errs210 = errors;
+for(const key27 in data89){
+if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
+validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}}];
 return false;
 break;
 }
 }
-if(_errs107 === errors){
-if(data46.max_hops !== undefined){
-let data47 = data46.max_hops;
-const _errs108 = errors;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+if(_errs210 === errors){
+if(data89.max_hops !== undefined){
+let data90 = data89.max_hops;
+const _errs211 = errors;
+if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs108){
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
+if(errors === _errs211){
+if((typeof data90 == "number") && (isFinite(data90))){
+if(data90 < 0 || isNaN(data90)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid13 = _errs108 === errors;
+var valid34 = _errs211 === errors;
 }
 else {
-var valid13 = true;
+var valid34 = true;
 }
-if(valid13){
-if(data46.max_routes_per_source !== undefined){
-let data48 = data46.max_routes_per_source;
-const _errs110 = errors;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+if(valid34){
+if(data89.max_routes_per_source !== undefined){
+let data91 = data89.max_routes_per_source;
+const _errs213 = errors;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs110){
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
+if(errors === _errs213){
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 < 1 || isNaN(data91)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid13 = _errs110 === errors;
+var valid34 = _errs213 === errors;
 }
 else {
-var valid13 = true;
+var valid34 = true;
 }
 }
 }
@@ -3946,32 +4953,32 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs105 === errors;
+var valid0 = _errs208 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data49 = data.agent;
-const _errs112 = errors;
-if(errors === _errs112){
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-const _errs114 = errors;
-for(const key11 in data49){
-if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
-validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}}];
+let data92 = data.agent;
+const _errs215 = errors;
+if(errors === _errs215){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+const _errs217 = errors;
+for(const key28 in data92){
+if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
+validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
 return false;
 break;
 }
 }
-if(_errs114 === errors){
-if(data49.identity_id !== undefined){
-let data50 = data49.identity_id;
-const _errs115 = errors;
-if(errors === _errs115){
-if(typeof data50 === "string"){
-if(data50.length < 1){
+if(_errs217 === errors){
+if(data92.identity_id !== undefined){
+let data93 = data92.identity_id;
+const _errs218 = errors;
+if(errors === _errs218){
+if(typeof data93 === "string"){
+if(data93.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3981,18 +4988,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid14 = _errs115 === errors;
+var valid35 = _errs218 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.display_name !== undefined){
-let data51 = data49.display_name;
-const _errs117 = errors;
-if(errors === _errs117){
-if(typeof data51 === "string"){
-if(data51.length < 1){
+if(valid35){
+if(data92.display_name !== undefined){
+let data94 = data92.display_name;
+const _errs220 = errors;
+if(errors === _errs220){
+if(typeof data94 === "string"){
+if(data94.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4002,18 +5009,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid14 = _errs117 === errors;
+var valid35 = _errs220 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.nickname !== undefined){
-let data52 = data49.nickname;
-const _errs119 = errors;
-if(errors === _errs119){
-if(typeof data52 === "string"){
-if(data52.length < 1){
+if(valid35){
+if(data92.nickname !== undefined){
+let data95 = data92.nickname;
+const _errs222 = errors;
+if(errors === _errs222){
+if(typeof data95 === "string"){
+if(data95.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4023,60 +5030,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid14 = _errs119 === errors;
+var valid35 = _errs222 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.revision !== undefined){
-let data53 = data49.revision;
-const _errs121 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+if(valid35){
+if(data92.revision !== undefined){
+let data96 = data92.revision;
+const _errs224 = errors;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs121){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
+if(errors === _errs224){
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs121 === errors;
+var valid35 = _errs224 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.avatar_revision !== undefined){
-let data54 = data49.avatar_revision;
-const _errs123 = errors;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+if(valid35){
+if(data92.avatar_revision !== undefined){
+let data97 = data92.avatar_revision;
+const _errs226 = errors;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs123){
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
+if(errors === _errs226){
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs123 === errors;
+var valid35 = _errs226 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.role !== undefined){
-let data55 = data49.role;
-const _errs125 = errors;
-if(errors === _errs125){
-if(typeof data55 === "string"){
-if(data55.length < 1){
+if(valid35){
+if(data92.role !== undefined){
+let data98 = data92.role;
+const _errs228 = errors;
+if(errors === _errs228){
+if(typeof data98 === "string"){
+if(data98.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4086,10 +5093,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid14 = _errs125 === errors;
+var valid35 = _errs228 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
 }
 }
@@ -4103,66 +5110,66 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs112 === errors;
+var valid0 = _errs215 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data56 = data.context;
-const _errs127 = errors;
-if(errors === _errs127){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-const _errs129 = errors;
-for(const key12 in data56){
-if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
-validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}}];
+let data99 = data.context;
+const _errs230 = errors;
+if(errors === _errs230){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+const _errs232 = errors;
+for(const key29 in data99){
+if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
+validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs129 === errors){
-if(data56.max_history_tokens !== undefined){
-let data57 = data56.max_history_tokens;
-const _errs130 = errors;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+if(_errs232 === errors){
+if(data99.max_history_tokens !== undefined){
+let data100 = data99.max_history_tokens;
+const _errs233 = errors;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs130){
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
+if(errors === _errs233){
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 1 || isNaN(data100)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs130 === errors;
+var valid36 = _errs233 === errors;
 }
 else {
-var valid15 = true;
+var valid36 = true;
 }
-if(valid15){
-if(data56.keep_recent_messages !== undefined){
-let data58 = data56.keep_recent_messages;
-const _errs132 = errors;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+if(valid36){
+if(data99.keep_recent_messages !== undefined){
+let data101 = data99.keep_recent_messages;
+const _errs235 = errors;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs132){
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
+if(errors === _errs235){
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 1 || isNaN(data101)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs132 === errors;
+var valid36 = _errs235 === errors;
 }
 else {
-var valid15 = true;
+var valid36 = true;
 }
 }
 }
@@ -4172,10 +5179,14 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs127 === errors;
+var valid0 = _errs230 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -12623,7 +13634,7 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.Turn = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
 const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
 const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
@@ -12631,11 +13642,11 @@ const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
 const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12646,14 +13657,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.source === undefined) && (missing0 = "source"))) || ((data.effective_policy === undefined) && (missing0 = "effective_policy"))){
-validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "source")) || (key0 === "effective_policy"))){
-validate114.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -12663,11 +13674,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate115.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate114.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate115.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -12680,11 +13691,11 @@ if(data.source !== undefined){
 let data1 = data.source;
 const _errs5 = errors;
 if(typeof data1 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
+validate115.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data1 === "composer") || (data1 === "defaulted")) || (data1 === "inherited_from_parent_turn")) || (data1 === "task_permission_cap")) || (data1 === "system"))){
-validate114.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate115.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -12710,14 +13721,14 @@ var valid0 = true;
 }
 }
 else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate114.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"],"additionalProperties":false},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"],"additionalProperties":false},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"],"additionalProperties":false};
 const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"],"additionalProperties":false};
@@ -12730,11 +13741,11 @@ const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"],"additionalProperties":false};
 const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"],"additionalProperties":false};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12745,14 +13756,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.unrestricted === undefined) && (missing0 = "unrestricted")) || ((data.entries === undefined) && (missing0 = "entries"))) || ((data.outside_roots === undefined) && (missing0 = "outside_roots"))){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "unrestricted") || (key0 === "entries")) || (key0 === "outside_roots"))){
-validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate121.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -12761,7 +13772,7 @@ if(_errs1 === errors){
 if(data.unrestricted !== undefined){
 const _errs2 = errors;
 if(typeof data.unrestricted !== "boolean"){
-validate120.errors = [{instancePath:instancePath+"/unrestricted",schemaPath:"#/properties/unrestricted/type",keyword:"type",params:{type: "boolean"}}];
+validate121.errors = [{instancePath:instancePath+"/unrestricted",schemaPath:"#/properties/unrestricted/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -12785,14 +13796,14 @@ if(errors === _errs7){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if((((data2.path === undefined) && (missing1 = "path")) || ((data2.access === undefined) && (missing1 = "access"))) || ((data2.kind === undefined) && (missing1 = "kind"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "path") || (key1 === "access")) || (key1 === "kind"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -12801,7 +13812,7 @@ if(_errs9 === errors){
 if(data2.path !== undefined){
 const _errs10 = errors;
 if(typeof data2.path !== "string"){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/path",schemaPath:"turn_filesystem_sandbox_entry.json/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/path",schemaPath:"turn_filesystem_sandbox_entry.json/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -12814,11 +13825,11 @@ if(data2.access !== undefined){
 let data4 = data2.access;
 const _errs12 = errors;
 if(typeof data4 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data4 === "read_only") || (data4 === "read_write"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
 return false;
 }
 var valid3 = _errs12 === errors;
@@ -12831,11 +13842,11 @@ if(data2.kind !== undefined){
 let data5 = data2.kind;
 const _errs14 = errors;
 if(typeof data5 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data5 === "workspace") || (data5 === "project")) || (data5 === "app")) || (data5 === "temp")) || (data5 === "allowed_path"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
 return false;
 }
 var valid3 = _errs14 === errors;
@@ -12849,7 +13860,7 @@ var valid3 = true;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/type",keyword:"type",params:{type: "object"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12860,7 +13871,7 @@ break;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"}}];
+validate121.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12874,17 +13885,182 @@ if(data.outside_roots !== undefined){
 let data6 = data.outside_roots;
 const _errs16 = errors;
 if(typeof data6 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
-validate120.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate121.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate121.errors = vErrors;
+return errors === 0;
+}
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate120.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.mode === undefined) && (missing0 = "mode")) || ((data.cwd === undefined) && (missing0 = "cwd"))) || ((data.filesystem === undefined) && (missing0 = "filesystem"))) || ((data.temp_policy === undefined) && (missing0 = "temp_policy"))) || ((data.network_enabled === undefined) && (missing0 = "network_enabled"))) || ((data.sandbox_escape === undefined) && (missing0 = "sandbox_escape"))) || ((data.backend_requirement === undefined) && (missing0 = "backend_requirement"))) || ((data.backend_preference === undefined) && (missing0 = "backend_preference"))){
+validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "mode") || (key0 === "cwd")) || (key0 === "filesystem")) || (key0 === "temp_policy")) || (key0 === "network_enabled")) || (key0 === "sandbox_escape")) || (key0 === "backend_requirement")) || (key0 === "backend_preference"))){
+validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.mode !== undefined){
+let data0 = data.mode;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate120.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
+validate120.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cwd !== undefined){
+const _errs5 = errors;
+if(typeof data.cwd !== "string"){
+validate120.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.filesystem !== undefined){
+const _errs7 = errors;
+if(!(validate121(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.temp_policy !== undefined){
+let data3 = data.temp_policy;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate120.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
+validate120.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema179.properties.temp_policy.enum}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.network_enabled !== undefined){
+const _errs10 = errors;
+if(typeof data.network_enabled !== "boolean"){
+validate120.errors = [{instancePath:instancePath+"/network_enabled",schemaPath:"#/properties/network_enabled/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sandbox_escape !== undefined){
+let data5 = data.sandbox_escape;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
+validate120.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
+validate120.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema179.properties.sandbox_escape.enum}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.backend_requirement !== undefined){
+let data6 = data.backend_requirement;
+const _errs14 = errors;
+if(typeof data6 !== "string"){
+validate120.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
+validate120.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema179.properties.backend_requirement.enum}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.backend_preference !== undefined){
+let data7 = data.backend_preference;
+const _errs16 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate120.errors = [{instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema179.properties.backend_preference.type}}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -12901,178 +14077,13 @@ return errors === 0;
 }
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate119.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((((data.mode === undefined) && (missing0 = "mode")) || ((data.cwd === undefined) && (missing0 = "cwd"))) || ((data.filesystem === undefined) && (missing0 = "filesystem"))) || ((data.temp_policy === undefined) && (missing0 = "temp_policy"))) || ((data.network_enabled === undefined) && (missing0 = "network_enabled"))) || ((data.sandbox_escape === undefined) && (missing0 = "sandbox_escape"))) || ((data.backend_requirement === undefined) && (missing0 = "backend_requirement"))) || ((data.backend_preference === undefined) && (missing0 = "backend_preference"))){
-validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((((key0 === "mode") || (key0 === "cwd")) || (key0 === "filesystem")) || (key0 === "temp_policy")) || (key0 === "network_enabled")) || (key0 === "sandbox_escape")) || (key0 === "backend_requirement")) || (key0 === "backend_preference"))){
-validate119.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.mode !== undefined){
-let data0 = data.mode;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
-validate119.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cwd !== undefined){
-const _errs5 = errors;
-if(typeof data.cwd !== "string"){
-validate119.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.filesystem !== undefined){
-const _errs7 = errors;
-if(!(validate120(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.temp_policy !== undefined){
-let data3 = data.temp_policy;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
-validate119.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema179.properties.temp_policy.enum}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.network_enabled !== undefined){
-const _errs10 = errors;
-if(typeof data.network_enabled !== "boolean"){
-validate119.errors = [{instancePath:instancePath+"/network_enabled",schemaPath:"#/properties/network_enabled/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sandbox_escape !== undefined){
-let data5 = data.sandbox_escape;
-const _errs12 = errors;
-if(typeof data5 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
-validate119.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema179.properties.sandbox_escape.enum}}];
-return false;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.backend_requirement !== undefined){
-let data6 = data.backend_requirement;
-const _errs14 = errors;
-if(typeof data6 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
-validate119.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema179.properties.backend_requirement.enum}}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.backend_preference !== undefined){
-let data7 = data.backend_preference;
-const _errs16 = errors;
-if((typeof data7 !== "string") && (data7 !== null)){
-validate119.errors = [{instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema179.properties.backend_preference.type}}];
-return false;
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate119.errors = vErrors;
-return errors === 0;
-}
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
 const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"],"additionalProperties":false},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"],"additionalProperties":false}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"],"additionalProperties":false};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13083,14 +14094,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.shell === undefined) && (missing0 = "shell")) || ((data.environment === undefined) && (missing0 = "environment"))) || ((data.timeout_cap_ms === undefined) && (missing0 = "timeout_cap_ms"))) || ((data.command_risk_rules === undefined) && (missing0 = "command_risk_rules"))){
-validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "shell") || (key0 === "environment")) || (key0 === "timeout_cap_ms")) || (key0 === "command_risk_rules"))){
-validate123.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -13100,11 +14111,11 @@ if(data.shell !== undefined){
 let data0 = data.shell;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
-validate123.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate124.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -13120,14 +14131,14 @@ if(errors === _errs5){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.mode === undefined) && (missing1 = "mode")){
-validate123.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/required",keyword:"required",params:{missingProperty: missing1}}];
+validate124.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs7 = errors;
 for(const key1 in data1){
 if(!((key1 === "mode") || (key1 === "allowed_variables"))){
-validate123.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate124.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -13137,11 +14148,11 @@ if(data1.mode !== undefined){
 let data2 = data1.mode;
 const _errs8 = errors;
 if(typeof data2 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data2 === "inherit_all") || (data2 === "allow_list"))){
-validate123.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.environment.properties.mode.enum}}];
+validate124.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.environment.properties.mode.enum}}];
 return false;
 }
 var valid2 = _errs8 === errors;
@@ -13160,7 +14171,7 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 const _errs12 = errors;
 if(typeof data3[i0] !== "string"){
-validate123.errors = [{instancePath:instancePath+"/environment/allowed_variables/" + i0,schemaPath:"#/properties/environment/properties/allowed_variables/items/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/environment/allowed_variables/" + i0,schemaPath:"#/properties/environment/properties/allowed_variables/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs12 === errors;
@@ -13170,7 +14181,7 @@ break;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/environment/allowed_variables",schemaPath:"#/properties/environment/properties/allowed_variables/type",keyword:"type",params:{type: "array"}}];
+validate124.errors = [{instancePath:instancePath+"/environment/allowed_variables",schemaPath:"#/properties/environment/properties/allowed_variables/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13184,7 +14195,7 @@ var valid2 = true;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: "object"}}];
+validate124.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13198,13 +14209,13 @@ if(data.timeout_cap_ms !== undefined){
 let data5 = data.timeout_cap_ms;
 const _errs14 = errors;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-validate123.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema184.properties.timeout_cap_ms.type}}];
+validate124.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema184.properties.timeout_cap_ms.type}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-validate123.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate124.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -13229,14 +14240,14 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((data7.pattern === undefined) && (missing2 = "pattern")) || ((data7.behavior === undefined) && (missing2 = "behavior"))){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/required",keyword:"required",params:{missingProperty: missing2}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs20 = errors;
 for(const key2 in data7){
 if(!(((key2 === "pattern") || (key2 === "behavior")) || (key2 === "reason"))){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -13245,7 +14256,7 @@ if(_errs20 === errors){
 if(data7.pattern !== undefined){
 const _errs21 = errors;
 if(typeof data7.pattern !== "string"){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/pattern",schemaPath:"#/properties/command_risk_rules/items/properties/pattern/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/pattern",schemaPath:"#/properties/command_risk_rules/items/properties/pattern/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs21 === errors;
@@ -13258,11 +14269,11 @@ if(data7.behavior !== undefined){
 let data9 = data7.behavior;
 const _errs23 = errors;
 if(typeof data9 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid5 = _errs23 === errors;
@@ -13274,7 +14285,7 @@ if(valid5){
 if(data7.reason !== undefined){
 const _errs26 = errors;
 if(typeof data7.reason !== "string"){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/reason",schemaPath:"#/properties/command_risk_rules/items/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/reason",schemaPath:"#/properties/command_risk_rules/items/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs26 === errors;
@@ -13288,7 +14299,7 @@ var valid5 = true;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/type",keyword:"type",params:{type: "object"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13299,7 +14310,7 @@ break;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules",schemaPath:"#/properties/command_risk_rules/type",keyword:"type",params:{type: "array"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules",schemaPath:"#/properties/command_risk_rules/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13315,22 +14326,22 @@ var valid0 = true;
 }
 }
 else {
-validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate123.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13341,14 +14352,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.parent_thread_id === undefined) && (missing0 = "parent_thread_id")) || ((data.parent_turn_id === undefined) && (missing0 = "parent_turn_id"))) || ((data.parent_mode === undefined) && (missing0 = "parent_mode"))) || ((data.capped_policy === undefined) && (missing0 = "capped_policy"))) || ((data.source === undefined) && (missing0 = "source"))){
-validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "parent_thread_id") || (key0 === "parent_turn_id")) || (key0 === "parent_mode")) || (key0 === "capped_policy")) || (key0 === "source"))){
-validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate126.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -13357,7 +14368,7 @@ if(_errs1 === errors){
 if(data.parent_thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.parent_thread_id !== "string"){
-validate125.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -13369,7 +14380,7 @@ if(valid0){
 if(data.parent_turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.parent_turn_id !== "string"){
-validate125.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -13382,11 +14393,11 @@ if(data.parent_mode !== undefined){
 let data2 = data.parent_mode;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate125.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
-validate125.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate126.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -13411,11 +14422,11 @@ if(data.source !== undefined){
 let data4 = data.source;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate125.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
-validate125.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate126.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -13431,21 +14442,21 @@ var valid0 = true;
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate125.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13456,14 +14467,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.permission_profile === undefined) && (missing0 = "permission_profile")) || ((data.sandbox === undefined) && (missing0 = "sandbox"))) || ((data.process === undefined) && (missing0 = "process"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.approval === undefined) && (missing0 = "approval"))) || ((data.backend === undefined) && (missing0 = "backend"))) || ((data.enforcement === undefined) && (missing0 = "enforcement"))){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "permission_profile") || (key0 === "sandbox")) || (key0 === "process")) || (key0 === "network")) || (key0 === "approval")) || (key0 === "backend")) || (key0 === "enforcement")) || (key0 === "parent_cap"))){
-validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate118.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -13471,8 +14482,8 @@ break;
 if(_errs1 === errors){
 if(data.permission_profile !== undefined){
 const _errs2 = errors;
-if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -13483,8 +14494,8 @@ var valid0 = true;
 if(valid0){
 if(data.sandbox !== undefined){
 const _errs3 = errors;
-if(!(validate119(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -13495,8 +14506,8 @@ var valid0 = true;
 if(valid0){
 if(data.process !== undefined){
 const _errs4 = errors;
-if(!(validate123(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+if(!(validate124(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -13513,14 +14524,14 @@ if(errors === _errs6){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((((data3.mode === undefined) && (missing1 = "mode")) || ((data3.allow_domains === undefined) && (missing1 = "allow_domains"))) || ((data3.deny_domains === undefined) && (missing1 = "deny_domains"))){
-validate117.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate118.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data3){
 if(!(((key1 === "mode") || (key1 === "allow_domains")) || (key1 === "deny_domains"))){
-validate117.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate118.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -13530,11 +14541,11 @@ if(data3.mode !== undefined){
 let data4 = data3.mode;
 const _errs9 = errors;
 if(typeof data4 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data4 === "enabled") || (data4 === "restricted")) || (data4 === "disabled"))){
-validate117.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
+validate118.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
 return false;
 }
 var valid2 = _errs9 === errors;
@@ -13553,7 +14564,7 @@ const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
 const _errs13 = errors;
 if(typeof data5[i0] !== "string"){
-validate117.errors = [{instancePath:instancePath+"/network/allow_domains/" + i0,schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/network/allow_domains/" + i0,schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs13 === errors;
@@ -13563,7 +14574,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/network/allow_domains",schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/network/allow_domains",schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13583,7 +14594,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 const _errs17 = errors;
 if(typeof data7[i1] !== "string"){
-validate117.errors = [{instancePath:instancePath+"/network/deny_domains/" + i1,schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/network/deny_domains/" + i1,schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs17 === errors;
@@ -13593,7 +14604,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13608,7 +14619,7 @@ var valid2 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13625,14 +14636,14 @@ if(errors === _errs19){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing2;
 if((data9.scopes === undefined) && (missing2 = "scopes")){
-validate117.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/required",keyword:"required",params:{missingProperty: missing2}}];
+validate118.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs21 = errors;
 for(const key2 in data9){
 if(!(key2 === "scopes")){
-validate117.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate118.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -13649,11 +14660,11 @@ for(let i2=0; i2<len2; i2++){
 let data11 = data10[i2];
 const _errs24 = errors;
 if(typeof data11 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data11 === "allow_once") || (data11 === "allow_for_turn"))){
-validate117.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+validate118.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
 return false;
 }
 var valid6 = _errs24 === errors;
@@ -13663,7 +14674,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/approval/scopes",schemaPath:"#/properties/approval/properties/scopes/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/approval/scopes",schemaPath:"#/properties/approval/properties/scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13672,7 +14683,7 @@ return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13690,14 +14701,14 @@ if(errors === _errs28){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if((((data12.kind === undefined) && (missing3 = "kind")) || ((data12.sandbox_backend === undefined) && (missing3 = "sandbox_backend"))) || ((data12.capabilities === undefined) && (missing3 = "capabilities"))){
-validate117.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/required",keyword:"required",params:{missingProperty: missing3}}];
+validate118.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
 const _errs30 = errors;
 for(const key3 in data12){
 if(!(((key3 === "kind") || (key3 === "sandbox_backend")) || (key3 === "capabilities"))){
-validate117.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+validate118.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
@@ -13707,11 +14718,11 @@ if(data12.kind !== undefined){
 let data13 = data12.kind;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data13 === "native") || (data13 === "codex_cli")) || (data13 === "claude_cli"))){
-validate117.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+validate118.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
 return false;
 }
 var valid9 = _errs31 === errors;
@@ -13724,7 +14735,7 @@ if(data12.sandbox_backend !== undefined){
 let data14 = data12.sandbox_backend;
 const _errs33 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate117.errors = [{instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+validate118.errors = [{instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
 return false;
 }
 var valid9 = _errs33 === errors;
@@ -13743,7 +14754,7 @@ const len3 = data15.length;
 for(let i3=0; i3<len3; i3++){
 const _errs37 = errors;
 if(typeof data15[i3] !== "string"){
-validate117.errors = [{instancePath:instancePath+"/backend/capabilities/" + i3,schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/backend/capabilities/" + i3,schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid10 = _errs37 === errors;
@@ -13753,7 +14764,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/backend/capabilities",schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/backend/capabilities",schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13768,7 +14779,7 @@ var valid9 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13785,14 +14796,14 @@ if(errors === _errs39){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 let missing4;
 if(((data17.status === undefined) && (missing4 = "status")) || ((data17.degradations === undefined) && (missing4 = "degradations"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/required",keyword:"required",params:{missingProperty: missing4}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
 const _errs41 = errors;
 for(const key4 in data17){
 if(!((key4 === "status") || (key4 === "degradations"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
 return false;
 break;
 }
@@ -13802,11 +14813,11 @@ if(data17.status !== undefined){
 let data18 = data17.status;
 const _errs42 = errors;
 if(typeof data18 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data18 === "active") || (data18 === "partially_active")) || (data18 === "unavailable"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
 return false;
 }
 var valid11 = _errs42 === errors;
@@ -13830,14 +14841,14 @@ if(errors === _errs48){
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 let missing5;
 if(((data20.capability === undefined) && (missing5 = "capability")) || ((data20.reason === undefined) && (missing5 = "reason"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/required",keyword:"required",params:{missingProperty: missing5}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/required",keyword:"required",params:{missingProperty: missing5}}];
 return false;
 }
 else {
 const _errs50 = errors;
 for(const key5 in data20){
 if(!(((key5 === "capability") || (key5 === "reason")) || (key5 === "detail"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
 return false;
 break;
 }
@@ -13846,7 +14857,7 @@ if(_errs50 === errors){
 if(data20.capability !== undefined){
 const _errs51 = errors;
 if(typeof data20.capability !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/capability",schemaPath:"turn_security_degradation.json/properties/capability/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/capability",schemaPath:"turn_security_degradation.json/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid15 = _errs51 === errors;
@@ -13858,7 +14869,7 @@ if(valid15){
 if(data20.reason !== undefined){
 const _errs53 = errors;
 if(typeof data20.reason !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/reason",schemaPath:"turn_security_degradation.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/reason",schemaPath:"turn_security_degradation.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid15 = _errs53 === errors;
@@ -13870,7 +14881,7 @@ if(valid15){
 if(data20.detail !== undefined){
 const _errs55 = errors;
 if(typeof data20.detail !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/detail",schemaPath:"turn_security_degradation.json/properties/detail/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/detail",schemaPath:"turn_security_degradation.json/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid15 = _errs55 === errors;
@@ -13884,7 +14895,7 @@ var valid15 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13895,7 +14906,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations",schemaPath:"#/properties/enforcement/properties/degradations/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations",schemaPath:"#/properties/enforcement/properties/degradations/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -13909,7 +14920,7 @@ var valid11 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -13921,8 +14932,8 @@ var valid0 = true;
 if(valid0){
 if(data.parent_cap !== undefined){
 const _errs57 = errors;
-if(!(validate125(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate126(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs57 === errors;
@@ -13941,14 +14952,14 @@ var valid0 = true;
 }
 }
 else {
-validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate117.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -14097,17 +15108,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_manifest !== undefined){
-let data9 = data.prompt_manifest;
+if(data.execution_backend !== undefined){
 const _errs22 = errors;
+if(!(validate42(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_manifest !== undefined){
+let data10 = data.prompt_manifest;
 const _errs23 = errors;
-let valid3 = false;
 const _errs24 = errors;
+let valid3 = false;
 const _errs25 = errors;
-if(errors === _errs25){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs26 = errors;
+if(errors === _errs26){
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 let missing1;
-if((((((((data9.compiler_version === undefined) && (missing1 = "compiler_version")) || ((data9.profile === undefined) && (missing1 = "profile"))) || ((data9.section_ids === undefined) && (missing1 = "section_ids"))) || ((data9.fingerprint_stable === undefined) && (missing1 = "fingerprint_stable"))) || ((data9.fingerprint_dynamic === undefined) && (missing1 = "fingerprint_dynamic"))) || ((data9.fingerprint_full === undefined) && (missing1 = "fingerprint_full"))) || ((data9.diagnostics === undefined) && (missing1 = "diagnostics"))){
+if((((((((data10.compiler_version === undefined) && (missing1 = "compiler_version")) || ((data10.profile === undefined) && (missing1 = "profile"))) || ((data10.section_ids === undefined) && (missing1 = "section_ids"))) || ((data10.fingerprint_stable === undefined) && (missing1 = "fingerprint_stable"))) || ((data10.fingerprint_dynamic === undefined) && (missing1 = "fingerprint_dynamic"))) || ((data10.fingerprint_full === undefined) && (missing1 = "fingerprint_full"))) || ((data10.diagnostics === undefined) && (missing1 = "diagnostics"))){
 const err0 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: missing1}};
 if(vErrors === null){
 vErrors = [err0];
@@ -14118,8 +15141,8 @@ vErrors.push(err0);
 errors++;
 }
 else {
-const _errs27 = errors;
-for(const key1 in data9){
+const _errs28 = errors;
+for(const key1 in data10){
 if(!(((((((key1 === "compiler_version") || (key1 === "profile")) || (key1 === "section_ids")) || (key1 === "fingerprint_stable")) || (key1 === "fingerprint_dynamic")) || (key1 === "fingerprint_full")) || (key1 === "diagnostics"))){
 const err1 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
@@ -14132,10 +15155,10 @@ errors++;
 break;
 }
 }
-if(_errs27 === errors){
-if(data9.compiler_version !== undefined){
-const _errs28 = errors;
-if(typeof data9.compiler_version !== "string"){
+if(_errs28 === errors){
+if(data10.compiler_version !== undefined){
+const _errs29 = errors;
+if(typeof data10.compiler_version !== "string"){
 const err2 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -14145,15 +15168,15 @@ vErrors.push(err2);
 }
 errors++;
 }
-var valid5 = _errs28 === errors;
+var valid5 = _errs29 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.profile !== undefined){
-const _errs30 = errors;
-if(typeof data9.profile !== "string"){
+if(data10.profile !== undefined){
+const _errs31 = errors;
+if(typeof data10.profile !== "string"){
 const err3 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -14163,22 +15186,22 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid5 = _errs30 === errors;
+var valid5 = _errs31 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.section_ids !== undefined){
-let data12 = data9.section_ids;
-const _errs32 = errors;
-if(errors === _errs32){
-if(Array.isArray(data12)){
+if(data10.section_ids !== undefined){
+let data13 = data10.section_ids;
+const _errs33 = errors;
+if(errors === _errs33){
+if(Array.isArray(data13)){
 var valid6 = true;
-const len0 = data12.length;
+const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
-const _errs34 = errors;
-if(typeof data12[i0] !== "string"){
+const _errs35 = errors;
+if(typeof data13[i0] !== "string"){
 const err4 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
@@ -14188,7 +15211,7 @@ vErrors.push(err4);
 }
 errors++;
 }
-var valid6 = _errs34 === errors;
+var valid6 = _errs35 === errors;
 if(!valid6){
 break;
 }
@@ -14205,15 +15228,15 @@ vErrors.push(err5);
 errors++;
 }
 }
-var valid5 = _errs32 === errors;
+var valid5 = _errs33 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.fingerprint_stable !== undefined){
-const _errs36 = errors;
-if(typeof data9.fingerprint_stable !== "string"){
+if(data10.fingerprint_stable !== undefined){
+const _errs37 = errors;
+if(typeof data10.fingerprint_stable !== "string"){
 const err6 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -14223,15 +15246,15 @@ vErrors.push(err6);
 }
 errors++;
 }
-var valid5 = _errs36 === errors;
+var valid5 = _errs37 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.fingerprint_dynamic !== undefined){
-const _errs38 = errors;
-if(typeof data9.fingerprint_dynamic !== "string"){
+if(data10.fingerprint_dynamic !== undefined){
+const _errs39 = errors;
+if(typeof data10.fingerprint_dynamic !== "string"){
 const err7 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -14241,15 +15264,15 @@ vErrors.push(err7);
 }
 errors++;
 }
-var valid5 = _errs38 === errors;
+var valid5 = _errs39 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.fingerprint_full !== undefined){
-const _errs40 = errors;
-if(typeof data9.fingerprint_full !== "string"){
+if(data10.fingerprint_full !== undefined){
+const _errs41 = errors;
+if(typeof data10.fingerprint_full !== "string"){
 const err8 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
@@ -14259,26 +15282,26 @@ vErrors.push(err8);
 }
 errors++;
 }
-var valid5 = _errs40 === errors;
+var valid5 = _errs41 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.diagnostics !== undefined){
-let data17 = data9.diagnostics;
-const _errs42 = errors;
-if(errors === _errs42){
-if(Array.isArray(data17)){
+if(data10.diagnostics !== undefined){
+let data18 = data10.diagnostics;
+const _errs43 = errors;
+if(errors === _errs43){
+if(Array.isArray(data18)){
 var valid7 = true;
-const len1 = data17.length;
+const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
-let data18 = data17[i1];
-const _errs44 = errors;
-if(errors === _errs44){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+let data19 = data18[i1];
+const _errs45 = errors;
+if(errors === _errs45){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 let missing2;
-if(((data18.severity === undefined) && (missing2 = "severity")) || ((data18.message === undefined) && (missing2 = "message"))){
+if(((data19.severity === undefined) && (missing2 = "severity")) || ((data19.message === undefined) && (missing2 = "message"))){
 const err9 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: missing2}};
 if(vErrors === null){
 vErrors = [err9];
@@ -14289,8 +15312,8 @@ vErrors.push(err9);
 errors++;
 }
 else {
-const _errs46 = errors;
-for(const key2 in data18){
+const _errs47 = errors;
+for(const key2 in data19){
 if(!(((key2 === "severity") || (key2 === "message")) || (key2 === "section_id"))){
 const err10 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
@@ -14303,11 +15326,11 @@ errors++;
 break;
 }
 }
-if(_errs46 === errors){
-if(data18.severity !== undefined){
-let data19 = data18.severity;
-const _errs47 = errors;
-if(typeof data19 !== "string"){
+if(_errs47 === errors){
+if(data19.severity !== undefined){
+let data20 = data19.severity;
+const _errs48 = errors;
+if(typeof data20 !== "string"){
 const err11 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -14317,7 +15340,7 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!(((data19 === "info") || (data19 === "warning")) || (data19 === "error"))){
+if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
 const err12 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err12];
@@ -14327,15 +15350,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-var valid8 = _errs47 === errors;
+var valid8 = _errs48 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data18.message !== undefined){
-const _errs49 = errors;
-if(typeof data18.message !== "string"){
+if(data19.message !== undefined){
+const _errs50 = errors;
+if(typeof data19.message !== "string"){
 const err13 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
@@ -14345,15 +15368,15 @@ vErrors.push(err13);
 }
 errors++;
 }
-var valid8 = _errs49 === errors;
+var valid8 = _errs50 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data18.section_id !== undefined){
-const _errs51 = errors;
-if(typeof data18.section_id !== "string"){
+if(data19.section_id !== undefined){
+const _errs52 = errors;
+if(typeof data19.section_id !== "string"){
 const err14 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
@@ -14363,7 +15386,7 @@ vErrors.push(err14);
 }
 errors++;
 }
-var valid8 = _errs51 === errors;
+var valid8 = _errs52 === errors;
 }
 else {
 var valid8 = true;
@@ -14384,7 +15407,7 @@ vErrors.push(err15);
 errors++;
 }
 }
-var valid7 = _errs44 === errors;
+var valid7 = _errs45 === errors;
 if(!valid7){
 break;
 }
@@ -14401,7 +15424,7 @@ vErrors.push(err16);
 errors++;
 }
 }
-var valid5 = _errs42 === errors;
+var valid5 = _errs43 === errors;
 }
 else {
 var valid5 = true;
@@ -14426,10 +15449,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-var _valid0 = _errs24 === errors;
+var _valid0 = _errs25 === errors;
 valid3 = valid3 || _valid0;
-const _errs53 = errors;
-if(data9 !== null){
+const _errs54 = errors;
+if(data10 !== null){
 const err18 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
 if(vErrors === null){
 vErrors = [err18];
@@ -14439,7 +15462,7 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid0 = _errs53 === errors;
+var _valid0 = _errs54 === errors;
 valid3 = valid3 || _valid0;
 if(!valid3){
 const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
@@ -14454,38 +15477,26 @@ validate113.errors = vErrors;
 return false;
 }
 else {
-errors = _errs23;
+errors = _errs24;
 if(vErrors !== null){
-if(_errs23){
-vErrors.length = _errs23;
+if(_errs24){
+vErrors.length = _errs24;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs22 === errors;
+var valid0 = _errs23 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permission_profile !== undefined){
-const _errs55 = errors;
-if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs55 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.security !== undefined){
 const _errs56 = errors;
-if(!(validate117(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs56 === errors;
@@ -14494,87 +15505,99 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.capabilities !== undefined){
-let data24 = data.capabilities;
+if(data.security !== undefined){
 const _errs57 = errors;
-if(errors === _errs57){
-if(Array.isArray(data24)){
+if(!(validate118(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs57 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capabilities !== undefined){
+let data25 = data.capabilities;
+const _errs58 = errors;
+if(errors === _errs58){
+if(Array.isArray(data25)){
 var valid9 = true;
-const len2 = data24.length;
+const len2 = data25.length;
 for(let i2=0; i2<len2; i2++){
-let data25 = data24[i2];
-const _errs59 = errors;
+let data26 = data25[i2];
 const _errs60 = errors;
-if(errors === _errs60){
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+const _errs61 = errors;
+if(errors === _errs61){
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 let missing3;
-if((((data25.capabilityId === undefined) && (missing3 = "capabilityId")) || ((data25.status === undefined) && (missing3 = "status"))) || ((data25.reason === undefined) && (missing3 = "reason"))){
+if((((data26.capabilityId === undefined) && (missing3 = "capabilityId")) || ((data26.status === undefined) && (missing3 = "status"))) || ((data26.reason === undefined) && (missing3 = "reason"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
-const _errs62 = errors;
-for(const key3 in data25){
+const _errs63 = errors;
+for(const key3 in data26){
 if(!((((key3 === "capabilityId") || (key3 === "status")) || (key3 === "reason")) || (key3 === "message"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
 }
-if(_errs62 === errors){
-if(data25.capabilityId !== undefined){
-const _errs63 = errors;
-if(typeof data25.capabilityId !== "string"){
+if(_errs63 === errors){
+if(data26.capabilityId !== undefined){
+const _errs64 = errors;
+if(typeof data26.capabilityId !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid11 = _errs63 === errors;
+var valid11 = _errs64 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data25.status !== undefined){
-let data27 = data25.status;
-const _errs65 = errors;
-if(typeof data27 !== "string"){
+if(data26.status !== undefined){
+let data28 = data26.status;
+const _errs66 = errors;
+if(typeof data28 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data27 === "accepted") || (data27 === "rejected"))){
+if(!((data28 === "accepted") || (data28 === "rejected"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}}];
 return false;
 }
-var valid11 = _errs65 === errors;
+var valid11 = _errs66 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data25.reason !== undefined){
-let data28 = data25.reason;
-const _errs67 = errors;
-if(typeof data28 !== "string"){
+if(data26.reason !== undefined){
+let data29 = data26.reason;
+const _errs68 = errors;
+if(typeof data29 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((((((((data28 === "explicit_composer_capability") || (data28 === "not_found")) || (data28 === "disabled_by_policy")) || (data28 === "validation_rejected")) || (data28 === "security_blocked")) || (data28 === "dependency_missing")) || (data28 === "catalog_missing")) || (data28 === "tool_missing")) || (data28 === "provider_unsupported"))){
+if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}}];
 return false;
 }
-var valid11 = _errs67 === errors;
+var valid11 = _errs68 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data25.message !== undefined){
-const _errs69 = errors;
-if(typeof data25.message !== "string"){
+if(data26.message !== undefined){
+const _errs70 = errors;
+if(typeof data26.message !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid11 = _errs69 === errors;
+var valid11 = _errs70 === errors;
 }
 else {
 var valid11 = true;
@@ -14590,7 +15613,7 @@ validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2,schemaPat
 return false;
 }
 }
-var valid9 = _errs59 === errors;
+var valid9 = _errs60 === errors;
 if(!valid9){
 break;
 }
@@ -14601,69 +15624,69 @@ validate113.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/p
 return false;
 }
 }
-var valid0 = _errs57 === errors;
+var valid0 = _errs58 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined){
-let data30 = data.error;
-const _errs71 = errors;
+let data31 = data.error;
 const _errs72 = errors;
-if(errors === _errs72){
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+const _errs73 = errors;
+if(errors === _errs73){
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 let missing4;
-if((((data30.kind === undefined) && (missing4 = "kind")) || ((data30.message === undefined) && (missing4 = "message"))) || ((data30.retryable === undefined) && (missing4 = "retryable"))){
+if((((data31.kind === undefined) && (missing4 = "kind")) || ((data31.message === undefined) && (missing4 = "message"))) || ((data31.retryable === undefined) && (missing4 = "retryable"))){
 validate113.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
-const _errs74 = errors;
-for(const key4 in data30){
+const _errs75 = errors;
+for(const key4 in data31){
 if(!(((key4 === "kind") || (key4 === "message")) || (key4 === "retryable"))){
 validate113.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
 return false;
 break;
 }
 }
-if(_errs74 === errors){
-if(data30.kind !== undefined){
-let data31 = data30.kind;
-const _errs75 = errors;
-if(typeof data31 !== "string"){
+if(_errs75 === errors){
+if(data31.kind !== undefined){
+let data32 = data31.kind;
+const _errs76 = errors;
+if(typeof data32 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((((((data31 === "provider_error") || (data31 === "tool_error")) || (data31 === "cancelled")) || (data31 === "interrupted")) || (data31 === "budget_exhausted")) || (data31 === "internal"))){
+if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
 validate113.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
 return false;
 }
-var valid13 = _errs75 === errors;
+var valid13 = _errs76 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data30.message !== undefined){
-const _errs77 = errors;
-if(typeof data30.message !== "string"){
+if(data31.message !== undefined){
+const _errs78 = errors;
+if(typeof data31.message !== "string"){
 validate113.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid13 = _errs77 === errors;
+var valid13 = _errs78 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data30.retryable !== undefined){
-const _errs79 = errors;
-if(typeof data30.retryable !== "boolean"){
+if(data31.retryable !== undefined){
+const _errs80 = errors;
+if(typeof data31.retryable !== "boolean"){
 validate113.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid13 = _errs79 === errors;
+var valid13 = _errs80 === errors;
 }
 else {
 var valid13 = true;
@@ -14678,51 +15701,51 @@ validate113.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failu
 return false;
 }
 }
-var valid0 = _errs71 === errors;
+var valid0 = _errs72 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.blocked !== undefined){
-let data34 = data.blocked;
-const _errs81 = errors;
-if(errors === _errs81){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+let data35 = data.blocked;
+const _errs82 = errors;
+if(errors === _errs82){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 let missing5;
-if(((data34.reason === undefined) && (missing5 = "reason")) || ((data34.recovery_job_id === undefined) && (missing5 = "recovery_job_id"))){
+if(((data35.reason === undefined) && (missing5 = "reason")) || ((data35.recovery_job_id === undefined) && (missing5 = "recovery_job_id"))){
 validate113.errors = [{instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: missing5}}];
 return false;
 }
 else {
-const _errs83 = errors;
-for(const key5 in data34){
+const _errs84 = errors;
+for(const key5 in data35){
 if(!((key5 === "reason") || (key5 === "recovery_job_id"))){
 validate113.errors = [{instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
 return false;
 break;
 }
 }
-if(_errs83 === errors){
-if(data34.reason !== undefined){
-const _errs84 = errors;
-if(typeof data34.reason !== "string"){
+if(_errs84 === errors){
+if(data35.reason !== undefined){
+const _errs85 = errors;
+if(typeof data35.reason !== "string"){
 validate113.errors = [{instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid14 = _errs84 === errors;
+var valid14 = _errs85 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data34.recovery_job_id !== undefined){
-const _errs86 = errors;
-if(typeof data34.recovery_job_id !== "string"){
+if(data35.recovery_job_id !== undefined){
+const _errs87 = errors;
+if(typeof data35.recovery_job_id !== "string"){
 validate113.errors = [{instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid14 = _errs86 === errors;
+var valid14 = _errs87 === errors;
 }
 else {
 var valid14 = true;
@@ -14736,127 +15759,127 @@ validate113.errors = [{instancePath:instancePath+"/blocked",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs81 === errors;
+var valid0 = _errs82 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.parent_turn_id !== undefined){
-const _errs88 = errors;
+const _errs89 = errors;
 if(typeof data.parent_turn_id !== "string"){
 validate113.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs88 === errors;
+var valid0 = _errs89 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.parent_thread_id !== undefined){
-const _errs90 = errors;
+const _errs91 = errors;
 if(typeof data.parent_thread_id !== "string"){
 validate113.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs91 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.actor !== undefined){
-const _errs92 = errors;
+const _errs93 = errors;
 if(!(validate20(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs92 === errors;
+var valid0 = _errs93 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data40 = data.usage;
-const _errs93 = errors;
+let data41 = data.usage;
 const _errs94 = errors;
-if(errors === _errs94){
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+const _errs95 = errors;
+if(errors === _errs95){
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 let missing6;
-if((((data40.input_tokens === undefined) && (missing6 = "input_tokens")) || ((data40.output_tokens === undefined) && (missing6 = "output_tokens"))) || ((data40.total_tokens === undefined) && (missing6 = "total_tokens"))){
+if((((data41.input_tokens === undefined) && (missing6 = "input_tokens")) || ((data41.output_tokens === undefined) && (missing6 = "output_tokens"))) || ((data41.total_tokens === undefined) && (missing6 = "total_tokens"))){
 validate113.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: missing6}}];
 return false;
 }
 else {
-const _errs96 = errors;
-for(const key6 in data40){
+const _errs97 = errors;
+for(const key6 in data41){
 if(!(((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens"))){
 validate113.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}}];
 return false;
 break;
 }
 }
-if(_errs96 === errors){
-if(data40.input_tokens !== undefined){
-let data41 = data40.input_tokens;
-const _errs97 = errors;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+if(_errs97 === errors){
+if(data41.input_tokens !== undefined){
+let data42 = data41.input_tokens;
+const _errs98 = errors;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
 validate113.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs97){
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 0 || isNaN(data41)){
+if(errors === _errs98){
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
 validate113.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid16 = _errs97 === errors;
+var valid16 = _errs98 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data40.output_tokens !== undefined){
-let data42 = data40.output_tokens;
-const _errs99 = errors;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+if(data41.output_tokens !== undefined){
+let data43 = data41.output_tokens;
+const _errs100 = errors;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
 validate113.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs99){
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
+if(errors === _errs100){
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 0 || isNaN(data43)){
 validate113.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid16 = _errs99 === errors;
+var valid16 = _errs100 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data40.total_tokens !== undefined){
-let data43 = data40.total_tokens;
-const _errs101 = errors;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+if(data41.total_tokens !== undefined){
+let data44 = data41.total_tokens;
+const _errs102 = errors;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
 validate113.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs101){
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 0 || isNaN(data43)){
+if(errors === _errs102){
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
 validate113.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid16 = _errs101 === errors;
+var valid16 = _errs102 === errors;
 }
 else {
 var valid16 = true;
@@ -14871,10 +15894,11 @@ validate113.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage
 return false;
 }
 }
-var valid0 = _errs93 === errors;
+var valid0 = _errs94 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -14907,14 +15931,14 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnBlockedNotification = validate130;
+exports.TurnBlockedNotification = validate131;
 const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14925,14 +15949,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
-validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "reason")) || (key0 === "recovery_job_id"))){
-validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate131.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -14941,7 +15965,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate130.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -14953,7 +15977,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate130.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -14966,13 +15990,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate130.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate131.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate130.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate131.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -14998,7 +16022,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs9 = errors;
 if(typeof data.reason !== "string"){
-validate130.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -15010,7 +16034,7 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 const _errs11 = errors;
 if(typeof data.recovery_job_id !== "string"){
-validate130.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -15027,101 +16051,20 @@ var valid0 = true;
 }
 }
 else {
-validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate130.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelParams = validate132;
+exports.TurnCancelParams = validate133;
 const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate132.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "reason"))){
-validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate132.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate132.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs6 = errors;
-if(typeof data.reason !== "string"){
-validate132.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate132.errors = vErrors;
-return errors === 0;
-}
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnCancelResponse = validate133;
-const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
-
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate133.evaluated;
@@ -15134,24 +16077,55 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.turn === undefined) && (missing0 = "turn")){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "turn")){
+if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "reason"))){
 validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-errors = vErrors.length;
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate133.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate133.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs6 = errors;
+if(typeof data.reason !== "string"){
+validate133.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -15167,17 +16141,14 @@ return errors === 0;
 }
 validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapability = validate53;
+exports.TurnCancelResponse = validate134;
+const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-exports.TurnCapabilityKind = validate54;
-
-exports.TurnCapabilityMcpServer = validate135;
-
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15187,79 +16158,47 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
-validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if((data.turn === undefined) && (missing0 = "turn")){
+validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "scopeKind"))){
-validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(key0 === "turn")){
+validate134.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate135.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("mcpServer" !== data0){
-validate135.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined){
-const _errs4 = errors;
-if(typeof data.name !== "string"){
-validate135.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.scopeKind !== undefined){
-const _errs6 = errors;
-if(typeof data.scopeKind !== "string"){
-validate135.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
+if(data.turn !== undefined){
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+errors = vErrors.length;
 }
 }
 }
 }
 }
 else {
-validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate135.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityMcpTool = validate136;
+exports.TurnCapability = validate53;
+
+exports.TurnCapabilityKind = validate54;
+
+exports.TurnCapabilityMcpServer = validate136;
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate136.evaluated;
@@ -15272,14 +16211,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.serverName === undefined) && (missing0 = "serverName"))) || ((data.rawToolName === undefined) && (missing0 = "rawToolName"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
 validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "serverName")) || (key0 === "rawToolName")) || (key0 === "scopeKind"))){
+if(!(((key0 === "type") || (key0 === "name")) || (key0 === "scopeKind"))){
 validate136.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -15293,8 +16232,8 @@ if(typeof data0 !== "string"){
 validate136.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("mcpTool" !== data0){
-validate136.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}}];
+if("mcpServer" !== data0){
+validate136.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -15303,10 +16242,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.serverName !== undefined){
+if(data.name !== undefined){
 const _errs4 = errors;
-if(typeof data.serverName !== "string"){
-validate136.errors = [{instancePath:instancePath+"/serverName",schemaPath:"#/properties/serverName/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.name !== "string"){
+validate136.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -15315,29 +16254,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.rawToolName !== undefined){
+if(data.scopeKind !== undefined){
 const _errs6 = errors;
-if(typeof data.rawToolName !== "string"){
-validate136.errors = [{instancePath:instancePath+"/rawToolName",schemaPath:"#/properties/rawToolName/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.scopeKind !== "string"){
+validate136.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.scopeKind !== undefined){
-const _errs8 = errors;
-if(typeof data.scopeKind !== "string"){
-validate136.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -15354,10 +16280,10 @@ return errors === 0;
 }
 validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityResolution = validate137;
+exports.TurnCapabilityMcpTool = validate137;
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate137.evaluated;
@@ -15370,24 +16296,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.capabilityId === undefined) && (missing0 = "capabilityId")) || ((data.status === undefined) && (missing0 = "status"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.serverName === undefined) && (missing0 = "serverName"))) || ((data.rawToolName === undefined) && (missing0 = "rawToolName"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
 validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "capabilityId") || (key0 === "status")) || (key0 === "reason")) || (key0 === "message"))){
+if(!((((key0 === "type") || (key0 === "serverName")) || (key0 === "rawToolName")) || (key0 === "scopeKind"))){
 validate137.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.capabilityId !== undefined){
+if(data.type !== undefined){
+let data0 = data.type;
 const _errs2 = errors;
-if(typeof data.capabilityId !== "string"){
-validate137.errors = [{instancePath:instancePath+"/capabilityId",schemaPath:"#/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data0 !== "string"){
+validate137.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("mcpTool" !== data0){
+validate137.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -15396,15 +16327,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.status !== undefined){
-let data1 = data.status;
+if(data.serverName !== undefined){
 const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate137.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((data1 === "accepted") || (data1 === "rejected"))){
-validate137.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}}];
+if(typeof data.serverName !== "string"){
+validate137.errors = [{instancePath:instancePath+"/serverName",schemaPath:"#/properties/serverName/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -15413,15 +16339,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data2 = data.reason;
+if(data.rawToolName !== undefined){
 const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate137.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
-validate137.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}}];
+if(typeof data.rawToolName !== "string"){
+validate137.errors = [{instancePath:instancePath+"/rawToolName",schemaPath:"#/properties/rawToolName/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -15430,10 +16351,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.message !== undefined){
+if(data.scopeKind !== undefined){
 const _errs8 = errors;
-if(typeof data.message !== "string"){
-validate137.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.scopeKind !== "string"){
+validate137.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -15457,10 +16378,10 @@ return errors === 0;
 }
 validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilitySkill = validate138;
+exports.TurnCapabilityResolution = validate138;
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate138.evaluated;
@@ -15473,29 +16394,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.slug === undefined) && (missing0 = "slug"))) || ((data.sourceKind === undefined) && (missing0 = "sourceKind"))){
+if((((data.capabilityId === undefined) && (missing0 = "capabilityId")) || ((data.status === undefined) && (missing0 = "status"))) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "slug")) || (key0 === "sourceKind"))){
+if(!((((key0 === "capabilityId") || (key0 === "status")) || (key0 === "reason")) || (key0 === "message"))){
 validate138.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.capabilityId !== undefined){
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate138.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("skill" !== data0){
-validate138.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "skill"}}];
+if(typeof data.capabilityId !== "string"){
+validate138.errors = [{instancePath:instancePath+"/capabilityId",schemaPath:"#/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -15504,10 +16420,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.slug !== undefined){
+if(data.status !== undefined){
+let data1 = data.status;
 const _errs4 = errors;
-if(typeof data.slug !== "string"){
-validate138.errors = [{instancePath:instancePath+"/slug",schemaPath:"#/properties/slug/type",keyword:"type",params:{type: "string"}}];
+if(typeof data1 !== "string"){
+validate138.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data1 === "accepted") || (data1 === "rejected"))){
+validate138.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -15516,16 +16437,34 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sourceKind !== undefined){
+if(data.reason !== undefined){
+let data2 = data.reason;
 const _errs6 = errors;
-if(typeof data.sourceKind !== "string"){
-validate138.errors = [{instancePath:instancePath+"/sourceKind",schemaPath:"#/properties/sourceKind/type",keyword:"type",params:{type: "string"}}];
+if(typeof data2 !== "string"){
+validate138.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
+validate138.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.message !== undefined){
+const _errs8 = errors;
+if(typeof data.message !== "string"){
+validate138.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -15542,11 +16481,10 @@ return errors === 0;
 }
 validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCompletedNotification = validate139;
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+exports.TurnCapabilitySkill = validate139;
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate139.evaluated;
@@ -15559,15 +16497,101 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.slug === undefined) && (missing0 = "slug"))) || ((data.sourceKind === undefined) && (missing0 = "sourceKind"))){
 validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "usage"))){
+if(!(((key0 === "type") || (key0 === "slug")) || (key0 === "sourceKind"))){
 validate139.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("skill" !== data0){
+validate139.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "skill"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.slug !== undefined){
+const _errs4 = errors;
+if(typeof data.slug !== "string"){
+validate139.errors = [{instancePath:instancePath+"/slug",schemaPath:"#/properties/slug/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceKind !== undefined){
+const _errs6 = errors;
+if(typeof data.sourceKind !== "string"){
+validate139.errors = [{instancePath:instancePath+"/sourceKind",schemaPath:"#/properties/sourceKind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnCompletedNotification = validate140;
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate140.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
+validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "usage"))){
+validate140.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -15576,7 +16600,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate139.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate140.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -15588,7 +16612,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate139.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate140.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -15601,13 +16625,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate140.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15638,14 +16662,14 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((((data4.input_tokens === undefined) && (missing1 = "input_tokens")) || ((data4.output_tokens === undefined) && (missing1 = "output_tokens"))) || ((data4.total_tokens === undefined) && (missing1 = "total_tokens"))){
-validate139.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate140.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs12 = errors;
 for(const key1 in data4){
 if(!(((key1 === "input_tokens") || (key1 === "output_tokens")) || (key1 === "total_tokens"))){
-validate139.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate140.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -15655,13 +16679,13 @@ if(data4.input_tokens !== undefined){
 let data5 = data4.input_tokens;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate139.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate139.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate140.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15676,13 +16700,13 @@ if(data4.output_tokens !== undefined){
 let data6 = data4.output_tokens;
 const _errs15 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate139.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate139.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate140.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15697,13 +16721,13 @@ if(data4.total_tokens !== undefined){
 let data7 = data4.total_tokens;
 const _errs17 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate139.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs17){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-validate139.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate140.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15719,7 +16743,7 @@ var valid2 = true;
 }
 }
 else {
-validate139.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}}];
+validate140.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -15736,280 +16760,23 @@ var valid0 = true;
 }
 }
 else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate139.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionSecuritySnapshot = validate117;
+exports.TurnExecutionSecuritySnapshot = validate118;
 
-exports.TurnExecutionWindowBlockedNotification = validate141;
+exports.TurnExecutionWindowBlockedNotification = validate142;
 const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
 const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate141.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.totals === undefined) && (missing0 = "totals"))) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
-validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "reason")) || (key0 === "totals")) || (key0 === "recovery_job_id"))){
-validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate141.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate141.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.window_id !== undefined){
-const _errs8 = errors;
-if(typeof data.window_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-let data4 = data.reason;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate141.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-validate141.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.totals !== undefined){
-let data5 = data.totals;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
-validate141.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-const _errs16 = errors;
-for(const key1 in data5){
-if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
-validate141.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
-break;
-}
-}
-if(_errs16 === errors){
-if(data5.agent_rounds !== undefined){
-let data6 = data5.agent_rounds;
-const _errs17 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate141.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs17){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-validate141.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs17 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.tool_calls !== undefined){
-let data7 = data5.tool_calls;
-const _errs19 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate141.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs19){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-validate141.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs19 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.wall_clock_ms !== undefined){
-let data8 = data5.wall_clock_ms;
-const _errs21 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate141.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs21){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-validate141.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs21 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.provider_tokens !== undefined){
-let data9 = data5.provider_tokens;
-const _errs23 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate141.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs23){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-validate141.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs23 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate141.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recovery_job_id !== undefined){
-const _errs25 = errors;
-if(typeof data.recovery_job_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs25 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate141.errors = vErrors;
-return errors === 0;
-}
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnExecutionWindowCheckpointedNotification = validate142;
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
-const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
-
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -16022,14 +16789,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.status === undefined) && (missing0 = "status"))){
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.totals === undefined) && (missing0 = "totals"))) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
 validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "checkpoint_id")) || (key0 === "status"))){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "reason")) || (key0 === "totals")) || (key0 === "recovery_job_id"))){
 validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -16093,10 +16860,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.checkpoint_id !== undefined){
+if(data.reason !== undefined){
+let data4 = data.reason;
 const _errs10 = errors;
-if(typeof data.checkpoint_id !== "string"){
-validate142.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data4 !== "string"){
+validate142.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
+validate142.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -16105,21 +16877,138 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.status !== undefined){
-let data5 = data.status;
-const _errs12 = errors;
-if(typeof data5 !== "string"){
-validate142.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+if(data.totals !== undefined){
+let data5 = data.totals;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
+validate142.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
-if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
-validate142.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+else {
+const _errs16 = errors;
+for(const key1 in data5){
+if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
+validate142.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs16 === errors){
+if(data5.agent_rounds !== undefined){
+let data6 = data5.agent_rounds;
+const _errs17 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate142.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-var valid0 = _errs12 === errors;
+if(errors === _errs17){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+validate142.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs17 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.tool_calls !== undefined){
+let data7 = data5.tool_calls;
+const _errs19 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate142.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs19){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+validate142.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs19 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.wall_clock_ms !== undefined){
+let data8 = data5.wall_clock_ms;
+const _errs21 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate142.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+validate142.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs21 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.provider_tokens !== undefined){
+let data9 = data5.provider_tokens;
+const _errs23 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate142.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs23){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+validate142.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs23 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate142.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+const _errs25 = errors;
+if(typeof data.recovery_job_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -16139,11 +17028,12 @@ return errors === 0;
 }
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowContinuedNotification = validate143;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+exports.TurnExecutionWindowCheckpointedNotification = validate143;
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate143.evaluated;
@@ -16156,14 +17046,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.previous_window_id === undefined) && (missing0 = "previous_window_id"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.window_index === undefined) && (missing0 = "window_index"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.status === undefined) && (missing0 = "status"))){
 validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "previous_window_id")) || (key0 === "window_id")) || (key0 === "window_index")) || (key0 === "checkpoint_id")) || (key0 === "reason"))){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "checkpoint_id")) || (key0 === "status"))){
 validate143.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -16215,10 +17105,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.previous_window_id !== undefined){
+if(data.window_id !== undefined){
 const _errs8 = errors;
-if(typeof data.previous_window_id !== "string"){
-validate143.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.window_id !== "string"){
+validate143.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -16227,10 +17117,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.window_id !== undefined){
+if(data.checkpoint_id !== undefined){
 const _errs10 = errors;
-if(typeof data.window_id !== "string"){
-validate143.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.checkpoint_id !== "string"){
+validate143.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -16239,56 +17129,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.window_index !== undefined){
-let data5 = data.window_index;
+if(data.status !== undefined){
+let data5 = data.status;
 const _errs12 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate143.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data5 !== "string"){
+validate143.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(errors === _errs12){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-validate143.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
+validate143.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
 return false;
-}
-}
 }
 var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.checkpoint_id !== undefined){
-const _errs14 = errors;
-if(typeof data.checkpoint_id !== "string"){
-validate143.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-let data7 = data.reason;
-const _errs16 = errors;
-if(typeof data7 !== "string"){
-validate143.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
-validate143.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
-return false;
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -16308,10 +17163,11 @@ return errors === 0;
 }
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCounts = validate144;
+exports.TurnExecutionWindowContinuedNotification = validate144;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate144.evaluated;
@@ -16324,34 +17180,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.agent_rounds === undefined) && (missing0 = "agent_rounds")) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.wall_clock_ms === undefined) && (missing0 = "wall_clock_ms"))) || ((data.provider_tokens === undefined) && (missing0 = "provider_tokens"))){
+if(((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.previous_window_id === undefined) && (missing0 = "previous_window_id"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.window_index === undefined) && (missing0 = "window_index"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "agent_rounds") || (key0 === "tool_calls")) || (key0 === "wall_clock_ms")) || (key0 === "provider_tokens"))){
+if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "previous_window_id")) || (key0 === "window_id")) || (key0 === "window_index")) || (key0 === "checkpoint_id")) || (key0 === "reason"))){
 validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.agent_rounds !== undefined){
-let data0 = data.agent_rounds;
+if(data.thread_id !== undefined){
 const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate144.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.thread_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-validate144.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
 }
 var valid0 = _errs2 === errors;
 }
@@ -16359,20 +17206,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.tool_calls !== undefined){
-let data1 = data.tool_calls;
+if(data.turn_id !== undefined){
 const _errs4 = errors;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate144.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.turn_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs4){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 0 || isNaN(data1)){
-validate144.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -16380,17 +17218,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.wall_clock_ms !== undefined){
-let data2 = data.wall_clock_ms;
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate144.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate144.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data2 < 1 || isNaN(data2)){
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16401,25 +17239,82 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.provider_tokens !== undefined){
-let data3 = data.provider_tokens;
+if(data.previous_window_id !== undefined){
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate144.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.previous_window_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate144.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.window_id !== undefined){
+const _errs10 = errors;
+if(typeof data.window_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.window_index !== undefined){
+let data5 = data.window_index;
+const _errs12 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate144.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs12){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate144.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.checkpoint_id !== undefined){
+const _errs14 = errors;
+if(typeof data.checkpoint_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data7 = data.reason;
+const _errs16 = errors;
+if(typeof data7 !== "string"){
+validate144.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
+validate144.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -16437,11 +17332,10 @@ return errors === 0;
 }
 validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustedNotification = validate145;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+exports.TurnExecutionWindowCounts = validate145;
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate145.evaluated;
@@ -16454,25 +17348,34 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.observed === undefined) && (missing0 = "observed"))) || ((data.status === undefined) && (missing0 = "status"))){
+if(((((data.agent_rounds === undefined) && (missing0 = "agent_rounds")) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.wall_clock_ms === undefined) && (missing0 = "wall_clock_ms"))) || ((data.provider_tokens === undefined) && (missing0 = "provider_tokens"))){
 validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "reason")) || (key0 === "observed")) || (key0 === "status"))){
+if(!((((key0 === "agent_rounds") || (key0 === "tool_calls")) || (key0 === "wall_clock_ms")) || (key0 === "provider_tokens"))){
 validate145.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
+if(data.agent_rounds !== undefined){
+let data0 = data.agent_rounds;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate145.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate145.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+validate145.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -16480,11 +17383,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.tool_calls !== undefined){
+let data1 = data.tool_calls;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate145.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate145.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+validate145.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -16492,17 +17404,17 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
+if(data.wall_clock_ms !== undefined){
+let data2 = data.wall_clock_ms;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate145.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate145.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate145.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data2 < 0 || isNaN(data2)){
+validate145.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -16513,174 +17425,25 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.window_id !== undefined){
+if(data.provider_tokens !== undefined){
+let data3 = data.provider_tokens;
 const _errs8 = errors;
-if(typeof data.window_id !== "string"){
-validate145.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate145.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate145.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-let data4 = data.reason;
-const _errs10 = errors;
-if(typeof data4 !== "string"){
-validate145.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-validate145.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.observed !== undefined){
-let data5 = data.observed;
-const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
-validate145.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-const _errs16 = errors;
-for(const key1 in data5){
-if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
-validate145.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
-break;
-}
-}
-if(_errs16 === errors){
-if(data5.agent_rounds !== undefined){
-let data6 = data5.agent_rounds;
-const _errs17 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate145.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs17){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-validate145.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs17 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.tool_calls !== undefined){
-let data7 = data5.tool_calls;
-const _errs19 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate145.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs19){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-validate145.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs19 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.wall_clock_ms !== undefined){
-let data8 = data5.wall_clock_ms;
-const _errs21 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate145.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs21){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-validate145.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs21 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.provider_tokens !== undefined){
-let data9 = data5.provider_tokens;
-const _errs23 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate145.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs23){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-validate145.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs23 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate145.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.status !== undefined){
-let data10 = data.status;
-const _errs25 = errors;
-if(typeof data10 !== "string"){
-validate145.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-validate145.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
-return false;
-}
-var valid0 = _errs25 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
 }
 }
 }
@@ -16698,10 +17461,11 @@ return errors === 0;
 }
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustionReason = validate146;
+exports.TurnExecutionWindowExhaustedNotification = validate146;
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate146.evaluated;
@@ -16711,27 +17475,287 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.observed === undefined) && (missing0 = "observed"))) || ((data.status === undefined) && (missing0 = "status"))){
+validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
-validate146.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "reason")) || (key0 === "observed")) || (key0 === "status"))){
+validate146.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate146.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate146.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate146.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate146.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.window_id !== undefined){
+const _errs8 = errors;
+if(typeof data.window_id !== "string"){
+validate146.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data4 = data.reason;
+const _errs10 = errors;
+if(typeof data4 !== "string"){
+validate146.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
+validate146.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.observed !== undefined){
+let data5 = data.observed;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
+validate146.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs16 = errors;
+for(const key1 in data5){
+if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
+validate146.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs16 === errors){
+if(data5.agent_rounds !== undefined){
+let data6 = data5.agent_rounds;
+const _errs17 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate146.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs17){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+validate146.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs17 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.tool_calls !== undefined){
+let data7 = data5.tool_calls;
+const _errs19 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate146.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs19){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+validate146.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs19 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.wall_clock_ms !== undefined){
+let data8 = data5.wall_clock_ms;
+const _errs21 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate146.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+validate146.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs21 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.provider_tokens !== undefined){
+let data9 = data5.provider_tokens;
+const _errs23 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate146.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs23){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+validate146.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs23 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate146.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined){
+let data10 = data.status;
+const _errs25 = errors;
+if(typeof data10 !== "string"){
+validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
+validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+return false;
+}
+var valid0 = _errs25 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate146.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowLimits = validate147;
-const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
+exports.TurnExecutionWindowExhaustionReason = validate147;
 
 function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate147.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
+validate147.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+return false;
+}
+validate147.errors = vErrors;
+return errors === 0;
+}
+validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnExecutionWindowLimits = validate148;
+const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
+
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16742,14 +17766,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.max_agent_rounds_per_window === undefined) && (missing0 = "max_agent_rounds_per_window")) || ((data.max_tool_calls_per_window === undefined) && (missing0 = "max_tool_calls_per_window"))) || ((data.max_wall_clock_ms_per_window === undefined) && (missing0 = "max_wall_clock_ms_per_window"))) || ((data.max_provider_tokens_per_window === undefined) && (missing0 = "max_provider_tokens_per_window"))){
-validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "max_agent_rounds_per_window") || (key0 === "max_tool_calls_per_window")) || (key0 === "max_wall_clock_ms_per_window")) || (key0 === "max_provider_tokens_per_window"))){
-validate147.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -16759,13 +17783,13 @@ if(data.max_agent_rounds_per_window !== undefined){
 let data0 = data.max_agent_rounds_per_window;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate147.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-validate147.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16780,13 +17804,13 @@ if(data.max_tool_calls_per_window !== undefined){
 let data1 = data.max_tool_calls_per_window;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate147.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 1 || isNaN(data1)){
-validate147.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16801,13 +17825,13 @@ if(data.max_wall_clock_ms_per_window !== undefined){
 let data2 = data.max_wall_clock_ms_per_window;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate147.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate147.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16822,13 +17846,13 @@ if(data.max_provider_tokens_per_window !== undefined){
 let data3 = data.max_provider_tokens_per_window;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate147.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate147.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16845,23 +17869,23 @@ var valid0 = true;
 }
 }
 else {
-validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate147.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStartedNotification = validate148;
+exports.TurnExecutionWindowStartedNotification = validate149;
 const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16872,14 +17896,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.window_index === undefined) && (missing0 = "window_index"))) || ((data.limits === undefined) && (missing0 = "limits"))) || ((data.status === undefined) && (missing0 = "status"))){
-validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "window_id")) || (key0 === "window_index")) || (key0 === "limits")) || (key0 === "status"))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate149.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -16888,7 +17912,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate148.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -16900,7 +17924,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate148.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -16913,13 +17937,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate148.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate148.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16933,7 +17957,7 @@ if(valid0){
 if(data.window_id !== undefined){
 const _errs8 = errors;
 if(typeof data.window_id !== "string"){
-validate148.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -16946,13 +17970,13 @@ if(data.window_index !== undefined){
 let data4 = data.window_index;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate148.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate149.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -16971,14 +17995,14 @@ if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if(((((data5.max_agent_rounds_per_window === undefined) && (missing1 = "max_agent_rounds_per_window")) || ((data5.max_tool_calls_per_window === undefined) && (missing1 = "max_tool_calls_per_window"))) || ((data5.max_wall_clock_ms_per_window === undefined) && (missing1 = "max_wall_clock_ms_per_window"))) || ((data5.max_provider_tokens_per_window === undefined) && (missing1 = "max_provider_tokens_per_window"))){
-validate148.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate149.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs15 = errors;
 for(const key1 in data5){
 if(!((((key1 === "max_agent_rounds_per_window") || (key1 === "max_tool_calls_per_window")) || (key1 === "max_wall_clock_ms_per_window")) || (key1 === "max_provider_tokens_per_window"))){
-validate148.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate149.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -16988,13 +18012,13 @@ if(data5.max_agent_rounds_per_window !== undefined){
 let data6 = data5.max_agent_rounds_per_window;
 const _errs16 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17009,13 +18033,13 @@ if(data5.max_tool_calls_per_window !== undefined){
 let data7 = data5.max_tool_calls_per_window;
 const _errs18 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs18){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17030,13 +18054,13 @@ if(data5.max_wall_clock_ms_per_window !== undefined){
 let data8 = data5.max_wall_clock_ms_per_window;
 const _errs20 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 1 || isNaN(data8)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17051,13 +18075,13 @@ if(data5.max_provider_tokens_per_window !== undefined){
 let data9 = data5.max_provider_tokens_per_window;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17074,7 +18098,7 @@ var valid2 = true;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}}];
+validate149.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -17088,11 +18112,11 @@ if(data.status !== undefined){
 let data10 = data.status;
 const _errs24 = errors;
 if(typeof data10 !== "string"){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+validate149.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
 return false;
 }
 var valid0 = _errs24 === errors;
@@ -17110,22 +18134,22 @@ var valid0 = true;
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate148.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStatus = validate149;
+exports.TurnExecutionWindowStatus = validate150;
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17133,26 +18157,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((data === "running") || (data === "exhausted")) || (data === "checkpointed")) || (data === "continued")) || (data === "completed")) || (data === "interrupted")) || (data === "blocked")) || (data === "failed"))){
-validate149.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+validate150.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
 return false;
 }
-validate149.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailedNotification = validate150;
+exports.TurnFailedNotification = validate151;
 const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17163,14 +18187,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))) || ((data.error === undefined) && (missing0 = "error"))){
-validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate151.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn")) || (key0 === "error"))){
-validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate151.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -17179,7 +18203,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -17191,7 +18215,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17204,13 +18228,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate150.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate151.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate150.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate151.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17241,14 +18265,14 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((((data4.kind === undefined) && (missing1 = "kind")) || ((data4.message === undefined) && (missing1 = "message"))) || ((data4.retryable === undefined) && (missing1 = "retryable"))){
-validate150.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate151.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs12 = errors;
 for(const key1 in data4){
 if(!(((key1 === "kind") || (key1 === "message")) || (key1 === "retryable"))){
-validate150.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate151.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -17258,11 +18282,11 @@ if(data4.kind !== undefined){
 let data5 = data4.kind;
 const _errs13 = errors;
 if(typeof data5 !== "string"){
-validate150.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
-validate150.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
+validate151.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
 return false;
 }
 var valid2 = _errs13 === errors;
@@ -17274,7 +18298,7 @@ if(valid2){
 if(data4.message !== undefined){
 const _errs15 = errors;
 if(typeof data4.message !== "string"){
-validate150.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs15 === errors;
@@ -17286,7 +18310,7 @@ if(valid2){
 if(data4.retryable !== undefined){
 const _errs17 = errors;
 if(typeof data4.retryable !== "boolean"){
-validate150.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+validate151.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs17 === errors;
@@ -17300,7 +18324,7 @@ var valid2 = true;
 }
 }
 else {
-validate150.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}}];
+validate151.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -17317,104 +18341,19 @@ var valid0 = true;
 }
 }
 else {
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate150.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailure = validate152;
-
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate152.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.kind === undefined) && (missing0 = "kind")) || ((data.message === undefined) && (missing0 = "message"))) || ((data.retryable === undefined) && (missing0 = "retryable"))){
-validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "kind") || (key0 === "message")) || (key0 === "retryable"))){
-validate152.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.message !== undefined){
-const _errs4 = errors;
-if(typeof data.message !== "string"){
-validate152.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.retryable !== undefined){
-const _errs6 = errors;
-if(typeof data.retryable !== "boolean"){
-validate152.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate152.errors = vErrors;
-return errors === 0;
-}
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnFilesystemSandboxEntry = validate153;
+exports.TurnFailure = validate153;
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate153.evaluated;
@@ -17427,24 +18366,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.path === undefined) && (missing0 = "path")) || ((data.access === undefined) && (missing0 = "access"))) || ((data.kind === undefined) && (missing0 = "kind"))){
+if((((data.kind === undefined) && (missing0 = "kind")) || ((data.message === undefined) && (missing0 = "message"))) || ((data.retryable === undefined) && (missing0 = "retryable"))){
 validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "path") || (key0 === "access")) || (key0 === "kind"))){
+if(!(((key0 === "kind") || (key0 === "message")) || (key0 === "retryable"))){
 validate153.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.path !== undefined){
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs2 = errors;
-if(typeof data.path !== "string"){
-validate153.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+if(typeof data0 !== "string"){
+validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
+validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -17453,15 +18397,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.access !== undefined){
-let data1 = data.access;
+if(data.message !== undefined){
 const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate153.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((data1 === "read_only") || (data1 === "read_write"))){
-validate153.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
+if(typeof data.message !== "string"){
+validate153.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17470,15 +18409,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.kind !== undefined){
-let data2 = data.kind;
+if(data.retryable !== undefined){
 const _errs6 = errors;
-if(typeof data2 !== "string"){
-validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
-validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
+if(typeof data.retryable !== "boolean"){
+validate153.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -17501,13 +18435,10 @@ return errors === 0;
 }
 validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxPolicy = validate120;
-
-exports.TurnGetParams = validate154;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
+exports.TurnFilesystemSandboxEntry = validate154;
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate154.evaluated;
@@ -17520,24 +18451,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+if((((data.path === undefined) && (missing0 = "path")) || ((data.access === undefined) && (missing0 = "access"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "thread_id") || (key0 === "turn_id"))){
+if(!(((key0 === "path") || (key0 === "access")) || (key0 === "kind"))){
 validate154.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
+if(data.path !== undefined){
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.path !== "string"){
+validate154.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -17546,16 +18477,39 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.access !== undefined){
+let data1 = data.access;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data1 !== "string"){
+validate154.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data1 === "read_only") || (data1 === "read_write"))){
+validate154.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data2 = data.kind;
+const _errs6 = errors;
+if(typeof data2 !== "string"){
+validate154.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
+validate154.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -17571,11 +18525,13 @@ return errors === 0;
 }
 validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnGetResponse = validate155;
-const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnFilesystemSandboxPolicy = validate121;
+
+exports.TurnGetParams = validate155;
+const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate155.evaluated;
@@ -17588,24 +18544,42 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.turn === undefined) && (missing0 = "turn")){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "turn")){
+if(!((key0 === "thread_id") || (key0 === "turn_id"))){
 validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-errors = vErrors.length;
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate155.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate155.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
 }
 }
 }
@@ -17621,6 +18595,56 @@ return errors === 0;
 }
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+exports.TurnGetResponse = validate156;
+const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate156.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.turn === undefined) && (missing0 = "turn")){
+validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "turn")){
+validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.turn !== undefined){
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+}
+else {
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate156.errors = vErrors;
+return errors === 0;
+}
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 exports.TurnItem = validate49;
 
 exports.TurnItemAgentMessage = validate57;
@@ -17631,14 +18655,14 @@ exports.TurnItemDownload = validate66;
 
 exports.TurnItemDynamicToolCall = validate67;
 
-exports.TurnItemEvent = validate157;
+exports.TurnItemEvent = validate158;
 const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17649,14 +18673,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
-validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -17666,13 +18690,13 @@ if(data.sequence !== undefined){
 let data0 = data.sequence;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17686,7 +18710,7 @@ if(valid0){
 if(data.method !== undefined){
 const _errs4 = errors;
 if(typeof data.method !== "string"){
-validate157.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate158.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17702,7 +18726,7 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate157.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate158.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -17715,7 +18739,7 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs9 = errors;
 if(typeof data.recorded_at !== "string"){
-validate157.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate158.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -17723,106 +18747,6 @@ var valid0 = _errs9 === errors;
 else {
 var valid0 = true;
 }
-}
-}
-}
-}
-}
-}
-else {
-validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate157.errors = vErrors;
-return errors === 0;
-}
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnItemFileChange = validate63;
-
-exports.TurnItemOutputPolicy = validate158;
-
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate158.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.truncated === undefined) && (missing0 = "truncated")){
-validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
-validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.max_display_bytes !== undefined){
-let data0 = data.max_display_bytes;
-const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate158.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-validate158.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.truncated !== undefined){
-const _errs4 = errors;
-if(typeof data.truncated !== "boolean"){
-validate158.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.total_bytes !== undefined){
-let data2 = data.total_bytes;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate158.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate158.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -17839,12 +18763,12 @@ return errors === 0;
 }
 validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemReasoning = validate58;
+exports.TurnItemFileChange = validate63;
 
-exports.TurnItemStatus = validate159;
+exports.TurnItemOutputPolicy = validate159;
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate159.evaluated;
@@ -17854,30 +18778,130 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.truncated === undefined) && (missing0 = "truncated")){
+validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-validate159.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
+validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.max_display_bytes !== undefined){
+let data0 = data.max_display_bytes;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.truncated !== undefined){
+const _errs4 = errors;
+if(typeof data.truncated !== "boolean"){
+validate159.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.total_bytes !== undefined){
+let data2 = data.total_bytes;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate159.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemReasoning = validate58;
+
+exports.TurnItemStatus = validate160;
+
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate160.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
+validate160.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+return false;
+}
+validate160.errors = vErrors;
+return errors === 0;
+}
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate160;
+exports.TurnItemToolError = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17888,14 +18912,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.message === undefined) && (missing0 = "message")){
-validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "message") || (key0 === "retryable"))){
-validate160.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -17904,7 +18928,7 @@ if(_errs1 === errors){
 if(data.message !== undefined){
 const _errs2 = errors;
 if(typeof data.message !== "string"){
-validate160.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+validate161.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -17916,7 +18940,7 @@ if(valid0){
 if(data.retryable !== undefined){
 const _errs4 = errors;
 if(typeof data.retryable !== "boolean"){
-validate160.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+validate161.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17929,52 +18953,19 @@ var valid0 = true;
 }
 }
 else {
-validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate160.errors = vErrors;
-return errors === 0;
-}
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnItemToolOutcome = validate161;
-
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate161.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
-return false;
 }
 validate161.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemUserMessage = validate50;
-
-exports.TurnItemWebFetch = validate65;
-
-exports.TurnItemWebSearch = validate64;
-
-exports.TurnItemsParams = validate162;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemToolOutcome = validate162;
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate162.evaluated;
@@ -17984,109 +18975,30 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
-validate162.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
+validate162.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
 return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate162.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate162.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate162.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-validate162.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate162.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate163;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemUserMessage = validate50;
+
+exports.TurnItemWebFetch = validate65;
+
+exports.TurnItemWebSearch = validate64;
+
+exports.TurnItemsParams = validate163;
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate163.evaluated;
@@ -18099,14 +19011,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
 validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -18125,10 +19037,122 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemsResponse = validate164;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.workspace_id !== undefined){
 const _errs4 = errors;
 if(typeof data.workspace_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -18140,7 +19164,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs6 = errors;
 if(typeof data.turn_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -18164,14 +19188,14 @@ if(errors === _errs11){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((((data4.sequence === undefined) && (missing1 = "sequence")) || ((data4.method === undefined) && (missing1 = "method"))) || ((data4.params === undefined) && (missing1 = "params"))) || ((data4.recorded_at === undefined) && (missing1 = "recorded_at"))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs13 = errors;
 for(const key1 in data4){
 if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -18181,13 +19205,13 @@ if(data4.sequence !== undefined){
 let data5 = data4.sequence;
 const _errs14 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -18201,7 +19225,7 @@ if(valid3){
 if(data4.method !== undefined){
 const _errs16 = errors;
 if(typeof data4.method !== "string"){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs16 === errors;
@@ -18217,7 +19241,7 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18230,7 +19254,7 @@ if(valid3){
 if(data4.recorded_at !== undefined){
 const _errs21 = errors;
 if(typeof data4.recorded_at !== "string"){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs21 === errors;
@@ -18245,7 +19269,7 @@ var valid3 = true;
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18256,7 +19280,7 @@ break;
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
+validate164.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18270,13 +19294,13 @@ if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
 const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate163.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate163.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -18294,23 +19318,23 @@ var valid0 = true;
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate164;
+exports.TurnLegacySandboxPolicy = validate165;
 const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18321,14 +19345,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.mode === undefined) && (missing0 = "mode")){
-validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "mode")){
-validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18337,11 +19361,11 @@ if(_errs1 === errors){
 if(data.mode !== undefined){
 let data0 = data.mode;
 if(typeof data0 !== "string"){
-validate164.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data0){
-validate164.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -18349,22 +19373,22 @@ return false;
 }
 }
 else {
-validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate165;
+exports.TurnMode = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18372,25 +19396,25 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-validate165.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate166.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate166;
+exports.TurnNetworkPolicySnapshot = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18401,14 +19425,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.allow_domains === undefined) && (missing0 = "allow_domains"))) || ((data.deny_domains === undefined) && (missing0 = "deny_domains"))){
-validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "allow_domains")) || (key0 === "deny_domains"))){
-validate166.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18418,11 +19442,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
+validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18441,7 +19465,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
 if(typeof data1[i0] !== "string"){
-validate166.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs6 === errors;
@@ -18451,7 +19475,7 @@ break;
 }
 }
 else {
-validate166.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate167.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18471,7 +19495,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs10 = errors;
 if(typeof data3[i1] !== "string"){
-validate166.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -18481,7 +19505,7 @@ break;
 }
 }
 else {
-validate166.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate167.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18496,23 +19520,23 @@ var valid0 = true;
 }
 }
 else {
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate167;
+exports.TurnPermissionApprovalRequest = validate168;
 const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18523,14 +19547,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.tool_name === undefined) && (missing0 = "tool_name"))) || ((data.action === undefined) && (missing0 = "action"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.allowed_scopes === undefined) && (missing0 = "allowed_scopes"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema242.properties, key0))){
-validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate168.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18539,7 +19563,7 @@ if(_errs1 === errors){
 if(data.request_id !== undefined){
 const _errs2 = errors;
 if(typeof data.request_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18551,7 +19575,7 @@ if(valid0){
 if(data.workspace_id !== undefined){
 const _errs4 = errors;
 if(typeof data.workspace_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -18563,7 +19587,7 @@ if(valid0){
 if(data.thread_id !== undefined){
 const _errs6 = errors;
 if(typeof data.thread_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -18575,7 +19599,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs8 = errors;
 if(typeof data.turn_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -18594,7 +19618,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 const _errs12 = errors;
 if(typeof data4[i0] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -18604,7 +19628,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18617,7 +19641,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate167.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -18630,11 +19654,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate167.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -18646,7 +19670,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs19 = errors;
 if(typeof data.scope_hash !== "string"){
-validate167.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -18658,7 +19682,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs21 = errors;
 if(typeof data.reason !== "string"){
-validate167.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -18670,7 +19694,7 @@ if(valid0){
 if(data.summary !== undefined){
 const _errs23 = errors;
 if(typeof data.summary !== "string"){
-validate167.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -18686,7 +19710,7 @@ if(errors === _errs25){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18702,7 +19726,7 @@ const _errs28 = errors;
 if(errors === _errs28){
 if(Array.isArray(data12)){
 if(data12.length < 1){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
 }
 else {
@@ -18712,11 +19736,11 @@ for(let i1=0; i1<len1; i1++){
 let data13 = data12[i1];
 const _errs30 = errors;
 if(typeof data13 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
 return false;
 }
 var valid3 = _errs30 === errors;
@@ -18727,7 +19751,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18747,7 +19771,7 @@ const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
 const _errs35 = errors;
 if(typeof data14[i2] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs35 === errors;
@@ -18757,7 +19781,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18770,7 +19794,7 @@ if(valid0){
 if(data.sandbox_escape !== undefined){
 const _errs37 = errors;
 if(typeof data.sandbox_escape !== "boolean"){
-validate167.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+validate168.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs37 === errors;
@@ -18782,7 +19806,7 @@ if(valid0){
 if(data.item_id !== undefined){
 const _errs39 = errors;
 if(typeof data.item_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs39 === errors;
@@ -18794,7 +19818,7 @@ if(valid0){
 if(data.created_at !== undefined){
 const _errs41 = errors;
 if(typeof data.created_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs41 === errors;
@@ -18806,7 +19830,7 @@ if(valid0){
 if(data.expires_at !== undefined){
 const _errs43 = errors;
 if(typeof data.expires_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs43 === errors;
@@ -18818,7 +19842,7 @@ if(valid0){
 if(data.resolve_token !== undefined){
 const _errs45 = errors;
 if(typeof data.resolve_token !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs45 === errors;
@@ -18847,46 +19871,20 @@ var valid0 = true;
 }
 }
 else {
-validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate167.errors = vErrors;
-return errors === 0;
-}
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionApprovalResolution = validate168;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
-
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate168.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-validate168.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
 }
 validate168.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate169;
+exports.TurnPermissionApprovalResolution = validate169;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate169.evaluated;
@@ -18900,8 +19898,8 @@ if(typeof data !== "string"){
 validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data === "allow_once") || (data === "allow_for_turn"))){
-validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
+validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 validate169.errors = vErrors;
@@ -18909,14 +19907,40 @@ return errors === 0;
 }
 validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate170;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalScope = validate170;
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate170.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data === "allow_once") || (data === "allow_for_turn"))){
+validate170.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+return false;
+}
+validate170.errors = vErrors;
+return errors === 0;
+}
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnPermissionAuditEvent = validate171;
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18927,14 +19951,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.audit_id === undefined) && (missing0 = "audit_id"))) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate170.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema247.properties, key0))){
-validate170.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate171.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18943,7 +19967,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18955,7 +19979,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -18968,13 +19992,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate170.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate170.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -18988,7 +20012,7 @@ if(valid0){
 if(data.audit_id !== undefined){
 const _errs8 = errors;
 if(typeof data.audit_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -19001,11 +20025,11 @@ if(data.kind !== undefined){
 let data4 = data.kind;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-validate170.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}}];
+validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -19017,7 +20041,7 @@ if(valid0){
 if(data.request_id !== undefined){
 const _errs12 = errors;
 if(typeof data.request_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -19029,7 +20053,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate170.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -19042,11 +20066,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate170.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -19059,11 +20083,11 @@ if(data.behavior !== undefined){
 let data8 = data.behavior;
 const _errs19 = errors;
 if(typeof data8 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-validate170.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -19076,11 +20100,11 @@ if(data.decided_by !== undefined){
 let data9 = data.decided_by;
 const _errs22 = errors;
 if(typeof data9 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-validate170.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}}];
+validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -19092,7 +20116,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs24 = errors;
 if(typeof data.reason !== "string"){
-validate170.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs24 === errors;
@@ -19104,7 +20128,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs26 = errors;
 if(typeof data.scope_hash !== "string"){
-validate170.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs26 === errors;
@@ -19117,11 +20141,11 @@ if(data.resolution !== undefined){
 let data12 = data.resolution;
 const _errs28 = errors;
 if(typeof data12 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-validate170.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -19132,8 +20156,8 @@ var valid0 = true;
 if(valid0){
 if(data.profile !== undefined){
 const _errs31 = errors;
-if(!(validate114(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs31 === errors;
@@ -19145,7 +20169,7 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs32 = errors;
 if(typeof data.recorded_at !== "string"){
-validate170.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs32 === errors;
@@ -19171,22 +20195,22 @@ var valid0 = true;
 }
 }
 else {
-validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate170.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate172;
+exports.TurnPermissionMode = validate173;
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19194,26 +20218,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-validate172.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate173.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
-validate172.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate173;
+exports.TurnPermissionProfileSelection = validate174;
 const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19225,7 +20249,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
-validate173.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate174.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19235,11 +20259,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate173.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate173.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19258,7 +20282,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
 if(typeof data1[i0] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs7 === errors;
@@ -19268,7 +20292,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19288,7 +20312,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs11 = errors;
 if(typeof data3[i1] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs11 === errors;
@@ -19298,7 +20322,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19318,7 +20342,7 @@ const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
 const _errs15 = errors;
 if(typeof data5[i2] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs15 === errors;
@@ -19328,7 +20352,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19343,24 +20367,24 @@ var valid0 = true;
 }
 }
 else {
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSnapshot = validate114;
+exports.TurnPermissionProfileSnapshot = validate115;
 
-exports.TurnPermissionProfileSource = validate174;
+exports.TurnPermissionProfileSource = validate175;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19368,26 +20392,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-validate174.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate175.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate175;
+exports.TurnPermissionRequestOpenedNotification = validate176;
 const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19398,14 +20422,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request"))){
-validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19414,7 +20438,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate175.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19426,7 +20450,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate175.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19439,13 +20463,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate175.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate175.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19458,8 +20482,8 @@ var valid0 = true;
 if(valid0){
 if(data.request !== undefined){
 const _errs8 = errors;
-if(!(validate167(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs8 === errors;
@@ -19474,23 +20498,23 @@ var valid0 = true;
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate177;
+exports.TurnPermissionRequestResolvedNotification = validate178;
 const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19501,14 +20525,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request_id")) || (key0 === "resolution")) || (key0 === "resolved_at")) || (key0 === "scope_hash"))){
-validate177.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate178.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19517,7 +20541,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19529,7 +20553,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19542,13 +20566,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19562,7 +20586,7 @@ if(valid0){
 if(data.request_id !== undefined){
 const _errs8 = errors;
 if(typeof data.request_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -19575,11 +20599,11 @@ if(data.resolution !== undefined){
 let data4 = data.resolution;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-validate177.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -19591,7 +20615,7 @@ if(valid0){
 if(data.resolved_at !== undefined){
 const _errs13 = errors;
 if(typeof data.resolved_at !== "string"){
-validate177.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -19603,7 +20627,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs15 = errors;
 if(typeof data.scope_hash !== "string"){
-validate177.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -19621,92 +20645,6 @@ var valid0 = true;
 }
 }
 else {
-validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate177.errors = vErrors;
-return errors === 0;
-}
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionRequestRespondParams = validate178;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
-
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate178.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
-validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
-validate178.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-const _errs2 = errors;
-if(typeof data.request_id !== "string"){
-validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolve_token !== undefined){
-const _errs6 = errors;
-if(typeof data.resolve_token !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
 validate178.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -19716,11 +20654,11 @@ return errors === 0;
 }
 validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate179;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate179;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate179.evaluated;
@@ -19733,14 +20671,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
 validate179.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
+if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
 validate179.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -19759,10 +20697,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.thread_id !== undefined){
+if(data.resolution !== undefined){
+let data1 = data.resolution;
 const _errs4 = errors;
-if(typeof data.thread_id !== "string"){
-validate179.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data1 !== "string"){
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19771,47 +20714,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.resolve_token !== undefined){
 const _errs6 = errors;
-if(typeof data.turn_id !== "string"){
-validate179.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.resolve_token !== "string"){
+validate179.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data3 = data.resolution;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs11 = errors;
-if(typeof data.resolved_at !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -19828,13 +20740,11 @@ return errors === 0;
 }
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnProcessPolicySnapshot = validate123;
-
-exports.TurnResumeParams = validate180;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+exports.TurnPermissionRequestRespondResponse = validate180;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate180.evaluated;
@@ -19847,24 +20757,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
 validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
+if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
 validate180.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
+if(data.request_id !== undefined){
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.request_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19873,10 +20783,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.thread_id !== undefined){
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.thread_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19885,16 +20795,47 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.recovery_job_id !== undefined){
+if(data.turn_id !== undefined){
 const _errs6 = errors;
-if(typeof data.recovery_job_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turn_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data3 = data.resolution;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs11 = errors;
+if(typeof data.resolved_at !== "string"){
+validate180.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -19911,11 +20852,13 @@ return errors === 0;
 }
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate181;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+exports.TurnProcessPolicySnapshot = validate124;
+
+exports.TurnResumeParams = validate181;
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate181.evaluated;
@@ -19928,15 +20871,96 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
+if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
 validate181.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+const _errs6 = errors;
+if(typeof data.recovery_job_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate181.errors = vErrors;
+return errors === 0;
+}
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeResponse = validate182;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate182.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
+validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19957,7 +20981,7 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 const _errs3 = errors;
 if(typeof data.recovery_job_id !== "string"){
-validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate182.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -19970,22 +20994,22 @@ var valid0 = true;
 }
 }
 else {
-validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate181.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate183;
+exports.TurnSandboxMode = validate184;
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19993,27 +21017,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-validate183.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+validate184.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
 }
-validate183.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxSnapshot = validate119;
+exports.TurnSandboxSnapshot = validate120;
 
-exports.TurnSecurityBackendSnapshot = validate184;
+exports.TurnSecurityBackendSnapshot = validate185;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20024,14 +21048,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
-validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "kind") || (key0 === "sandbox_backend")) || (key0 === "capabilities"))){
-validate184.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate185.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20041,11 +21065,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate184.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate185.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-validate184.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+validate185.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20058,7 +21082,7 @@ if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate184.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+validate185.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20077,7 +21101,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs8 = errors;
 if(typeof data2[i0] !== "string"){
-validate184.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate185.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs8 === errors;
@@ -20087,89 +21111,9 @@ break;
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate185.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate184.errors = vErrors;
-return errors === 0;
-}
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnSecurityDegradation = validate185;
-
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate185.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
-validate185.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.capability !== undefined){
-const _errs2 = errors;
-if(typeof data.capability !== "string"){
-validate185.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs4 = errors;
-if(typeof data.reason !== "string"){
-validate185.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.detail !== undefined){
-const _errs6 = errors;
-if(typeof data.detail !== "string"){
-validate185.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 var valid0 = _errs6 === errors;
 }
@@ -20191,10 +21135,10 @@ return errors === 0;
 }
 validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate186;
+exports.TurnSecurityDegradation = validate186;
 
 function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate186.evaluated;
@@ -20204,29 +21148,109 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate186.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-validate186.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
+validate186.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.capability !== undefined){
+const _errs2 = errors;
+if(typeof data.capability !== "string"){
+validate186.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs4 = errors;
+if(typeof data.reason !== "string"){
+validate186.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined){
+const _errs6 = errors;
+if(typeof data.detail !== "string"){
+validate186.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate186.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityParentCapSnapshot = validate125;
-
-exports.TurnStartParams = validate187;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnSecurityEnforcementStatus = validate187;
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
+validate187.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+return false;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSecurityParentCapSnapshot = validate126;
+
+exports.TurnStartParams = validate188;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20237,14 +21261,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
-validate187.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema267.properties, key0))){
-validate187.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20253,7 +21277,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20265,7 +21289,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20294,7 +21318,7 @@ break;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
+validate188.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20324,7 +21348,7 @@ break;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate188.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20337,7 +21361,7 @@ if(valid0){
 if(data.model !== undefined){
 const _errs12 = errors;
 if(typeof data.model !== "string"){
-validate187.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -20349,7 +21373,7 @@ if(valid0){
 if(data.model_provider !== undefined){
 const _errs14 = errors;
 if(typeof data.model_provider !== "string"){
-validate187.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -20379,7 +21403,7 @@ if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 const _errs20 = errors;
 for(const key1 in data9){
 if(!(((((key1 === "sandbox") || (key1 === "effort")) || (key1 === "personality")) || (key1 === "summary")) || (key1 === "steer_if_active"))){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -20388,7 +21412,7 @@ if(_errs20 === errors){
 if(data9.sandbox !== undefined){
 const _errs21 = errors;
 if(typeof data9.sandbox !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs21 === errors;
@@ -20400,7 +21424,7 @@ if(valid4){
 if(data9.effort !== undefined){
 const _errs23 = errors;
 if(typeof data9.effort !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs23 === errors;
@@ -20412,7 +21436,7 @@ if(valid4){
 if(data9.personality !== undefined){
 const _errs25 = errors;
 if(typeof data9.personality !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -20424,7 +21448,7 @@ if(valid4){
 if(data9.summary !== undefined){
 const _errs27 = errors;
 if(typeof data9.summary !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs27 === errors;
@@ -20436,7 +21460,7 @@ if(valid4){
 if(data9.steer_if_active !== undefined){
 const _errs29 = errors;
 if(typeof data9.steer_if_active !== "boolean"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid4 = _errs29 === errors;
@@ -20451,7 +21475,7 @@ var valid4 = true;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20463,8 +21487,8 @@ var valid0 = true;
 if(valid0){
 if(data.permission_profile !== undefined){
 const _errs31 = errors;
-if(!(validate173(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs31 === errors;
@@ -20481,14 +21505,14 @@ if(errors === _errs33){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
 if((data16.mode === undefined) && (missing1 = "mode")){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs35 = errors;
 for(const key2 in data16){
 if(!(key2 === "mode")){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -20497,11 +21521,11 @@ if(_errs35 === errors){
 if(data16.mode !== undefined){
 let data17 = data16.mode;
 if(typeof data17 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data17){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -20509,7 +21533,7 @@ return false;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20523,11 +21547,11 @@ if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs38 = errors;
 if(typeof data18 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-validate187.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate188.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
 var valid0 = _errs38 === errors;
@@ -20549,23 +21573,23 @@ var valid0 = true;
 }
 }
 else {
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate187.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate192;
+exports.TurnStartResponse = validate193;
 const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20576,14 +21600,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.turn === undefined) && (missing0 = "turn")){
-validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
-validate192.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate193.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20599,23 +21623,23 @@ errors = vErrors.length;
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate192.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate194;
+exports.TurnStartedNotification = validate195;
 const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20626,14 +21650,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
-validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn"))){
-validate194.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20642,7 +21666,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate194.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20654,7 +21678,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate194.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20667,13 +21691,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate194.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20702,22 +21726,22 @@ var valid0 = true;
 }
 }
 else {
-validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate194.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate196;
+exports.TurnStatus = validate197;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20725,26 +21749,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-validate196.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
+validate197.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
 return false;
 }
-validate196.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate197;
+exports.TurnToolLoopBudgetExceededNotification = validate198;
 const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20755,14 +21779,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.budget === undefined) && (missing0 = "budget"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.observed === undefined) && (missing0 = "observed"))){
-validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "budget")) || (key0 === "limit")) || (key0 === "observed"))){
-validate197.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate198.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20771,7 +21795,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20783,7 +21807,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20796,13 +21820,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate198.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20817,11 +21841,11 @@ if(data.budget !== undefined){
 let data3 = data.budget;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate197.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-validate197.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}}];
+validate198.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -20834,13 +21858,13 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate197.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate197.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20855,13 +21879,13 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate197.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate197.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20880,22 +21904,22 @@ var valid0 = true;
 }
 }
 else {
-validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate197.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate198;
+exports.TurnUsage = validate199;
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20906,14 +21930,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))) || ((data.total_tokens === undefined) && (missing0 = "total_tokens"))){
-validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "input_tokens") || (key0 === "output_tokens")) || (key0 === "total_tokens"))){
-validate198.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20923,13 +21947,13 @@ if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate198.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate199.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-validate198.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate199.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20944,13 +21968,13 @@ if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate198.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate199.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate198.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate199.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20965,13 +21989,13 @@ if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate198.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate199.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate198.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate199.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20987,25 +22011,25 @@ var valid0 = true;
 }
 }
 else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate198.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate199;
+exports.TurnWorkBlock = validate200;
 const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
 const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
 const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21016,14 +22040,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.blockId === undefined) && (missing0 = "blockId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.presentation === undefined) && (missing0 = "presentation"))) || ((data.state === undefined) && (missing0 = "state"))) || ((data.counts === undefined) && (missing0 = "counts"))) || ((data.cursors === undefined) && (missing0 = "cursors"))) || ((data.startedAtUnixMicros === undefined) && (missing0 = "startedAtUnixMicros"))) || ((data.elapsedMs === undefined) && (missing0 = "elapsedMs"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema276.properties, key0))){
-validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21032,7 +22056,7 @@ if(_errs1 === errors){
 if(data.blockId !== undefined){
 const _errs2 = errors;
 if(typeof data.blockId !== "string"){
-validate199.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21044,7 +22068,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs4 = errors;
 if(typeof data.turnId !== "string"){
-validate199.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -21061,14 +22085,14 @@ if(errors === _errs7){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if(((data2.title === undefined) && (missing1 = "title")) || ((data2.collapsed === undefined) && (missing1 = "collapsed"))){
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "title") || (key1 === "subtitle")) || (key1 === "collapsed"))){
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -21077,7 +22101,7 @@ if(_errs9 === errors){
 if(data2.title !== undefined){
 const _errs10 = errors;
 if(typeof data2.title !== "string"){
-validate199.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -21089,7 +22113,7 @@ if(valid2){
 if(data2.subtitle !== undefined){
 const _errs12 = errors;
 if(typeof data2.subtitle !== "string"){
-validate199.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs12 === errors;
@@ -21101,7 +22125,7 @@ if(valid2){
 if(data2.collapsed !== undefined){
 const _errs14 = errors;
 if(typeof data2.collapsed !== "boolean"){
-validate199.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs14 === errors;
@@ -21115,7 +22139,7 @@ var valid2 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21129,11 +22153,11 @@ if(data.state !== undefined){
 let data6 = data.state;
 const _errs16 = errors;
 if(typeof data6 !== "string"){
-validate199.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-validate199.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate200.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -21149,14 +22173,14 @@ if(errors === _errs19){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((((data7.total === undefined) && (missing2 = "total")) || ((data7.inProgress === undefined) && (missing2 = "inProgress"))) || ((data7.completed === undefined) && (missing2 = "completed"))) || ((data7.failed === undefined) && (missing2 = "failed"))){
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
+validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs21 = errors;
 for(const key2 in data7){
 if(!((((key2 === "total") || (key2 === "inProgress")) || (key2 === "completed")) || (key2 === "failed"))){
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -21166,13 +22190,13 @@ if(data7.total !== undefined){
 let data8 = data7.total;
 const _errs22 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate199.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate199.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21187,13 +22211,13 @@ if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
 const _errs24 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate199.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate199.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21208,13 +22232,13 @@ if(data7.completed !== undefined){
 let data10 = data7.completed;
 const _errs26 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate199.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-validate199.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21229,13 +22253,13 @@ if(data7.failed !== undefined){
 let data11 = data7.failed;
 const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate199.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-validate199.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21252,7 +22276,7 @@ var valid4 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21269,14 +22293,14 @@ if(errors === _errs30){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if(((data12.oldest === undefined) && (missing3 = "oldest")) || ((data12.newest === undefined) && (missing3 = "newest"))){
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
+validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
 const _errs32 = errors;
 for(const key3 in data12){
 if(!((key3 === "oldest") || (key3 === "newest"))){
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
@@ -21286,7 +22310,7 @@ if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 const _errs33 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-validate199.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}}];
+validate200.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}}];
 return false;
 }
 var valid5 = _errs33 === errors;
@@ -21299,7 +22323,7 @@ if(data12.newest !== undefined){
 let data14 = data12.newest;
 const _errs35 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate199.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}}];
+validate200.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}}];
 return false;
 }
 var valid5 = _errs35 === errors;
@@ -21312,7 +22336,7 @@ var valid5 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21326,13 +22350,13 @@ if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
 const _errs37 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate199.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-validate199.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21347,13 +22371,13 @@ if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
 const _errs39 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate199.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs39){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-validate199.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21368,13 +22392,13 @@ if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
 const _errs41 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate199.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs41){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-validate199.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21396,22 +22420,22 @@ var valid0 = true;
 }
 }
 else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate199.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate200;
+exports.TurnWorkBlockPresentation = validate201;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21422,14 +22446,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.title === undefined) && (missing0 = "title")) || ((data.collapsed === undefined) && (missing0 = "collapsed"))){
-validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "title") || (key0 === "subtitle")) || (key0 === "collapsed"))){
-validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21438,7 +22462,7 @@ if(_errs1 === errors){
 if(data.title !== undefined){
 const _errs2 = errors;
 if(typeof data.title !== "string"){
-validate200.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21450,7 +22474,7 @@ if(valid0){
 if(data.subtitle !== undefined){
 const _errs4 = errors;
 if(typeof data.subtitle !== "string"){
-validate200.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -21462,7 +22486,7 @@ if(valid0){
 if(data.collapsed !== undefined){
 const _errs6 = errors;
 if(typeof data.collapsed !== "boolean"){
-validate200.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate201.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -21476,22 +22500,22 @@ var valid0 = true;
 }
 }
 else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate200.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate201;
+exports.TurnWorkBlockState = validate202;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21499,26 +22523,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-validate201.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate202.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
 return false;
 }
-validate201.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate202;
+exports.TurnWorkItem = validate203;
 const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21529,14 +22553,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workItemId === undefined) && (missing0 = "workItemId")) || ((data.item === undefined) && (missing0 = "item"))) || ((data.status === undefined) && (missing0 = "status"))) || ((data.itemType === undefined) && (missing0 = "itemType"))) || ((data.orderKey === undefined) && (missing0 = "orderKey"))) || ((data.createdAtUnixMicros === undefined) && (missing0 = "createdAtUnixMicros"))) || ((data.updatedAtUnixMicros === undefined) && (missing0 = "updatedAtUnixMicros"))) || ((data.sourceSequence === undefined) && (missing0 = "sourceSequence"))) || ((data.sourceUpdatedAtUnixMicros === undefined) && (missing0 = "sourceUpdatedAtUnixMicros"))){
-validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema281.properties, key0))){
-validate202.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate203.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21545,7 +22569,7 @@ if(_errs1 === errors){
 if(data.workItemId !== undefined){
 const _errs2 = errors;
 if(typeof data.workItemId !== "string"){
-validate202.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21570,11 +22594,11 @@ if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate202.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-validate202.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+validate203.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -21586,7 +22610,7 @@ if(valid0){
 if(data.itemType !== undefined){
 const _errs8 = errors;
 if(typeof data.itemType !== "string"){
-validate202.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -21598,7 +22622,7 @@ if(valid0){
 if(data.orderKey !== undefined){
 const _errs10 = errors;
 if(typeof data.orderKey !== "string"){
-validate202.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -21611,13 +22635,13 @@ if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate202.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate202.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate203.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21632,13 +22656,13 @@ if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate202.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate202.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate203.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21653,13 +22677,13 @@ if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
 const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate202.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-validate202.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate203.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21674,13 +22698,13 @@ if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
 const _errs18 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate202.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate202.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate203.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21698,7 +22722,7 @@ if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate202.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+validate203.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21720,216 +22744,20 @@ var valid0 = true;
 }
 }
 else {
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate202.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate204;
+exports.TurnWorkItemsChangedNotification = validate205;
 const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate204.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
-validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
-validate204.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate204.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate204.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate204.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate204.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate204.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate204.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate204.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate204.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.changedWorkItemIds !== undefined){
-let data5 = data.changedWorkItemIds;
-const _errs12 = errors;
-if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs14 = errors;
-if(typeof data5[i0] !== "string"){
-validate204.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate204.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data7 = data.removedWorkItemIds;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs18 = errors;
-if(typeof data7[i1] !== "string"){
-validate204.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs18 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate204.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate204.errors = vErrors;
-return errors === 0;
-}
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsGetParams = validate205;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
-
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate205.evaluated;
@@ -21942,14 +22770,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
 validate205.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
+if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
 validate205.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -21980,40 +22808,131 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.workItemIds !== undefined){
-let data2 = data.workItemIds;
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
 const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
 if(errors === _errs6){
-if(Array.isArray(data2)){
-if(data2.length < 1){
-validate205.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
-else {
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs8 = errors;
-if(typeof data2[i0] !== "string"){
-validate205.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs8 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate205.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
 }
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.changedWorkItemIds !== undefined){
+let data5 = data.changedWorkItemIds;
+const _errs12 = errors;
+if(errors === _errs12){
+if(Array.isArray(data5)){
+var valid1 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs14 = errors;
+if(typeof data5[i0] !== "string"){
+validate205.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs14 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate205.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.removedWorkItemIds !== undefined){
+let data7 = data.removedWorkItemIds;
+const _errs16 = errors;
+if(errors === _errs16){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs18 = errors;
+if(typeof data7[i1] !== "string"){
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs18 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -22030,11 +22949,11 @@ return errors === 0;
 }
 validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate206;
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetParams = validate206;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
 function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate206.evaluated;
@@ -22047,15 +22966,120 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
 validate206.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
+if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
 validate206.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate206.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate206.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.workItemIds !== undefined){
+let data2 = data.workItemIds;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length < 1){
+validate206.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs8 = errors;
+if(typeof data2[i0] !== "string"){
+validate206.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate206.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate206.errors = vErrors;
+return errors === 0;
+}
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkItemsGetResponse = validate207;
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate207.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
+validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22064,7 +23088,7 @@ if(_errs1 === errors){
 if(data.workspaceId !== undefined){
 const _errs2 = errors;
 if(typeof data.workspaceId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22076,7 +23100,7 @@ if(valid0){
 if(data.threadId !== undefined){
 const _errs4 = errors;
 if(typeof data.threadId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -22088,7 +23112,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs6 = errors;
 if(typeof data.turnId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -22101,13 +23125,13 @@ if(data.projectionVersion !== undefined){
 let data3 = data.projectionVersion;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate206.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate206.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate207.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -22122,13 +23146,13 @@ if(data.sourceHighWatermark !== undefined){
 let data4 = data.sourceHighWatermark;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate206.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate206.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -22143,13 +23167,13 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data5 = data.projectionUpdatedAtUnixMicros;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate206.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate206.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -22169,8 +23193,8 @@ var valid1 = true;
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 const _errs16 = errors;
-if(!(validate202(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate203(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs16 === errors;
@@ -22180,7 +23204,7 @@ break;
 }
 }
 else {
-validate206.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+validate207.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22200,7 +23224,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 const _errs19 = errors;
 if(typeof data8[i1] !== "string"){
-validate206.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs19 === errors;
@@ -22210,7 +23234,7 @@ break;
 }
 }
 else {
-validate206.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+validate207.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22230,27 +23254,27 @@ var valid0 = true;
 }
 }
 else {
-validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate206.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate208;
+exports.TurnWorkPageAnchor = validate209;
 const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
 const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
 const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
 const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
 const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22261,7 +23285,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.kind === undefined) && (missing0 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -22269,7 +23293,7 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22286,14 +23310,14 @@ if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
 if((data.kind === undefined) && (missing1 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs6 = errors;
 for(const key0 in data){
 if(!(key0 === "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22302,11 +23326,11 @@ if(_errs6 === errors){
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("newest" !== data1){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
 return false;
 }
 }
@@ -22314,7 +23338,7 @@ return false;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22326,14 +23350,14 @@ if(errors === _errs10){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
 if((data.kind === undefined) && (missing2 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs12 = errors;
 for(const key1 in data){
 if(!(key1 === "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -22342,11 +23366,11 @@ if(_errs12 === errors){
 if(data.kind !== undefined){
 let data2 = data.kind;
 if(typeof data2 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("oldest" !== data2){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
 return false;
 }
 }
@@ -22354,7 +23378,7 @@ return false;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22368,14 +23392,14 @@ if(errors === _errs16){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
 if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
 const _errs18 = errors;
 for(const key2 in data){
 if(!((key2 === "kind") || (key2 === "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -22385,11 +23409,11 @@ if(data.kind !== undefined){
 let data3 = data.kind;
 const _errs19 = errors;
 if(typeof data3 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("before" !== data3){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
 }
 var valid10 = _errs19 === errors;
@@ -22401,7 +23425,7 @@ if(valid10){
 if(data.cursor !== undefined){
 const _errs21 = errors;
 if(typeof data.cursor !== "string"){
-validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid10 = _errs21 === errors;
@@ -22414,7 +23438,7 @@ var valid10 = true;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22428,14 +23452,14 @@ if(errors === _errs24){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing4;
 if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
 const _errs26 = errors;
 for(const key3 in data){
 if(!((key3 === "kind") || (key3 === "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
@@ -22445,11 +23469,11 @@ if(data.kind !== undefined){
 let data5 = data.kind;
 const _errs27 = errors;
 if(typeof data5 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("after" !== data5){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid13 = _errs27 === errors;
@@ -22461,7 +23485,7 @@ if(valid13){
 if(data.cursor !== undefined){
 const _errs29 = errors;
 if(typeof data.cursor !== "string"){
-validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid13 = _errs29 === errors;
@@ -22474,7 +23498,7 @@ var valid13 = true;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22483,86 +23507,13 @@ props0 = true;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+validate209.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
 return false;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+validate209.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
 return false;
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate208.errors = vErrors;
-evaluated0.props = props0;
-return errors === 0;
-}
-validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorAfter = validate209;
-
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate209.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data0){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -22573,14 +23524,15 @@ return false;
 }
 }
 validate209.errors = vErrors;
+evaluated0.props = props0;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate210;
+exports.TurnWorkPageAnchorAfter = validate210;
 
 function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate210.evaluated;
@@ -22614,8 +23566,8 @@ if(typeof data0 !== "string"){
 validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("before" !== data0){
-validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+if("after" !== data0){
+validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22649,10 +23601,10 @@ return errors === 0;
 }
 validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate211;
+exports.TurnWorkPageAnchorBefore = validate211;
 
 function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate211.evaluated;
@@ -22665,14 +23617,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(key0 === "kind")){
+if(!((key0 === "kind") || (key0 === "cursor"))){
 validate211.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -22681,13 +23633,31 @@ break;
 if(_errs1 === errors){
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs2 = errors;
 if(typeof data0 !== "string"){
 validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("newest" !== data0){
-validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+if("before" !== data0){
+validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+const _errs4 = errors;
+if(typeof data.cursor !== "string"){
+validate211.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
 }
 }
 }
@@ -22703,10 +23673,10 @@ return errors === 0;
 }
 validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate212;
+exports.TurnWorkPageAnchorNewest = validate212;
 
 function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate212.evaluated;
@@ -22739,8 +23709,8 @@ if(typeof data0 !== "string"){
 validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("oldest" !== data0){
-validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+if("newest" !== data0){
+validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
 return false;
 }
 }
@@ -22757,11 +23727,10 @@ return errors === 0;
 }
 validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate213;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageAnchorOldest = validate213;
 
 function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate213.evaluated;
@@ -22774,15 +23743,70 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+if((data.kind === undefined) && (missing0 = "kind")){
 validate213.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
+if(!(key0 === "kind")){
 validate213.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate213.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data0){
+validate213.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate213.errors = vErrors;
+return errors === 0;
+}
+validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkPageParams = validate214;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate214.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
+validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22791,7 +23815,7 @@ if(_errs1 === errors){
 if(data.threadId !== undefined){
 const _errs2 = errors;
 if(typeof data.threadId !== "string"){
-validate213.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate214.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22803,7 +23827,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs4 = errors;
 if(typeof data.turnId !== "string"){
-validate213.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate214.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -22814,8 +23838,8 @@ var valid0 = true;
 if(valid0){
 if(data.anchor !== undefined){
 const _errs6 = errors;
-if(!(validate208(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate209(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
@@ -22828,18 +23852,18 @@ if(data.limit !== undefined){
 let data3 = data.limit;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 500 || isNaN(data3)){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -22857,24 +23881,24 @@ var valid0 = true;
 }
 }
 else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate213.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate215;
+exports.TurnWorkPageResponse = validate216;
 const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
 const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22885,14 +23909,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
-validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(func1.call(schema296.properties, key0))){
-validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate216.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22901,7 +23925,7 @@ if(_errs1 === errors){
 if(data.workspaceId !== undefined){
 const _errs2 = errors;
 if(typeof data.workspaceId !== "string"){
-validate215.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
+validate216.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22913,7 +23937,7 @@ if(valid0){
 if(data.threadId !== undefined){
 const _errs4 = errors;
 if(typeof data.threadId !== "string"){
-validate215.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate216.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -22925,7 +23949,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs6 = errors;
 if(typeof data.turnId !== "string"){
-validate215.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate216.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -22938,13 +23962,13 @@ if(data.projectionVersion !== undefined){
 let data3 = data.projectionVersion;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate215.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate216.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate215.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate216.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -22959,13 +23983,13 @@ if(data.sourceHighWatermark !== undefined){
 let data4 = data.sourceHighWatermark;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate215.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate216.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate215.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate216.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -22980,13 +24004,13 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data5 = data.projectionUpdatedAtUnixMicros;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate215.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate216.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate215.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate216.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -22999,8 +24023,8 @@ var valid0 = true;
 if(valid0){
 if(data.work !== undefined){
 const _errs14 = errors;
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs14 === errors;
@@ -23018,8 +24042,8 @@ var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 const _errs17 = errors;
-if(!(validate202(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate203(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs17 === errors;
@@ -23029,7 +24053,7 @@ break;
 }
 }
 else {
-validate215.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+validate216.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -23047,14 +24071,14 @@ if(errors === _errs19){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing1;
 if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs21 = errors;
 for(const key1 in data9){
 if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -23064,7 +24088,7 @@ if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 const _errs22 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-validate215.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
+validate216.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
 return false;
 }
 var valid3 = _errs22 === errors;
@@ -23077,7 +24101,7 @@ if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 const _errs24 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate215.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
+validate216.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
 return false;
 }
 var valid3 = _errs24 === errors;
@@ -23089,7 +24113,7 @@ if(valid3){
 if(data9.hasMoreBefore !== undefined){
 const _errs26 = errors;
 if(typeof data9.hasMoreBefore !== "boolean"){
-validate215.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+validate216.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid3 = _errs26 === errors;
@@ -23101,7 +24125,7 @@ if(valid3){
 if(data9.hasMoreAfter !== undefined){
 const _errs28 = errors;
 if(typeof data9.hasMoreAfter !== "boolean"){
-validate215.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+validate216.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid3 = _errs28 === errors;
@@ -23116,7 +24140,7 @@ var valid3 = true;
 }
 }
 else {
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23137,115 +24161,19 @@ var valid0 = true;
 }
 }
 else {
-validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate215.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate218;
-
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate218.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
-validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
-validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.beforeCursor !== undefined){
-let data0 = data.beforeCursor;
-const _errs2 = errors;
-if((typeof data0 !== "string") && (data0 !== null)){
-validate218.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.afterCursor !== undefined){
-let data1 = data.afterCursor;
-const _errs4 = errors;
-if((typeof data1 !== "string") && (data1 !== null)){
-validate218.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreBefore !== undefined){
-const _errs6 = errors;
-if(typeof data.hasMoreBefore !== "boolean"){
-validate218.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreAfter !== undefined){
-const _errs8 = errors;
-if(typeof data.hasMoreAfter !== "boolean"){
-validate218.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate218.errors = vErrors;
-return errors === 0;
-}
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkStateChangedNotification = validate219;
-const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkPageState = validate219;
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate219.evaluated;
@@ -23258,24 +24186,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
 validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
+if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
 validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.threadId !== undefined){
+if(data.beforeCursor !== undefined){
+let data0 = data.beforeCursor;
 const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate219.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+if((typeof data0 !== "string") && (data0 !== null)){
+validate219.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23284,10 +24213,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turnId !== undefined){
+if(data.afterCursor !== undefined){
+let data1 = data.afterCursor;
 const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate219.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+if((typeof data1 !== "string") && (data1 !== null)){
+validate219.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -23296,20 +24226,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
+if(data.hasMoreBefore !== undefined){
 const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate219.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.hasMoreBefore !== "boolean"){
+validate219.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate219.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
 }
 var valid0 = _errs6 === errors;
 }
@@ -23317,60 +24238,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
+if(data.hasMoreAfter !== undefined){
 const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate219.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.hasMoreAfter !== "boolean"){
+validate219.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate219.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate219.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate219.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.work !== undefined){
-const _errs12 = errors;
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -23388,15 +24265,14 @@ return errors === 0;
 }
 validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInput = validate51;
+exports.TurnWorkStateChangedNotification = validate220;
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-exports.UserInputArtifact = validate221;
-
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23406,29 +24282,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
-validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "artifactId"))){
-validate221.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
+validate220.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.threadId !== undefined){
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("artifact" !== data0){
-validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+if(typeof data.threadId !== "string"){
+validate220.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23437,13 +24308,88 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.artifactId !== undefined){
+if(data.turnId !== undefined){
 const _errs4 = errors;
-if(typeof data.artifactId !== "string"){
-validate221.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turnId !== "string"){
+validate220.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate220.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate220.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate220.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate220.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate220.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate220.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs12 = errors;
+if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
@@ -23452,20 +24398,26 @@ var valid0 = true;
 }
 }
 }
+}
+}
+}
+}
 else {
-validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate221.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate222;
+exports.UserInput = validate51;
+
+exports.UserInputArtifact = validate222;
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate222.evaluated;
@@ -23478,14 +24430,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
 validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
+if(!((key0 === "type") || (key0 === "artifactId"))){
 validate222.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23499,8 +24451,8 @@ if(typeof data0 !== "string"){
 validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("audio" !== data0){
-validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+if("artifact" !== data0){
+validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23509,29 +24461,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.artifactId !== undefined){
 const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate222.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.artifactId !== "string"){
+validate222.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs6 = errors;
-if(typeof data.mimeType !== "string"){
-validate222.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -23547,10 +24486,10 @@ return errors === 0;
 }
 validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate223;
+exports.UserInputAudio = validate223;
 
 function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate223.evaluated;
@@ -23570,7 +24509,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
+if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
 validate223.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23584,8 +24523,8 @@ if(typeof data0 !== "string"){
 validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("file" !== data0){
-validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
+if("audio" !== data0){
+validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23606,29 +24545,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.mimeType !== undefined){
 const _errs6 = errors;
-if(typeof data.name !== "string"){
-validate223.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.mimeType !== "string"){
+validate223.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs8 = errors;
-if(typeof data.mimeType !== "string"){
-validate223.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -23645,10 +24571,10 @@ return errors === 0;
 }
 validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate224;
+exports.UserInputFile = validate224;
 
 function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate224.evaluated;
@@ -23668,7 +24594,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "url"))){
+if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
 validate224.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23682,8 +24608,8 @@ if(typeof data0 !== "string"){
 validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("image" !== data0){
-validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+if("file" !== data0){
+validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23703,6 +24629,32 @@ var valid0 = _errs4 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.name !== undefined){
+const _errs6 = errors;
+if(typeof data.name !== "string"){
+validate224.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs8 = errors;
+if(typeof data.mimeType !== "string"){
+validate224.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -23717,10 +24669,10 @@ return errors === 0;
 }
 validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate225;
+exports.UserInputImage = validate225;
 
 function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate225.evaluated;
@@ -23733,14 +24685,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
 validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "path"))){
+if(!((key0 === "type") || (key0 === "url"))){
 validate225.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23754,8 +24706,8 @@ if(typeof data0 !== "string"){
 validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("localFile" !== data0){
-validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
+if("image" !== data0){
+validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23764,10 +24716,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.path !== undefined){
+if(data.url !== undefined){
 const _errs4 = errors;
-if(typeof data.path !== "string"){
-validate225.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.url !== "string"){
+validate225.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -23789,10 +24741,10 @@ return errors === 0;
 }
 validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate226;
+exports.UserInputLocalFile = validate226;
 
 function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate226.evaluated;
@@ -23826,8 +24778,8 @@ if(typeof data0 !== "string"){
 validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("localImage" !== data0){
-validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
+if("localFile" !== data0){
+validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23861,10 +24813,10 @@ return errors === 0;
 }
 validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate227;
+exports.UserInputLocalImage = validate227;
 
 function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate227.evaluated;
@@ -23877,14 +24829,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
 validate227.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
+if(!((key0 === "type") || (key0 === "path"))){
 validate227.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23898,8 +24850,8 @@ if(typeof data0 !== "string"){
 validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("mention" !== data0){
-validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+if("localImage" !== data0){
+validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23908,29 +24860,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.path !== undefined){
 const _errs4 = errors;
-if(typeof data.name !== "string"){
-validate227.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.path !== "string"){
+validate227.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.path !== undefined){
-const _errs6 = errors;
-if(typeof data.path !== "string"){
-validate227.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -23946,10 +24885,10 @@ return errors === 0;
 }
 validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate228;
+exports.UserInputMention = validate228;
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate228.evaluated;
@@ -23962,14 +24901,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
 validate228.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
+if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
 validate228.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -23983,8 +24922,93 @@ if(typeof data0 !== "string"){
 validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+if("mention" !== data0){
+validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs4 = errors;
+if(typeof data.name !== "string"){
+validate228.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs6 = errors;
+if(typeof data.path !== "string"){
+validate228.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate228.errors = vErrors;
+return errors === 0;
+}
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputText = validate229;
+
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate229.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+validate229.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
+validate229.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 if("text" !== data0){
-validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23996,7 +25020,7 @@ if(valid0){
 if(data.text !== undefined){
 const _errs4 = errors;
 if(typeof data.text !== "string"){
-validate228.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate229.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -24019,7 +25043,7 @@ if(errors === _errs8){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 }
 else {
-validate228.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
+validate229.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24030,94 +25054,9 @@ break;
 }
 }
 else {
-validate228.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
+validate229.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate228.errors = vErrors;
-return errors === 0;
-}
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputVideo = validate229;
-
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate229.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate229.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
-validate229.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("video" !== data0){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.url !== undefined){
-const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate229.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs6 = errors;
-if(typeof data.mimeType !== "string"){
-validate229.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 var valid0 = _errs6 === errors;
 }
@@ -24138,6 +25077,91 @@ validate229.errors = vErrors;
 return errors === 0;
 }
 validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputVideo = validate230;
+
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate230.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate230.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
+validate230.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("video" !== data0){
+validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate230.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs6 = errors;
+if(typeof data.mimeType !== "string"){
+validate230.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate230.errors = vErrors;
+return errors === 0;
+}
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 })(compiled, undefined);
 
 export const AgentActorRef: RawValidator = compiled.AgentActorRef;

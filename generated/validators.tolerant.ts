@@ -2644,8 +2644,11 @@ return errors === 0;
 validate45.evaluated = {"props":{"type":true,"runtime_id":true,"runtime_kind":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","properties":{"openai":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","properties":{"openai":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","properties":{"folders":{"type":"array","items":{"type":"object","required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern6 = new RegExp("^[^/]+$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -2880,6 +2883,142 @@ var valid1 = _errs15 === errors;
 else {
 var valid1 = true;
 }
+if(valid1){
+if(data2.openai_compatible !== undefined){
+let data12 = data2.openai_compatible;
+const _errs26 = errors;
+if(errors === _errs26){
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key0 in data12){
+const _errs28 = errors;
+if(typeof key0 === "string"){
+if(!pattern4.test(key0)){
+const err0 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key0};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var valid5 = _errs28 === errors;
+if(!valid5){
+const err1 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames",keyword:"propertyNames",params:{propertyName: key0}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid5){
+for(const key1 in data12){
+let data13 = data12[key1];
+const _errs30 = errors;
+if(errors === _errs30){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing1;
+if(((data13.base_url === undefined) && (missing1 = "base_url")) || ((data13.model === undefined) && (missing1 = "model"))){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+if(data13.base_url !== undefined){
+let data14 = data13.base_url;
+const _errs32 = errors;
+if(errors === _errs32){
+if(typeof data14 === "string"){
+if(data14.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs32 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data13.model !== undefined){
+let data15 = data13.model;
+const _errs34 = errors;
+if(errors === _errs34){
+if(typeof data15 === "string"){
+if(data15.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs34 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data13.api_key_env !== undefined){
+let data16 = data13.api_key_env;
+const _errs36 = errors;
+if(errors === _errs36){
+if(typeof data16 === "string"){
+if(data16.length < 1){
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid7 = _errs36 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/providers/properties/openai_compatible/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid6 = _errs30 === errors;
+if(!valid6){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs26 === errors;
+}
+else {
+var valid1 = true;
+}
+}
 }
 }
 else {
@@ -2894,16 +3033,16 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tools !== undefined){
-let data12 = data.tools;
-const _errs26 = errors;
-if(errors === _errs26){
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.default_cwd !== undefined){
-let data13 = data12.default_cwd;
-const _errs28 = errors;
-if(errors === _errs28){
-if(typeof data13 === "string"){
-if(data13.length < 1){
+let data17 = data.tools;
+const _errs38 = errors;
+if(errors === _errs38){
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.default_cwd !== undefined){
+let data18 = data17.default_cwd;
+const _errs40 = errors;
+if(errors === _errs40){
+if(typeof data18 === "string"){
+if(data18.length < 1){
 validate46.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:"#/properties/tools/properties/default_cwd/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -2913,272 +3052,272 @@ validate46.errors = [{instancePath:instancePath+"/tools/default_cwd",schemaPath:
 return false;
 }
 }
-var valid5 = _errs28 === errors;
+var valid8 = _errs40 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.shell_timeout_ms !== undefined){
-let data14 = data12.shell_timeout_ms;
-const _errs30 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+if(valid8){
+if(data17.shell_timeout_ms !== undefined){
+let data19 = data17.shell_timeout_ms;
+const _errs42 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 validate46.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs30){
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
+if(errors === _errs42){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 1 || isNaN(data19)){
 validate46.errors = [{instancePath:instancePath+"/tools/shell_timeout_ms",schemaPath:"#/properties/tools/properties/shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs30 === errors;
+var valid8 = _errs42 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.max_shell_timeout_ms !== undefined){
-let data15 = data12.max_shell_timeout_ms;
-const _errs32 = errors;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+if(valid8){
+if(data17.max_shell_timeout_ms !== undefined){
+let data20 = data17.max_shell_timeout_ms;
+const _errs44 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
 validate46.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs32){
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
+if(errors === _errs44){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 1 || isNaN(data20)){
 validate46.errors = [{instancePath:instancePath+"/tools/max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs32 === errors;
+var valid8 = _errs44 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.web_fetch_timeout_ms !== undefined){
-let data16 = data12.web_fetch_timeout_ms;
-const _errs34 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+if(valid8){
+if(data17.web_fetch_timeout_ms !== undefined){
+let data21 = data17.web_fetch_timeout_ms;
+const _errs46 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
 validate46.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs34){
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
+if(errors === _errs46){
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
 validate46.errors = [{instancePath:instancePath+"/tools/web_fetch_timeout_ms",schemaPath:"#/properties/tools/properties/web_fetch_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs34 === errors;
+var valid8 = _errs46 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.restricted_max_shell_timeout_ms !== undefined){
-let data17 = data12.restricted_max_shell_timeout_ms;
-const _errs36 = errors;
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+if(valid8){
+if(data17.restricted_max_shell_timeout_ms !== undefined){
+let data22 = data17.restricted_max_shell_timeout_ms;
+const _errs48 = errors;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
 validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs36){
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 1 || isNaN(data17)){
+if(errors === _errs48){
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 1 || isNaN(data22)){
 validate46.errors = [{instancePath:instancePath+"/tools/restricted_max_shell_timeout_ms",schemaPath:"#/properties/tools/properties/restricted_max_shell_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid5 = _errs36 === errors;
+var valid8 = _errs48 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.execution_windows !== undefined){
-let data18 = data12.execution_windows;
-const _errs38 = errors;
-if(errors === _errs38){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.max_agent_rounds_per_window !== undefined){
-let data19 = data18.max_agent_rounds_per_window;
-const _errs40 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+if(valid8){
+if(data17.execution_windows !== undefined){
+let data23 = data17.execution_windows;
+const _errs50 = errors;
+if(errors === _errs50){
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.max_agent_rounds_per_window !== undefined){
+let data24 = data23.max_agent_rounds_per_window;
+const _errs52 = errors;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs40){
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 1 || isNaN(data19)){
+if(errors === _errs52){
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_agent_rounds_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs40 === errors;
+var valid9 = _errs52 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_tool_calls_per_window !== undefined){
-let data20 = data18.max_tool_calls_per_window;
-const _errs42 = errors;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+if(valid9){
+if(data23.max_tool_calls_per_window !== undefined){
+let data25 = data23.max_tool_calls_per_window;
+const _errs54 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs42){
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 1 || isNaN(data20)){
+if(errors === _errs54){
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_tool_calls_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs42 === errors;
+var valid9 = _errs54 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_wall_clock_ms_per_window !== undefined){
-let data21 = data18.max_wall_clock_ms_per_window;
-const _errs44 = errors;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+if(valid9){
+if(data23.max_wall_clock_ms_per_window !== undefined){
+let data26 = data23.max_wall_clock_ms_per_window;
+const _errs56 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs44){
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
+if(errors === _errs56){
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_wall_clock_ms_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs44 === errors;
+var valid9 = _errs56 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.max_provider_tokens_per_window !== undefined){
-let data22 = data18.max_provider_tokens_per_window;
-const _errs46 = errors;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+if(valid9){
+if(data23.max_provider_tokens_per_window !== undefined){
+let data27 = data23.max_provider_tokens_per_window;
+const _errs58 = errors;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs46){
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 1 || isNaN(data22)){
+if(errors === _errs58){
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/max_provider_tokens_per_window",schemaPath:"#/properties/tools/properties/execution_windows/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid6 = _errs46 === errors;
+var valid9 = _errs58 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
-if(valid6){
-if(data18.total !== undefined){
-let data23 = data18.total;
-const _errs48 = errors;
-if(errors === _errs48){
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.max_agent_rounds !== undefined){
-let data24 = data23.max_agent_rounds;
-const _errs50 = errors;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+if(valid9){
+if(data23.total !== undefined){
+let data28 = data23.total;
+const _errs60 = errors;
+if(errors === _errs60){
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.max_agent_rounds !== undefined){
+let data29 = data28.max_agent_rounds;
+const _errs62 = errors;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs50){
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
+if(errors === _errs62){
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_agent_rounds",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs50 === errors;
+var valid10 = _errs62 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_tool_calls !== undefined){
-let data25 = data23.max_tool_calls;
-const _errs52 = errors;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+if(valid10){
+if(data28.max_tool_calls !== undefined){
+let data30 = data28.max_tool_calls;
+const _errs64 = errors;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs52){
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
+if(errors === _errs64){
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 1 || isNaN(data30)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_tool_calls",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs52 === errors;
+var valid10 = _errs64 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_wall_clock_ms !== undefined){
-let data26 = data23.max_wall_clock_ms;
-const _errs54 = errors;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+if(valid10){
+if(data28.max_wall_clock_ms !== undefined){
+let data31 = data28.max_wall_clock_ms;
+const _errs66 = errors;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs54){
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
+if(errors === _errs66){
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_wall_clock_ms",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs54 === errors;
+var valid10 = _errs66 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
-if(valid7){
-if(data23.max_provider_tokens !== undefined){
-let data27 = data23.max_provider_tokens;
-const _errs56 = errors;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+if(valid10){
+if(data28.max_provider_tokens !== undefined){
+let data32 = data28.max_provider_tokens;
+const _errs68 = errors;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs56){
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 1 || isNaN(data27)){
+if(errors === _errs68){
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 1 || isNaN(data32)){
 validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total/max_provider_tokens",schemaPath:"#/properties/tools/properties/execution_windows/properties/total/properties/max_provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid7 = _errs56 === errors;
+var valid10 = _errs68 === errors;
 }
 else {
-var valid7 = true;
+var valid10 = true;
 }
 }
 }
@@ -3189,10 +3328,10 @@ validate46.errors = [{instancePath:instancePath+"/tools/execution_windows/total"
 return false;
 }
 }
-var valid6 = _errs48 === errors;
+var valid9 = _errs60 === errors;
 }
 else {
-var valid6 = true;
+var valid9 = true;
 }
 }
 }
@@ -3204,66 +3343,66 @@ validate46.errors = [{instancePath:instancePath+"/tools/execution_windows",schem
 return false;
 }
 }
-var valid5 = _errs38 === errors;
+var valid8 = _errs50 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
-if(valid5){
-if(data12.retry !== undefined){
-let data28 = data12.retry;
-const _errs58 = errors;
-const _errs59 = errors;
-if(errors === _errs59){
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.max_attempts !== undefined){
-let data29 = data28.max_attempts;
-const _errs61 = errors;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+if(valid8){
+if(data17.retry !== undefined){
+let data33 = data17.retry;
+const _errs70 = errors;
+const _errs71 = errors;
+if(errors === _errs71){
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.max_attempts !== undefined){
+let data34 = data33.max_attempts;
+const _errs73 = errors;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs61){
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
+if(errors === _errs73){
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 < 1 || isNaN(data34)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_attempts",schemaPath:"gateway_retry_policy.json/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid9 = _errs61 === errors;
+var valid12 = _errs73 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.initial_delay_ms !== undefined){
-let data30 = data28.initial_delay_ms;
-const _errs63 = errors;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+if(valid12){
+if(data33.initial_delay_ms !== undefined){
+let data35 = data33.initial_delay_ms;
+const _errs75 = errors;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs63){
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
+if(errors === _errs75){
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/initial_delay_ms",schemaPath:"gateway_retry_policy.json/properties/initial_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid9 = _errs63 === errors;
+var valid12 = _errs75 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.backoff_multiplier !== undefined){
-let data31 = data28.backoff_multiplier;
-const _errs65 = errors;
-if(errors === _errs65){
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 1 || isNaN(data31)){
+if(valid12){
+if(data33.backoff_multiplier !== undefined){
+let data36 = data33.backoff_multiplier;
+const _errs77 = errors;
+if(errors === _errs77){
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1 || isNaN(data36)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier",schemaPath:"gateway_retry_policy.json/properties/backoff_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
@@ -3273,31 +3412,31 @@ validate46.errors = [{instancePath:instancePath+"/tools/retry/backoff_multiplier
 return false;
 }
 }
-var valid9 = _errs65 === errors;
+var valid12 = _errs77 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
-if(valid9){
-if(data28.max_delay_ms !== undefined){
-let data32 = data28.max_delay_ms;
-const _errs67 = errors;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+if(valid12){
+if(data33.max_delay_ms !== undefined){
+let data37 = data33.max_delay_ms;
+const _errs79 = errors;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs67){
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 0 || isNaN(data32)){
+if(errors === _errs79){
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
 validate46.errors = [{instancePath:instancePath+"/tools/retry/max_delay_ms",schemaPath:"gateway_retry_policy.json/properties/max_delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid9 = _errs67 === errors;
+var valid12 = _errs79 === errors;
 }
 else {
-var valid9 = true;
+var valid12 = true;
 }
 }
 }
@@ -3308,10 +3447,10 @@ validate46.errors = [{instancePath:instancePath+"/tools/retry",schemaPath:"gatew
 return false;
 }
 }
-var valid5 = _errs58 === errors;
+var valid8 = _errs70 === errors;
 }
 else {
-var valid5 = true;
+var valid8 = true;
 }
 }
 }
@@ -3325,120 +3464,928 @@ validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs26 === errors;
+var valid0 = _errs38 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mcp_servers !== undefined){
+let data38 = data.mcp_servers;
+const _errs81 = errors;
+if(errors === _errs81){
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key2 in data38){
+const _errs83 = errors;
+if(typeof key2 === "string"){
+if(!pattern5.test(key2)){
+const err2 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key2};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var valid13 = _errs83 === errors;
+if(!valid13){
+const err3 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key2}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid13){
+for(const key3 in data38){
+let data39 = data38[key3];
+const _errs85 = errors;
+if(errors === _errs85){
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.command !== undefined){
+let data40 = data39.command;
+const _errs87 = errors;
+if(errors === _errs87){
+if(typeof data40 === "string"){
+if(data40.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs87 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.args !== undefined){
+let data41 = data39.args;
+const _errs89 = errors;
+if(errors === _errs89){
+if(Array.isArray(data41)){
+var valid16 = true;
+const len0 = data41.length;
+for(let i0=0; i0<len0; i0++){
+const _errs91 = errors;
+if(typeof data41[i0] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i0,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid16 = _errs91 === errors;
+if(!valid16){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid15 = _errs89 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.env !== undefined){
+let data43 = data39.env;
+const _errs93 = errors;
+if(errors === _errs93){
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key4 in data43){
+const _errs96 = errors;
+if(typeof data43[key4] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid17 = _errs96 === errors;
+if(!valid17){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid15 = _errs93 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.cwd !== undefined){
+let data45 = data39.cwd;
+const _errs98 = errors;
+if(errors === _errs98){
+if(typeof data45 === "string"){
+if(data45.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs98 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.url !== undefined){
+let data46 = data39.url;
+const _errs100 = errors;
+if(errors === _errs100){
+if(typeof data46 === "string"){
+if(data46.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs100 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.headers !== undefined){
+let data47 = data39.headers;
+const _errs102 = errors;
+if(errors === _errs102){
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key5 in data47){
+const _errs105 = errors;
+if(typeof data47[key5] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid18 = _errs105 === errors;
+if(!valid18){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid15 = _errs102 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.scope !== undefined){
+let data49 = data39.scope;
+const _errs107 = errors;
+if(errors === _errs107){
+if(typeof data49 === "string"){
+if(data49.length < 1){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid15 = _errs107 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.startup_timeout_ms !== undefined){
+let data50 = data39.startup_timeout_ms;
+const _errs109 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs109){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid15 = _errs109 === errors;
+}
+else {
+var valid15 = true;
+}
+if(valid15){
+if(data39.tool_timeout_ms !== undefined){
+let data51 = data39.tool_timeout_ms;
+const _errs111 = errors;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs111){
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 1 || isNaN(data51)){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid15 = _errs111 === errors;
+}
+else {
+var valid15 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid14 = _errs85 === errors;
+if(!valid14){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs81 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.skills !== undefined){
+let data52 = data.skills;
+const _errs113 = errors;
+if(errors === _errs113){
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data52.folders !== undefined){
+let data53 = data52.folders;
+const _errs115 = errors;
+if(errors === _errs115){
+if(Array.isArray(data53)){
+var valid20 = true;
+const len1 = data53.length;
+for(let i1=0; i1<len1; i1++){
+let data54 = data53[i1];
+const _errs117 = errors;
+if(errors === _errs117){
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+let missing2;
+if((data54.path === undefined) && (missing2 = "path")){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+if(data54.path !== undefined){
+let data55 = data54.path;
+const _errs119 = errors;
+if(errors === _errs119){
+if(typeof data55 === "string"){
+if(data55.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid21 = _errs119 === errors;
+}
+else {
+var valid21 = true;
+}
+if(valid21){
+if(data54.source_kind !== undefined){
+let data56 = data54.source_kind;
+const _errs121 = errors;
+if(errors === _errs121){
+if(typeof data56 === "string"){
+if(data56.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+else {
+if(!pattern6.test(data56)){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
+return false;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid21 = _errs121 === errors;
+}
+else {
+var valid21 = true;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid20 = _errs117 === errors;
+if(!valid20){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs113 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.acp_agents !== undefined){
+let data57 = data.acp_agents;
+const _errs123 = errors;
+if(errors === _errs123){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+for(const key6 in data57){
+const _errs125 = errors;
+if(typeof key6 === "string"){
+if(!pattern4.test(key6)){
+const err4 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key6};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+var valid22 = _errs125 === errors;
+if(!valid22){
+const err5 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key6}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid22){
+for(const key7 in data57){
+let data58 = data57[key7];
+const _errs127 = errors;
+if(errors === _errs127){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+let missing3;
+if((data58.command === undefined) && (missing3 = "command")){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing3}}];
+return false;
+}
+else {
+if(data58.command !== undefined){
+let data59 = data58.command;
+const _errs129 = errors;
+if(errors === _errs129){
+if(typeof data59 === "string"){
+if(data59.length < 1){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid24 = _errs129 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data58.args !== undefined){
+let data60 = data58.args;
+const _errs131 = errors;
+if(errors === _errs131){
+if(Array.isArray(data60)){
+var valid25 = true;
+const len2 = data60.length;
+for(let i2=0; i2<len2; i2++){
+const _errs133 = errors;
+if(typeof data60[i2] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i2,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid25 = _errs133 === errors;
+if(!valid25){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid24 = _errs131 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data58.env !== undefined){
+let data62 = data58.env;
+const _errs135 = errors;
+if(errors === _errs135){
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+for(const key8 in data62){
+const _errs138 = errors;
+if(typeof data62[key8] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid26 = _errs138 === errors;
+if(!valid26){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid24 = _errs135 === errors;
+}
+else {
+var valid24 = true;
+}
+if(valid24){
+if(data58.startup_timeout_ms !== undefined){
+let data64 = data58.startup_timeout_ms;
+const _errs140 = errors;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs140){
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 1 || isNaN(data64)){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid24 = _errs140 === errors;
+}
+else {
+var valid24 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid23 = _errs127 === errors;
+if(!valid23){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs123 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cli_runtimes !== undefined){
+let data65 = data.cli_runtimes;
+const _errs142 = errors;
+if(errors === _errs142){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key9 in data65){
+const _errs144 = errors;
+if(typeof key9 === "string"){
+if(!pattern4.test(key9)){
+const err6 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key9};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+var valid27 = _errs144 === errors;
+if(!valid27){
+const err7 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key9}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+validate46.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid27){
+for(const key10 in data65){
+let data66 = data65[key10];
+const _errs146 = errors;
+if(errors === _errs146){
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+let missing4;
+if((((data66.kind === undefined) && (missing4 = "kind")) || ((data66.base_url === undefined) && (missing4 = "base_url"))) || ((data66.model === undefined) && (missing4 = "model"))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+if(data66.kind !== undefined){
+let data67 = data66.kind;
+const _errs148 = errors;
+if(typeof data67 !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(data67 === "codex")){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}}];
+return false;
+}
+var valid29 = _errs148 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.command !== undefined){
+let data68 = data66.command;
+const _errs150 = errors;
+if(errors === _errs150){
+if(typeof data68 === "string"){
+if(data68.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs150 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.args !== undefined){
+let data69 = data66.args;
+const _errs152 = errors;
+if(errors === _errs152){
+if(Array.isArray(data69)){
+var valid30 = true;
+const len3 = data69.length;
+for(let i3=0; i3<len3; i3++){
+const _errs154 = errors;
+if(typeof data69[i3] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid30 = _errs154 === errors;
+if(!valid30){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid29 = _errs152 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.base_url !== undefined){
+let data71 = data66.base_url;
+const _errs156 = errors;
+if(errors === _errs156){
+if(typeof data71 === "string"){
+if(data71.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs156 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.model !== undefined){
+let data72 = data66.model;
+const _errs158 = errors;
+if(errors === _errs158){
+if(typeof data72 === "string"){
+if(data72.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs158 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.api_key_env !== undefined){
+let data73 = data66.api_key_env;
+const _errs160 = errors;
+if(errors === _errs160){
+if(typeof data73 === "string"){
+if(data73.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs160 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.codex_home !== undefined){
+let data74 = data66.codex_home;
+const _errs162 = errors;
+if(errors === _errs162){
+if(typeof data74 === "string"){
+if(data74.length < 1){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid29 = _errs162 === errors;
+}
+else {
+var valid29 = true;
+}
+if(valid29){
+if(data66.startup_timeout_ms !== undefined){
+let data75 = data66.startup_timeout_ms;
+const _errs164 = errors;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs164){
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 < 1 || isNaN(data75)){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid29 = _errs164 === errors;
+}
+else {
+var valid29 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid28 = _errs146 === errors;
+if(!valid28){
+break;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs142 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data33 = data.limits;
-const _errs69 = errors;
-if(errors === _errs69){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.max_frame_bytes !== undefined){
-let data34 = data33.max_frame_bytes;
-const _errs71 = errors;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+let data76 = data.limits;
+const _errs166 = errors;
+if(errors === _errs166){
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data76.max_frame_bytes !== undefined){
+let data77 = data76.max_frame_bytes;
+const _errs168 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs71){
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 1024 || isNaN(data34)){
+if(errors === _errs168){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1024 || isNaN(data77)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
 }
-var valid10 = _errs71 === errors;
+var valid31 = _errs168 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_batch_size !== undefined){
-let data35 = data33.max_batch_size;
-const _errs73 = errors;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+if(valid31){
+if(data76.max_batch_size !== undefined){
+let data78 = data76.max_batch_size;
+const _errs170 = errors;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs73){
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 1 || isNaN(data35)){
+if(errors === _errs170){
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs73 === errors;
+var valid31 = _errs170 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_agent_rounds !== undefined){
-let data36 = data33.max_agent_rounds;
-const _errs75 = errors;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+if(valid31){
+if(data76.max_agent_rounds !== undefined){
+let data79 = data76.max_agent_rounds;
+const _errs172 = errors;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs75){
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 1 || isNaN(data36)){
+if(errors === _errs172){
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 1 || isNaN(data79)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs75 === errors;
+var valid31 = _errs172 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_spawn_depth !== undefined){
-let data37 = data33.max_spawn_depth;
-const _errs77 = errors;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+if(valid31){
+if(data76.max_spawn_depth !== undefined){
+let data80 = data76.max_spawn_depth;
+const _errs174 = errors;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs77){
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
+if(errors === _errs174){
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 0 || isNaN(data80)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid10 = _errs77 === errors;
+var valid31 = _errs174 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
-if(valid10){
-if(data33.max_tool_calls !== undefined){
-let data38 = data33.max_tool_calls;
-const _errs79 = errors;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+if(valid31){
+if(data76.max_tool_calls !== undefined){
+let data81 = data76.max_tool_calls;
+const _errs176 = errors;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs79){
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 1 || isNaN(data38)){
+if(errors === _errs176){
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs79 === errors;
+var valid31 = _errs176 === errors;
 }
 else {
-var valid10 = true;
+var valid31 = true;
 }
 }
 }
@@ -3450,74 +4397,74 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs69 === errors;
+var valid0 = _errs166 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data39 = data.permissions;
-const _errs81 = errors;
-if(errors === _errs81){
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.request_timeout_ms !== undefined){
-let data40 = data39.request_timeout_ms;
-const _errs83 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+let data82 = data.permissions;
+const _errs178 = errors;
+if(errors === _errs178){
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.request_timeout_ms !== undefined){
+let data83 = data82.request_timeout_ms;
+const _errs180 = errors;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs83){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
+if(errors === _errs180){
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 1 || isNaN(data83)){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid11 = _errs83 === errors;
+var valid32 = _errs180 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
-if(valid11){
-if(data39.require_resolve_token !== undefined){
-const _errs85 = errors;
-if(typeof data39.require_resolve_token !== "boolean"){
+if(valid32){
+if(data82.require_resolve_token !== undefined){
+const _errs182 = errors;
+if(typeof data82.require_resolve_token !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid11 = _errs85 === errors;
+var valid32 = _errs182 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
-if(valid11){
-if(data39.allowed_paths !== undefined){
-let data42 = data39.allowed_paths;
-const _errs87 = errors;
-if(errors === _errs87){
-if(Array.isArray(data42)){
-var valid12 = true;
-const len0 = data42.length;
-for(let i0=0; i0<len0; i0++){
-let data43 = data42[i0];
-const _errs89 = errors;
-if(errors === _errs89){
-if(typeof data43 === "string"){
-if(data43.length < 1){
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+if(valid32){
+if(data82.allowed_paths !== undefined){
+let data85 = data82.allowed_paths;
+const _errs184 = errors;
+if(errors === _errs184){
+if(Array.isArray(data85)){
+var valid33 = true;
+const len4 = data85.length;
+for(let i4=0; i4<len4; i4++){
+let data86 = data85[i4];
+const _errs186 = errors;
+if(errors === _errs186){
+if(typeof data86 === "string"){
+if(data86.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
-var valid12 = _errs89 === errors;
-if(!valid12){
+var valid33 = _errs186 === errors;
+if(!valid33){
 break;
 }
 }
@@ -3527,18 +4474,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid11 = _errs87 === errors;
+var valid32 = _errs184 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
-if(valid11){
-if(data39.resolve_token_secret !== undefined){
-let data44 = data39.resolve_token_secret;
-const _errs91 = errors;
-if(errors === _errs91){
-if(typeof data44 === "string"){
-if(data44.length < 16){
+if(valid32){
+if(data82.resolve_token_secret !== undefined){
+let data87 = data82.resolve_token_secret;
+const _errs188 = errors;
+if(errors === _errs188){
+if(typeof data87 === "string"){
+if(data87.length < 16){
 validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -3548,10 +4495,10 @@ validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid11 = _errs91 === errors;
+var valid32 = _errs188 === errors;
 }
 else {
-var valid11 = true;
+var valid32 = true;
 }
 }
 }
@@ -3562,18 +4509,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs81 === errors;
+var valid0 = _errs178 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data45 = data.gateway_id;
-const _errs93 = errors;
-if(errors === _errs93){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+let data88 = data.gateway_id;
+const _errs190 = errors;
+if(errors === _errs190){
+if(typeof data88 === "string"){
+if(data88.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3583,57 +4530,57 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs93 === errors;
+var valid0 = _errs190 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data46 = data.routes;
-const _errs95 = errors;
-if(errors === _errs95){
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-if(data46.max_hops !== undefined){
-let data47 = data46.max_hops;
-const _errs97 = errors;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+let data89 = data.routes;
+const _errs192 = errors;
+if(errors === _errs192){
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+if(data89.max_hops !== undefined){
+let data90 = data89.max_hops;
+const _errs194 = errors;
+if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs97){
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
+if(errors === _errs194){
+if((typeof data90 == "number") && (isFinite(data90))){
+if(data90 < 0 || isNaN(data90)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid13 = _errs97 === errors;
+var valid34 = _errs194 === errors;
 }
 else {
-var valid13 = true;
+var valid34 = true;
 }
-if(valid13){
-if(data46.max_routes_per_source !== undefined){
-let data48 = data46.max_routes_per_source;
-const _errs99 = errors;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+if(valid34){
+if(data89.max_routes_per_source !== undefined){
+let data91 = data89.max_routes_per_source;
+const _errs196 = errors;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs99){
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
+if(errors === _errs196){
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 < 1 || isNaN(data91)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid13 = _errs99 === errors;
+var valid34 = _errs196 === errors;
 }
 else {
-var valid13 = true;
+var valid34 = true;
 }
 }
 }
@@ -3642,23 +4589,23 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs95 === errors;
+var valid0 = _errs192 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data49 = data.agent;
-const _errs101 = errors;
-if(errors === _errs101){
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-if(data49.identity_id !== undefined){
-let data50 = data49.identity_id;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data50 === "string"){
-if(data50.length < 1){
+let data92 = data.agent;
+const _errs198 = errors;
+if(errors === _errs198){
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+if(data92.identity_id !== undefined){
+let data93 = data92.identity_id;
+const _errs200 = errors;
+if(errors === _errs200){
+if(typeof data93 === "string"){
+if(data93.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3668,18 +4615,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid14 = _errs103 === errors;
+var valid35 = _errs200 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.display_name !== undefined){
-let data51 = data49.display_name;
-const _errs105 = errors;
-if(errors === _errs105){
-if(typeof data51 === "string"){
-if(data51.length < 1){
+if(valid35){
+if(data92.display_name !== undefined){
+let data94 = data92.display_name;
+const _errs202 = errors;
+if(errors === _errs202){
+if(typeof data94 === "string"){
+if(data94.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3689,18 +4636,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid14 = _errs105 === errors;
+var valid35 = _errs202 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.nickname !== undefined){
-let data52 = data49.nickname;
-const _errs107 = errors;
-if(errors === _errs107){
-if(typeof data52 === "string"){
-if(data52.length < 1){
+if(valid35){
+if(data92.nickname !== undefined){
+let data95 = data92.nickname;
+const _errs204 = errors;
+if(errors === _errs204){
+if(typeof data95 === "string"){
+if(data95.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3710,60 +4657,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid14 = _errs107 === errors;
+var valid35 = _errs204 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.revision !== undefined){
-let data53 = data49.revision;
-const _errs109 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+if(valid35){
+if(data92.revision !== undefined){
+let data96 = data92.revision;
+const _errs206 = errors;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs109){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
+if(errors === _errs206){
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs109 === errors;
+var valid35 = _errs206 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.avatar_revision !== undefined){
-let data54 = data49.avatar_revision;
-const _errs111 = errors;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+if(valid35){
+if(data92.avatar_revision !== undefined){
+let data97 = data92.avatar_revision;
+const _errs208 = errors;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs111){
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
+if(errors === _errs208){
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs111 === errors;
+var valid35 = _errs208 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
-if(valid14){
-if(data49.role !== undefined){
-let data55 = data49.role;
-const _errs113 = errors;
-if(errors === _errs113){
-if(typeof data55 === "string"){
-if(data55.length < 1){
+if(valid35){
+if(data92.role !== undefined){
+let data98 = data92.role;
+const _errs210 = errors;
+if(errors === _errs210){
+if(typeof data98 === "string"){
+if(data98.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3773,10 +4720,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid14 = _errs113 === errors;
+var valid35 = _errs210 === errors;
 }
 else {
-var valid14 = true;
+var valid35 = true;
 }
 }
 }
@@ -3789,57 +4736,57 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs101 === errors;
+var valid0 = _errs198 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data56 = data.context;
-const _errs115 = errors;
-if(errors === _errs115){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-if(data56.max_history_tokens !== undefined){
-let data57 = data56.max_history_tokens;
-const _errs117 = errors;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+let data99 = data.context;
+const _errs212 = errors;
+if(errors === _errs212){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+if(data99.max_history_tokens !== undefined){
+let data100 = data99.max_history_tokens;
+const _errs214 = errors;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs117){
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
+if(errors === _errs214){
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 1 || isNaN(data100)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs117 === errors;
+var valid36 = _errs214 === errors;
 }
 else {
-var valid15 = true;
+var valid36 = true;
 }
-if(valid15){
-if(data56.keep_recent_messages !== undefined){
-let data58 = data56.keep_recent_messages;
-const _errs119 = errors;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+if(valid36){
+if(data99.keep_recent_messages !== undefined){
+let data101 = data99.keep_recent_messages;
+const _errs216 = errors;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs119){
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
+if(errors === _errs216){
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 1 || isNaN(data101)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs119 === errors;
+var valid36 = _errs216 === errors;
 }
 else {
-var valid15 = true;
+var valid36 = true;
 }
 }
 }
@@ -3848,10 +4795,14 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs115 === errors;
+var valid0 = _errs212 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -3871,7 +4822,7 @@ return false;
 validate46.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"default_provider":true,"default_model":true,"providers":true,"tools":true,"limits":true,"permissions":true,"gateway_id":true,"routes":true,"agent":true,"context":true},"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":{"default_provider":true,"default_model":true,"providers":true,"tools":true,"mcp_servers":true,"skills":true,"acp_agents":true,"cli_runtimes":true,"limits":true,"permissions":true,"gateway_id":true,"routes":true,"agent":true,"context":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayRetryPolicy = validate47;
 
@@ -11814,7 +12765,7 @@ return errors === 0;
 validate112.evaluated = {"props":{"default_behavior":true,"file_read":true,"file_write":true,"shell_command":true,"network":true,"mcp_read":true,"mcp_write_or_unknown":true,"dynamic_skill_tool":true,"computer_use":true,"task_subagent":true,"allowed_tools":true,"denied_tools":true,"allowed_paths":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.Turn = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
 const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
 const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
@@ -11822,11 +12773,11 @@ const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
 const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11837,7 +12788,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.source === undefined) && (missing0 = "source"))) || ((data.effective_policy === undefined) && (missing0 = "effective_policy"))){
-validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -11845,11 +12796,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate115.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate114.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate115.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -11862,11 +12813,11 @@ if(data.source !== undefined){
 let data1 = data.source;
 const _errs4 = errors;
 if(typeof data1 !== "string"){
-validate114.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
+validate115.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data1 === "composer") || (data1 === "defaulted")) || (data1 === "inherited_from_parent_turn")) || (data1 === "task_permission_cap")) || (data1 === "system"))){
-validate114.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate115.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -11891,14 +12842,14 @@ var valid0 = true;
 }
 }
 else {
-validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate114.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":{"mode":true,"source":true,"effective_policy":true},"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":{"mode":true,"source":true,"effective_policy":true},"dynamicProps":false,"dynamicItems":false};
 
 const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"]},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"]},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"]};
 const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"]};
@@ -11911,11 +12862,11 @@ const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"]};
 const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"]};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11926,14 +12877,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.unrestricted === undefined) && (missing0 = "unrestricted")) || ((data.entries === undefined) && (missing0 = "entries"))) || ((data.outside_roots === undefined) && (missing0 = "outside_roots"))){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.unrestricted !== undefined){
 const _errs1 = errors;
 if(typeof data.unrestricted !== "boolean"){
-validate120.errors = [{instancePath:instancePath+"/unrestricted",schemaPath:"#/properties/unrestricted/type",keyword:"type",params:{type: "boolean"}}];
+validate121.errors = [{instancePath:instancePath+"/unrestricted",schemaPath:"#/properties/unrestricted/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -11957,14 +12908,14 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if((((data2.path === undefined) && (missing1 = "path")) || ((data2.access === undefined) && (missing1 = "access"))) || ((data2.kind === undefined) && (missing1 = "kind"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data2.path !== undefined){
 const _errs8 = errors;
 if(typeof data2.path !== "string"){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/path",schemaPath:"turn_filesystem_sandbox_entry.json/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/path",schemaPath:"turn_filesystem_sandbox_entry.json/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs8 === errors;
@@ -11977,11 +12928,11 @@ if(data2.access !== undefined){
 let data4 = data2.access;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data4 === "read_only") || (data4 === "read_write"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -11994,11 +12945,11 @@ if(data2.kind !== undefined){
 let data5 = data2.kind;
 const _errs12 = errors;
 if(typeof data5 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data5 === "workspace") || (data5 === "project")) || (data5 === "app")) || (data5 === "temp")) || (data5 === "allowed_path"))){
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
 return false;
 }
 var valid3 = _errs12 === errors;
@@ -12011,7 +12962,7 @@ var valid3 = true;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/type",keyword:"type",params:{type: "object"}}];
+validate121.errors = [{instancePath:instancePath+"/entries/" + i0,schemaPath:"turn_filesystem_sandbox_entry.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12022,7 +12973,7 @@ break;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"}}];
+validate121.errors = [{instancePath:instancePath+"/entries",schemaPath:"#/properties/entries/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12036,11 +12987,11 @@ if(data.outside_roots !== undefined){
 let data6 = data.outside_roots;
 const _errs14 = errors;
 if(typeof data6 !== "string"){
-validate120.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate121.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
-validate120.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate121.errors = [{instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -12053,21 +13004,21 @@ var valid0 = true;
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate120.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":{"unrestricted":true,"entries":true,"outside_roots":true},"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":{"unrestricted":true,"entries":true,"outside_roots":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12078,7 +13029,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.mode === undefined) && (missing0 = "mode")) || ((data.cwd === undefined) && (missing0 = "cwd"))) || ((data.filesystem === undefined) && (missing0 = "filesystem"))) || ((data.temp_policy === undefined) && (missing0 = "temp_policy"))) || ((data.network_enabled === undefined) && (missing0 = "network_enabled"))) || ((data.sandbox_escape === undefined) && (missing0 = "sandbox_escape"))) || ((data.backend_requirement === undefined) && (missing0 = "backend_requirement"))) || ((data.backend_preference === undefined) && (missing0 = "backend_preference"))){
-validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -12086,11 +13037,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate120.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
-validate119.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+validate120.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12102,7 +13053,7 @@ if(valid0){
 if(data.cwd !== undefined){
 const _errs4 = errors;
 if(typeof data.cwd !== "string"){
-validate119.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
+validate120.errors = [{instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -12113,8 +13064,8 @@ var valid0 = true;
 if(valid0){
 if(data.filesystem !== undefined){
 const _errs6 = errors;
-if(!(validate120(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate121(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
@@ -12127,11 +13078,11 @@ if(data.temp_policy !== undefined){
 let data3 = data.temp_policy;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/type",keyword:"type",params:{type: "string"}}];
+validate120.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
-validate119.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema179.properties.temp_policy.enum}}];
+validate120.errors = [{instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema179.properties.temp_policy.enum}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -12143,7 +13094,7 @@ if(valid0){
 if(data.network_enabled !== undefined){
 const _errs9 = errors;
 if(typeof data.network_enabled !== "boolean"){
-validate119.errors = [{instancePath:instancePath+"/network_enabled",schemaPath:"#/properties/network_enabled/type",keyword:"type",params:{type: "boolean"}}];
+validate120.errors = [{instancePath:instancePath+"/network_enabled",schemaPath:"#/properties/network_enabled/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -12156,11 +13107,11 @@ if(data.sandbox_escape !== undefined){
 let data5 = data.sandbox_escape;
 const _errs11 = errors;
 if(typeof data5 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "string"}}];
+validate120.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
-validate119.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema179.properties.sandbox_escape.enum}}];
+validate120.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema179.properties.sandbox_escape.enum}}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -12173,11 +13124,11 @@ if(data.backend_requirement !== undefined){
 let data6 = data.backend_requirement;
 const _errs13 = errors;
 if(typeof data6 !== "string"){
-validate119.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/type",keyword:"type",params:{type: "string"}}];
+validate120.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
-validate119.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema179.properties.backend_requirement.enum}}];
+validate120.errors = [{instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema179.properties.backend_requirement.enum}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -12190,7 +13141,7 @@ if(data.backend_preference !== undefined){
 let data7 = data.backend_preference;
 const _errs15 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate119.errors = [{instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema179.properties.backend_preference.type}}];
+validate120.errors = [{instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema179.properties.backend_preference.type}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -12208,22 +13159,22 @@ var valid0 = true;
 }
 }
 else {
-validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate119.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":{"mode":true,"cwd":true,"filesystem":true,"temp_policy":true,"network_enabled":true,"sandbox_escape":true,"backend_requirement":true,"backend_preference":true},"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":{"mode":true,"cwd":true,"filesystem":true,"temp_policy":true,"network_enabled":true,"sandbox_escape":true,"backend_requirement":true,"backend_preference":true},"dynamicProps":false,"dynamicItems":false};
 
 const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"]},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"]}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"]};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12234,7 +13185,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.shell === undefined) && (missing0 = "shell")) || ((data.environment === undefined) && (missing0 = "environment"))) || ((data.timeout_cap_ms === undefined) && (missing0 = "timeout_cap_ms"))) || ((data.command_risk_rules === undefined) && (missing0 = "command_risk_rules"))){
-validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -12242,11 +13193,11 @@ if(data.shell !== undefined){
 let data0 = data.shell;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
-validate123.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate124.errors = [{instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12262,7 +13213,7 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.mode === undefined) && (missing1 = "mode")){
-validate123.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/required",keyword:"required",params:{missingProperty: missing1}}];
+validate124.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -12270,11 +13221,11 @@ if(data1.mode !== undefined){
 let data2 = data1.mode;
 const _errs6 = errors;
 if(typeof data2 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data2 === "inherit_all") || (data2 === "allow_list"))){
-validate123.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.environment.properties.mode.enum}}];
+validate124.errors = [{instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.environment.properties.mode.enum}}];
 return false;
 }
 var valid2 = _errs6 === errors;
@@ -12293,7 +13244,7 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 const _errs10 = errors;
 if(typeof data3[i0] !== "string"){
-validate123.errors = [{instancePath:instancePath+"/environment/allowed_variables/" + i0,schemaPath:"#/properties/environment/properties/allowed_variables/items/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/environment/allowed_variables/" + i0,schemaPath:"#/properties/environment/properties/allowed_variables/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -12303,7 +13254,7 @@ break;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/environment/allowed_variables",schemaPath:"#/properties/environment/properties/allowed_variables/type",keyword:"type",params:{type: "array"}}];
+validate124.errors = [{instancePath:instancePath+"/environment/allowed_variables",schemaPath:"#/properties/environment/properties/allowed_variables/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12316,7 +13267,7 @@ var valid2 = true;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: "object"}}];
+validate124.errors = [{instancePath:instancePath+"/environment",schemaPath:"#/properties/environment/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12330,13 +13281,13 @@ if(data.timeout_cap_ms !== undefined){
 let data5 = data.timeout_cap_ms;
 const _errs12 = errors;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-validate123.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema184.properties.timeout_cap_ms.type}}];
+validate124.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema184.properties.timeout_cap_ms.type}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-validate123.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate124.errors = [{instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -12361,14 +13312,14 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((data7.pattern === undefined) && (missing2 = "pattern")) || ((data7.behavior === undefined) && (missing2 = "behavior"))){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/required",keyword:"required",params:{missingProperty: missing2}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 if(data7.pattern !== undefined){
 const _errs18 = errors;
 if(typeof data7.pattern !== "string"){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/pattern",schemaPath:"#/properties/command_risk_rules/items/properties/pattern/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/pattern",schemaPath:"#/properties/command_risk_rules/items/properties/pattern/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs18 === errors;
@@ -12381,11 +13332,11 @@ if(data7.behavior !== undefined){
 let data9 = data7.behavior;
 const _errs20 = errors;
 if(typeof data9 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid5 = _errs20 === errors;
@@ -12397,7 +13348,7 @@ if(valid5){
 if(data7.reason !== undefined){
 const _errs23 = errors;
 if(typeof data7.reason !== "string"){
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/reason",schemaPath:"#/properties/command_risk_rules/items/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1+"/reason",schemaPath:"#/properties/command_risk_rules/items/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs23 === errors;
@@ -12410,7 +13361,7 @@ var valid5 = true;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/type",keyword:"type",params:{type: "object"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules/" + i1,schemaPath:"#/properties/command_risk_rules/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12421,7 +13372,7 @@ break;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/command_risk_rules",schemaPath:"#/properties/command_risk_rules/type",keyword:"type",params:{type: "array"}}];
+validate124.errors = [{instancePath:instancePath+"/command_risk_rules",schemaPath:"#/properties/command_risk_rules/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12436,22 +13387,22 @@ var valid0 = true;
 }
 }
 else {
-validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate123.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":{"shell":true,"environment":true,"timeout_cap_ms":true,"command_risk_rules":true},"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":{"shell":true,"environment":true,"timeout_cap_ms":true,"command_risk_rules":true},"dynamicProps":false,"dynamicItems":false};
 
 const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"]};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12462,14 +13413,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.parent_thread_id === undefined) && (missing0 = "parent_thread_id")) || ((data.parent_turn_id === undefined) && (missing0 = "parent_turn_id"))) || ((data.parent_mode === undefined) && (missing0 = "parent_mode"))) || ((data.capped_policy === undefined) && (missing0 = "capped_policy"))) || ((data.source === undefined) && (missing0 = "source"))){
-validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.parent_thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.parent_thread_id !== "string"){
-validate125.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12481,7 +13432,7 @@ if(valid0){
 if(data.parent_turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.parent_turn_id !== "string"){
-validate125.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -12494,11 +13445,11 @@ if(data.parent_mode !== undefined){
 let data2 = data.parent_mode;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate125.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
-validate125.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate126.errors = [{instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -12523,11 +13474,11 @@ if(data.source !== undefined){
 let data4 = data.source;
 const _errs9 = errors;
 if(typeof data4 !== "string"){
-validate125.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
+validate126.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
-validate125.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate126.errors = [{instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -12542,21 +13493,21 @@ var valid0 = true;
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate125.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":{"parent_thread_id":true,"parent_turn_id":true,"parent_mode":true,"capped_policy":true,"source":true},"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":{"parent_thread_id":true,"parent_turn_id":true,"parent_mode":true,"capped_policy":true,"source":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12567,14 +13518,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.permission_profile === undefined) && (missing0 = "permission_profile")) || ((data.sandbox === undefined) && (missing0 = "sandbox"))) || ((data.process === undefined) && (missing0 = "process"))) || ((data.network === undefined) && (missing0 = "network"))) || ((data.approval === undefined) && (missing0 = "approval"))) || ((data.backend === undefined) && (missing0 = "backend"))) || ((data.enforcement === undefined) && (missing0 = "enforcement"))){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.permission_profile !== undefined){
 const _errs1 = errors;
-if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs1 === errors;
@@ -12585,8 +13536,8 @@ var valid0 = true;
 if(valid0){
 if(data.sandbox !== undefined){
 const _errs2 = errors;
-if(!(validate119(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -12597,8 +13548,8 @@ var valid0 = true;
 if(valid0){
 if(data.process !== undefined){
 const _errs3 = errors;
-if(!(validate123(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+if(!(validate124(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -12615,7 +13566,7 @@ if(errors === _errs5){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
 if((((data3.mode === undefined) && (missing1 = "mode")) || ((data3.allow_domains === undefined) && (missing1 = "allow_domains"))) || ((data3.deny_domains === undefined) && (missing1 = "deny_domains"))){
-validate117.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate118.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -12623,11 +13574,11 @@ if(data3.mode !== undefined){
 let data4 = data3.mode;
 const _errs7 = errors;
 if(typeof data4 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data4 === "enabled") || (data4 === "restricted")) || (data4 === "disabled"))){
-validate117.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
+validate118.errors = [{instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
 return false;
 }
 var valid2 = _errs7 === errors;
@@ -12646,7 +13597,7 @@ const len0 = data5.length;
 for(let i0=0; i0<len0; i0++){
 const _errs11 = errors;
 if(typeof data5[i0] !== "string"){
-validate117.errors = [{instancePath:instancePath+"/network/allow_domains/" + i0,schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/network/allow_domains/" + i0,schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs11 === errors;
@@ -12656,7 +13607,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/network/allow_domains",schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/network/allow_domains",schemaPath:"turn_network_policy_snapshot.json/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12676,7 +13627,7 @@ const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
 const _errs15 = errors;
 if(typeof data7[i1] !== "string"){
-validate117.errors = [{instancePath:instancePath+"/network/deny_domains/" + i1,schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/network/deny_domains/" + i1,schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs15 === errors;
@@ -12686,7 +13637,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPath:"turn_network_policy_snapshot.json/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12700,7 +13651,7 @@ var valid2 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/network",schemaPath:"turn_network_policy_snapshot.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12717,7 +13668,7 @@ if(errors === _errs17){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing2;
 if((data9.scopes === undefined) && (missing2 = "scopes")){
-validate117.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/required",keyword:"required",params:{missingProperty: missing2}}];
+validate118.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
@@ -12732,11 +13683,11 @@ for(let i2=0; i2<len2; i2++){
 let data11 = data10[i2];
 const _errs21 = errors;
 if(typeof data11 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data11 === "allow_once") || (data11 === "allow_for_turn"))){
-validate117.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+validate118.errors = [{instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
 return false;
 }
 var valid6 = _errs21 === errors;
@@ -12746,7 +13697,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/approval/scopes",schemaPath:"#/properties/approval/properties/scopes/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/approval/scopes",schemaPath:"#/properties/approval/properties/scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12754,7 +13705,7 @@ return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/approval",schemaPath:"#/properties/approval/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12772,7 +13723,7 @@ if(errors === _errs25){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if((((data12.kind === undefined) && (missing3 = "kind")) || ((data12.sandbox_backend === undefined) && (missing3 = "sandbox_backend"))) || ((data12.capabilities === undefined) && (missing3 = "capabilities"))){
-validate117.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/required",keyword:"required",params:{missingProperty: missing3}}];
+validate118.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
@@ -12780,11 +13731,11 @@ if(data12.kind !== undefined){
 let data13 = data12.kind;
 const _errs27 = errors;
 if(typeof data13 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data13 === "native") || (data13 === "codex_cli")) || (data13 === "claude_cli"))){
-validate117.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+validate118.errors = [{instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
 return false;
 }
 var valid9 = _errs27 === errors;
@@ -12797,7 +13748,7 @@ if(data12.sandbox_backend !== undefined){
 let data14 = data12.sandbox_backend;
 const _errs29 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate117.errors = [{instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+validate118.errors = [{instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
 return false;
 }
 var valid9 = _errs29 === errors;
@@ -12816,7 +13767,7 @@ const len3 = data15.length;
 for(let i3=0; i3<len3; i3++){
 const _errs33 = errors;
 if(typeof data15[i3] !== "string"){
-validate117.errors = [{instancePath:instancePath+"/backend/capabilities/" + i3,schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/backend/capabilities/" + i3,schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid10 = _errs33 === errors;
@@ -12826,7 +13777,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/backend/capabilities",schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/backend/capabilities",schemaPath:"turn_security_backend_snapshot.json/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12840,7 +13791,7 @@ var valid9 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/backend",schemaPath:"turn_security_backend_snapshot.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12857,7 +13808,7 @@ if(errors === _errs35){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 let missing4;
 if(((data17.status === undefined) && (missing4 = "status")) || ((data17.degradations === undefined) && (missing4 = "degradations"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/required",keyword:"required",params:{missingProperty: missing4}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
@@ -12865,11 +13816,11 @@ if(data17.status !== undefined){
 let data18 = data17.status;
 const _errs37 = errors;
 if(typeof data18 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data18 === "active") || (data18 === "partially_active")) || (data18 === "unavailable"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
 return false;
 }
 var valid11 = _errs37 === errors;
@@ -12893,14 +13844,14 @@ if(errors === _errs43){
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 let missing5;
 if(((data20.capability === undefined) && (missing5 = "capability")) || ((data20.reason === undefined) && (missing5 = "reason"))){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/required",keyword:"required",params:{missingProperty: missing5}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/required",keyword:"required",params:{missingProperty: missing5}}];
 return false;
 }
 else {
 if(data20.capability !== undefined){
 const _errs45 = errors;
 if(typeof data20.capability !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/capability",schemaPath:"turn_security_degradation.json/properties/capability/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/capability",schemaPath:"turn_security_degradation.json/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid15 = _errs45 === errors;
@@ -12912,7 +13863,7 @@ if(valid15){
 if(data20.reason !== undefined){
 const _errs47 = errors;
 if(typeof data20.reason !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/reason",schemaPath:"turn_security_degradation.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/reason",schemaPath:"turn_security_degradation.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid15 = _errs47 === errors;
@@ -12924,7 +13875,7 @@ if(valid15){
 if(data20.detail !== undefined){
 const _errs49 = errors;
 if(typeof data20.detail !== "string"){
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/detail",schemaPath:"turn_security_degradation.json/properties/detail/type",keyword:"type",params:{type: "string"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4+"/detail",schemaPath:"turn_security_degradation.json/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid15 = _errs49 === errors;
@@ -12937,7 +13888,7 @@ var valid15 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations/" + i4,schemaPath:"turn_security_degradation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12948,7 +13899,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/enforcement/degradations",schemaPath:"#/properties/enforcement/properties/degradations/type",keyword:"type",params:{type: "array"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement/degradations",schemaPath:"#/properties/enforcement/properties/degradations/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -12961,7 +13912,7 @@ var valid11 = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath:instancePath+"/enforcement",schemaPath:"#/properties/enforcement/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -12973,8 +13924,8 @@ var valid0 = true;
 if(valid0){
 if(data.parent_cap !== undefined){
 const _errs51 = errors;
-if(!(validate125(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+if(!(validate126(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs51 === errors;
@@ -12992,14 +13943,14 @@ var valid0 = true;
 }
 }
 else {
-validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate117.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":{"permission_profile":true,"sandbox":true,"process":true,"network":true,"approval":true,"backend":true,"enforcement":true,"parent_cap":true},"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":{"permission_profile":true,"sandbox":true,"process":true,"network":true,"approval":true,"backend":true,"enforcement":true,"parent_cap":true},"dynamicProps":false,"dynamicItems":false};
 
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13139,17 +14090,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.prompt_manifest !== undefined){
-let data9 = data.prompt_manifest;
+if(data.execution_backend !== undefined){
 const _errs21 = errors;
+if(!(validate42(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.prompt_manifest !== undefined){
+let data10 = data.prompt_manifest;
 const _errs22 = errors;
-let valid3 = false;
 const _errs23 = errors;
+let valid3 = false;
 const _errs24 = errors;
-if(errors === _errs24){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+const _errs25 = errors;
+if(errors === _errs25){
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 let missing1;
-if((((((((data9.compiler_version === undefined) && (missing1 = "compiler_version")) || ((data9.profile === undefined) && (missing1 = "profile"))) || ((data9.section_ids === undefined) && (missing1 = "section_ids"))) || ((data9.fingerprint_stable === undefined) && (missing1 = "fingerprint_stable"))) || ((data9.fingerprint_dynamic === undefined) && (missing1 = "fingerprint_dynamic"))) || ((data9.fingerprint_full === undefined) && (missing1 = "fingerprint_full"))) || ((data9.diagnostics === undefined) && (missing1 = "diagnostics"))){
+if((((((((data10.compiler_version === undefined) && (missing1 = "compiler_version")) || ((data10.profile === undefined) && (missing1 = "profile"))) || ((data10.section_ids === undefined) && (missing1 = "section_ids"))) || ((data10.fingerprint_stable === undefined) && (missing1 = "fingerprint_stable"))) || ((data10.fingerprint_dynamic === undefined) && (missing1 = "fingerprint_dynamic"))) || ((data10.fingerprint_full === undefined) && (missing1 = "fingerprint_full"))) || ((data10.diagnostics === undefined) && (missing1 = "diagnostics"))){
 const err0 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: missing1}};
 if(vErrors === null){
 vErrors = [err0];
@@ -13160,9 +14123,9 @@ vErrors.push(err0);
 errors++;
 }
 else {
-if(data9.compiler_version !== undefined){
-const _errs26 = errors;
-if(typeof data9.compiler_version !== "string"){
+if(data10.compiler_version !== undefined){
+const _errs27 = errors;
+if(typeof data10.compiler_version !== "string"){
 const err1 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err1];
@@ -13172,15 +14135,15 @@ vErrors.push(err1);
 }
 errors++;
 }
-var valid5 = _errs26 === errors;
+var valid5 = _errs27 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.profile !== undefined){
-const _errs28 = errors;
-if(typeof data9.profile !== "string"){
+if(data10.profile !== undefined){
+const _errs29 = errors;
+if(typeof data10.profile !== "string"){
 const err2 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
@@ -13190,22 +14153,22 @@ vErrors.push(err2);
 }
 errors++;
 }
-var valid5 = _errs28 === errors;
+var valid5 = _errs29 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.section_ids !== undefined){
-let data12 = data9.section_ids;
-const _errs30 = errors;
-if(errors === _errs30){
-if(Array.isArray(data12)){
+if(data10.section_ids !== undefined){
+let data13 = data10.section_ids;
+const _errs31 = errors;
+if(errors === _errs31){
+if(Array.isArray(data13)){
 var valid6 = true;
-const len0 = data12.length;
+const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
-const _errs32 = errors;
-if(typeof data12[i0] !== "string"){
+const _errs33 = errors;
+if(typeof data13[i0] !== "string"){
 const err3 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
@@ -13215,7 +14178,7 @@ vErrors.push(err3);
 }
 errors++;
 }
-var valid6 = _errs32 === errors;
+var valid6 = _errs33 === errors;
 if(!valid6){
 break;
 }
@@ -13232,15 +14195,15 @@ vErrors.push(err4);
 errors++;
 }
 }
-var valid5 = _errs30 === errors;
+var valid5 = _errs31 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.fingerprint_stable !== undefined){
-const _errs34 = errors;
-if(typeof data9.fingerprint_stable !== "string"){
+if(data10.fingerprint_stable !== undefined){
+const _errs35 = errors;
+if(typeof data10.fingerprint_stable !== "string"){
 const err5 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
@@ -13250,15 +14213,15 @@ vErrors.push(err5);
 }
 errors++;
 }
-var valid5 = _errs34 === errors;
+var valid5 = _errs35 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.fingerprint_dynamic !== undefined){
-const _errs36 = errors;
-if(typeof data9.fingerprint_dynamic !== "string"){
+if(data10.fingerprint_dynamic !== undefined){
+const _errs37 = errors;
+if(typeof data10.fingerprint_dynamic !== "string"){
 const err6 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
@@ -13268,15 +14231,15 @@ vErrors.push(err6);
 }
 errors++;
 }
-var valid5 = _errs36 === errors;
+var valid5 = _errs37 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.fingerprint_full !== undefined){
-const _errs38 = errors;
-if(typeof data9.fingerprint_full !== "string"){
+if(data10.fingerprint_full !== undefined){
+const _errs39 = errors;
+if(typeof data10.fingerprint_full !== "string"){
 const err7 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
@@ -13286,26 +14249,26 @@ vErrors.push(err7);
 }
 errors++;
 }
-var valid5 = _errs38 === errors;
+var valid5 = _errs39 === errors;
 }
 else {
 var valid5 = true;
 }
 if(valid5){
-if(data9.diagnostics !== undefined){
-let data17 = data9.diagnostics;
-const _errs40 = errors;
-if(errors === _errs40){
-if(Array.isArray(data17)){
+if(data10.diagnostics !== undefined){
+let data18 = data10.diagnostics;
+const _errs41 = errors;
+if(errors === _errs41){
+if(Array.isArray(data18)){
 var valid7 = true;
-const len1 = data17.length;
+const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
-let data18 = data17[i1];
-const _errs42 = errors;
-if(errors === _errs42){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+let data19 = data18[i1];
+const _errs43 = errors;
+if(errors === _errs43){
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 let missing2;
-if(((data18.severity === undefined) && (missing2 = "severity")) || ((data18.message === undefined) && (missing2 = "message"))){
+if(((data19.severity === undefined) && (missing2 = "severity")) || ((data19.message === undefined) && (missing2 = "message"))){
 const err8 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: missing2}};
 if(vErrors === null){
 vErrors = [err8];
@@ -13316,10 +14279,10 @@ vErrors.push(err8);
 errors++;
 }
 else {
-if(data18.severity !== undefined){
-let data19 = data18.severity;
-const _errs44 = errors;
-if(typeof data19 !== "string"){
+if(data19.severity !== undefined){
+let data20 = data19.severity;
+const _errs45 = errors;
+if(typeof data20 !== "string"){
 const err9 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -13329,7 +14292,7 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(((data19 === "info") || (data19 === "warning")) || (data19 === "error"))){
+if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
 const err10 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err10];
@@ -13339,15 +14302,15 @@ vErrors.push(err10);
 }
 errors++;
 }
-var valid8 = _errs44 === errors;
+var valid8 = _errs45 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data18.message !== undefined){
-const _errs46 = errors;
-if(typeof data18.message !== "string"){
+if(data19.message !== undefined){
+const _errs47 = errors;
+if(typeof data19.message !== "string"){
 const err11 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
@@ -13357,15 +14320,15 @@ vErrors.push(err11);
 }
 errors++;
 }
-var valid8 = _errs46 === errors;
+var valid8 = _errs47 === errors;
 }
 else {
 var valid8 = true;
 }
 if(valid8){
-if(data18.section_id !== undefined){
-const _errs48 = errors;
-if(typeof data18.section_id !== "string"){
+if(data19.section_id !== undefined){
+const _errs49 = errors;
+if(typeof data19.section_id !== "string"){
 const err12 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
@@ -13375,7 +14338,7 @@ vErrors.push(err12);
 }
 errors++;
 }
-var valid8 = _errs48 === errors;
+var valid8 = _errs49 === errors;
 }
 else {
 var valid8 = true;
@@ -13395,7 +14358,7 @@ vErrors.push(err13);
 errors++;
 }
 }
-var valid7 = _errs42 === errors;
+var valid7 = _errs43 === errors;
 if(!valid7){
 break;
 }
@@ -13412,7 +14375,7 @@ vErrors.push(err14);
 errors++;
 }
 }
-var valid5 = _errs40 === errors;
+var valid5 = _errs41 === errors;
 }
 else {
 var valid5 = true;
@@ -13436,20 +14399,20 @@ vErrors.push(err15);
 errors++;
 }
 }
-var _valid0 = _errs23 === errors;
+var _valid0 = _errs24 === errors;
 valid3 = valid3 || _valid0;
 if(_valid0){
-var props0 = {};
-props0.compiler_version = true;
-props0.profile = true;
-props0.section_ids = true;
-props0.fingerprint_stable = true;
-props0.fingerprint_dynamic = true;
-props0.fingerprint_full = true;
-props0.diagnostics = true;
+var props1 = {};
+props1.compiler_version = true;
+props1.profile = true;
+props1.section_ids = true;
+props1.fingerprint_stable = true;
+props1.fingerprint_dynamic = true;
+props1.fingerprint_full = true;
+props1.diagnostics = true;
 }
-const _errs50 = errors;
-if(data9 !== null){
+const _errs51 = errors;
+if(data10 !== null){
 const err16 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
 if(vErrors === null){
 vErrors = [err16];
@@ -13459,7 +14422,7 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid0 = _errs50 === errors;
+var _valid0 = _errs51 === errors;
 valid3 = valid3 || _valid0;
 if(!valid3){
 const err17 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
@@ -13474,38 +14437,26 @@ validate113.errors = vErrors;
 return false;
 }
 else {
-errors = _errs22;
+errors = _errs23;
 if(vErrors !== null){
-if(_errs22){
-vErrors.length = _errs22;
+if(_errs23){
+vErrors.length = _errs23;
 }
 else {
 vErrors = null;
 }
 }
 }
-var valid0 = _errs21 === errors;
+var valid0 = _errs22 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permission_profile !== undefined){
-const _errs52 = errors;
-if(!(validate114(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs52 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.security !== undefined){
 const _errs53 = errors;
-if(!(validate117(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs53 === errors;
@@ -13514,78 +14465,90 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.capabilities !== undefined){
-let data24 = data.capabilities;
+if(data.security !== undefined){
 const _errs54 = errors;
-if(errors === _errs54){
-if(Array.isArray(data24)){
+if(!(validate118(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs54 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capabilities !== undefined){
+let data25 = data.capabilities;
+const _errs55 = errors;
+if(errors === _errs55){
+if(Array.isArray(data25)){
 var valid9 = true;
-const len2 = data24.length;
+const len2 = data25.length;
 for(let i2=0; i2<len2; i2++){
-let data25 = data24[i2];
-const _errs56 = errors;
+let data26 = data25[i2];
 const _errs57 = errors;
-if(errors === _errs57){
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+const _errs58 = errors;
+if(errors === _errs58){
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 let missing3;
-if((((data25.capabilityId === undefined) && (missing3 = "capabilityId")) || ((data25.status === undefined) && (missing3 = "status"))) || ((data25.reason === undefined) && (missing3 = "reason"))){
+if((((data26.capabilityId === undefined) && (missing3 = "capabilityId")) || ((data26.status === undefined) && (missing3 = "status"))) || ((data26.reason === undefined) && (missing3 = "reason"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
-if(data25.capabilityId !== undefined){
-const _errs59 = errors;
-if(typeof data25.capabilityId !== "string"){
+if(data26.capabilityId !== undefined){
+const _errs60 = errors;
+if(typeof data26.capabilityId !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid11 = _errs59 === errors;
+var valid11 = _errs60 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data25.status !== undefined){
-let data27 = data25.status;
-const _errs61 = errors;
-if(typeof data27 !== "string"){
+if(data26.status !== undefined){
+let data28 = data26.status;
+const _errs62 = errors;
+if(typeof data28 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data27 === "accepted") || (data27 === "rejected"))){
+if(!((data28 === "accepted") || (data28 === "rejected"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}}];
 return false;
 }
-var valid11 = _errs61 === errors;
+var valid11 = _errs62 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data25.reason !== undefined){
-let data28 = data25.reason;
-const _errs63 = errors;
-if(typeof data28 !== "string"){
+if(data26.reason !== undefined){
+let data29 = data26.reason;
+const _errs64 = errors;
+if(typeof data29 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((((((((data28 === "explicit_composer_capability") || (data28 === "not_found")) || (data28 === "disabled_by_policy")) || (data28 === "validation_rejected")) || (data28 === "security_blocked")) || (data28 === "dependency_missing")) || (data28 === "catalog_missing")) || (data28 === "tool_missing")) || (data28 === "provider_unsupported"))){
+if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}}];
 return false;
 }
-var valid11 = _errs63 === errors;
+var valid11 = _errs64 === errors;
 }
 else {
 var valid11 = true;
 }
 if(valid11){
-if(data25.message !== undefined){
-const _errs65 = errors;
-if(typeof data25.message !== "string"){
+if(data26.message !== undefined){
+const _errs66 = errors;
+if(typeof data26.message !== "string"){
 validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid11 = _errs65 === errors;
+var valid11 = _errs66 === errors;
 }
 else {
 var valid11 = true;
@@ -13600,7 +14563,7 @@ validate113.errors = [{instancePath:instancePath+"/capabilities/" + i2,schemaPat
 return false;
 }
 }
-var valid9 = _errs56 === errors;
+var valid9 = _errs57 === errors;
 if(!valid9){
 break;
 }
@@ -13611,60 +14574,60 @@ validate113.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/p
 return false;
 }
 }
-var valid0 = _errs54 === errors;
+var valid0 = _errs55 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.error !== undefined){
-let data30 = data.error;
-const _errs67 = errors;
+let data31 = data.error;
 const _errs68 = errors;
-if(errors === _errs68){
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+const _errs69 = errors;
+if(errors === _errs69){
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 let missing4;
-if((((data30.kind === undefined) && (missing4 = "kind")) || ((data30.message === undefined) && (missing4 = "message"))) || ((data30.retryable === undefined) && (missing4 = "retryable"))){
+if((((data31.kind === undefined) && (missing4 = "kind")) || ((data31.message === undefined) && (missing4 = "message"))) || ((data31.retryable === undefined) && (missing4 = "retryable"))){
 validate113.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
-if(data30.kind !== undefined){
-let data31 = data30.kind;
-const _errs70 = errors;
-if(typeof data31 !== "string"){
+if(data31.kind !== undefined){
+let data32 = data31.kind;
+const _errs71 = errors;
+if(typeof data32 !== "string"){
 validate113.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((((((data31 === "provider_error") || (data31 === "tool_error")) || (data31 === "cancelled")) || (data31 === "interrupted")) || (data31 === "budget_exhausted")) || (data31 === "internal"))){
+if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
 validate113.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
 return false;
 }
-var valid13 = _errs70 === errors;
+var valid13 = _errs71 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data30.message !== undefined){
-const _errs72 = errors;
-if(typeof data30.message !== "string"){
+if(data31.message !== undefined){
+const _errs73 = errors;
+if(typeof data31.message !== "string"){
 validate113.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid13 = _errs72 === errors;
+var valid13 = _errs73 === errors;
 }
 else {
 var valid13 = true;
 }
 if(valid13){
-if(data30.retryable !== undefined){
-const _errs74 = errors;
-if(typeof data30.retryable !== "boolean"){
+if(data31.retryable !== undefined){
+const _errs75 = errors;
+if(typeof data31.retryable !== "boolean"){
 validate113.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid13 = _errs74 === errors;
+var valid13 = _errs75 === errors;
 }
 else {
 var valid13 = true;
@@ -13678,42 +14641,42 @@ validate113.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failu
 return false;
 }
 }
-var valid0 = _errs67 === errors;
+var valid0 = _errs68 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.blocked !== undefined){
-let data34 = data.blocked;
-const _errs76 = errors;
-if(errors === _errs76){
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+let data35 = data.blocked;
+const _errs77 = errors;
+if(errors === _errs77){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 let missing5;
-if(((data34.reason === undefined) && (missing5 = "reason")) || ((data34.recovery_job_id === undefined) && (missing5 = "recovery_job_id"))){
+if(((data35.reason === undefined) && (missing5 = "reason")) || ((data35.recovery_job_id === undefined) && (missing5 = "recovery_job_id"))){
 validate113.errors = [{instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: missing5}}];
 return false;
 }
 else {
-if(data34.reason !== undefined){
-const _errs78 = errors;
-if(typeof data34.reason !== "string"){
+if(data35.reason !== undefined){
+const _errs79 = errors;
+if(typeof data35.reason !== "string"){
 validate113.errors = [{instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid14 = _errs78 === errors;
+var valid14 = _errs79 === errors;
 }
 else {
 var valid14 = true;
 }
 if(valid14){
-if(data34.recovery_job_id !== undefined){
-const _errs80 = errors;
-if(typeof data34.recovery_job_id !== "string"){
+if(data35.recovery_job_id !== undefined){
+const _errs81 = errors;
+if(typeof data35.recovery_job_id !== "string"){
 validate113.errors = [{instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid14 = _errs80 === errors;
+var valid14 = _errs81 === errors;
 }
 else {
 var valid14 = true;
@@ -13726,118 +14689,118 @@ validate113.errors = [{instancePath:instancePath+"/blocked",schemaPath:"#/proper
 return false;
 }
 }
-var valid0 = _errs76 === errors;
+var valid0 = _errs77 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.parent_turn_id !== undefined){
-const _errs82 = errors;
+const _errs83 = errors;
 if(typeof data.parent_turn_id !== "string"){
 validate113.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs82 === errors;
+var valid0 = _errs83 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.parent_thread_id !== undefined){
-const _errs84 = errors;
+const _errs85 = errors;
 if(typeof data.parent_thread_id !== "string"){
 validate113.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs84 === errors;
+var valid0 = _errs85 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.actor !== undefined){
-const _errs86 = errors;
+const _errs87 = errors;
 if(!(validate20(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs86 === errors;
+var valid0 = _errs87 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.usage !== undefined){
-let data40 = data.usage;
-const _errs87 = errors;
+let data41 = data.usage;
 const _errs88 = errors;
-if(errors === _errs88){
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+const _errs89 = errors;
+if(errors === _errs89){
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 let missing6;
-if((((data40.input_tokens === undefined) && (missing6 = "input_tokens")) || ((data40.output_tokens === undefined) && (missing6 = "output_tokens"))) || ((data40.total_tokens === undefined) && (missing6 = "total_tokens"))){
+if((((data41.input_tokens === undefined) && (missing6 = "input_tokens")) || ((data41.output_tokens === undefined) && (missing6 = "output_tokens"))) || ((data41.total_tokens === undefined) && (missing6 = "total_tokens"))){
 validate113.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: missing6}}];
 return false;
 }
 else {
-if(data40.input_tokens !== undefined){
-let data41 = data40.input_tokens;
-const _errs90 = errors;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+if(data41.input_tokens !== undefined){
+let data42 = data41.input_tokens;
+const _errs91 = errors;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
 validate113.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs90){
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 0 || isNaN(data41)){
+if(errors === _errs91){
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
 validate113.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid16 = _errs90 === errors;
+var valid16 = _errs91 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data40.output_tokens !== undefined){
-let data42 = data40.output_tokens;
-const _errs92 = errors;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+if(data41.output_tokens !== undefined){
+let data43 = data41.output_tokens;
+const _errs93 = errors;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
 validate113.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs92){
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
+if(errors === _errs93){
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 0 || isNaN(data43)){
 validate113.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid16 = _errs92 === errors;
+var valid16 = _errs93 === errors;
 }
 else {
 var valid16 = true;
 }
 if(valid16){
-if(data40.total_tokens !== undefined){
-let data43 = data40.total_tokens;
-const _errs94 = errors;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+if(data41.total_tokens !== undefined){
+let data44 = data41.total_tokens;
+const _errs95 = errors;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
 validate113.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs94){
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 0 || isNaN(data43)){
+if(errors === _errs95){
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
 validate113.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid16 = _errs94 === errors;
+var valid16 = _errs95 === errors;
 }
 else {
 var valid16 = true;
@@ -13851,10 +14814,11 @@ validate113.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage
 return false;
 }
 }
-var valid0 = _errs87 === errors;
+var valid0 = _errs88 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -13884,16 +14848,16 @@ return false;
 validate113.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":{"id":true,"thread_id":true,"workspace_id":true,"status":true,"mode":true,"created_at":true,"completed_at":true,"model_provider":true,"model":true,"prompt_manifest":true,"permission_profile":true,"security":true,"capabilities":true,"error":true,"blocked":true,"parent_turn_id":true,"parent_thread_id":true,"actor":true,"usage":true},"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":{"id":true,"thread_id":true,"workspace_id":true,"status":true,"mode":true,"created_at":true,"completed_at":true,"model_provider":true,"model":true,"execution_backend":true,"prompt_manifest":true,"permission_profile":true,"security":true,"capabilities":true,"error":true,"blocked":true,"parent_turn_id":true,"parent_thread_id":true,"actor":true,"usage":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnBlockedNotification = validate130;
+exports.TurnBlockedNotification = validate131;
 const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13904,14 +14868,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
-validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate130.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -13923,7 +14887,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate130.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -13936,13 +14900,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate130.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate131.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate130.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate131.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -13968,7 +14932,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs8 = errors;
 if(typeof data.reason !== "string"){
-validate130.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -13980,7 +14944,7 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 const _errs10 = errors;
 if(typeof data.recovery_job_id !== "string"){
-validate130.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate131.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -13996,91 +14960,20 @@ var valid0 = true;
 }
 }
 else {
-validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate130.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true,"reason":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true,"reason":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelParams = validate132;
+exports.TurnCancelParams = validate133;
 const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate132.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.thread_id !== undefined){
-const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate132.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate132.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs5 = errors;
-if(typeof data.reason !== "string"){
-validate132.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate132.errors = vErrors;
-return errors === 0;
-}
-validate132.evaluated = {"props":{"thread_id":true,"turn_id":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnCancelResponse = validate133;
-const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
-
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate133.evaluated;
@@ -14093,15 +14986,46 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.turn === undefined) && (missing0 = "turn")){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-errors = vErrors.length;
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate133.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate133.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs5 = errors;
+if(typeof data.reason !== "string"){
+validate133.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -14114,19 +15038,16 @@ return false;
 validate133.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":{"turn":true},"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":{"thread_id":true,"turn_id":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapability = validate53;
+exports.TurnCancelResponse = validate134;
+const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-exports.TurnCapabilityKind = validate54;
-
-exports.TurnCapabilityMcpServer = validate135;
-
-function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate135.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14136,69 +15057,37 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
-validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if((data.turn === undefined) && (missing0 = "turn")){
+validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate135.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("mcpServer" !== data0){
-validate135.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined){
-const _errs3 = errors;
-if(typeof data.name !== "string"){
-validate135.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.scopeKind !== undefined){
-const _errs5 = errors;
-if(typeof data.scopeKind !== "string"){
-validate135.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
+if(data.turn !== undefined){
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+errors = vErrors.length;
 }
 }
 }
 }
 else {
-validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate135.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":{"type":true,"name":true,"scopeKind":true},"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":{"turn":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityMcpTool = validate136;
+exports.TurnCapability = validate53;
+
+exports.TurnCapabilityKind = validate54;
+
+exports.TurnCapabilityMcpServer = validate136;
 
 function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate136.evaluated;
@@ -14211,7 +15100,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.type === undefined) && (missing0 = "type")) || ((data.serverName === undefined) && (missing0 = "serverName"))) || ((data.rawToolName === undefined) && (missing0 = "rawToolName"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
 validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -14223,8 +15112,8 @@ if(typeof data0 !== "string"){
 validate136.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("mcpTool" !== data0){
-validate136.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}}];
+if("mcpServer" !== data0){
+validate136.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpServer"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14233,10 +15122,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.serverName !== undefined){
+if(data.name !== undefined){
 const _errs3 = errors;
-if(typeof data.serverName !== "string"){
-validate136.errors = [{instancePath:instancePath+"/serverName",schemaPath:"#/properties/serverName/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.name !== "string"){
+validate136.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -14245,29 +15134,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.rawToolName !== undefined){
+if(data.scopeKind !== undefined){
 const _errs5 = errors;
-if(typeof data.rawToolName !== "string"){
-validate136.errors = [{instancePath:instancePath+"/rawToolName",schemaPath:"#/properties/rawToolName/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.scopeKind !== "string"){
+validate136.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.scopeKind !== undefined){
-const _errs7 = errors;
-if(typeof data.scopeKind !== "string"){
-validate136.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -14281,12 +15157,12 @@ return false;
 validate136.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":{"type":true,"serverName":true,"rawToolName":true,"scopeKind":true},"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":{"type":true,"name":true,"scopeKind":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityResolution = validate137;
+exports.TurnCapabilityMcpTool = validate137;
 
 function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate137.evaluated;
@@ -14299,15 +15175,20 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.capabilityId === undefined) && (missing0 = "capabilityId")) || ((data.status === undefined) && (missing0 = "status"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+if(((((data.type === undefined) && (missing0 = "type")) || ((data.serverName === undefined) && (missing0 = "serverName"))) || ((data.rawToolName === undefined) && (missing0 = "rawToolName"))) || ((data.scopeKind === undefined) && (missing0 = "scopeKind"))){
 validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.capabilityId !== undefined){
+if(data.type !== undefined){
+let data0 = data.type;
 const _errs1 = errors;
-if(typeof data.capabilityId !== "string"){
-validate137.errors = [{instancePath:instancePath+"/capabilityId",schemaPath:"#/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data0 !== "string"){
+validate137.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("mcpTool" !== data0){
+validate137.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mcpTool"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14316,15 +15197,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.status !== undefined){
-let data1 = data.status;
+if(data.serverName !== undefined){
 const _errs3 = errors;
-if(typeof data1 !== "string"){
-validate137.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((data1 === "accepted") || (data1 === "rejected"))){
-validate137.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}}];
+if(typeof data.serverName !== "string"){
+validate137.errors = [{instancePath:instancePath+"/serverName",schemaPath:"#/properties/serverName/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -14333,15 +15209,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data2 = data.reason;
+if(data.rawToolName !== undefined){
 const _errs5 = errors;
-if(typeof data2 !== "string"){
-validate137.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
-validate137.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}}];
+if(typeof data.rawToolName !== "string"){
+validate137.errors = [{instancePath:instancePath+"/rawToolName",schemaPath:"#/properties/rawToolName/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -14350,10 +15221,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.message !== undefined){
+if(data.scopeKind !== undefined){
 const _errs7 = errors;
-if(typeof data.message !== "string"){
-validate137.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.scopeKind !== "string"){
+validate137.errors = [{instancePath:instancePath+"/scopeKind",schemaPath:"#/properties/scopeKind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -14374,12 +15245,12 @@ return false;
 validate137.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":{"capabilityId":true,"status":true,"reason":true,"message":true},"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":{"type":true,"serverName":true,"rawToolName":true,"scopeKind":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilitySkill = validate138;
+exports.TurnCapabilityResolution = validate138;
 
 function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate138.evaluated;
@@ -14392,20 +15263,15 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.slug === undefined) && (missing0 = "slug"))) || ((data.sourceKind === undefined) && (missing0 = "sourceKind"))){
+if((((data.capabilityId === undefined) && (missing0 = "capabilityId")) || ((data.status === undefined) && (missing0 = "status"))) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.capabilityId !== undefined){
 const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate138.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("skill" !== data0){
-validate138.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "skill"}}];
+if(typeof data.capabilityId !== "string"){
+validate138.errors = [{instancePath:instancePath+"/capabilityId",schemaPath:"#/properties/capabilityId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14414,10 +15280,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.slug !== undefined){
+if(data.status !== undefined){
+let data1 = data.status;
 const _errs3 = errors;
-if(typeof data.slug !== "string"){
-validate138.errors = [{instancePath:instancePath+"/slug",schemaPath:"#/properties/slug/type",keyword:"type",params:{type: "string"}}];
+if(typeof data1 !== "string"){
+validate138.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data1 === "accepted") || (data1 === "rejected"))){
+validate138.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -14426,16 +15297,34 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sourceKind !== undefined){
+if(data.reason !== undefined){
+let data2 = data.reason;
 const _errs5 = errors;
-if(typeof data.sourceKind !== "string"){
-validate138.errors = [{instancePath:instancePath+"/sourceKind",schemaPath:"#/properties/sourceKind/type",keyword:"type",params:{type: "string"}}];
+if(typeof data2 !== "string"){
+validate138.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
+validate138.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.message !== undefined){
+const _errs7 = errors;
+if(typeof data.message !== "string"){
+validate138.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -14449,13 +15338,12 @@ return false;
 validate138.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":{"type":true,"slug":true,"sourceKind":true},"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":{"capabilityId":true,"status":true,"reason":true,"message":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCompletedNotification = validate139;
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+exports.TurnCapabilitySkill = validate139;
 
 function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate139.evaluated;
@@ -14468,15 +15356,91 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.slug === undefined) && (missing0 = "slug"))) || ((data.sourceKind === undefined) && (missing0 = "sourceKind"))){
 validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate139.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("skill" !== data0){
+validate139.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "skill"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.slug !== undefined){
+const _errs3 = errors;
+if(typeof data.slug !== "string"){
+validate139.errors = [{instancePath:instancePath+"/slug",schemaPath:"#/properties/slug/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceKind !== undefined){
+const _errs5 = errors;
+if(typeof data.sourceKind !== "string"){
+validate139.errors = [{instancePath:instancePath+"/sourceKind",schemaPath:"#/properties/sourceKind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate139.errors = vErrors;
+return errors === 0;
+}
+validate139.evaluated = {"props":{"type":true,"slug":true,"sourceKind":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnCompletedNotification = validate140;
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate140.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
+validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate139.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate140.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -14488,7 +15452,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate139.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate140.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -14501,13 +15465,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate139.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate140.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -14538,7 +15502,7 @@ if(errors === _errs9){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((((data4.input_tokens === undefined) && (missing1 = "input_tokens")) || ((data4.output_tokens === undefined) && (missing1 = "output_tokens"))) || ((data4.total_tokens === undefined) && (missing1 = "total_tokens"))){
-validate139.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate140.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -14546,13 +15510,13 @@ if(data4.input_tokens !== undefined){
 let data5 = data4.input_tokens;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate139.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate139.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate140.errors = [{instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -14567,13 +15531,13 @@ if(data4.output_tokens !== undefined){
 let data6 = data4.output_tokens;
 const _errs13 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate139.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate139.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate140.errors = [{instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -14588,13 +15552,13 @@ if(data4.total_tokens !== undefined){
 let data7 = data4.total_tokens;
 const _errs15 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate139.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate140.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-validate139.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate140.errors = [{instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -14609,7 +15573,7 @@ var valid2 = true;
 }
 }
 else {
-validate139.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}}];
+validate140.errors = [{instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -14625,260 +15589,23 @@ var valid0 = true;
 }
 }
 else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate139.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true,"usage":true},"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true,"usage":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionSecuritySnapshot = validate117;
+exports.TurnExecutionSecuritySnapshot = validate118;
 
-exports.TurnExecutionWindowBlockedNotification = validate141;
+exports.TurnExecutionWindowBlockedNotification = validate142;
 const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
 const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate141.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.totals === undefined) && (missing0 = "totals"))) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
-validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.thread_id !== undefined){
-const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate141.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate141.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.window_id !== undefined){
-const _errs7 = errors;
-if(typeof data.window_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-let data4 = data.reason;
-const _errs9 = errors;
-if(typeof data4 !== "string"){
-validate141.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-validate141.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
-return false;
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.totals !== undefined){
-let data5 = data.totals;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
-validate141.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-if(data5.agent_rounds !== undefined){
-let data6 = data5.agent_rounds;
-const _errs15 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate141.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs15){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-validate141.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs15 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.tool_calls !== undefined){
-let data7 = data5.tool_calls;
-const _errs17 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate141.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs17){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-validate141.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs17 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.wall_clock_ms !== undefined){
-let data8 = data5.wall_clock_ms;
-const _errs19 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate141.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs19){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-validate141.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs19 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data5.provider_tokens !== undefined){
-let data9 = data5.provider_tokens;
-const _errs21 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate141.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs21){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-validate141.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid3 = _errs21 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate141.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recovery_job_id !== undefined){
-const _errs23 = errors;
-if(typeof data.recovery_job_id !== "string"){
-validate141.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs23 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate141.errors = vErrors;
-return errors === 0;
-}
-validate141.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"reason":true,"totals":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnExecutionWindowCheckpointedNotification = validate142;
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
-const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
-
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate142.evaluated;
@@ -14891,7 +15618,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.status === undefined) && (missing0 = "status"))){
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.totals === undefined) && (missing0 = "totals"))) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
 validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -14953,10 +15680,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.checkpoint_id !== undefined){
+if(data.reason !== undefined){
+let data4 = data.reason;
 const _errs9 = errors;
-if(typeof data.checkpoint_id !== "string"){
-validate142.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data4 !== "string"){
+validate142.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
+validate142.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -14965,21 +15697,128 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.status !== undefined){
-let data5 = data.status;
-const _errs11 = errors;
-if(typeof data5 !== "string"){
-validate142.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+if(data.totals !== undefined){
+let data5 = data.totals;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
+validate142.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
-if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
-validate142.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+else {
+if(data5.agent_rounds !== undefined){
+let data6 = data5.agent_rounds;
+const _errs15 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate142.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-var valid0 = _errs11 === errors;
+if(errors === _errs15){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+validate142.errors = [{instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs15 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.tool_calls !== undefined){
+let data7 = data5.tool_calls;
+const _errs17 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate142.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs17){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+validate142.errors = [{instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs17 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.wall_clock_ms !== undefined){
+let data8 = data5.wall_clock_ms;
+const _errs19 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate142.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs19){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+validate142.errors = [{instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs19 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.provider_tokens !== undefined){
+let data9 = data5.provider_tokens;
+const _errs21 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate142.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+validate142.errors = [{instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid3 = _errs21 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate142.errors = [{instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+const _errs23 = errors;
+if(typeof data.recovery_job_id !== "string"){
+validate142.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs23 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -14996,13 +15835,14 @@ return false;
 validate142.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"checkpoint_id":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"reason":true,"totals":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowContinuedNotification = validate143;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+exports.TurnExecutionWindowCheckpointedNotification = validate143;
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate143.evaluated;
@@ -15015,7 +15855,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.previous_window_id === undefined) && (missing0 = "previous_window_id"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.window_index === undefined) && (missing0 = "window_index"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.status === undefined) && (missing0 = "status"))){
 validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -15065,10 +15905,134 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.window_id !== undefined){
+const _errs7 = errors;
+if(typeof data.window_id !== "string"){
+validate143.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.checkpoint_id !== undefined){
+const _errs9 = errors;
+if(typeof data.checkpoint_id !== "string"){
+validate143.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.status !== undefined){
+let data5 = data.status;
+const _errs11 = errors;
+if(typeof data5 !== "string"){
+validate143.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
+validate143.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate143.errors = vErrors;
+return errors === 0;
+}
+validate143.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"checkpoint_id":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnExecutionWindowContinuedNotification = validate144;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate144.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.previous_window_id === undefined) && (missing0 = "previous_window_id"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.window_index === undefined) && (missing0 = "window_index"))) || ((data.checkpoint_id === undefined) && (missing0 = "checkpoint_id"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate144.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.previous_window_id !== undefined){
 const _errs7 = errors;
 if(typeof data.previous_window_id !== "string"){
-validate143.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -15080,7 +16044,7 @@ if(valid0){
 if(data.window_id !== undefined){
 const _errs9 = errors;
 if(typeof data.window_id !== "string"){
-validate143.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -15093,13 +16057,13 @@ if(data.window_index !== undefined){
 let data5 = data.window_index;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate143.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
+validate144.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate143.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate144.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15113,7 +16077,7 @@ if(valid0){
 if(data.checkpoint_id !== undefined){
 const _errs13 = errors;
 if(typeof data.checkpoint_id !== "string"){
-validate143.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -15126,11 +16090,11 @@ if(data.reason !== undefined){
 let data7 = data.reason;
 const _errs15 = errors;
 if(typeof data7 !== "string"){
-validate143.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
+validate144.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
-validate143.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+validate144.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -15148,22 +16112,22 @@ var valid0 = true;
 }
 }
 else {
-validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate143.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"previous_window_id":true,"window_id":true,"window_index":true,"checkpoint_id":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"previous_window_id":true,"window_id":true,"window_index":true,"checkpoint_id":true,"reason":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCounts = validate144;
+exports.TurnExecutionWindowCounts = validate145;
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15174,7 +16138,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.agent_rounds === undefined) && (missing0 = "agent_rounds")) || ((data.tool_calls === undefined) && (missing0 = "tool_calls"))) || ((data.wall_clock_ms === undefined) && (missing0 = "wall_clock_ms"))) || ((data.provider_tokens === undefined) && (missing0 = "provider_tokens"))){
-validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -15182,13 +16146,13 @@ if(data.agent_rounds !== undefined){
 let data0 = data.agent_rounds;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate144.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
+validate145.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-validate144.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate145.errors = [{instancePath:instancePath+"/agent_rounds",schemaPath:"#/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15203,13 +16167,13 @@ if(data.tool_calls !== undefined){
 let data1 = data.tool_calls;
 const _errs3 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate144.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
+validate145.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate144.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate145.errors = [{instancePath:instancePath+"/tool_calls",schemaPath:"#/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15224,13 +16188,13 @@ if(data.wall_clock_ms !== undefined){
 let data2 = data.wall_clock_ms;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate144.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
+validate145.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate144.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate145.errors = [{instancePath:instancePath+"/wall_clock_ms",schemaPath:"#/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15245,13 +16209,13 @@ if(data.provider_tokens !== undefined){
 let data3 = data.provider_tokens;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate144.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate145.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-validate144.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate145.errors = [{instancePath:instancePath+"/provider_tokens",schemaPath:"#/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15267,23 +16231,23 @@ var valid0 = true;
 }
 }
 else {
-validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate144.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":{"agent_rounds":true,"tool_calls":true,"wall_clock_ms":true,"provider_tokens":true},"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":{"agent_rounds":true,"tool_calls":true,"wall_clock_ms":true,"provider_tokens":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustedNotification = validate145;
+exports.TurnExecutionWindowExhaustedNotification = validate146;
 const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15294,14 +16258,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.observed === undefined) && (missing0 = "observed"))) || ((data.status === undefined) && (missing0 = "status"))){
-validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate145.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate146.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -15313,7 +16277,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate145.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate146.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -15326,13 +16290,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate145.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate146.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate145.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate146.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15346,7 +16310,7 @@ if(valid0){
 if(data.window_id !== undefined){
 const _errs7 = errors;
 if(typeof data.window_id !== "string"){
-validate145.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+validate146.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -15359,11 +16323,11 @@ if(data.reason !== undefined){
 let data4 = data.reason;
 const _errs9 = errors;
 if(typeof data4 !== "string"){
-validate145.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
+validate146.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-validate145.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+validate146.errors = [{instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -15380,7 +16344,7 @@ if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if(((((data5.agent_rounds === undefined) && (missing1 = "agent_rounds")) || ((data5.tool_calls === undefined) && (missing1 = "tool_calls"))) || ((data5.wall_clock_ms === undefined) && (missing1 = "wall_clock_ms"))) || ((data5.provider_tokens === undefined) && (missing1 = "provider_tokens"))){
-validate145.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate146.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -15388,13 +16352,13 @@ if(data5.agent_rounds !== undefined){
 let data6 = data5.agent_rounds;
 const _errs15 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate145.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
+validate146.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate145.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate146.errors = [{instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15409,13 +16373,13 @@ if(data5.tool_calls !== undefined){
 let data7 = data5.tool_calls;
 const _errs17 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate145.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
+validate146.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs17){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-validate145.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate146.errors = [{instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15430,13 +16394,13 @@ if(data5.wall_clock_ms !== undefined){
 let data8 = data5.wall_clock_ms;
 const _errs19 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate145.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
+validate146.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate145.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate146.errors = [{instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15451,13 +16415,13 @@ if(data5.provider_tokens !== undefined){
 let data9 = data5.provider_tokens;
 const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate145.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate146.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate145.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate146.errors = [{instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15473,7 +16437,7 @@ var valid3 = true;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
+validate146.errors = [{instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -15487,11 +16451,11 @@ if(data.status !== undefined){
 let data10 = data.status;
 const _errs23 = errors;
 if(typeof data10 !== "string"){
-validate145.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-validate145.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+validate146.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -15508,22 +16472,22 @@ var valid0 = true;
 }
 }
 else {
-validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate145.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"reason":true,"observed":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"reason":true,"observed":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustionReason = validate146;
+exports.TurnExecutionWindowExhaustionReason = validate147;
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15531,26 +16495,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
-validate146.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
+validate147.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema135.enum}}];
 return false;
 }
-validate146.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowLimits = validate147;
+exports.TurnExecutionWindowLimits = validate148;
 const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15561,7 +16525,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.max_agent_rounds_per_window === undefined) && (missing0 = "max_agent_rounds_per_window")) || ((data.max_tool_calls_per_window === undefined) && (missing0 = "max_tool_calls_per_window"))) || ((data.max_wall_clock_ms_per_window === undefined) && (missing0 = "max_wall_clock_ms_per_window"))) || ((data.max_provider_tokens_per_window === undefined) && (missing0 = "max_provider_tokens_per_window"))){
-validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -15569,13 +16533,13 @@ if(data.max_agent_rounds_per_window !== undefined){
 let data0 = data.max_agent_rounds_per_window;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate147.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-validate147.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_agent_rounds_per_window",schemaPath:"#/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15590,13 +16554,13 @@ if(data.max_tool_calls_per_window !== undefined){
 let data1 = data.max_tool_calls_per_window;
 const _errs3 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate147.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 1 || isNaN(data1)){
-validate147.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_tool_calls_per_window",schemaPath:"#/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15611,13 +16575,13 @@ if(data.max_wall_clock_ms_per_window !== undefined){
 let data2 = data.max_wall_clock_ms_per_window;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate147.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate147.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_wall_clock_ms_per_window",schemaPath:"#/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15632,13 +16596,13 @@ if(data.max_provider_tokens_per_window !== undefined){
 let data3 = data.max_provider_tokens_per_window;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate147.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate148.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate147.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate148.errors = [{instancePath:instancePath+"/max_provider_tokens_per_window",schemaPath:"#/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15654,23 +16618,23 @@ var valid0 = true;
 }
 }
 else {
-validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate147.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":{"max_agent_rounds_per_window":true,"max_tool_calls_per_window":true,"max_wall_clock_ms_per_window":true,"max_provider_tokens_per_window":true},"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":{"max_agent_rounds_per_window":true,"max_tool_calls_per_window":true,"max_wall_clock_ms_per_window":true,"max_provider_tokens_per_window":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStartedNotification = validate148;
+exports.TurnExecutionWindowStartedNotification = validate149;
 const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15681,14 +16645,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.window_id === undefined) && (missing0 = "window_id"))) || ((data.window_index === undefined) && (missing0 = "window_index"))) || ((data.limits === undefined) && (missing0 = "limits"))) || ((data.status === undefined) && (missing0 = "status"))){
-validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate148.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -15700,7 +16664,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate148.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -15713,13 +16677,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate148.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate148.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15733,7 +16697,7 @@ if(valid0){
 if(data.window_id !== undefined){
 const _errs7 = errors;
 if(typeof data.window_id !== "string"){
-validate148.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -15746,13 +16710,13 @@ if(data.window_index !== undefined){
 let data4 = data.window_index;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate148.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate148.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate149.errors = [{instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -15771,7 +16735,7 @@ if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
 if(((((data5.max_agent_rounds_per_window === undefined) && (missing1 = "max_agent_rounds_per_window")) || ((data5.max_tool_calls_per_window === undefined) && (missing1 = "max_tool_calls_per_window"))) || ((data5.max_wall_clock_ms_per_window === undefined) && (missing1 = "max_wall_clock_ms_per_window"))) || ((data5.max_provider_tokens_per_window === undefined) && (missing1 = "max_provider_tokens_per_window"))){
-validate148.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate149.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -15779,13 +16743,13 @@ if(data5.max_agent_rounds_per_window !== undefined){
 let data6 = data5.max_agent_rounds_per_window;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15800,13 +16764,13 @@ if(data5.max_tool_calls_per_window !== undefined){
 let data7 = data5.max_tool_calls_per_window;
 const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15821,13 +16785,13 @@ if(data5.max_wall_clock_ms_per_window !== undefined){
 let data8 = data5.max_wall_clock_ms_per_window;
 const _errs18 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 1 || isNaN(data8)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15842,13 +16806,13 @@ if(data5.max_provider_tokens_per_window !== undefined){
 let data9 = data5.max_provider_tokens_per_window;
 const _errs20 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate148.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs20){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-validate148.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate149.errors = [{instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -15864,7 +16828,7 @@ var valid2 = true;
 }
 }
 else {
-validate148.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}}];
+validate149.errors = [{instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -15878,11 +16842,11 @@ if(data.status !== undefined){
 let data10 = data.status;
 const _errs22 = errors;
 if(typeof data10 !== "string"){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
+validate149.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-validate148.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+validate149.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -15899,22 +16863,22 @@ var valid0 = true;
 }
 }
 else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate148.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"window_index":true,"limits":true,"status":true},"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"window_id":true,"window_index":true,"limits":true,"status":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStatus = validate149;
+exports.TurnExecutionWindowStatus = validate150;
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15922,26 +16886,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((data === "running") || (data === "exhausted")) || (data === "checkpointed")) || (data === "continued")) || (data === "completed")) || (data === "interrupted")) || (data === "blocked")) || (data === "failed"))){
-validate149.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
+validate150.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema211.enum}}];
 return false;
 }
-validate149.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailedNotification = validate150;
+exports.TurnFailedNotification = validate151;
 const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate151.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15952,14 +16916,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))) || ((data.error === undefined) && (missing0 = "error"))){
-validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate151.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate150.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -15971,7 +16935,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate150.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -15984,13 +16948,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate150.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate151.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate150.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate151.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16021,7 +16985,7 @@ if(errors === _errs9){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((((data4.kind === undefined) && (missing1 = "kind")) || ((data4.message === undefined) && (missing1 = "message"))) || ((data4.retryable === undefined) && (missing1 = "retryable"))){
-validate150.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate151.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -16029,11 +16993,11 @@ if(data4.kind !== undefined){
 let data5 = data4.kind;
 const _errs11 = errors;
 if(typeof data5 !== "string"){
-validate150.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
-validate150.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
+validate151.errors = [{instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
 return false;
 }
 var valid2 = _errs11 === errors;
@@ -16045,7 +17009,7 @@ if(valid2){
 if(data4.message !== undefined){
 const _errs13 = errors;
 if(typeof data4.message !== "string"){
-validate150.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
+validate151.errors = [{instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs13 === errors;
@@ -16057,7 +17021,7 @@ if(valid2){
 if(data4.retryable !== undefined){
 const _errs15 = errors;
 if(typeof data4.retryable !== "boolean"){
-validate150.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+validate151.errors = [{instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs15 === errors;
@@ -16070,7 +17034,7 @@ var valid2 = true;
 }
 }
 else {
-validate150.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}}];
+validate151.errors = [{instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -16086,94 +17050,19 @@ var valid0 = true;
 }
 }
 else {
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate150.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true,"error":true},"dynamicProps":false,"dynamicItems":false};
+validate151.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true,"error":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailure = validate152;
-
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate152.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.kind === undefined) && (missing0 = "kind")) || ((data.message === undefined) && (missing0 = "message"))) || ((data.retryable === undefined) && (missing0 = "retryable"))){
-validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
-validate152.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.message !== undefined){
-const _errs3 = errors;
-if(typeof data.message !== "string"){
-validate152.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.retryable !== undefined){
-const _errs5 = errors;
-if(typeof data.retryable !== "boolean"){
-validate152.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate152.errors = vErrors;
-return errors === 0;
-}
-validate152.evaluated = {"props":{"kind":true,"message":true,"retryable":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnFilesystemSandboxEntry = validate153;
+exports.TurnFailure = validate153;
 
 function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate153.evaluated;
@@ -16186,15 +17075,20 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.path === undefined) && (missing0 = "path")) || ((data.access === undefined) && (missing0 = "access"))) || ((data.kind === undefined) && (missing0 = "kind"))){
+if((((data.kind === undefined) && (missing0 = "kind")) || ((data.message === undefined) && (missing0 = "message"))) || ((data.retryable === undefined) && (missing0 = "retryable"))){
 validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.path !== undefined){
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs1 = errors;
-if(typeof data.path !== "string"){
-validate153.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+if(typeof data0 !== "string"){
+validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
+validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -16203,15 +17097,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.access !== undefined){
-let data1 = data.access;
+if(data.message !== undefined){
 const _errs3 = errors;
-if(typeof data1 !== "string"){
-validate153.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((data1 === "read_only") || (data1 === "read_write"))){
-validate153.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
+if(typeof data.message !== "string"){
+validate153.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -16220,15 +17109,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.kind !== undefined){
-let data2 = data.kind;
+if(data.retryable !== undefined){
 const _errs5 = errors;
-if(typeof data2 !== "string"){
-validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
-validate153.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
+if(typeof data.retryable !== "boolean"){
+validate153.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -16248,15 +17132,12 @@ return false;
 validate153.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":{"path":true,"access":true,"kind":true},"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":{"kind":true,"message":true,"retryable":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxPolicy = validate120;
-
-exports.TurnGetParams = validate154;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
+exports.TurnFilesystemSandboxEntry = validate154;
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate154.evaluated;
@@ -16269,15 +17150,15 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+if((((data.path === undefined) && (missing0 = "path")) || ((data.access === undefined) && (missing0 = "access"))) || ((data.kind === undefined) && (missing0 = "kind"))){
 validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.thread_id !== undefined){
+if(data.path !== undefined){
 const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate154.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.path !== "string"){
+validate154.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -16286,16 +17167,39 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.access !== undefined){
+let data1 = data.access;
 const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate154.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data1 !== "string"){
+validate154.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data1 === "read_only") || (data1 === "read_write"))){
+validate154.errors = [{instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}}];
 return false;
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data2 = data.kind;
+const _errs5 = errors;
+if(typeof data2 !== "string"){
+validate154.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
+validate154.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -16308,13 +17212,15 @@ return false;
 validate154.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":{"thread_id":true,"turn_id":true},"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":{"path":true,"access":true,"kind":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnGetResponse = validate155;
-const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnFilesystemSandboxPolicy = validate121;
+
+exports.TurnGetParams = validate155;
+const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate155.evaluated;
@@ -16327,15 +17233,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.turn === undefined) && (missing0 = "turn")){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
-if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-errors = vErrors.length;
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate155.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate155.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
 }
 }
 }
@@ -16348,7 +17272,47 @@ return false;
 validate155.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":{"turn":true},"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":{"thread_id":true,"turn_id":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnGetResponse = validate156;
+const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate156.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.turn === undefined) && (missing0 = "turn")){
+validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.turn !== undefined){
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+errors = vErrors.length;
+}
+}
+}
+}
+else {
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate156.errors = vErrors;
+return errors === 0;
+}
+validate156.evaluated = {"props":{"turn":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItem = validate49;
 
@@ -16360,14 +17324,14 @@ exports.TurnItemDownload = validate66;
 
 exports.TurnItemDynamicToolCall = validate67;
 
-exports.TurnItemEvent = validate157;
+exports.TurnItemEvent = validate158;
 const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16378,7 +17342,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -16386,13 +17350,13 @@ if(data.sequence !== undefined){
 let data0 = data.sequence;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16406,7 +17370,7 @@ if(valid0){
 if(data.method !== undefined){
 const _errs3 = errors;
 if(typeof data.method !== "string"){
-validate157.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate158.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -16422,7 +17386,7 @@ if(errors === _errs5){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
 else {
-validate157.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate158.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -16435,7 +17399,7 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs8 = errors;
 if(typeof data.recorded_at !== "string"){
-validate157.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate158.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -16449,24 +17413,24 @@ var valid0 = true;
 }
 }
 else {
-validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate157.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":{"sequence":true,"method":true,"params":true,"recorded_at":true},"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":{"sequence":true,"method":true,"params":true,"recorded_at":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemFileChange = validate63;
 
-exports.TurnItemOutputPolicy = validate158;
+exports.TurnItemOutputPolicy = validate159;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16477,7 +17441,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.truncated === undefined) && (missing0 = "truncated")){
-validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -16485,13 +17449,13 @@ if(data.max_display_bytes !== undefined){
 let data0 = data.max_display_bytes;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate158.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-validate158.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -16505,7 +17469,7 @@ if(valid0){
 if(data.truncated !== undefined){
 const _errs3 = errors;
 if(typeof data.truncated !== "boolean"){
-validate158.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+validate159.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -16518,13 +17482,13 @@ if(data.total_bytes !== undefined){
 let data2 = data.total_bytes;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate158.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
+validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate158.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -16539,24 +17503,24 @@ var valid0 = true;
 }
 }
 else {
-validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate158.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":{"max_display_bytes":true,"truncated":true,"total_bytes":true},"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":{"max_display_bytes":true,"truncated":true,"total_bytes":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemReasoning = validate58;
 
-exports.TurnItemStatus = validate159;
+exports.TurnItemStatus = validate160;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16564,29 +17528,29 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-validate159.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+validate160.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
 return false;
 }
-validate159.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate160;
+exports.TurnItemToolError = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16597,14 +17561,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.message === undefined) && (missing0 = "message")){
-validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.message !== undefined){
 const _errs1 = errors;
 if(typeof data.message !== "string"){
-validate160.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+validate161.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -16616,7 +17580,7 @@ if(valid0){
 if(data.retryable !== undefined){
 const _errs3 = errors;
 if(typeof data.retryable !== "boolean"){
-validate160.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+validate161.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -16628,52 +17592,19 @@ var valid0 = true;
 }
 }
 else {
-validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate160.errors = vErrors;
-return errors === 0;
-}
-validate160.evaluated = {"props":{"message":true,"retryable":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnItemToolOutcome = validate161;
-
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate161.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
-return false;
 }
 validate161.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":{"message":true,"retryable":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemUserMessage = validate50;
-
-exports.TurnItemWebFetch = validate65;
-
-exports.TurnItemWebSearch = validate64;
-
-exports.TurnItemsParams = validate162;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemToolOutcome = validate162;
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate162.evaluated;
@@ -16683,99 +17614,30 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-if(data.thread_id !== undefined){
-const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
+validate162.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
 return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate162.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate162.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate162.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-validate162.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate162.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":{"thread_id":true,"turn_id":true,"after_sequence":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate163;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemUserMessage = validate50;
+
+exports.TurnItemWebFetch = validate65;
+
+exports.TurnItemWebSearch = validate64;
+
+exports.TurnItemsParams = validate163;
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate163.evaluated;
@@ -16788,7 +17650,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -16805,10 +17667,112 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":{"thread_id":true,"turn_id":true,"after_sequence":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemsResponse = validate164;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.workspace_id !== undefined){
 const _errs3 = errors;
 if(typeof data.workspace_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -16820,7 +17784,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs5 = errors;
 if(typeof data.turn_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -16844,7 +17808,7 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((((data4.sequence === undefined) && (missing1 = "sequence")) || ((data4.method === undefined) && (missing1 = "method"))) || ((data4.params === undefined) && (missing1 = "params"))) || ((data4.recorded_at === undefined) && (missing1 = "recorded_at"))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -16852,13 +17816,13 @@ if(data4.sequence !== undefined){
 let data5 = data4.sequence;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -16872,7 +17836,7 @@ if(valid3){
 if(data4.method !== undefined){
 const _errs14 = errors;
 if(typeof data4.method !== "string"){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs14 === errors;
@@ -16888,7 +17852,7 @@ if(errors === _errs16){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -16901,7 +17865,7 @@ if(valid3){
 if(data4.recorded_at !== undefined){
 const _errs19 = errors;
 if(typeof data4.recorded_at !== "string"){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs19 === errors;
@@ -16915,7 +17879,7 @@ var valid3 = true;
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -16926,7 +17890,7 @@ break;
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
+validate164.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -16940,13 +17904,13 @@ if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
 const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate163.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate163.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -16963,23 +17927,23 @@ var valid0 = true;
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":{"thread_id":true,"workspace_id":true,"turn_id":true,"events":true,"last_sequence":true},"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":{"thread_id":true,"workspace_id":true,"turn_id":true,"events":true,"last_sequence":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate164;
+exports.TurnLegacySandboxPolicy = validate165;
 const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16990,40 +17954,40 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.mode === undefined) && (missing0 = "mode")){
-validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.mode !== undefined){
 let data0 = data.mode;
 if(typeof data0 !== "string"){
-validate164.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data0){
-validate164.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
 }
 }
 else {
-validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":{"mode":true},"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":{"mode":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate165;
+exports.TurnMode = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17031,25 +17995,25 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-validate165.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate166.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate166;
+exports.TurnNetworkPolicySnapshot = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17060,7 +18024,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.allow_domains === undefined) && (missing0 = "allow_domains"))) || ((data.deny_domains === undefined) && (missing0 = "deny_domains"))){
-validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -17068,11 +18032,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
+validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -17091,7 +18055,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs5 = errors;
 if(typeof data1[i0] !== "string"){
-validate166.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs5 === errors;
@@ -17101,7 +18065,7 @@ break;
 }
 }
 else {
-validate166.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate167.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17121,7 +18085,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs9 = errors;
 if(typeof data3[i1] !== "string"){
-validate166.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs9 === errors;
@@ -17131,7 +18095,7 @@ break;
 }
 }
 else {
-validate166.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate167.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17145,23 +18109,23 @@ var valid0 = true;
 }
 }
 else {
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":{"mode":true,"allow_domains":true,"deny_domains":true},"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":{"mode":true,"allow_domains":true,"deny_domains":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate167;
+exports.TurnPermissionApprovalRequest = validate168;
 const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"]};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17172,14 +18136,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.tool_name === undefined) && (missing0 = "tool_name"))) || ((data.action === undefined) && (missing0 = "action"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.allowed_scopes === undefined) && (missing0 = "allowed_scopes"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.request_id !== undefined){
 const _errs1 = errors;
 if(typeof data.request_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -17191,7 +18155,7 @@ if(valid0){
 if(data.workspace_id !== undefined){
 const _errs3 = errors;
 if(typeof data.workspace_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -17203,7 +18167,7 @@ if(valid0){
 if(data.thread_id !== undefined){
 const _errs5 = errors;
 if(typeof data.thread_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -17215,7 +18179,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs7 = errors;
 if(typeof data.turn_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -17234,7 +18198,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 const _errs11 = errors;
 if(typeof data4[i0] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs11 === errors;
@@ -17244,7 +18208,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17257,7 +18221,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs13 = errors;
 if(typeof data.tool_name !== "string"){
-validate167.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -17270,11 +18234,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs15 = errors;
 if(typeof data7 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate167.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -17286,7 +18250,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs18 = errors;
 if(typeof data.scope_hash !== "string"){
-validate167.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs18 === errors;
@@ -17298,7 +18262,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs20 = errors;
 if(typeof data.reason !== "string"){
-validate167.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs20 === errors;
@@ -17310,7 +18274,7 @@ if(valid0){
 if(data.summary !== undefined){
 const _errs22 = errors;
 if(typeof data.summary !== "string"){
-validate167.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -17326,7 +18290,7 @@ if(errors === _errs24){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -17342,7 +18306,7 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(Array.isArray(data12)){
 if(data12.length < 1){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
 }
 else {
@@ -17352,11 +18316,11 @@ for(let i1=0; i1<len1; i1++){
 let data13 = data12[i1];
 const _errs29 = errors;
 if(typeof data13 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
 return false;
 }
 var valid3 = _errs29 === errors;
@@ -17367,7 +18331,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17387,7 +18351,7 @@ const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
 const _errs34 = errors;
 if(typeof data14[i2] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs34 === errors;
@@ -17397,7 +18361,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17410,7 +18374,7 @@ if(valid0){
 if(data.sandbox_escape !== undefined){
 const _errs36 = errors;
 if(typeof data.sandbox_escape !== "boolean"){
-validate167.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+validate168.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs36 === errors;
@@ -17422,7 +18386,7 @@ if(valid0){
 if(data.item_id !== undefined){
 const _errs38 = errors;
 if(typeof data.item_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs38 === errors;
@@ -17434,7 +18398,7 @@ if(valid0){
 if(data.created_at !== undefined){
 const _errs40 = errors;
 if(typeof data.created_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs40 === errors;
@@ -17446,7 +18410,7 @@ if(valid0){
 if(data.expires_at !== undefined){
 const _errs42 = errors;
 if(typeof data.expires_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs42 === errors;
@@ -17458,7 +18422,7 @@ if(valid0){
 if(data.resolve_token !== undefined){
 const _errs44 = errors;
 if(typeof data.resolve_token !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs44 === errors;
@@ -17486,46 +18450,20 @@ var valid0 = true;
 }
 }
 else {
-validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate167.errors = vErrors;
-return errors === 0;
-}
-validate167.evaluated = {"props":{"request_id":true,"workspace_id":true,"thread_id":true,"turn_id":true,"visible_thread_ids":true,"tool_name":true,"action":true,"scope_hash":true,"reason":true,"summary":true,"details":true,"allowed_scopes":true,"outside_paths":true,"sandbox_escape":true,"item_id":true,"created_at":true,"expires_at":true,"resolve_token":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionApprovalResolution = validate168;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
-
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate168.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-validate168.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
 }
 validate168.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":{"request_id":true,"workspace_id":true,"thread_id":true,"turn_id":true,"visible_thread_ids":true,"tool_name":true,"action":true,"scope_hash":true,"reason":true,"summary":true,"details":true,"allowed_scopes":true,"outside_paths":true,"sandbox_escape":true,"item_id":true,"created_at":true,"expires_at":true,"resolve_token":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate169;
+exports.TurnPermissionApprovalResolution = validate169;
+const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate169.evaluated;
@@ -17539,8 +18477,8 @@ if(typeof data !== "string"){
 validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data === "allow_once") || (data === "allow_for_turn"))){
-validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
+validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 validate169.errors = vErrors;
@@ -17548,14 +18486,40 @@ return errors === 0;
 }
 validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate170;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"]};
+exports.TurnPermissionApprovalScope = validate170;
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate170.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data === "allow_once") || (data === "allow_for_turn"))){
+validate170.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+return false;
+}
+validate170.errors = vErrors;
+return errors === 0;
+}
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnPermissionAuditEvent = validate171;
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"]};
+
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17566,14 +18530,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.audit_id === undefined) && (missing0 = "audit_id"))) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate170.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -17585,7 +18549,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -17598,13 +18562,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate170.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate170.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17618,7 +18582,7 @@ if(valid0){
 if(data.audit_id !== undefined){
 const _errs7 = errors;
 if(typeof data.audit_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -17631,11 +18595,11 @@ if(data.kind !== undefined){
 let data4 = data.kind;
 const _errs9 = errors;
 if(typeof data4 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-validate170.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}}];
+validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -17647,7 +18611,7 @@ if(valid0){
 if(data.request_id !== undefined){
 const _errs11 = errors;
 if(typeof data.request_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -17659,7 +18623,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs13 = errors;
 if(typeof data.tool_name !== "string"){
-validate170.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -17672,11 +18636,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs15 = errors;
 if(typeof data7 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate170.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -17689,11 +18653,11 @@ if(data.behavior !== undefined){
 let data8 = data.behavior;
 const _errs18 = errors;
 if(typeof data8 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-validate170.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs18 === errors;
@@ -17706,11 +18670,11 @@ if(data.decided_by !== undefined){
 let data9 = data.decided_by;
 const _errs21 = errors;
 if(typeof data9 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-validate170.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}}];
+validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -17722,7 +18686,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs23 = errors;
 if(typeof data.reason !== "string"){
-validate170.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -17734,7 +18698,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs25 = errors;
 if(typeof data.scope_hash !== "string"){
-validate170.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs25 === errors;
@@ -17747,11 +18711,11 @@ if(data.resolution !== undefined){
 let data12 = data.resolution;
 const _errs27 = errors;
 if(typeof data12 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-validate170.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 var valid0 = _errs27 === errors;
@@ -17762,8 +18726,8 @@ var valid0 = true;
 if(valid0){
 if(data.profile !== undefined){
 const _errs30 = errors;
-if(!(validate114(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs30 === errors;
@@ -17775,7 +18739,7 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs31 = errors;
 if(typeof data.recorded_at !== "string"){
-validate170.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs31 === errors;
@@ -17800,22 +18764,22 @@ var valid0 = true;
 }
 }
 else {
-validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate170.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"audit_id":true,"kind":true,"request_id":true,"tool_name":true,"action":true,"behavior":true,"decided_by":true,"reason":true,"scope_hash":true,"resolution":true,"profile":true,"recorded_at":true},"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"audit_id":true,"kind":true,"request_id":true,"tool_name":true,"action":true,"behavior":true,"decided_by":true,"reason":true,"scope_hash":true,"resolution":true,"profile":true,"recorded_at":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate172;
+exports.TurnPermissionMode = validate173;
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17823,26 +18787,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-validate172.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate173.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
-validate172.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate173;
+exports.TurnPermissionProfileSelection = validate174;
 const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}}};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17855,11 +18819,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate173.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate173.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -17878,7 +18842,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
 if(typeof data1[i0] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs6 === errors;
@@ -17888,7 +18852,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17908,7 +18872,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs10 = errors;
 if(typeof data3[i1] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -17918,7 +18882,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17938,7 +18902,7 @@ const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
 const _errs14 = errors;
 if(typeof data5[i2] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs14 === errors;
@@ -17948,7 +18912,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -17962,24 +18926,24 @@ var valid0 = true;
 }
 }
 else {
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":{"mode":true,"allowed_tools":true,"denied_tools":true,"allowed_paths":true},"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":{"mode":true,"allowed_tools":true,"denied_tools":true,"allowed_paths":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSnapshot = validate114;
+exports.TurnPermissionProfileSnapshot = validate115;
 
-exports.TurnPermissionProfileSource = validate174;
+exports.TurnPermissionProfileSource = validate175;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17987,26 +18951,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-validate174.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate175.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate175;
+exports.TurnPermissionRequestOpenedNotification = validate176;
 const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"]};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18017,14 +18981,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate175.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -18036,7 +19000,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate175.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -18049,13 +19013,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate175.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate175.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -18068,8 +19032,8 @@ var valid0 = true;
 if(valid0){
 if(data.request !== undefined){
 const _errs7 = errors;
-if(!(validate167(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs7 === errors;
@@ -18083,23 +19047,23 @@ var valid0 = true;
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"request":true},"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"request":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate177;
+exports.TurnPermissionRequestResolvedNotification = validate178;
 const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"]};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18110,14 +19074,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -18129,7 +19093,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -18142,13 +19106,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -18162,7 +19126,7 @@ if(valid0){
 if(data.request_id !== undefined){
 const _errs7 = errors;
 if(typeof data.request_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -18175,11 +19139,11 @@ if(data.resolution !== undefined){
 let data4 = data.resolution;
 const _errs9 = errors;
 if(typeof data4 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-validate177.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -18191,7 +19155,7 @@ if(valid0){
 if(data.resolved_at !== undefined){
 const _errs12 = errors;
 if(typeof data.resolved_at !== "string"){
-validate177.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -18203,7 +19167,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs14 = errors;
 if(typeof data.scope_hash !== "string"){
-validate177.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -18220,82 +19184,6 @@ var valid0 = true;
 }
 }
 else {
-validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate177.errors = vErrors;
-return errors === 0;
-}
-validate177.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"request_id":true,"resolution":true,"resolved_at":true,"scope_hash":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionRequestRespondParams = validate178;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"]};
-
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate178.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
-validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.request_id !== undefined){
-const _errs1 = errors;
-if(typeof data.request_id !== "string"){
-validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-const _errs3 = errors;
-if(typeof data1 !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolve_token !== undefined){
-const _errs5 = errors;
-if(typeof data.resolve_token !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
 validate178.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -18303,13 +19191,13 @@ return false;
 validate178.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":{"request_id":true,"resolution":true,"resolve_token":true},"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"request_id":true,"resolution":true,"resolved_at":true,"scope_hash":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate179;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"]};
+exports.TurnPermissionRequestRespondParams = validate179;
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"]};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate179.evaluated;
@@ -18322,7 +19210,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
 validate179.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -18339,10 +19227,86 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.resolution !== undefined){
+let data1 = data.resolution;
+const _errs3 = errors;
+if(typeof data1 !== "string"){
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolve_token !== undefined){
+const _errs5 = errors;
+if(typeof data.resolve_token !== "string"){
+validate179.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate179.errors = vErrors;
+return errors === 0;
+}
+validate179.evaluated = {"props":{"request_id":true,"resolution":true,"resolve_token":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnPermissionRequestRespondResponse = validate180;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"]};
+
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate180.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.request_id !== undefined){
+const _errs1 = errors;
+if(typeof data.request_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.thread_id !== undefined){
 const _errs3 = errors;
 if(typeof data.thread_id !== "string"){
-validate179.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -18354,7 +19318,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs5 = errors;
 if(typeof data.turn_id !== "string"){
-validate179.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -18367,11 +19331,11 @@ if(data.resolution !== undefined){
 let data3 = data.resolution;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -18383,7 +19347,7 @@ if(valid0){
 if(data.resolved_at !== undefined){
 const _errs10 = errors;
 if(typeof data.resolved_at !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate180.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -18398,79 +19362,6 @@ var valid0 = true;
 }
 }
 else {
-validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate179.errors = vErrors;
-return errors === 0;
-}
-validate179.evaluated = {"props":{"request_id":true,"thread_id":true,"turn_id":true,"resolution":true,"resolved_at":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnProcessPolicySnapshot = validate123;
-
-exports.TurnResumeParams = validate180;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
-
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate180.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.thread_id !== undefined){
-const _errs1 = errors;
-if(typeof data.thread_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs3 = errors;
-if(typeof data.turn_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.recovery_job_id !== undefined){
-const _errs5 = errors;
-if(typeof data.recovery_job_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
 validate180.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -18478,13 +19369,15 @@ return false;
 validate180.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":{"thread_id":true,"turn_id":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":{"request_id":true,"thread_id":true,"turn_id":true,"resolution":true,"resolved_at":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate181;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+exports.TurnProcessPolicySnapshot = validate124;
+
+exports.TurnResumeParams = validate181;
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate181.evaluated;
@@ -18497,8 +19390,79 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.thread_id !== undefined){
+const _errs1 = errors;
+if(typeof data.thread_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs3 = errors;
+if(typeof data.turn_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+const _errs5 = errors;
+if(typeof data.recovery_job_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate181.errors = vErrors;
+return errors === 0;
+}
+validate181.evaluated = {"props":{"thread_id":true,"turn_id":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeResponse = validate182;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate182.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -18517,7 +19481,7 @@ if(valid0){
 if(data.recovery_job_id !== undefined){
 const _errs2 = errors;
 if(typeof data.recovery_job_id !== "string"){
-validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate182.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18529,22 +19493,22 @@ var valid0 = true;
 }
 }
 else {
-validate181.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate181.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":{"turn":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":{"turn":true,"recovery_job_id":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate183;
+exports.TurnSandboxMode = validate184;
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate184.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18552,27 +19516,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-validate183.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+validate184.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
 }
-validate183.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxSnapshot = validate119;
+exports.TurnSandboxSnapshot = validate120;
 
-exports.TurnSecurityBackendSnapshot = validate184;
+exports.TurnSecurityBackendSnapshot = validate185;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate185.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18583,7 +19547,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
-validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -18591,11 +19555,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate184.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate185.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-validate184.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+validate185.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -18608,7 +19572,7 @@ if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 const _errs3 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate184.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+validate185.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -18627,7 +19591,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
 if(typeof data2[i0] !== "string"){
-validate184.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate185.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs7 === errors;
@@ -18637,79 +19601,9 @@ break;
 }
 }
 else {
-validate184.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate185.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate184.errors = vErrors;
-return errors === 0;
-}
-validate184.evaluated = {"props":{"kind":true,"sandbox_backend":true,"capabilities":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnSecurityDegradation = validate185;
-
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate185.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.capability !== undefined){
-const _errs1 = errors;
-if(typeof data.capability !== "string"){
-validate185.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs3 = errors;
-if(typeof data.reason !== "string"){
-validate185.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.detail !== undefined){
-const _errs5 = errors;
-if(typeof data.detail !== "string"){
-validate185.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 var valid0 = _errs5 === errors;
 }
@@ -18728,12 +19622,12 @@ return false;
 validate185.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":{"capability":true,"reason":true,"detail":true},"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"props":{"kind":true,"sandbox_backend":true,"capabilities":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate186;
+exports.TurnSecurityDegradation = validate186;
 
 function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate186.evaluated;
@@ -18743,29 +19637,99 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate186.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-validate186.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+else {
+if(data.capability !== undefined){
+const _errs1 = errors;
+if(typeof data.capability !== "string"){
+validate186.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs3 = errors;
+if(typeof data.reason !== "string"){
+validate186.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined){
+const _errs5 = errors;
+if(typeof data.detail !== "string"){
+validate186.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate186.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":{"capability":true,"reason":true,"detail":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityParentCapSnapshot = validate125;
-
-exports.TurnStartParams = validate187;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnSecurityEnforcementStatus = validate187;
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
+validate187.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+return false;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSecurityParentCapSnapshot = validate126;
+
+exports.TurnStartParams = validate188;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18776,14 +19740,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
-validate187.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -18795,7 +19759,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -18824,7 +19788,7 @@ break;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
+validate188.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18854,7 +19818,7 @@ break;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate188.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18867,7 +19831,7 @@ if(valid0){
 if(data.model !== undefined){
 const _errs11 = errors;
 if(typeof data.model !== "string"){
-validate187.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -18879,7 +19843,7 @@ if(valid0){
 if(data.model_provider !== undefined){
 const _errs13 = errors;
 if(typeof data.model_provider !== "string"){
-validate187.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -18909,7 +19873,7 @@ if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.sandbox !== undefined){
 const _errs19 = errors;
 if(typeof data9.sandbox !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs19 === errors;
@@ -18921,7 +19885,7 @@ if(valid4){
 if(data9.effort !== undefined){
 const _errs21 = errors;
 if(typeof data9.effort !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs21 === errors;
@@ -18933,7 +19897,7 @@ if(valid4){
 if(data9.personality !== undefined){
 const _errs23 = errors;
 if(typeof data9.personality !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs23 === errors;
@@ -18945,7 +19909,7 @@ if(valid4){
 if(data9.summary !== undefined){
 const _errs25 = errors;
 if(typeof data9.summary !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -18957,7 +19921,7 @@ if(valid4){
 if(data9.steer_if_active !== undefined){
 const _errs27 = errors;
 if(typeof data9.steer_if_active !== "boolean"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid4 = _errs27 === errors;
@@ -18971,7 +19935,7 @@ var valid4 = true;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18983,8 +19947,8 @@ var valid0 = true;
 if(valid0){
 if(data.permission_profile !== undefined){
 const _errs29 = errors;
-if(!(validate173(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs29 === errors;
@@ -19001,25 +19965,25 @@ if(errors === _errs31){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
 if((data16.mode === undefined) && (missing1 = "mode")){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data16.mode !== undefined){
 let data17 = data16.mode;
 if(typeof data17 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data17){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19033,11 +19997,11 @@ if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs35 = errors;
 if(typeof data18 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate188.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-validate187.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate188.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
 var valid0 = _errs35 === errors;
@@ -19058,23 +20022,23 @@ var valid0 = true;
 }
 }
 else {
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate187.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":{"thread_id":true,"turn_id":true,"input":true,"capabilities":true,"model":true,"model_provider":true,"execution_backend":true,"cli_runtime_options":true,"permission_profile":true,"sandbox_policy":true,"mode":true},"dynamicProps":false,"dynamicItems":false};
+validate188.evaluated = {"props":{"thread_id":true,"turn_id":true,"input":true,"capabilities":true,"model":true,"model_provider":true,"execution_backend":true,"cli_runtime_options":true,"permission_profile":true,"sandbox_policy":true,"mode":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate192;
+exports.TurnStartResponse = validate193;
 const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19085,7 +20049,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.turn === undefined) && (missing0 = "turn")){
-validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -19098,23 +20062,23 @@ errors = vErrors.length;
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate192.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":{"turn":true},"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":{"turn":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate194;
+exports.TurnStartedNotification = validate195;
 const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19125,14 +20089,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
-validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate194.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -19144,7 +20108,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate194.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -19157,13 +20121,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate194.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19191,22 +20155,22 @@ var valid0 = true;
 }
 }
 else {
-validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate194.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true},"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"turn":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate196;
+exports.TurnStatus = validate197;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19214,26 +20178,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-validate196.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
+validate197.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
 return false;
 }
-validate196.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate197;
+exports.TurnToolLoopBudgetExceededNotification = validate198;
 const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate198.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19244,14 +20208,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.budget === undefined) && (missing0 = "budget"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.observed === undefined) && (missing0 = "observed"))){
-validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.thread_id !== undefined){
 const _errs1 = errors;
 if(typeof data.thread_id !== "string"){
-validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -19263,7 +20227,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs3 = errors;
 if(typeof data.turn_id !== "string"){
-validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -19276,13 +20240,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate198.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19297,11 +20261,11 @@ if(data.budget !== undefined){
 let data3 = data.budget;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate197.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
+validate198.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-validate197.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}}];
+validate198.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -19314,13 +20278,13 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate197.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate197.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19335,13 +20299,13 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate197.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
+validate198.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate197.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate198.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19359,22 +20323,22 @@ var valid0 = true;
 }
 }
 else {
-validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate197.errors = vErrors;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"budget":true,"limit":true,"observed":true},"dynamicProps":false,"dynamicItems":false};
+validate198.evaluated = {"props":{"thread_id":true,"turn_id":true,"sequence":true,"budget":true,"limit":true,"observed":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate198;
+exports.TurnUsage = validate199;
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate199.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19385,7 +20349,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))) || ((data.total_tokens === undefined) && (missing0 = "total_tokens"))){
-validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -19393,13 +20357,13 @@ if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate198.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate199.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-validate198.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate199.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19414,13 +20378,13 @@ if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
 const _errs3 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate198.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate199.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate198.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate199.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19435,13 +20399,13 @@ if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate198.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate199.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate198.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate199.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19456,25 +20420,25 @@ var valid0 = true;
 }
 }
 else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate198.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":{"input_tokens":true,"output_tokens":true,"total_tokens":true},"dynamicProps":false,"dynamicItems":false};
+validate199.evaluated = {"props":{"input_tokens":true,"output_tokens":true,"total_tokens":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate199;
+exports.TurnWorkBlock = validate200;
 const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
 const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
 const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate200.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19485,14 +20449,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.blockId === undefined) && (missing0 = "blockId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.presentation === undefined) && (missing0 = "presentation"))) || ((data.state === undefined) && (missing0 = "state"))) || ((data.counts === undefined) && (missing0 = "counts"))) || ((data.cursors === undefined) && (missing0 = "cursors"))) || ((data.startedAtUnixMicros === undefined) && (missing0 = "startedAtUnixMicros"))) || ((data.elapsedMs === undefined) && (missing0 = "elapsedMs"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.blockId !== undefined){
 const _errs1 = errors;
 if(typeof data.blockId !== "string"){
-validate199.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -19504,7 +20468,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs3 = errors;
 if(typeof data.turnId !== "string"){
-validate199.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -19521,14 +20485,14 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if(((data2.title === undefined) && (missing1 = "title")) || ((data2.collapsed === undefined) && (missing1 = "collapsed"))){
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data2.title !== undefined){
 const _errs8 = errors;
 if(typeof data2.title !== "string"){
-validate199.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs8 === errors;
@@ -19540,7 +20504,7 @@ if(valid2){
 if(data2.subtitle !== undefined){
 const _errs10 = errors;
 if(typeof data2.subtitle !== "string"){
-validate199.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -19552,7 +20516,7 @@ if(valid2){
 if(data2.collapsed !== undefined){
 const _errs12 = errors;
 if(typeof data2.collapsed !== "boolean"){
-validate199.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs12 === errors;
@@ -19565,7 +20529,7 @@ var valid2 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19579,11 +20543,11 @@ if(data.state !== undefined){
 let data6 = data.state;
 const _errs14 = errors;
 if(typeof data6 !== "string"){
-validate199.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
+validate200.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-validate199.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate200.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -19599,7 +20563,7 @@ if(errors === _errs17){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((((data7.total === undefined) && (missing2 = "total")) || ((data7.inProgress === undefined) && (missing2 = "inProgress"))) || ((data7.completed === undefined) && (missing2 = "completed"))) || ((data7.failed === undefined) && (missing2 = "failed"))){
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
+validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
@@ -19607,13 +20571,13 @@ if(data7.total !== undefined){
 let data8 = data7.total;
 const _errs19 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate199.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate199.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19628,13 +20592,13 @@ if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
 const _errs21 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate199.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate199.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19649,13 +20613,13 @@ if(data7.completed !== undefined){
 let data10 = data7.completed;
 const _errs23 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate199.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-validate199.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19670,13 +20634,13 @@ if(data7.failed !== undefined){
 let data11 = data7.failed;
 const _errs25 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate199.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs25){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-validate199.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19692,7 +20656,7 @@ var valid4 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19709,7 +20673,7 @@ if(errors === _errs27){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if(((data12.oldest === undefined) && (missing3 = "oldest")) || ((data12.newest === undefined) && (missing3 = "newest"))){
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
+validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
@@ -19717,7 +20681,7 @@ if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 const _errs29 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-validate199.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}}];
+validate200.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}}];
 return false;
 }
 var valid5 = _errs29 === errors;
@@ -19730,7 +20694,7 @@ if(data12.newest !== undefined){
 let data14 = data12.newest;
 const _errs31 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate199.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}}];
+validate200.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}}];
 return false;
 }
 var valid5 = _errs31 === errors;
@@ -19742,7 +20706,7 @@ var valid5 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -19756,13 +20720,13 @@ if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
 const _errs33 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate199.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs33){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-validate199.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19777,13 +20741,13 @@ if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
 const _errs35 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate199.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs35){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-validate199.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19798,13 +20762,13 @@ if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
 const _errs37 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate199.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
+validate200.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-validate199.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate200.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -19825,22 +20789,22 @@ var valid0 = true;
 }
 }
 else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate199.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":{"blockId":true,"turnId":true,"presentation":true,"state":true,"counts":true,"cursors":true,"startedAtUnixMicros":true,"endedAtUnixMicros":true,"elapsedMs":true},"dynamicProps":false,"dynamicItems":false};
+validate200.evaluated = {"props":{"blockId":true,"turnId":true,"presentation":true,"state":true,"counts":true,"cursors":true,"startedAtUnixMicros":true,"endedAtUnixMicros":true,"elapsedMs":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate200;
+exports.TurnWorkBlockPresentation = validate201;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19851,14 +20815,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.title === undefined) && (missing0 = "title")) || ((data.collapsed === undefined) && (missing0 = "collapsed"))){
-validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.title !== undefined){
 const _errs1 = errors;
 if(typeof data.title !== "string"){
-validate200.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -19870,7 +20834,7 @@ if(valid0){
 if(data.subtitle !== undefined){
 const _errs3 = errors;
 if(typeof data.subtitle !== "string"){
-validate200.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate201.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -19882,7 +20846,7 @@ if(valid0){
 if(data.collapsed !== undefined){
 const _errs5 = errors;
 if(typeof data.collapsed !== "boolean"){
-validate200.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate201.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -19895,22 +20859,22 @@ var valid0 = true;
 }
 }
 else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate200.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":{"title":true,"subtitle":true,"collapsed":true},"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":{"title":true,"subtitle":true,"collapsed":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate201;
+exports.TurnWorkBlockState = validate202;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19918,26 +20882,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-validate201.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate202.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
 return false;
 }
-validate201.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate202;
+exports.TurnWorkItem = validate203;
 const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19948,14 +20912,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workItemId === undefined) && (missing0 = "workItemId")) || ((data.item === undefined) && (missing0 = "item"))) || ((data.status === undefined) && (missing0 = "status"))) || ((data.itemType === undefined) && (missing0 = "itemType"))) || ((data.orderKey === undefined) && (missing0 = "orderKey"))) || ((data.createdAtUnixMicros === undefined) && (missing0 = "createdAtUnixMicros"))) || ((data.updatedAtUnixMicros === undefined) && (missing0 = "updatedAtUnixMicros"))) || ((data.sourceSequence === undefined) && (missing0 = "sourceSequence"))) || ((data.sourceUpdatedAtUnixMicros === undefined) && (missing0 = "sourceUpdatedAtUnixMicros"))){
-validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.workItemId !== undefined){
 const _errs1 = errors;
 if(typeof data.workItemId !== "string"){
-validate202.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -19980,11 +20944,11 @@ if(data.status !== undefined){
 let data2 = data.status;
 const _errs4 = errors;
 if(typeof data2 !== "string"){
-validate202.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-validate202.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+validate203.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19996,7 +20960,7 @@ if(valid0){
 if(data.itemType !== undefined){
 const _errs7 = errors;
 if(typeof data.itemType !== "string"){
-validate202.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -20008,7 +20972,7 @@ if(valid0){
 if(data.orderKey !== undefined){
 const _errs9 = errors;
 if(typeof data.orderKey !== "string"){
-validate202.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -20021,13 +20985,13 @@ if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate202.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate202.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate203.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20042,13 +21006,13 @@ if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
 const _errs13 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate202.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate202.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate203.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20063,13 +21027,13 @@ if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
 const _errs15 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate202.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-validate202.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate203.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20084,13 +21048,13 @@ if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
 const _errs17 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate202.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs17){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate202.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate203.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20108,7 +21072,7 @@ if(errors === _errs19){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate202.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+validate203.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20129,206 +21093,20 @@ var valid0 = true;
 }
 }
 else {
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate202.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":{"workItemId":true,"item":true,"status":true,"itemType":true,"orderKey":true,"createdAtUnixMicros":true,"updatedAtUnixMicros":true,"sourceSequence":true,"sourceUpdatedAtUnixMicros":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":{"workItemId":true,"item":true,"status":true,"itemType":true,"orderKey":true,"createdAtUnixMicros":true,"updatedAtUnixMicros":true,"sourceSequence":true,"sourceUpdatedAtUnixMicros":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate204;
+exports.TurnWorkItemsChangedNotification = validate205;
 const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate204.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
-validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.threadId !== undefined){
-const _errs1 = errors;
-if(typeof data.threadId !== "string"){
-validate204.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs3 = errors;
-if(typeof data.turnId !== "string"){
-validate204.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate204.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate204.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs7 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate204.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs7){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate204.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs9 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate204.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate204.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs9 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.changedWorkItemIds !== undefined){
-let data5 = data.changedWorkItemIds;
-const _errs11 = errors;
-if(errors === _errs11){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs13 = errors;
-if(typeof data5[i0] !== "string"){
-validate204.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs13 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate204.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data7 = data.removedWorkItemIds;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs17 = errors;
-if(typeof data7[i1] !== "string"){
-validate204.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs17 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate204.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate204.errors = vErrors;
-return errors === 0;
-}
-validate204.evaluated = {"props":{"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"changedWorkItemIds":true,"removedWorkItemIds":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsGetParams = validate205;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
-
 function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate205.evaluated;
@@ -20341,7 +21119,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
 validate205.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -20370,40 +21148,131 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.workItemIds !== undefined){
-let data2 = data.workItemIds;
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
 const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
 if(errors === _errs5){
-if(Array.isArray(data2)){
-if(data2.length < 1){
-validate205.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
-else {
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs7 = errors;
-if(typeof data2[i0] !== "string"){
-validate205.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs7 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate205.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
 }
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs9 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.changedWorkItemIds !== undefined){
+let data5 = data.changedWorkItemIds;
+const _errs11 = errors;
+if(errors === _errs11){
+if(Array.isArray(data5)){
+var valid1 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs13 = errors;
+if(typeof data5[i0] !== "string"){
+validate205.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs13 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate205.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.removedWorkItemIds !== undefined){
+let data7 = data.removedWorkItemIds;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs17 = errors;
+if(typeof data7[i1] !== "string"){
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs17 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -20417,13 +21286,13 @@ return false;
 validate205.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":{"threadId":true,"turnId":true,"workItemIds":true},"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"props":{"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"changedWorkItemIds":true,"removedWorkItemIds":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate206;
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetParams = validate206;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
 function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate206.evaluated;
@@ -20436,15 +21305,110 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
 validate206.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.threadId !== undefined){
+const _errs1 = errors;
+if(typeof data.threadId !== "string"){
+validate206.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs3 = errors;
+if(typeof data.turnId !== "string"){
+validate206.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.workItemIds !== undefined){
+let data2 = data.workItemIds;
+const _errs5 = errors;
+if(errors === _errs5){
+if(Array.isArray(data2)){
+if(data2.length < 1){
+validate206.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs7 = errors;
+if(typeof data2[i0] !== "string"){
+validate206.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs7 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate206.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate206.errors = vErrors;
+return errors === 0;
+}
+validate206.evaluated = {"props":{"threadId":true,"turnId":true,"workItemIds":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkItemsGetResponse = validate207;
+const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate207.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.workspaceId !== undefined){
 const _errs1 = errors;
 if(typeof data.workspaceId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -20456,7 +21420,7 @@ if(valid0){
 if(data.threadId !== undefined){
 const _errs3 = errors;
 if(typeof data.threadId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -20468,7 +21432,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs5 = errors;
 if(typeof data.turnId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -20481,13 +21445,13 @@ if(data.projectionVersion !== undefined){
 let data3 = data.projectionVersion;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate206.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate206.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate207.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20502,13 +21466,13 @@ if(data.sourceHighWatermark !== undefined){
 let data4 = data.sourceHighWatermark;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate206.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate206.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20523,13 +21487,13 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data5 = data.projectionUpdatedAtUnixMicros;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate206.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate206.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20549,8 +21513,8 @@ var valid1 = true;
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 const _errs15 = errors;
-if(!(validate202(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate203(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs15 === errors;
@@ -20560,7 +21524,7 @@ break;
 }
 }
 else {
-validate206.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+validate207.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20580,7 +21544,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 const _errs18 = errors;
 if(typeof data8[i1] !== "string"){
-validate206.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs18 === errors;
@@ -20590,7 +21554,7 @@ break;
 }
 }
 else {
-validate206.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+validate207.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20609,27 +21573,27 @@ var valid0 = true;
 }
 }
 else {
-validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate206.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":{"workspaceId":true,"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"items":true,"removedWorkItemIds":true},"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":{"workspaceId":true,"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"items":true,"removedWorkItemIds":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate208;
+exports.TurnWorkPageAnchor = validate209;
 const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
 const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
 const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
 const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
 const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20640,7 +21604,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.kind === undefined) && (missing0 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -20648,7 +21612,7 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20665,25 +21629,25 @@ if(errors === _errs4){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
 if((data.kind === undefined) && (missing1 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("newest" !== data1){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
 return false;
 }
 }
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20696,25 +21660,25 @@ if(errors === _errs9){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
 if((data.kind === undefined) && (missing2 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 if(data.kind !== undefined){
 let data2 = data.kind;
 if(typeof data2 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("oldest" !== data2){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
 return false;
 }
 }
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20729,7 +21693,7 @@ if(errors === _errs14){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing3;
 if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
@@ -20737,11 +21701,11 @@ if(data.kind !== undefined){
 let data3 = data.kind;
 const _errs16 = errors;
 if(typeof data3 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("before" !== data3){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
 }
 var valid10 = _errs16 === errors;
@@ -20753,7 +21717,7 @@ if(valid10){
 if(data.cursor !== undefined){
 const _errs18 = errors;
 if(typeof data.cursor !== "string"){
-validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid10 = _errs18 === errors;
@@ -20765,7 +21729,7 @@ var valid10 = true;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20781,7 +21745,7 @@ if(errors === _errs21){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing4;
 if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
@@ -20789,11 +21753,11 @@ if(data.kind !== undefined){
 let data5 = data.kind;
 const _errs23 = errors;
 if(typeof data5 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("after" !== data5){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid13 = _errs23 === errors;
@@ -20805,7 +21769,7 @@ if(valid13){
 if(data.cursor !== undefined){
 const _errs25 = errors;
 if(typeof data.cursor !== "string"){
-validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid13 = _errs25 === errors;
@@ -20817,7 +21781,7 @@ var valid13 = true;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20828,76 +21792,13 @@ props0.cursor = true;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+validate209.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
 return false;
 }
 }
 else {
-validate208.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+validate209.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
 return false;
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate208.errors = vErrors;
-evaluated0.props = props0;
-return errors === 0;
-}
-validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorAfter = validate209;
-
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate209.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data0){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs3 = errors;
-if(typeof data.cursor !== "string"){
-validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -20908,14 +21809,15 @@ return false;
 }
 }
 validate209.errors = vErrors;
+evaluated0.props = props0;
 return errors === 0;
 }
-validate209.evaluated = {"props":{"kind":true,"cursor":true},"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate210;
+exports.TurnWorkPageAnchorAfter = validate210;
 
 function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate210.evaluated;
@@ -20940,8 +21842,8 @@ if(typeof data0 !== "string"){
 validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("before" !== data0){
-validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+if("after" !== data0){
+validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -20974,10 +21876,10 @@ return errors === 0;
 }
 validate210.evaluated = {"props":{"kind":true,"cursor":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate211;
+exports.TurnWorkPageAnchorBefore = validate211;
 
 function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate211.evaluated;
@@ -20990,20 +21892,38 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.kind !== undefined){
 let data0 = data.kind;
+const _errs1 = errors;
 if(typeof data0 !== "string"){
 validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("newest" !== data0){
-validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+if("before" !== data0){
+validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.cursor !== undefined){
+const _errs3 = errors;
+if(typeof data.cursor !== "string"){
+validate211.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
 }
 }
 }
@@ -21016,12 +21936,12 @@ return false;
 validate211.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":{"kind":true},"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":{"kind":true,"cursor":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate212;
+exports.TurnWorkPageAnchorNewest = validate212;
 
 function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate212.evaluated;
@@ -21045,8 +21965,8 @@ if(typeof data0 !== "string"){
 validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("oldest" !== data0){
-validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+if("newest" !== data0){
+validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
 return false;
 }
 }
@@ -21062,11 +21982,10 @@ return errors === 0;
 }
 validate212.evaluated = {"props":{"kind":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate213;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageAnchorOldest = validate213;
 
 function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate213.evaluated;
@@ -21079,15 +21998,60 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+if((data.kind === undefined) && (missing0 = "kind")){
 validate213.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate213.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data0){
+validate213.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+else {
+validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate213.errors = vErrors;
+return errors === 0;
+}
+validate213.evaluated = {"props":{"kind":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkPageParams = validate214;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate214.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.threadId !== undefined){
 const _errs1 = errors;
 if(typeof data.threadId !== "string"){
-validate213.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate214.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21099,7 +22063,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs3 = errors;
 if(typeof data.turnId !== "string"){
-validate213.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate214.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -21110,8 +22074,8 @@ var valid0 = true;
 if(valid0){
 if(data.anchor !== undefined){
 const _errs5 = errors;
-if(!(validate208(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate209(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -21124,18 +22088,18 @@ if(data.limit !== undefined){
 let data3 = data.limit;
 const _errs6 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 500 || isNaN(data3)){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
 return false;
 }
 else {
 if(data3 < 1 || isNaN(data3)){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21152,24 +22116,24 @@ var valid0 = true;
 }
 }
 else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate213.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":{"threadId":true,"turnId":true,"anchor":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":{"threadId":true,"turnId":true,"anchor":true,"limit":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate215;
+exports.TurnWorkPageResponse = validate216;
 const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
 const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21180,14 +22144,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
-validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.workspaceId !== undefined){
 const _errs1 = errors;
 if(typeof data.workspaceId !== "string"){
-validate215.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
+validate216.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21199,7 +22163,7 @@ if(valid0){
 if(data.threadId !== undefined){
 const _errs3 = errors;
 if(typeof data.threadId !== "string"){
-validate215.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate216.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -21211,7 +22175,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs5 = errors;
 if(typeof data.turnId !== "string"){
-validate215.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate216.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -21224,13 +22188,13 @@ if(data.projectionVersion !== undefined){
 let data3 = data.projectionVersion;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate215.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate216.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate215.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate216.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21245,13 +22209,13 @@ if(data.sourceHighWatermark !== undefined){
 let data4 = data.sourceHighWatermark;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate215.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate216.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate215.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate216.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21266,13 +22230,13 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data5 = data.projectionUpdatedAtUnixMicros;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate215.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate216.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate215.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate216.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21285,8 +22249,8 @@ var valid0 = true;
 if(valid0){
 if(data.work !== undefined){
 const _errs13 = errors;
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs13 === errors;
@@ -21304,8 +22268,8 @@ var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 const _errs16 = errors;
-if(!(validate202(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate203(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs16 === errors;
@@ -21315,7 +22279,7 @@ break;
 }
 }
 else {
-validate215.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+validate216.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21333,7 +22297,7 @@ if(errors === _errs18){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing1;
 if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
@@ -21341,7 +22305,7 @@ if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 const _errs20 = errors;
 if((typeof data10 !== "string") && (data10 !== null)){
-validate215.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
+validate216.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
 return false;
 }
 var valid3 = _errs20 === errors;
@@ -21354,7 +22318,7 @@ if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 const _errs22 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate215.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
+validate216.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
 return false;
 }
 var valid3 = _errs22 === errors;
@@ -21366,7 +22330,7 @@ if(valid3){
 if(data9.hasMoreBefore !== undefined){
 const _errs24 = errors;
 if(typeof data9.hasMoreBefore !== "boolean"){
-validate215.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+validate216.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid3 = _errs24 === errors;
@@ -21378,7 +22342,7 @@ if(valid3){
 if(data9.hasMoreAfter !== undefined){
 const _errs26 = errors;
 if(typeof data9.hasMoreAfter !== "boolean"){
-validate215.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+validate216.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid3 = _errs26 === errors;
@@ -21392,7 +22356,7 @@ var valid3 = true;
 }
 }
 else {
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21412,22 +22376,22 @@ var valid0 = true;
 }
 }
 else {
-validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate216.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate215.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":{"workspaceId":true,"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"work":true,"items":true,"page":true},"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":{"workspaceId":true,"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"work":true,"items":true,"page":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate218;
+exports.TurnWorkPageState = validate219;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21438,7 +22402,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
-validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
@@ -21446,7 +22410,7 @@ if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
 const _errs1 = errors;
 if((typeof data0 !== "string") && (data0 !== null)){
-validate218.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
+validate219.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21459,7 +22423,7 @@ if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
 const _errs3 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate218.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
+validate219.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -21471,7 +22435,7 @@ if(valid0){
 if(data.hasMoreBefore !== undefined){
 const _errs5 = errors;
 if(typeof data.hasMoreBefore !== "boolean"){
-validate218.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+validate219.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -21483,7 +22447,7 @@ if(valid0){
 if(data.hasMoreAfter !== undefined){
 const _errs7 = errors;
 if(typeof data.hasMoreAfter !== "boolean"){
-validate218.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+validate219.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -21497,23 +22461,23 @@ var valid0 = true;
 }
 }
 else {
-validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate218.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":{"beforeCursor":true,"afterCursor":true,"hasMoreBefore":true,"hasMoreAfter":true},"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":{"beforeCursor":true,"afterCursor":true,"hasMoreBefore":true,"hasMoreAfter":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate219;
+exports.TurnWorkStateChangedNotification = validate220;
 const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21524,14 +22488,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
-validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 if(data.threadId !== undefined){
 const _errs1 = errors;
 if(typeof data.threadId !== "string"){
-validate219.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+validate220.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21543,7 +22507,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs3 = errors;
 if(typeof data.turnId !== "string"){
-validate219.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate220.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -21556,13 +22520,13 @@ if(data.projectionVersion !== undefined){
 let data2 = data.projectionVersion;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate219.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+validate220.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate219.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate220.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21577,13 +22541,13 @@ if(data.sourceHighWatermark !== undefined){
 let data3 = data.sourceHighWatermark;
 const _errs7 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate219.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+validate220.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-validate219.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate220.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21598,13 +22562,13 @@ if(data.projectionUpdatedAtUnixMicros !== undefined){
 let data4 = data.projectionUpdatedAtUnixMicros;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate219.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate220.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate219.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate220.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21617,8 +22581,8 @@ var valid0 = true;
 if(valid0){
 if(data.work !== undefined){
 const _errs11 = errors;
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs11 === errors;
@@ -21634,83 +22598,21 @@ var valid0 = true;
 }
 }
 else {
-validate219.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate219.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":{"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"work":true},"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":{"threadId":true,"turnId":true,"projectionVersion":true,"sourceHighWatermark":true,"projectionUpdatedAtUnixMicros":true,"work":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.UserInput = validate51;
 
-exports.UserInputArtifact = validate221;
-
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate221.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
-validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("artifact" !== data0){
-validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.artifactId !== undefined){
-const _errs3 = errors;
-if(typeof data.artifactId !== "string"){
-validate221.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-else {
-validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate221.errors = vErrors;
-return errors === 0;
-}
-validate221.evaluated = {"props":{"type":true,"artifactId":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputAudio = validate222;
+exports.UserInputArtifact = validate222;
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate222.evaluated;
@@ -21723,7 +22625,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
 validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -21735,8 +22637,8 @@ if(typeof data0 !== "string"){
 validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("audio" !== data0){
-validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+if("artifact" !== data0){
+validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21745,29 +22647,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.artifactId !== undefined){
 const _errs3 = errors;
-if(typeof data.url !== "string"){
-validate222.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.artifactId !== "string"){
+validate222.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs5 = errors;
-if(typeof data.mimeType !== "string"){
-validate222.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -21780,12 +22669,12 @@ return false;
 validate222.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":{"type":true,"url":true,"mimeType":true},"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":{"type":true,"artifactId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate223;
+exports.UserInputAudio = validate223;
 
 function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate223.evaluated;
@@ -21810,8 +22699,8 @@ if(typeof data0 !== "string"){
 validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("file" !== data0){
-validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
+if("audio" !== data0){
+validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21832,29 +22721,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.mimeType !== undefined){
 const _errs5 = errors;
-if(typeof data.name !== "string"){
-validate223.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.mimeType !== "string"){
+validate223.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs7 = errors;
-if(typeof data.mimeType !== "string"){
-validate223.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -21868,12 +22744,12 @@ return false;
 validate223.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":{"type":true,"url":true,"name":true,"mimeType":true},"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":{"type":true,"url":true,"mimeType":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate224;
+exports.UserInputFile = validate224;
 
 function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate224.evaluated;
@@ -21898,8 +22774,8 @@ if(typeof data0 !== "string"){
 validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("image" !== data0){
-validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+if("file" !== data0){
+validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21919,6 +22795,32 @@ var valid0 = _errs3 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.name !== undefined){
+const _errs5 = errors;
+if(typeof data.name !== "string"){
+validate224.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs7 = errors;
+if(typeof data.mimeType !== "string"){
+validate224.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -21930,12 +22832,12 @@ return false;
 validate224.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":{"type":true,"url":true},"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":{"type":true,"url":true,"name":true,"mimeType":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate225;
+exports.UserInputImage = validate225;
 
 function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate225.evaluated;
@@ -21948,7 +22850,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
 validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -21960,8 +22862,8 @@ if(typeof data0 !== "string"){
 validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("localFile" !== data0){
-validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
+if("image" !== data0){
+validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -21970,10 +22872,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.path !== undefined){
+if(data.url !== undefined){
 const _errs3 = errors;
-if(typeof data.path !== "string"){
-validate225.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.url !== "string"){
+validate225.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -21992,12 +22894,12 @@ return false;
 validate225.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":{"type":true,"path":true},"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":{"type":true,"url":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate226;
+exports.UserInputLocalFile = validate226;
 
 function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate226.evaluated;
@@ -22022,8 +22924,8 @@ if(typeof data0 !== "string"){
 validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("localImage" !== data0){
-validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
+if("localFile" !== data0){
+validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -22056,10 +22958,10 @@ return errors === 0;
 }
 validate226.evaluated = {"props":{"type":true,"path":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate227;
+exports.UserInputLocalImage = validate227;
 
 function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate227.evaluated;
@@ -22072,7 +22974,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
+if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
 validate227.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -22084,8 +22986,8 @@ if(typeof data0 !== "string"){
 validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("mention" !== data0){
-validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+if("localImage" !== data0){
+validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -22094,29 +22996,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.path !== undefined){
 const _errs3 = errors;
-if(typeof data.name !== "string"){
-validate227.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.path !== "string"){
+validate227.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.path !== undefined){
-const _errs5 = errors;
-if(typeof data.path !== "string"){
-validate227.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -22129,12 +23018,12 @@ return false;
 validate227.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":{"type":true,"name":true,"path":true},"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":{"type":true,"path":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate228;
+exports.UserInputMention = validate228;
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate228.evaluated;
@@ -22147,7 +23036,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
 validate228.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
@@ -22159,8 +23048,83 @@ if(typeof data0 !== "string"){
 validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
+if("mention" !== data0){
+validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs3 = errors;
+if(typeof data.name !== "string"){
+validate228.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs5 = errors;
+if(typeof data.path !== "string"){
+validate228.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate228.errors = vErrors;
+return errors === 0;
+}
+validate228.evaluated = {"props":{"type":true,"name":true,"path":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputText = validate229;
+
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate229.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+validate229.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 if("text" !== data0){
-validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -22172,7 +23136,7 @@ if(valid0){
 if(data.text !== undefined){
 const _errs3 = errors;
 if(typeof data.text !== "string"){
-validate228.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate229.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -22195,7 +23159,7 @@ if(errors === _errs7){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 }
 else {
-validate228.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
+validate229.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -22206,84 +23170,9 @@ break;
 }
 }
 else {
-validate228.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
+validate229.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate228.errors = vErrors;
-return errors === 0;
-}
-validate228.evaluated = {"props":{"type":true,"text":true,"textElements":true},"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputVideo = validate229;
-
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate229.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate229.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs1 = errors;
-if(typeof data0 !== "string"){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("video" !== data0){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
-return false;
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.url !== undefined){
-const _errs3 = errors;
-if(typeof data.url !== "string"){
-validate229.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs5 = errors;
-if(typeof data.mimeType !== "string"){
-validate229.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
 }
 var valid0 = _errs5 === errors;
 }
@@ -22302,7 +23191,82 @@ return false;
 validate229.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":{"type":true,"url":true,"mimeType":true},"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":{"type":true,"text":true,"textElements":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputVideo = validate230;
+
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate230.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate230.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs1 = errors;
+if(typeof data0 !== "string"){
+validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("video" !== data0){
+validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
+return false;
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs3 = errors;
+if(typeof data.url !== "string"){
+validate230.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs5 = errors;
+if(typeof data.mimeType !== "string"){
+validate230.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate230.errors = vErrors;
+return errors === 0;
+}
+validate230.evaluated = {"props":{"type":true,"url":true,"mimeType":true},"dynamicProps":false,"dynamicItems":false};
 })(compiled, undefined);
 
 export const AgentActorRef: RawValidator = compiled.AgentActorRef;

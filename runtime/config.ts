@@ -4,6 +4,8 @@
  * the documented defaults.
  */
 import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "../generated/types.js";
 import { validate } from "../generated/validators.js";
 import { formatIssue } from "../rpc/validation.js";
@@ -22,7 +24,17 @@ export interface WindowTotals {
 export interface ResolvedConfig {
   readonly defaultProvider: string;
   readonly defaultModel: string;
-  readonly openai?: { readonly baseURL: string; readonly model: string; readonly apiKeyEnv: string };
+  readonly openai?: OpenAIEndpoint;
+  /** More OpenAI-compatible endpoints, by provider name. */
+  readonly namedProviders: ReadonlyMap<string, OpenAIEndpoint>;
+  /** MCP servers turns may select, by name. */
+  readonly mcpServers: ReadonlyMap<string, McpServerConfig>;
+  /** ACP agents turns may run on, by runtime id. */
+  readonly acpAgents: ReadonlyMap<string, AcpAgentConfig>;
+  /** CLI agent runtimes turns may run on, by runtime id. */
+  readonly cliRuntimes: ReadonlyMap<string, CliRuntimeConfig>;
+  /** Skill folders turns may select skills from. */
+  readonly skillFolders: readonly { readonly path: string; readonly sourceKind: string }[];
   readonly defaultCwd: string;
   readonly shellTimeoutMs: number;
   readonly maxShellTimeoutMs: number;
@@ -56,6 +68,46 @@ export interface ResolvedConfig {
     readonly avatarRevision: number | null;
     readonly role: string | null;
   };
+}
+
+/** An OpenAI-compatible Chat Completions endpoint. */
+export interface OpenAIEndpoint {
+  readonly baseURL: string;
+  readonly model: string;
+  readonly apiKeyEnv: string;
+}
+
+/** How one MCP server is reached: a stdio command or a Streamable HTTP URL. */
+export type McpServerConfig = {
+  readonly name: string;
+  readonly scope: string;
+  readonly startupTimeoutMs: number;
+  readonly toolTimeoutMs: number;
+} & (
+  | { readonly transport: "stdio"; readonly command: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly cwd?: string }
+  | { readonly transport: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> }
+);
+
+/** An agent the gateway starts and speaks the Agent Client Protocol with. */
+export interface AcpAgentConfig {
+  readonly runtimeId: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly startupTimeoutMs: number;
+}
+
+/** A CLI agent runtime the gateway starts and drives (the Codex app-server). */
+export interface CliRuntimeConfig {
+  readonly runtimeId: string;
+  readonly kind: "codex";
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly baseURL: string;
+  readonly model: string;
+  readonly apiKeyEnv: string;
+  readonly codexHome: string;
+  readonly startupTimeoutMs: number;
 }
 
 /** A configuration file that cannot be used; the message says which file and where. */
@@ -94,12 +146,49 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
   const openai = openaiConfig ? { baseURL: openaiConfig.base_url, model: openaiConfig.model, apiKeyEnv: openaiConfig.api_key_env ?? "OPENAI_API_KEY" } : undefined;
   const defaultProvider = config.default_provider ?? (overrides.providerUrl ? "openai" : "scripted");
   if (defaultProvider === "openai" && !openai) throw new ConfigError('default_provider is "openai" but providers.openai is not configured');
-  if (defaultProvider !== "openai" && defaultProvider !== "scripted") throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (scripted, openai)`);
+  const namedProviders = new Map<string, OpenAIEndpoint>();
+  for (const [name, endpoint] of Object.entries(config.providers?.openai_compatible ?? {})) {
+    if (!endpoint) continue;
+    if (name === "scripted" || name === "openai") throw new ConfigError(`providers.openai_compatible.${name}: the provider name ${name} is taken by the built-in provider; choose another`);
+    namedProviders.set(name, { baseURL: endpoint.base_url, model: endpoint.model, apiKeyEnv: endpoint.api_key_env ?? "OPENAI_API_KEY" });
+  }
+  const providerNames = ["scripted", ...(openai ? ["openai"] : []), ...namedProviders.keys()];
+  if (!providerNames.includes(defaultProvider)) throw new ConfigError(`default_provider "${defaultProvider}" is not a provider of this gateway (${providerNames.join(", ")})`);
   const windows = config.tools?.execution_windows;
   return {
     defaultProvider,
-    defaultModel: config.default_model ?? (defaultProvider === "openai" ? openai!.model : "scripted"),
+    defaultModel: config.default_model ?? (defaultProvider === "openai" ? openai!.model : (namedProviders.get(defaultProvider)?.model ?? "scripted")),
     ...(openai ? { openai } : {}),
+    namedProviders,
+    mcpServers: mcpServers(config.mcp_servers ?? {}),
+    acpAgents: new Map(
+      Object.entries(config.acp_agents ?? {}).flatMap(([runtimeId, agent]) =>
+        agent ? [[runtimeId, { runtimeId, command: agent.command, args: agent.args ?? [], env: strings(agent.env), startupTimeoutMs: agent.startup_timeout_ms ?? 20_000 }] as const] : [],
+      ),
+    ),
+    cliRuntimes: new Map(
+      Object.entries(config.cli_runtimes ?? {}).flatMap(([runtimeId, runtime]) =>
+        runtime
+          ? [
+              [
+                runtimeId,
+                {
+                  runtimeId,
+                  kind: runtime.kind,
+                  command: runtime.command ?? "codex",
+                  args: runtime.args ?? [],
+                  baseURL: runtime.base_url,
+                  model: runtime.model,
+                  apiKeyEnv: runtime.api_key_env ?? "OPENAI_API_KEY",
+                  codexHome: runtime.codex_home ?? join(tmpdir(), `turnspec-codex-${runtimeId}`),
+                  startupTimeoutMs: runtime.startup_timeout_ms ?? 20_000,
+                },
+              ] as const,
+            ]
+          : [],
+      ),
+    ),
+    skillFolders: (config.skills?.folders ?? []).map((f) => ({ path: f.path, sourceKind: f.source_kind ?? "workspace" })),
     defaultCwd: config.tools?.default_cwd ?? process.cwd(),
     shellTimeoutMs: config.tools?.shell_timeout_ms ?? 30_000,
     maxShellTimeoutMs: config.tools?.max_shell_timeout_ms ?? 600_000,
@@ -145,4 +234,32 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
 
 function retryPolicy(given: GatewayRetryPolicy | undefined, defaults: RetryPolicy): RetryPolicy {
   return { ...defaults, ...given };
+}
+
+function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<string, McpServerConfig> {
+  const servers = new Map<string, McpServerConfig>();
+  for (const [name, server] of Object.entries(given)) {
+    if (!server) continue;
+    const common = { name, scope: server.scope ?? "workspace", startupTimeoutMs: server.startup_timeout_ms ?? 20_000, toolTimeoutMs: server.tool_timeout_ms ?? 60_000 };
+    const at = `mcp_servers.${name}`;
+    if ((server.command === undefined) === (server.url === undefined)) throw new ConfigError(`${at}: give exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
+    if (server.command !== undefined) {
+      if (server.headers) throw new ConfigError(`${at}.headers: headers are for a url server only; this one is started with command`);
+      servers.set(name, { ...common, transport: "stdio", command: server.command, args: server.args ?? [], env: strings(server.env), ...(server.cwd ? { cwd: server.cwd } : {}) });
+    } else {
+      for (const field of ["args", "env", "cwd"] as const) if (server[field] !== undefined) throw new ConfigError(`${at}.${field}: ${field} is for a command server only; this one is reached at url`);
+      try {
+        new URL(server.url!);
+      } catch {
+        throw new ConfigError(`${at}.url: ${JSON.stringify(server.url)} is not a URL`);
+      }
+      servers.set(name, { ...common, transport: "http", url: server.url!, headers: strings(server.headers) });
+    }
+  }
+  return servers;
+}
+
+/** A string map without the absent entries its generated type allows. */
+function strings(map: Readonly<Record<string, string | undefined>> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(map ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
 }

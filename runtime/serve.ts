@@ -41,6 +41,10 @@ export function providersFor(config: ResolvedConfig, env: Readonly<Record<string
       new OpenAIProvider({ baseURL: config.openai.baseURL, model: config.openai.model, apiKey: env[config.openai.apiKeyEnv] ?? "not-needed-for-local-servers" }),
     );
   }
+  // Each named endpoint is its own provider; a turn's model, when given, overrides the endpoint's.
+  for (const [name, endpoint] of config.namedProviders) {
+    providers.set(name, new OpenAIProvider({ baseURL: endpoint.baseURL, model: endpoint.model, apiKey: env[endpoint.apiKeyEnv] ?? "not-needed-for-local-servers" }));
+  }
   return providers;
 }
 

@@ -33,6 +33,9 @@ import { Threads } from "./threads.js";
 import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
 import type { Clock, EventLog } from "./ports.js";
+import { TurnBackends } from "../backends/turn-backends.js";
+import { AcpAgents } from "../backends/acp.js";
+import { CodexRuntimes } from "../backends/codex.js";
 
 export interface GatewayOptions {
   readonly store: EventStore;
@@ -41,6 +44,8 @@ export interface GatewayOptions {
   readonly providers: ReadonlyMap<string, ModelProvider>;
   /** Tools the model may call in Agent mode (spawn_agent is added by the gateway). */
   readonly tools: readonly Tool[];
+  /** Execution backends and turn capabilities (MCP servers, skills). Default: those the configuration names. */
+  readonly backends?: TurnBackends;
   /** Environment passed to tools' processes. Default: this process's. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   readonly now?: () => Date;
@@ -57,6 +62,9 @@ export class Gateway {
   readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
   private readonly threads: Threads;
+  readonly backends: TurnBackends;
+  private acp: AcpAgents | undefined;
+  private codex: CodexRuntimes | undefined;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
 
@@ -86,6 +94,8 @@ export class Gateway {
     this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
     // The runner is built after the lifecycle it ends turns through, so the lifecycle reaches it late.
     let runner: TurnRunner | undefined;
+    let acp: AcpAgents | undefined;
+    let codex: CodexRuntimes | undefined;
     const lifecycle = new TurnLifecycle({
       log,
       threads: this.threads,
@@ -94,10 +104,17 @@ export class Gateway {
       clock,
       approvals: this.approvals,
       recovery: this.recovery,
-      run: (...a) => runner!.run(...a),
+      // A turn on an ACP agent or a CLI runtime is run by it; any other by the agent loop.
+      run: (threadId, turnId, signal, depth, resumed) => {
+        const backend = log.state(turnId)?.turn.execution_backend?.type;
+        if (backend === "acpAgentRuntime") return acp!.run(threadId, turnId, signal, resumed !== undefined);
+        if (backend === "cliAgentRuntime") return codex!.run(threadId, turnId, signal, resumed !== undefined);
+        return runner!.run(threadId, turnId, signal, depth, resumed);
+      },
       diagnose: this.log,
     });
     this.lifecycle = lifecycle;
+    const backends = (this.backends = options.backends ?? new TurnBackends(options.config, new Set(options.providers.keys()), this.log));
     const spawnAgent = spawnAgentTool({
       turnState,
       thread,
@@ -108,9 +125,19 @@ export class Gateway {
       store: options.store,
       agent: options.config.agent,
     });
+    const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery };
+    acp = this.acp = new AcpAgents(runnerPorts, options.config, options.env ?? process.env, this.log);
+    codex = this.codex = new CodexRuntimes(runnerPorts, options.config, options.env ?? process.env, this.log);
     runner = new TurnRunner(
-      { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
-      { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent], store: options.store, ...(options.env ? { env: options.env } : {}) },
+      runnerPorts,
+      {
+        config: options.config,
+        providers: options.providers,
+        tools: [...options.tools, spawnAgent],
+        store: options.store,
+        extras: (turn, items) => backends.forRun(turn, items),
+        ...(options.env ? { env: options.env } : {}),
+      },
     );
     const handlers = gatewayHandlers({
       threads: this.threads,
@@ -119,7 +146,17 @@ export class Gateway {
       work: (threadId, turnId) => log.work(threadId, turnId),
       approvals: this.approvals,
       routes: this.routes,
-      lifecycle: { start: (params) => lifecycle.startTurn(params), cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason), resume: (params) => lifecycle.resume(params) },
+      lifecycle: {
+        start: async (params) => {
+          const prepared = await backends.prepare(params, this.threads.thread(params.thread_id));
+          const started = lifecycle.startTurn(prepared.params, undefined, prepared.capabilities);
+          backends.keep(params.turn_id, prepared.extras);
+          codex!.remember(params.turn_id, params.cli_runtime_options);
+          return started;
+        },
+        cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason),
+        resume: (params) => lifecycle.resume(params),
+      },
       follow: (connection, threadId) => this.connections.follow(connection, threadId),
       threadExists: (threadId) => options.store.getThread(threadId) !== undefined,
     });
@@ -173,6 +210,9 @@ export class Gateway {
    */
   async close(): Promise<void> {
     await this.lifecycle.close();
+    await this.backends.close();
+    await this.acp?.close();
+    await this.codex?.close();
   }
 
   now(): Date {

@@ -12,6 +12,7 @@ import type {
   TurnItem,
   TurnPermissionMode,
   TurnPermissionProfileSnapshot,
+  TurnCapabilityResolution,
   TurnResumeParams,
   TurnStartParams,
 } from "../../generated/types.js";
@@ -143,8 +144,9 @@ export class TurnLifecycle {
   /**
    * Creates and starts a turn: turn/start, or spawn_agent for a child turn (`parent`),
    * which inherits the parent's permission mode and never gets more than it.
+   * `capabilities` are how the turn's requested capabilities were resolved.
    */
-  startTurn(params: TurnStartParams, parent?: ParentTurn): { turn: Turn; done: Promise<void> } {
+  startTurn(params: TurnStartParams, parent?: ParentTurn, capabilities?: TurnCapabilityResolution[]): { turn: Turn; done: Promise<void> } {
     const thread = this.ports.threads.thread(params.thread_id);
     const active = this.ports.threads.activeTurn(thread.id);
     if (active) {
@@ -169,8 +171,10 @@ export class TurnLifecycle {
       created_at: createdAt,
       model_provider: params.model_provider ?? thread.model_provider ?? this.ports.config.defaultProvider,
       model: params.model ?? thread.model ?? this.ports.config.defaultModel,
+      ...(params.execution_backend ? { execution_backend: params.execution_backend } : {}),
       prompt_manifest: null,
       permission_profile: profile,
+      ...(capabilities ? { capabilities } : {}),
       ...(parent?.actor ? { actor: parent.actor } : {}),
       security: securitySnapshot({
         profile,

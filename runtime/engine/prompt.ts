@@ -16,8 +16,25 @@ export interface PromptInput {
   readonly tools: readonly ToolSpec[];
   /** The conversation as it is sent (after any compression). */
   readonly messages: readonly ChatMessage[];
+  /** Skills selected for the turn: each a compact entry of the skills_runtime_prompt section. */
+  readonly skills?: readonly SkillEntry[];
   /** Notes to carry in the manifest, e.g. that the history was compressed. */
   readonly diagnostics?: PromptManifest["diagnostics"];
+}
+
+/** A selected skill as the prompt names it: the body stays behind the skill tool. */
+export interface SkillEntry {
+  readonly slug: string;
+  readonly name: string;
+  readonly description: string;
+}
+
+/** The system message of a turn with skills: one line per skill, and how to read one. */
+export function skillsPrompt(skills: readonly SkillEntry[]): string {
+  return [
+    "Skills selected for this turn (read a skill's instructions with the read_skill tool before following it):",
+    ...skills.map((s) => `- ${s.slug}: ${s.description}`),
+  ].join("\n");
 }
 
 interface Section {
@@ -34,6 +51,7 @@ export function promptManifest(input: PromptInput): PromptManifest {
   const sections: Section[] = [
     { id: input.mode === "Agent" ? "agent_mode" : "chat_mode", stable: true, content: input.mode },
     ...(input.tools.length ? [{ id: "tool_catalog", stable: true, content: input.tools }] : []),
+    ...(input.skills?.length ? [{ id: "skills_runtime_prompt", stable: true, content: skillsPrompt(input.skills) }] : []),
     ...(input.messages[0]?.role === "system" ? [{ id: "history_summary", stable: false, content: input.messages[0] }] : []),
     { id: "conversation_history", stable: false, content: input.messages.slice(input.messages[0]?.role === "system" ? 1 : 0, Math.max(0, latestUser)) },
     { id: "current_turn", stable: false, content: input.messages.slice(Math.max(0, latestUser)) },

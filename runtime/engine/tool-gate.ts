@@ -5,6 +5,7 @@
  * earlier allow_for_turn grant for the same scope; and finally the client's answer to an
  * approval request. Every decision is audited.
  */
+import type { PermissionActionKind } from "../../generated/types.js";
 import { classifyToolCall } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
@@ -17,7 +18,7 @@ export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, 
 }
 
 /** The gate's verdict: run, or do not, with what the model is told. */
-export type GateVerdict = { allowed: true } | { allowed: false; message: string };
+export type GateVerdict = { allowed: true; /** The allowance holds for the rest of the turn (an allow_for_turn grant). */ forTurn?: boolean } | { allowed: false; message: string };
 
 export class ToolGate {
   constructor(private readonly ports: ToolGatePorts) {}
@@ -30,11 +31,14 @@ export class ToolGate {
     cwd: string,
     itemId: string,
     signal: AbortSignal,
+    /** The tool's own permission kind (a dynamic tool's), over the classification by name. */
+    action?: PermissionActionKind,
   ): Promise<GateVerdict> {
     const g = this.ports;
     const state = g.turnState(turnId)!;
     const profile = state.turn.permission_profile;
-    const call = classifyToolCall(toolName, args, cwd);
+    const classified = classifyToolCall(toolName, args, cwd);
+    const call = action ? { ...classified, action } : classified;
     const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
     const scope = scopeOf(call.action, {
@@ -63,7 +67,7 @@ export class ToolGate {
     }
     if (!call.escapeSandbox && state.grants.has(scope.hash)) {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
-      return { allowed: true };
+      return { allowed: true, forTurn: true };
     }
     const resolution = await g.approvals.ask(
       {
@@ -83,7 +87,7 @@ export class ToolGate {
     );
     if (resolution === "allow_once" || resolution === "allow_for_turn") {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
-      return { allowed: true };
+      return { allowed: true, ...(resolution === "allow_for_turn" ? { forTurn: true } : {}) };
     }
     g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
     return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };

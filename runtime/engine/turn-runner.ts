@@ -11,7 +11,8 @@
  * partial text as an audit item. A stop of the gateway blocks the turn; a resumed turn
  * runs on from the log, with rounds, usage and attempts counted on.
  */
-import type { PromptManifest, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { TurnExtras } from "../backends/turn-backends.js";
+import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { processEnvironment } from "../permissions/security.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
@@ -24,7 +25,7 @@ import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, Tu
 import type { RecoveryJobs } from "./recovery.js";
 import { ToolGate } from "./tool-gate.js";
 import { appendToField } from "../../rpc/streams.js";
-import { promptManifest } from "./prompt.js";
+import { promptManifest, skillsPrompt, type SkillEntry } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
 import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
@@ -66,6 +67,8 @@ export interface RunnerSetup {
   readonly tools: readonly Tool[];
   readonly store: Pick<EventStore, "turnsOfThread">;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** What one run of a turn adds: the dynamic tools and skills of its accepted capabilities (runtime/backends/). */
+  readonly extras?: (turn: Turn, items: readonly TurnItem[]) => Promise<TurnExtras>;
 }
 
 export class TurnRunner {
@@ -104,7 +107,12 @@ export class TurnRunner {
       return;
     }
     const agent = (turn.mode ?? thread.mode) === "Agent";
-    const specs = agent ? [...this.tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < config.maxSpawnDepth).map((t) => t.spec) : [];
+    const extras = (await this.options.extras?.(turn, begin.items)) ?? { tools: [], skills: [] };
+    // The turn's dynamic tools come after the built-in ones, which keep their names.
+    const tools = new Map(this.tools);
+    for (const tool of extras.tools) if (!tools.has(tool.spec.name)) tools.set(tool.spec.name, tool);
+    const specs = agent ? [...tools.values()].filter((t) => t.spec.name !== "spawn_agent" || depth < config.maxSpawnDepth).map((t) => t.spec) : [];
+    const skills = extras.skills.map((s) => ({ slug: s.slug, name: s.name, description: s.description }));
     const nowMs = () => g.now().getTime();
 
     // The current window: opened here for a new turn, by turn/resume for a resumed one.
@@ -162,7 +170,7 @@ export class TurnRunner {
       const model = turn.model ?? config.defaultModel;
       let answer: RoundAnswer;
       for (;;) {
-        answer = await this.providerRound(threadId, turnId, provider, { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 }, round, usage, meter, (compiled) => (manifest = compiled));
+        answer = await this.providerRound(threadId, turnId, provider, { model, tools: specs, signal, attempt: recovery?.attempt ?? 1 }, round, usage, meter, skills, (compiled) => (manifest = compiled));
         if (answer.ok || signal.aborted || !answer.retryable) break;
         // A retryable failure: retried with backoff under one recovery job, until the policy's attempts are spent.
         const policy = config.providerRetry;
@@ -218,7 +226,7 @@ export class TurnRunner {
         if (signal.aborted) return stopped();
         meter.toolCall();
         turnToolCalls++;
-        await this.runTool(threadId, turnId, call, round, signal, depth, thread.cwd);
+        await this.runTool(threadId, turnId, tools, call, round, signal, depth, thread.cwd);
       }
     }
   }
@@ -257,10 +265,11 @@ export class TurnRunner {
     round: number,
     usage: TurnUsage,
     meter: WindowMeter,
+    skills: readonly SkillEntry[],
     compiled: (manifest: PromptManifest) => void,
   ): Promise<RoundAnswer> {
     const g = this.gateway;
-    const history = this.prompt(threadId, turnId, request.tools, compiled);
+    const history = this.prompt(threadId, turnId, request.tools, skills, compiled);
     let message: { id: string; text: string } | undefined;
     let calls: readonly ToolCall[] = [];
     let failedWith: unknown;
@@ -319,7 +328,7 @@ export class TurnRunner {
    * (context/compressing, context/compressed) when it is over the configured budget. The
    * compiled prompt's manifest goes to `compiled`.
    */
-  private prompt(threadId: string, turnId: string, tools: readonly ToolSpec[], compiled: (manifest: PromptManifest) => void): ChatMessage[] {
+  private prompt(threadId: string, turnId: string, tools: readonly ToolSpec[], skills: readonly SkillEntry[], compiled: (manifest: PromptManifest) => void): ChatMessage[] {
     const g = this.gateway;
     const { maxHistoryTokens, keepRecentMessages } = this.options.config.context;
     const full = this.history(threadId, turnId);
@@ -338,8 +347,8 @@ export class TurnRunner {
     const diagnostics = compression
       ? [{ severity: "info" as const, message: `${compression.summarized} earlier messages were folded into a summary to fit the history budget`, section_id: "history_summary" }]
       : [];
-    compiled(promptManifest({ mode, tools, messages, diagnostics }));
-    return messages;
+    compiled(promptManifest({ mode, tools, messages, diagnostics, skills }));
+    return skills.length ? [{ role: "system", content: skillsPrompt(skills) }, ...messages] : messages;
   }
 
   /** The conversation so far: earlier turns of the thread, then this turn, from the log. */
@@ -352,14 +361,14 @@ export class TurnRunner {
     return historyOf(turns, this.toolNameOf);
   }
 
-  private async runTool(threadId: string, turnId: string, call: ToolCall, round: number, signal: AbortSignal, depth: number, cwd: string): Promise<void> {
+  private async runTool(threadId: string, turnId: string, tools: ReadonlyMap<string, Tool>, call: ToolCall, round: number, signal: AbortSignal, depth: number, cwd: string): Promise<void> {
     const g = this.gateway;
     const id = this.itemId(turnId);
-    const tool = this.tools.get(call.name);
+    const tool = tools.get(call.name);
     const finishItem = (item: Record<string, unknown>) => g.publish(threadId, turnId, "item/completed", { item_id: id, item: item as unknown as TurnItem });
 
     if (!tool) {
-      const message = `unknown tool "${call.name}": the tools are ${[...this.tools.keys()].join(", ")}`;
+      const message = `unknown tool "${call.name}": the tools are ${[...tools.keys()].join(", ")}`;
       const item = { type: "dynamicToolCall", id, status: "in_progress", round, tool_name: call.name, tool_call_id: call.id, arguments: safeArguments(call.arguments) };
       g.publish(threadId, turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
       finishItem({ ...item, status: "failed", outcome: "error", error: { message }, tool_result: message });
@@ -383,7 +392,7 @@ export class TurnRunner {
       return;
     }
     const turnNow = g.turnState(turnId)!;
-    const verdict = await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal);
+    const verdict = await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction);
     if (!verdict.allowed) {
       finishItem({ ...base, status: signal.aborted ? "cancelled" : "declined", outcome: signal.aborted ? "cancelled" : "declined", error: { message: verdict.message }, ...resultField(tool, verdict.message) });
       return;
@@ -408,7 +417,7 @@ export class TurnRunner {
       },
     };
     const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
-    const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true ? "timed_out" : "error";
+    const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
     finishItem({ ...base, ...result.item, status, ...(tool.itemType === "task" ? {} : { outcome }), ...resultField(tool, result.content) });
   }

@@ -14,7 +14,8 @@ export interface TurnHandlerPorts {
   readonly store: Pick<EventStore, "events" | "lastSequence">;
   /** The turn lifecycle: start, cancel (waits until the turn ended), resume. */
   readonly lifecycle: {
-    start(params: TurnStartParams): { turn: Turn };
+    /** Checks the execution backend and resolves the capabilities first, then creates and starts the turn. */
+    start(params: TurnStartParams): Promise<{ turn: Turn }>;
     cancel(turnId: string, reason: string): Promise<void>;
     resume(params: TurnResumeParams): Promise<{ turn: Turn; recovery_job_id: string }>;
   };
@@ -22,9 +23,9 @@ export interface TurnHandlerPorts {
 
 export function turnHandlers({ threads, turnState, store, lifecycle }: TurnHandlerPorts): Pick<Handlers<Connection>, TurnMethods> {
   return {
-    "turn/start": (params) => {
+    "turn/start": async (params) => {
       threads.thread(params.thread_id);
-      return { turn: lifecycle.start(params).turn };
+      return { turn: (await lifecycle.start(params)).turn };
     },
     "turn/get": (params) => ({ turn: threads.turnOf(params.thread_id, params.turn_id).turn }),
     "turn/cancel": async (params) => {

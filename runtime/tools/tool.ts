@@ -4,6 +4,7 @@
  * be cancelled. A tool error (missing file, non-zero exit, bad arguments) is a result the
  * model sees, never a gateway failure.
  */
+import type { PermissionActionKind } from "../../generated/types.js";
 import type { ToolSpec } from "../providers/provider.js";
 
 /** Where and how a tool runs. */
@@ -43,6 +44,8 @@ export interface Tool {
   readonly spec: ToolSpec;
   /** The TurnItem `type` this tool's calls are shown as (`commandExecution`, `fileChange`, `webFetch`, …). */
   readonly itemType: "commandExecution" | "fileChange" | "webFetch" | "dynamicToolCall" | "task";
+  /** The permission kind of every call, for a tool the built-in classification does not know (MCP and skill tools). */
+  readonly permissionAction?: PermissionActionKind;
   /** Item fields known before the tool runs (e.g. `command`, `cwd`, `path`, `url`), from the parsed arguments. */
   describe(args: Record<string, unknown>, ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;

@@ -1,0 +1,520 @@
+/**
+ * ACP agents as an execution backend (`acpAgentRuntime`), through the official Agent
+ * Client Protocol SDK: the gateway starts the configured agent command and is its ACP
+ * client. Each thread gets one ACP session (session/new, in the thread's folder); each
+ * turn is one session/prompt of the turn's text input.
+ *
+ * What the agent reports becomes the turn's items: message chunks → an agentMessage with
+ * deltas, thoughts → reasoning, tool calls and their updates → the matching tool item
+ * (execute → commandExecution, edit/delete/move → fileChange, anything else →
+ * dynamicToolCall). session/request_permission goes through the tool gate: the turn's
+ * profile decides first, an ask opens turn/permission/request/opened, and the answer is
+ * mapped onto the agent's options. The client methods the agent may call (fs/read_text_file,
+ * fs/write_text_file, terminal/*) are served under the same gate, so a path outside the
+ * turn's roots or a command in a supervised turn is asked about first; each is an item of
+ * the turn. turn/cancel sends session/cancel.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { Readable, Writable } from "node:stream";
+import type * as Acp from "@agentclientprotocol/sdk";
+import type { TurnItem, TurnUsage } from "../../generated/types.js";
+import type { AcpAgentConfig, ResolvedConfig } from "../config.js";
+import type { Approvals } from "../engine/approvals.js";
+import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnReader } from "../engine/ports.js";
+import { isShutdown, type RecoveryJobs } from "../engine/recovery.js";
+import { ToolGate } from "../engine/tool-gate.js";
+import { windowId } from "../engine/windows.js";
+import { processEnvironment } from "../permissions/security.js";
+
+export interface AcpPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
+  readonly approvals: Pick<Approvals, "ask">;
+  readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
+}
+
+const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+
+/** The tool the gate classifies an ACP tool kind as: the built-in tools' rules (roots, scopes) apply. */
+function gateToolOf(kind: Acp.ToolKind | null | undefined): string {
+  switch (kind) {
+    case "execute":
+      return "shell";
+    case "edit":
+    case "delete":
+    case "move":
+      return "write_file";
+    case "read":
+    case "search":
+      return "read_file";
+    case "fetch":
+      return "web_fetch";
+    default:
+      return `acp_${kind ?? "other"}`;
+  }
+}
+
+/** What the turn currently running in a session reports into. */
+interface TurnSink {
+  readonly threadId: string;
+  readonly turnId: string;
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  message?: { id: string; text: string };
+  /** Tool items by the agent's toolCallId. */
+  readonly tools: Map<string, { id: string; item: Record<string, unknown> }>;
+  /** Terminals the agent created, by terminal id. */
+  readonly terminals: Map<string, Terminal>;
+}
+
+interface Terminal {
+  readonly itemId: string;
+  readonly child: ChildProcess;
+  output: string;
+  truncated: boolean;
+  readonly limit: number;
+  exit?: { exitCode: number | null; signal: string | null };
+  readonly exited: Promise<void>;
+}
+
+/** One running agent process and its ACP connection. */
+interface Agent {
+  readonly connection: Acp.ClientConnection;
+  readonly child: ChildProcess;
+  /** ACP session per thread. */
+  readonly sessions: Map<string, string>;
+  /** The turn each session runs now. */
+  readonly running: Map<string, TurnSink>;
+  readonly stderr: string[];
+}
+
+export class AcpAgents {
+  private readonly agents = new Map<string, Promise<Agent>>();
+  private readonly gate: ToolGate;
+
+  constructor(
+    private readonly ports: AcpPorts,
+    private readonly config: ResolvedConfig,
+    private readonly env: Readonly<Record<string, string | undefined>>,
+    private readonly log: (message: string) => void,
+  ) {
+    this.gate = new ToolGate(ports);
+  }
+
+  /** Runs one turn whose execution backend is an ACP agent, to its end. */
+  async run(threadId: string, turnId: string, signal: AbortSignal, resumed: boolean): Promise<void> {
+    const g = this.ports;
+    const turn = g.turnState(turnId)!.turn;
+    const backend = turn.execution_backend;
+    const fail = (message: string) => void g.finish(threadId, turnId, { status: "Failed", usage: zeroUsage(), error: { kind: "provider_error", message, retryable: false } });
+    if (backend?.type !== "acpAgentRuntime") return fail("the turn has no ACP execution backend");
+    const config = this.config.acpAgents.get(backend.runtime_id);
+    if (!config) return fail(`the ACP agent runtime ${backend.runtime_id} is no longer configured on this gateway`);
+    if (resumed) return fail(`the ACP agent ${backend.runtime_id} ran this turn in its own session, which cannot be continued; start a new turn`);
+    const thread = g.thread(threadId);
+    const state = g.turnState(turnId)!;
+    const user = state.items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");
+    const prompt: Acp.ContentBlock[] = (user?.content ?? []).flatMap((input): Acp.ContentBlock[] => {
+      if (input.type === "text") return [{ type: "text", text: input.text }];
+      if (input.type === "mention" && "path" in input) return [{ type: "resource_link", name: String(input.name), uri: `file://${String(input.path)}` }];
+      return [];
+    });
+    let agent: Agent;
+    let sessionId: string;
+    try {
+      agent = await this.agent(config);
+      sessionId = await this.session(agent, config, threadId, thread.cwd);
+    } catch (error) {
+      return fail(`the ACP agent ${config.runtimeId} did not start: ${(error as Error).message}`);
+    }
+    // The agent runs the turn in one execution window: its own loop is not bounded by the gateway's.
+    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: this.config.windowLimits, status: "running" });
+    const startedAt = g.now().getTime();
+    const sink: TurnSink = { threadId, turnId, cwd: thread.cwd, signal, tools: new Map(), terminals: new Map() };
+    agent.running.set(sessionId, sink);
+    const cancel = () => void agent.connection.agent.notify("session/cancel", { sessionId }).catch(() => undefined);
+    signal.addEventListener("abort", cancel, { once: true });
+    let response: Acp.PromptResponse | undefined;
+    let failure: string | undefined;
+    try {
+      response = await agent.connection.agent.request("session/prompt", { sessionId, prompt });
+    } catch (error) {
+      failure = `the ACP agent ${config.runtimeId} failed: ${(error as Error).message}${agent.stderr.length ? ` (stderr: ${agent.stderr.join(" | ")})` : ""}`;
+    } finally {
+      signal.removeEventListener("abort", cancel);
+      agent.running.delete(sessionId);
+    }
+    this.closeMessage(sink, failure || response?.stopReason === "cancelled" ? "cancelled" : "completed");
+    for (const [toolCallId, open] of sink.tools) this.finishTool(sink, toolCallId, { ...open.item, status: signal.aborted ? "cancelled" : "failed", outcome: signal.aborted ? "cancelled" : "error" });
+    for (const terminal of sink.terminals.values()) terminal.child.kill("SIGKILL");
+    if (signal.aborted) {
+      if (isShutdown(signal)) {
+        g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: g.now().getTime() - startedAt, provider_tokens: 0 });
+        return;
+      }
+      g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
+      return;
+    }
+    if (failure !== undefined) return fail(failure);
+    switch (response!.stopReason) {
+      case "end_turn":
+        g.finish(threadId, turnId, { status: "Completed", usage: zeroUsage() });
+        return;
+      case "cancelled":
+        g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: "the ACP agent cancelled the turn", retryable: false } });
+        return;
+      default:
+        fail(`the ACP agent stopped: ${response!.stopReason}`);
+    }
+  }
+
+  /** Stops every agent process. */
+  async close(): Promise<void> {
+    const agents = [...this.agents.values()];
+    this.agents.clear();
+    await Promise.allSettled(
+      agents.map(async (a) => {
+        const agent = await a;
+        agent.connection.close();
+        agent.child.kill();
+      }),
+    );
+  }
+
+  private agent(config: AcpAgentConfig): Promise<Agent> {
+    let agent = this.agents.get(config.runtimeId);
+    if (!agent) {
+      agent = this.start(config);
+      agent.catch(() => this.agents.delete(config.runtimeId));
+      this.agents.set(config.runtimeId, agent);
+    }
+    return agent;
+  }
+
+  private async start(config: AcpAgentConfig): Promise<Agent> {
+    const acp = await import("@agentclientprotocol/sdk");
+    const child = spawn(config.command, [...config.args], { stdio: ["pipe", "pipe", "pipe"], env: { ...this.env, ...config.env } });
+    const stderr: string[] = [];
+    child.stderr!.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) {
+        stderr.push(line);
+        if (stderr.length > 5) stderr.shift();
+        this.log(`acp ${config.runtimeId}: ${line}`);
+      }
+    });
+    const spawned = new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", reject);
+    });
+    await spawned;
+    const agent: Agent = { connection: undefined as unknown as Acp.ClientConnection, child, sessions: new Map(), running: new Map(), stderr };
+    const sinkOf = (sessionId: string) => agent.running.get(sessionId);
+    const app = acp
+      .client({ name: "turnspec-gateway" })
+      .onNotification(acp.methods.client.session.update, ({ params }) => {
+        const sink = sinkOf(params.sessionId);
+        if (sink) this.update(sink, params.update);
+      })
+      .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permission(sinkOf(params.sessionId), params))
+      .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => this.readText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
+      .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => this.writeText(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
+      .onRequest(acp.methods.client.terminal.create, ({ params }) => this.createTerminal(this.sinkFor(sinkOf(params.sessionId), acp), params, acp))
+      .onRequest(acp.methods.client.terminal.output, ({ params }) => {
+        const t = this.terminal(this.sinkFor(sinkOf(params.sessionId), acp), params.terminalId, acp);
+        return { output: t.output, truncated: t.truncated, ...(t.exit ? { exitStatus: t.exit } : {}) };
+      })
+      .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => {
+        const t = this.terminal(this.sinkFor(sinkOf(params.sessionId), acp), params.terminalId, acp);
+        await t.exited;
+        return t.exit!;
+      })
+      .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+        this.terminal(this.sinkFor(sinkOf(params.sessionId), acp), params.terminalId, acp).child.kill("SIGKILL");
+        return {};
+      })
+      .onRequest(acp.methods.client.terminal.release, ({ params }) => {
+        const sink = this.sinkFor(sinkOf(params.sessionId), acp);
+        const t = this.terminal(sink, params.terminalId, acp);
+        t.child.kill("SIGKILL");
+        sink.terminals.delete(params.terminalId);
+        return {};
+      });
+    const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
+    const connection = app.connect(stream);
+    (agent as { connection: Acp.ClientConnection }).connection = connection;
+    child.once("exit", (code, signal) => {
+      this.log(`acp ${config.runtimeId}: the agent exited (${signal ?? code})`);
+      this.agents.delete(config.runtimeId);
+      connection.close(new Error(`the agent process exited (${signal ?? `code ${code}`})`));
+    });
+    await withTimeout(
+      connection.agent.request("initialize", {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+        clientInfo: { name: "turnspec-gateway", version: "0.1.0" },
+      }),
+      config.startupTimeoutMs,
+      "initialize",
+    );
+    return agent;
+  }
+
+  private async session(agent: Agent, config: AcpAgentConfig, threadId: string, cwd: string): Promise<string> {
+    const known = agent.sessions.get(threadId);
+    if (known) return known;
+    const { sessionId } = await withTimeout(agent.connection.agent.request("session/new", { cwd, mcpServers: [] }), config.startupTimeoutMs, "session/new");
+    agent.sessions.set(threadId, sessionId);
+    return sessionId;
+  }
+
+  /** The running turn of a session, or the ACP error for a call outside one. */
+  private sinkFor(sink: TurnSink | undefined, acp: typeof Acp): TurnSink {
+    if (!sink) throw acp.RequestError.invalidParams(undefined, "no turn of this gateway is running in that session");
+    return sink;
+  }
+
+  private terminal(sink: TurnSink, terminalId: string, acp: typeof Acp): Terminal {
+    const terminal = sink.terminals.get(terminalId);
+    if (!terminal) throw acp.RequestError.resourceNotFound(terminalId);
+    return terminal;
+  }
+
+  /** One session/update of the running turn, as items. */
+  private update(sink: TurnSink, update: Acp.SessionUpdate): void {
+    const g = this.ports;
+    const { threadId, turnId } = sink;
+    switch (update.sessionUpdate) {
+      case "agent_message_chunk": {
+        if (update.content.type !== "text") return;
+        if (!sink.message) {
+          sink.message = { id: g.nextItemId(turnId), text: "" };
+          g.publish(threadId, turnId, "item/started", { item_id: sink.message.id, item: { type: "agentMessage", id: sink.message.id, status: "in_progress", text: "" } });
+        }
+        sink.message.text += update.content.text;
+        g.publish(threadId, turnId, "item/agent_message/delta", { item_id: sink.message.id, stream: "agent_message", delta: update.content.text });
+        return;
+      }
+      case "agent_thought_chunk": {
+        if (update.content.type !== "text") return;
+        this.closeMessage(sink, "completed");
+        const id = g.nextItemId(turnId);
+        const item: TurnItem = { type: "reasoning", id, status: "completed", text: update.content.text };
+        g.publish(threadId, turnId, "item/started", { item_id: id, item: { ...item, status: "in_progress" } });
+        g.publish(threadId, turnId, "item/completed", { item_id: id, item });
+        return;
+      }
+      case "tool_call": {
+        this.closeMessage(sink, "completed");
+        const id = g.nextItemId(turnId);
+        const item = { ...toolItem(update, sink.cwd), id, status: "in_progress" };
+        sink.tools.set(update.toolCallId, { id, item });
+        g.publish(threadId, turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
+        if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
+        return;
+      }
+      case "tool_call_update": {
+        const open = sink.tools.get(update.toolCallId);
+        if (!open) return;
+        const text = contentText(update.content);
+        const item = { ...open.item, ...(text ? { [open.item.type === "commandExecution" ? "stdout" : "output"]: text } : {}) };
+        open.item.status = "in_progress";
+        if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
+        else {
+          sink.tools.set(update.toolCallId, { id: open.id, item });
+          g.publish(threadId, turnId, "item/updated", { item_id: open.id, item: item as unknown as TurnItem });
+        }
+        return;
+      }
+      default:
+        // Plans, commands, modes and the other session state are the agent's own; the turn has no item for them.
+        return;
+    }
+  }
+
+  private closeMessage(sink: TurnSink, status: "completed" | "cancelled"): void {
+    if (!sink.message) return;
+    const { id, text } = sink.message;
+    sink.message = undefined;
+    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { type: "agentMessage", id, status, text, ...(status === "cancelled" ? { partial: true } : {}) } });
+  }
+
+  private finishTool(sink: TurnSink, toolCallId: string, item: Record<string, unknown>): void {
+    const open = sink.tools.get(toolCallId);
+    if (!open) return;
+    sink.tools.delete(toolCallId);
+    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: { ...item, id: open.id } as unknown as TurnItem });
+  }
+
+  /** session/request_permission: the gate decides (profile first, then the client), and the answer picks one of the agent's options. */
+  private async permission(sink: TurnSink | undefined, params: Acp.RequestPermissionRequest): Promise<Acp.RequestPermissionResponse> {
+    if (!sink || sink.signal.aborted) return { outcome: { outcome: "cancelled" } };
+    const call = params.toolCall;
+    const open = sink.tools.get(call.toolCallId);
+    const raw = (call.rawInput ?? {}) as Record<string, unknown>;
+    const path = call.locations?.[0]?.path;
+    const toolName = gateToolOf(call.kind ?? (open?.item.type === "commandExecution" ? "execute" : open?.item.type === "fileChange" ? "edit" : undefined));
+    const args: Record<string, unknown> =
+      toolName === "shell" ? { command: typeof raw.command === "string" ? raw.command : (call.title ?? "") } : toolName === "web_fetch" ? { url: raw.url } : path ? { path } : raw;
+    const itemId = open?.id ?? this.ports.nextItemId(sink.turnId);
+    const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
+    if (sink.signal.aborted) return { outcome: { outcome: "cancelled" } };
+    const pick = (...kinds: Acp.PermissionOptionKind[]) => kinds.map((k) => params.options.find((o) => o.kind === k)).find((o) => o !== undefined);
+    // An allow_for_turn grant lets the agent stop asking; the gate keeps deciding the calls it makes through the client.
+    const option = verdict.allowed ? (verdict.forTurn ? pick("allow_always", "allow_once") : pick("allow_once", "allow_always")) : pick("reject_once", "reject_always");
+    return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
+  }
+
+  /** fs/read_text_file, as a dynamicToolCall item of the turn, under the gate. */
+  private async readText(sink: TurnSink, params: Acp.ReadTextFileRequest, acp: typeof Acp): Promise<Acp.ReadTextFileResponse> {
+    const { id, finish } = this.clientItem(sink, { type: "dynamicToolCall", tool_name: "fs/read_text_file", arguments: { path: params.path } });
+    const verdict = await this.gate.permit(sink.threadId, sink.turnId, "read_file", { path: params.path }, sink.cwd, id, sink.signal);
+    if (!verdict.allowed) {
+      finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
+      throw new acp.RequestError(-32000, verdict.message);
+    }
+    try {
+      let content = await readFile(params.path, "utf8");
+      if (params.line != null || params.limit != null) {
+        const lines = content.split("\n");
+        const from = Math.max(0, (params.line ?? 1) - 1);
+        content = lines.slice(from, params.limit != null ? from + params.limit : undefined).join("\n");
+      }
+      finish({ status: "completed", outcome: "success", output: content });
+      return { content };
+    } catch (error) {
+      const message = (error as Error).message;
+      finish({ status: "failed", outcome: "error", error: { message } });
+      throw acp.RequestError.resourceNotFound(params.path);
+    }
+  }
+
+  /** fs/write_text_file, as a fileChange item of the turn, under the gate. */
+  private async writeText(sink: TurnSink, params: Acp.WriteTextFileRequest, acp: typeof Acp): Promise<Acp.WriteTextFileResponse> {
+    const existed = await readFile(params.path, "utf8").then(
+      () => true,
+      () => false,
+    );
+    const { id, finish } = this.clientItem(sink, { type: "fileChange", path: params.path, change_kind: existed ? "modify" : "add", arguments: { path: params.path } });
+    const verdict = await this.gate.permit(sink.threadId, sink.turnId, "write_file", { path: params.path, content: params.content }, sink.cwd, id, sink.signal);
+    if (!verdict.allowed) {
+      finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
+      throw new acp.RequestError(-32000, verdict.message);
+    }
+    try {
+      await writeFile(params.path, params.content, "utf8");
+      finish({ status: "completed", outcome: "success" });
+      return {};
+    } catch (error) {
+      const message = (error as Error).message;
+      finish({ status: "failed", outcome: "error", error: { message } });
+      throw acp.RequestError.internalError(undefined, message);
+    }
+  }
+
+  /** terminal/create: the command runs as a commandExecution item of the turn, under the gate, in the turn's process environment. */
+  private async createTerminal(sink: TurnSink, params: Acp.CreateTerminalRequest, acp: typeof Acp): Promise<Acp.CreateTerminalResponse> {
+    const command = [params.command, ...(params.args ?? [])].join(" ");
+    const cwd = params.cwd ?? sink.cwd;
+    const { id, finish } = this.clientItem(sink, { type: "commandExecution", command, cwd, arguments: { command, cwd } });
+    const verdict = await this.gate.permit(sink.threadId, sink.turnId, "shell", { command, cwd }, sink.cwd, id, sink.signal);
+    if (!verdict.allowed) {
+      finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
+      throw new acp.RequestError(-32000, verdict.message);
+    }
+    const security = this.ports.turnState(sink.turnId)!.turn.security;
+    const env = { ...(security ? processEnvironment(security, this.env) : this.env), ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
+    const child = spawn(params.command, params.args ?? [], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const limit = params.outputByteLimit ?? 1024 * 1024;
+    const started = Date.now();
+    let exitedResolve!: () => void;
+    const terminal: Terminal = { itemId: id, child, output: "", truncated: false, limit, exited: new Promise((r) => (exitedResolve = r)) };
+    const append = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      terminal.output += text;
+      if (Buffer.byteLength(terminal.output) > limit) {
+        terminal.output = terminal.output.slice(-limit);
+        terminal.truncated = true;
+      }
+      this.ports.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: id, stream, delta: text });
+    };
+    child.stdout!.on("data", append("stdout"));
+    child.stderr!.on("data", append("stderr"));
+    child.once("error", (error) => {
+      terminal.exit = { exitCode: null, signal: null };
+      finish({ status: "failed", outcome: "error", error: { message: error.message } });
+      exitedResolve();
+    });
+    child.once("close", (code, signal) => {
+      terminal.exit = { exitCode: code, signal };
+      finish({ status: code === 0 ? "completed" : "failed", outcome: code === 0 ? "success" : "error", stdout: terminal.output, exit_code: code, duration_ms: Date.now() - started });
+      exitedResolve();
+    });
+    const terminalId = `term_${id}`;
+    sink.terminals.set(terminalId, terminal);
+    return { terminalId };
+  }
+
+  /** Opens an item for a client method the agent called; `finish` completes it once. */
+  private clientItem(sink: TurnSink, fields: Record<string, unknown>): { id: string; finish: (end: Record<string, unknown>) => void } {
+    const g = this.ports;
+    // What the agent said before the call is one message; what it says after, another.
+    this.closeMessage(sink, "completed");
+    const id = g.nextItemId(sink.turnId);
+    const item = { ...fields, id, status: "in_progress" };
+    g.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
+    let done = false;
+    return {
+      id,
+      finish: (end) => {
+        if (done) return;
+        done = true;
+        g.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { ...item, ...end } as unknown as TurnItem });
+      },
+    };
+  }
+}
+
+/** The item an ACP tool call is shown as. */
+function toolItem(call: Acp.ToolCall, cwd: string): Record<string, unknown> {
+  const raw = (call.rawInput ?? {}) as Record<string, unknown>;
+  const args = typeof call.rawInput === "object" && call.rawInput !== null && !Array.isArray(call.rawInput) ? raw : {};
+  const path = call.locations?.[0]?.path;
+  switch (call.kind) {
+    case "execute":
+      return { type: "commandExecution", command: typeof raw.command === "string" ? raw.command : call.title, cwd: typeof raw.cwd === "string" ? raw.cwd : cwd, arguments: args };
+    case "edit":
+    case "delete":
+    case "move":
+      if (path) return { type: "fileChange", path, change_kind: call.kind === "delete" ? "delete" : "modify", arguments: args };
+      break;
+  }
+  return { type: "dynamicToolCall", tool_name: call.title, arguments: args };
+}
+
+function withOutcome(item: Record<string, unknown>, status: "completed" | "failed", content: readonly Acp.ToolCallContent[] | null | undefined): Record<string, unknown> {
+  const text = contentText(content);
+  const field = item.type === "commandExecution" ? "stdout" : item.type === "fileChange" ? "diff" : "output";
+  return { ...item, ...(text ? { [field]: text } : {}), status, outcome: status === "completed" ? "success" : "error", ...(text ? { tool_result: text } : {}) };
+}
+
+/** The text of a tool call's content: text blocks and diffs. */
+function contentText(content: readonly Acp.ToolCallContent[] | null | undefined): string {
+  return (content ?? [])
+    .map((c) => (c.type === "content" && c.content.type === "text" ? c.content.text : c.type === "diff" ? `--- ${c.path}\n+++ ${c.path}\n${c.newText}` : ""))
+    .filter(Boolean)
+    .join("\n");
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function reasonOf(signal: AbortSignal): string {
+  const reason = signal.reason as unknown;
+  return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
+}

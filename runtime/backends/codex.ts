@@ -1,0 +1,433 @@
+/**
+ * The Codex CLI as a CLI agent runtime (`cliAgentRuntime`, kind codex): the gateway starts
+ * `codex app-server` with its model provider pointed at the configured endpoint and
+ * drives it over stdio (JSON-RPC, one message a line). Each gateway thread gets one Codex
+ * thread (thread/start in the thread's folder); each turn is one Codex turn/start.
+ *
+ * Codex's items become the turn's items (agentMessage with deltas, reasoning,
+ * commandExecution with its output deltas, fileChange; any other kind a dynamicToolCall).
+ * Codex runs with approval policy `untrusted`, so it asks before what is not known to be
+ * safe, and each approval request goes through the tool gate: the turn's profile decides
+ * first, an ask opens turn/permission/request/opened, the answer is Codex's decision.
+ * turn/cancel is turn/interrupt. cli_runtime_options map onto turn/start (effort,
+ * summary, personality) and the sandbox policy.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { createInterface } from "node:readline";
+import type { CliRuntimeOptions, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { CliRuntimeConfig, ResolvedConfig } from "../config.js";
+import type { AcpPorts } from "./acp.js";
+import { isShutdown } from "../engine/recovery.js";
+import { ToolGate } from "../engine/tool-gate.js";
+import { windowId } from "../engine/windows.js";
+
+const SANDBOXES: Record<string, { type: string }> = {
+  "read-only": { type: "readOnly" },
+  "workspace-write": { type: "workspaceWrite" },
+  "danger-full-access": { type: "dangerFullAccess" },
+};
+const SUMMARIES = ["auto", "concise", "detailed", "none"];
+const PERSONALITIES = ["none", "friendly", "pragmatic"];
+
+/** What in cli_runtime_options Codex cannot take, or undefined. */
+export function codexOptionsProblem(options: CliRuntimeOptions | undefined): string | undefined {
+  if (!options) return undefined;
+  if (options.sandbox !== undefined && !(options.sandbox in SANDBOXES)) return `cli_runtime_options.sandbox ${JSON.stringify(options.sandbox)} is not a Codex sandbox (${Object.keys(SANDBOXES).join(", ")})`;
+  if (options.summary !== undefined && !SUMMARIES.includes(options.summary)) return `cli_runtime_options.summary ${JSON.stringify(options.summary)} is not a Codex reasoning summary (${SUMMARIES.join(", ")})`;
+  if (options.personality !== undefined && !PERSONALITIES.includes(options.personality)) return `cli_runtime_options.personality ${JSON.stringify(options.personality)} is not a Codex personality (${PERSONALITIES.join(", ")})`;
+  if (options.effort !== undefined && options.effort.trim() === "") return "cli_runtime_options.effort is empty";
+  // The gateway runs one turn per thread: there is never an active Codex turn to steer.
+  if (options.steer_if_active === true) return "cli_runtime_options.steer_if_active cannot be served: a thread runs one turn at a time on this gateway, so there is no active turn to steer";
+  return undefined;
+}
+
+type Json = Record<string, unknown>;
+const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+
+/** A line-delimited JSON-RPC peer over the app-server's stdio. */
+class AppServer {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: Json) => void; reject: (e: Error) => void }>();
+  notification: (method: string, params: Json) => void = () => undefined;
+  request: (method: string, params: Json) => Promise<Json> = async (method) => {
+    throw new Error(`${method} is not served`);
+  };
+  readonly exited: Promise<string>;
+
+  constructor(
+    readonly child: ChildProcess,
+    private readonly log: (message: string) => void,
+  ) {
+    createInterface({ input: child.stdout! }).on("line", (line) => this.receive(line));
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code, signal) => {
+        const why = `the runtime exited (${signal ?? `code ${code}`})`;
+        for (const p of this.pending.values()) p.reject(new Error(why));
+        this.pending.clear();
+        resolve(why);
+      }),
+    );
+  }
+
+  call(method: string, params: Json): Promise<Json> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.send({ id, method, params });
+    });
+  }
+
+  notify(method: string, params?: Json): void {
+    this.send({ method, ...(params ? { params } : {}) });
+  }
+
+  private send(message: Json): void {
+    this.child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+  }
+
+  private receive(line: string): void {
+    let message: Json;
+    try {
+      message = JSON.parse(line) as Json;
+    } catch {
+      this.log(`codex: not JSON on stdout: ${line.slice(0, 200)}`);
+      return;
+    }
+    const id = message.id as number | string | undefined;
+    if (typeof message.method === "string") {
+      if (id === undefined) return this.notification(message.method, (message.params ?? {}) as Json);
+      this.request(message.method, (message.params ?? {}) as Json).then(
+        (result) => this.send({ id, result }),
+        (error: Error) => this.send({ id, error: { code: -32601, message: error.message } }),
+      );
+      return;
+    }
+    const pending = this.pending.get(id as number);
+    if (!pending) return;
+    this.pending.delete(id as number);
+    if (message.error) pending.reject(new Error(String((message.error as Json).message ?? JSON.stringify(message.error))));
+    else pending.resolve((message.result ?? {}) as Json);
+  }
+}
+
+/** The gateway turn a Codex turn reports into. */
+interface Sink {
+  readonly threadId: string;
+  readonly turnId: string;
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  /** Our item id and current fields, by Codex item id. */
+  readonly items: Map<string, { id: string; item: Json }>;
+  codexTurnId?: string;
+  done?: (status: string, error?: string) => void;
+}
+
+interface Runtime {
+  readonly server: AppServer;
+  /** Codex thread per gateway thread. */
+  readonly threads: Map<string, string>;
+  /** The running turn of each Codex thread. */
+  readonly running: Map<string, Sink>;
+}
+
+export class CodexRuntimes {
+  private readonly runtimes = new Map<string, Promise<Runtime>>();
+  private readonly gate: ToolGate;
+  /** The cli_runtime_options of turns started and not yet run. */
+  private readonly options = new Map<string, CliRuntimeOptions>();
+
+  constructor(
+    private readonly ports: AcpPorts,
+    private readonly config: ResolvedConfig,
+    private readonly env: Readonly<Record<string, string | undefined>>,
+    private readonly log: (message: string) => void,
+  ) {
+    this.gate = new ToolGate(ports);
+  }
+
+  /** Keeps a started turn's cli_runtime_options for its run. */
+  remember(turnId: string, options: CliRuntimeOptions | undefined): void {
+    if (options) this.options.set(turnId, options);
+  }
+
+  /** Runs one turn whose execution backend is a CLI runtime, to its end. */
+  async run(threadId: string, turnId: string, signal: AbortSignal, resumed: boolean): Promise<void> {
+    const g = this.ports;
+    const options = this.options.get(turnId);
+    this.options.delete(turnId);
+    const turn = g.turnState(turnId)!.turn;
+    const backend = turn.execution_backend;
+    const fail = (message: string) => void g.finish(threadId, turnId, { status: "Failed", usage: zeroUsage(), error: { kind: "provider_error", message, retryable: false } });
+    if (backend?.type !== "cliAgentRuntime") return fail("the turn has no CLI runtime execution backend");
+    const config = this.config.cliRuntimes.get(backend.runtime_id);
+    if (!config) return fail(`the CLI runtime ${backend.runtime_id} is no longer configured on this gateway`);
+    if (resumed) return fail(`the CLI runtime ${backend.runtime_id} ran this turn in its own thread, which cannot be continued; start a new turn`);
+    const thread = g.thread(threadId);
+    const user = g.turnState(turnId)!.items.find((i): i is Extract<TurnItem, { type: "userMessage" }> => i.type === "userMessage");
+    const input = (user?.content ?? []).flatMap((c): Json[] => (c.type === "text" ? [{ type: "text", text: c.text, text_elements: [] }] : c.type === "localImage" ? [{ type: "localImage", path: c.path }] : []));
+    let runtime: Runtime;
+    let codexThread: string;
+    try {
+      runtime = await this.runtime(config);
+      codexThread = await this.thread(runtime, config, threadId, thread.cwd);
+    } catch (error) {
+      return fail(`the CLI runtime ${config.runtimeId} did not start: ${(error as Error).message}`);
+    }
+    g.publish(threadId, turnId, "turn/execution_window/started", { window_id: windowId(turnId, 0), window_index: 0, limits: this.config.windowLimits, status: "running" });
+    const sink: Sink = { threadId, turnId, cwd: thread.cwd, signal, items: new Map() };
+    const ended = new Promise<{ status: string; error?: string }>((resolve) => (sink.done = (status, error) => resolve({ status, ...(error ? { error } : {}) })));
+    runtime.running.set(codexThread, sink);
+    const interrupt = () => {
+      if (sink.codexTurnId) void runtime.server.call("turn/interrupt", { threadId: codexThread, turnId: sink.codexTurnId }).catch(() => undefined);
+    };
+    signal.addEventListener("abort", interrupt, { once: true });
+    let outcome: { status: string; error?: string };
+    try {
+      const started = await runtime.server.call("turn/start", {
+        threadId: codexThread,
+        input,
+        model: turn.model ?? config.model,
+        approvalPolicy: "untrusted",
+        ...(options?.sandbox ? { sandboxPolicy: SANDBOXES[options.sandbox] } : {}),
+        ...(options?.effort ? { effort: options.effort } : {}),
+        ...(options?.summary ? { summary: options.summary } : {}),
+        ...(options?.personality ? { personality: options.personality } : {}),
+      });
+      sink.codexTurnId = (started.turn as Json).id as string;
+      if (signal.aborted) interrupt();
+      outcome = await Promise.race([ended, runtime.server.exited.then((why) => ({ status: "failed", error: why }))]);
+    } catch (error) {
+      outcome = { status: "failed", error: (error as Error).message };
+    } finally {
+      signal.removeEventListener("abort", interrupt);
+      runtime.running.delete(codexThread);
+    }
+    for (const [codexId, open] of sink.items) this.complete(sink, codexId, { ...open.item, status: signal.aborted ? "cancelled" : "failed" });
+    if (signal.aborted) {
+      if (isShutdown(signal)) {
+        g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: 0, provider_tokens: 0 });
+        return;
+      }
+      g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: reasonOf(signal), retryable: false } });
+      return;
+    }
+    if (outcome.status === "completed") g.finish(threadId, turnId, { status: "Completed", usage: zeroUsage() });
+    else if (outcome.status === "interrupted") g.finish(threadId, turnId, { status: "Interrupted", usage: zeroUsage(), error: { kind: "cancelled", message: "the CLI runtime interrupted the turn", retryable: false } });
+    else fail(`the CLI runtime ${config.runtimeId} failed the turn: ${outcome.error ?? outcome.status}`);
+  }
+
+  async close(): Promise<void> {
+    const runtimes = [...this.runtimes.values()];
+    this.runtimes.clear();
+    await Promise.allSettled(runtimes.map(async (r) => (await r).server.child.kill()));
+  }
+
+  private runtime(config: CliRuntimeConfig): Promise<Runtime> {
+    let runtime = this.runtimes.get(config.runtimeId);
+    if (!runtime) {
+      runtime = this.start(config);
+      runtime.catch(() => this.runtimes.delete(config.runtimeId));
+      this.runtimes.set(config.runtimeId, runtime);
+    }
+    return runtime;
+  }
+
+  private async start(config: CliRuntimeConfig): Promise<Runtime> {
+    mkdirSync(config.codexHome, { recursive: true });
+    const provider = "turnspec";
+    const overrides = [
+      `model_provider="${provider}"`,
+      `model_providers.${provider}.name="${provider}"`,
+      `model_providers.${provider}.base_url=${JSON.stringify(config.baseURL)}`,
+      `model_providers.${provider}.wire_api="responses"`,
+      `model_providers.${provider}.env_key="TURNSPEC_CODEX_API_KEY"`,
+      `model=${JSON.stringify(config.model)}`,
+    ].flatMap((o) => ["-c", o]);
+    const child = spawn(config.command, [...config.args, "app-server", ...overrides], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...this.env, CODEX_HOME: config.codexHome, TURNSPEC_CODEX_API_KEY: this.env[config.apiKeyEnv] ?? "not-needed-for-local-servers" },
+    });
+    const stderr: string[] = [];
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      stderr.push(line);
+      if (stderr.length > 5) stderr.shift();
+      this.log(`codex ${config.runtimeId}: ${line}`);
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", reject);
+    });
+    const server = new AppServer(child, this.log);
+    const runtime: Runtime = { server, threads: new Map(), running: new Map() };
+    void server.exited.then(() => this.runtimes.delete(config.runtimeId));
+    server.notification = (method, params) => {
+      const sink = runtime.running.get(params.threadId as string);
+      if (sink) this.onNotification(sink, method, params);
+    };
+    server.request = (method, params) => this.onRequest(runtime.running.get(params.threadId as string), method, params);
+    try {
+      await withTimeout(server.call("initialize", { clientInfo: { name: "turnspec-gateway", version: "0.1.0" } }), config.startupTimeoutMs, "initialize", server);
+    } catch (error) {
+      child.kill();
+      throw new Error(`${(error as Error).message}${stderr.length ? ` (stderr: ${stderr.join(" | ")})` : ""}`);
+    }
+    server.notify("initialized");
+    return runtime;
+  }
+
+  private async thread(runtime: Runtime, config: CliRuntimeConfig, threadId: string, cwd: string): Promise<string> {
+    const known = runtime.threads.get(threadId);
+    if (known) return known;
+    const result = await withTimeout(runtime.server.call("thread/start", { cwd, approvalPolicy: "untrusted" }), config.startupTimeoutMs, "thread/start", runtime.server);
+    const id = (result.thread as Json).id as string;
+    runtime.threads.set(threadId, id);
+    return id;
+  }
+
+  private onNotification(sink: Sink, method: string, params: Json): void {
+    const g = this.ports;
+    if (params.turnId !== undefined && sink.codexTurnId !== undefined && params.turnId !== sink.codexTurnId) return;
+    switch (method) {
+      case "item/started": {
+        const codex = params.item as Json;
+        const item = itemOf(codex, sink.cwd);
+        if (!item) return;
+        const id = g.nextItemId(sink.turnId);
+        const open = { ...item, id, status: "in_progress" };
+        sink.items.set(codex.id as string, { id, item: open });
+        g.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item: open as unknown as TurnItem });
+        return;
+      }
+      case "item/agentMessage/delta":
+      case "item/commandExecution/outputDelta": {
+        const open = sink.items.get(params.itemId as string);
+        if (!open) return;
+        const delta = String(params.delta ?? "");
+        if (method === "item/agentMessage/delta") {
+          open.item = { ...open.item, text: String(open.item.text ?? "") + delta };
+          g.publish(sink.threadId, sink.turnId, "item/agent_message/delta", { item_id: open.id, stream: "agent_message", delta });
+        } else {
+          open.item = { ...open.item, stdout: String(open.item.stdout ?? "") + delta };
+          g.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: open.id, stream: "stdout", delta });
+        }
+        return;
+      }
+      case "item/completed": {
+        const codex = params.item as Json;
+        const open = sink.items.get(codex.id as string);
+        const done = itemOf(codex, sink.cwd);
+        if (!open || !done) return;
+        this.complete(sink, codex.id as string, { ...open.item, ...done, ...finalFields(codex) });
+        return;
+      }
+      case "turn/completed": {
+        const turn = params.turn as Json;
+        const error = turn.error as Json | null | undefined;
+        sink.done?.(String(turn.status), error ? String(error.message ?? JSON.stringify(error)) : undefined);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private complete(sink: Sink, codexId: string, item: Json): void {
+    const open = sink.items.get(codexId);
+    if (!open) return;
+    sink.items.delete(codexId);
+    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: { ...item, id: open.id } as unknown as TurnItem });
+  }
+
+  /** Codex's requests of the client: approvals go through the gate; anything else is refused, visibly, with an error. */
+  private async onRequest(sink: Sink | undefined, method: string, params: Json): Promise<Json> {
+    if (method !== "item/commandExecution/requestApproval" && method !== "item/fileChange/requestApproval") throw new Error(`${method} is not served by the gateway`);
+    if (!sink || sink.signal.aborted) return { decision: "cancel" };
+    const open = sink.items.get(params.itemId as string);
+    const itemId = open?.id ?? this.ports.nextItemId(sink.turnId);
+    const [toolName, args] =
+      method === "item/commandExecution/requestApproval"
+        ? ["shell", { command: commandOf(params.command ?? open?.item.command), cwd: String(params.cwd ?? sink.cwd) }]
+        : ["write_file", { path: String(open?.item.path ?? params.grantRoot ?? sink.cwd) }];
+    const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
+    if (sink.signal.aborted) return { decision: "cancel" };
+    return { decision: verdict.allowed ? (verdict.forTurn ? "acceptForSession" : "accept") : "decline" };
+  }
+}
+
+/** The gateway item a Codex item is shown as; undefined for the user's own message (the turn has it). */
+function itemOf(codex: Json, cwd: string): Json | undefined {
+  switch (codex.type) {
+    case "userMessage":
+      return undefined;
+    case "agentMessage":
+      return { type: "agentMessage", text: String(codex.text ?? "") };
+    case "reasoning": {
+      const parts = [...((codex.summary as string[] | undefined) ?? []), ...((codex.content as string[] | undefined) ?? [])];
+      return { type: "reasoning", text: parts.join("\n") };
+    }
+    case "commandExecution": {
+      const command = commandOf(codex.command);
+      return { type: "commandExecution", command, cwd: String(codex.cwd ?? cwd), arguments: { command, cwd: String(codex.cwd ?? cwd) } };
+    }
+    case "fileChange": {
+      const change = ((codex.changes as Json[] | undefined) ?? [])[0];
+      const kind = ((change?.kind as Json | undefined)?.type as string | undefined) ?? "update";
+      const path = String(change?.path ?? "");
+      return { type: "fileChange", path, change_kind: kind === "add" ? "add" : kind === "delete" ? "delete" : "modify", arguments: { path } };
+    }
+    default:
+      return { type: "dynamicToolCall", tool_name: String(codex.type), arguments: {} };
+  }
+}
+
+/** The fields a completed Codex item adds: output, exit code, status and outcome. */
+function finalFields(codex: Json): Json {
+  const status = String(codex.status ?? "completed");
+  const ok = status === "completed";
+  const mapped = ok ? "completed" : status === "declined" ? "declined" : "failed";
+  switch (codex.type) {
+    case "agentMessage":
+    case "reasoning":
+      return { status: "completed" };
+    case "commandExecution":
+      return {
+        status: mapped,
+        outcome: ok ? "success" : mapped === "declined" ? "declined" : "error",
+        ...(typeof codex.aggregatedOutput === "string" ? { stdout: codex.aggregatedOutput, tool_result: codex.aggregatedOutput } : {}),
+        ...(typeof codex.exitCode === "number" ? { exit_code: codex.exitCode } : {}),
+        ...(typeof codex.durationMs === "number" ? { duration_ms: codex.durationMs } : {}),
+      };
+    case "fileChange": {
+      const diff = ((codex.changes as Json[] | undefined) ?? []).map((c) => String(c.diff ?? "")).join("\n");
+      return { status: mapped, outcome: ok ? "success" : mapped === "declined" ? "declined" : "error", ...(diff ? { diff } : {}) };
+    }
+    default:
+      return { status: mapped, outcome: ok ? "success" : "error" };
+  }
+}
+
+/** Codex's command line; the `/bin/bash -lc '…'` wrapper it runs commands in is shown as the command. */
+function commandOf(command: unknown): string {
+  const text = Array.isArray(command) ? command.join(" ") : String(command ?? "");
+  const wrapped = /^\/bin\/(?:ba)?sh -lc '([\s\S]*)'$/.exec(text);
+  return wrapped ? wrapped[1]!.replace(/'\\''/g, "'") : text;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string, server: AppServer): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    server.exited.then((why) => {
+      throw new Error(`${why} before answering ${what}`);
+    }),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function reasonOf(signal: AbortSignal): string {
+  const reason = signal.reason as unknown;
+  return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
+}
