@@ -92,6 +92,7 @@ async function certify(args: CertifyArgs): Promise<number> {
     expectedFailures,
     onStart: (meta, ids) => reporter.onStart({ ...meta, requirementIds: ids, expectedFailures }),
     onResult: (result) => reporter.onResult(result),
+    onNotice: (text) => reporter.onNotice(text),
   });
   const written = writeReports(report, args.reports);
   reporter.onEnd(report, written);

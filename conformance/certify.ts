@@ -18,7 +18,7 @@ import { ModelServer } from "./model-server.js";
 import type { Capability, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
-import { GatewaySession, type Finding } from "./session.js";
+import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, schemaHash, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -56,6 +56,13 @@ export interface CertifyOptions {
   /** Receives each result as it is decided. */
   readonly onStart?: (meta: RunMeta, ids: readonly string[]) => void;
   readonly onResult?: (result: RequirementResult) => void;
+  /**
+   * Receives what the console should say while the run goes on: a wait that passed a few
+   * seconds (what for, in which scenario), a line the gateway wrote that is not JSON.
+   */
+  readonly onNotice?: (text: string) => void;
+  /** After how long a wait is named through onNotice. Default 3 s. */
+  readonly noticeAfterMs?: number;
 }
 
 /** How a requirement is checked: by a scenario, or over the whole run. */
@@ -168,17 +175,34 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     await stopModel();
     throw new HarnessError(`cannot reach the gateway: ${(error as Error).message}`);
   }
-  const session = new GatewaySession(transport, started);
+  const stepTimeoutMs = options.stepTimeoutMs ?? 15_000;
+  const session = new GatewaySession(transport, started, { requestTimeoutMs: stepTimeoutMs });
+  session.onStray = (text) => options.onNotice?.(`the gateway wrote a line that is not JSON: ${JSON.stringify(text)}`);
+  const noticeAfterMs = options.noticeAfterMs ?? 3_000;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    for (const wait of session.waits) {
+      if (wait.noticed || now - wait.since < noticeAfterMs) continue;
+      wait.noticed = true;
+      options.onNotice?.(`waiting ${((now - wait.since) / 1000).toFixed(0)} s for ${wait.what}${wait.scenario ? ` (scenario "${wait.scenario}")` : ""}; giving up after ${stepTimeoutMs} ms`);
+    }
+  }, 500);
+  ticker.unref();
   try {
     await session.start();
   } catch (error) {
+    clearInterval(ticker);
     await stopModel();
     throw new HarnessError(`cannot start the gateway: ${(error as Error).message}`);
   }
   const workdir = options.gatewayCmd !== undefined ? mkdtempSync(join(tmpdir(), "turnspec-certify-")) : undefined;
   const runId = randomBytes(3).toString("hex");
-  const missingTerminals: Finding[] = [];
-  const stepTimeoutMs = options.stepTimeoutMs ?? 15_000;
+  /** Findings scenarios hand to the run: missing terminals, items of other capabilities' turns, invalid results. */
+  const handed: Finding[] = [];
+  const capabilityOf = new Map(catalogue.map((r) => [r.id, r.capability]));
+  const coversOf = new Map(catalogue.map((r) => [r.id, r.covers]));
+  /** Each scenario's channel, its capability, and the requirement its findings of other capabilities go to. */
+  const ran: { scenario: Scenario; channel: ScenarioChannel; capability: Capability; stoppedEarly: boolean }[] = [];
   const quietMs = options.quietMs ?? 3_000;
 
   const scenarioRecords = new Map<string, { record: StepRecord; transcript: TranscriptEntry[] }>();
@@ -193,6 +217,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   };
   const runScenario = async (scenario: Scenario) => {
     const channel = session.channel();
+    channel.scenario = scenario.name;
+    const entry = { scenario, channel, capability: capabilityOf.get(Object.keys(scenario.checks)[0]!) ?? "core", stoppedEarly: false };
+    ran.push(entry);
     const ctx = new ScenarioContext({
       session,
       channel,
@@ -204,32 +231,73 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       ...(workdir ? { cwd: workdir } : {}),
       stepTimeoutMs,
       quietMs,
-      missingTerminal: (turnId, status) => missingTerminals.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet` }),
+      missingTerminal: (turnId, status) =>
+        handed.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet`, channel, turnId }),
+      finding: (requirement, message, frame, turnId) => handed.push({ requirement, message, channel, ...(frame === undefined ? {} : { frame }), ...(turnId === undefined ? {} : { turnId }) }),
+      covers: (id) => coversOf.get(id) ?? [],
     });
     const ids = Object.keys(scenario.checks);
     const closed = () => session.closedBecause;
     if (closed()) {
-      ctx.settle(ids, "fail", closed()!);
+      ctx.settle(ids, "skipped", `not reached: ${closed()!}`);
     } else {
       try {
         await session.within(channel, () => scenario.run(ctx));
         ctx.settle(ids, "error", `the scenario "${scenario.name}" ended without checking it`);
       } catch (error) {
+        entry.stoppedEarly = true;
         if (!isAbort(error)) {
-          const message = closed() ?? `harness fault in "${scenario.name}": ${error instanceof Error ? error.message : String(error)}`;
-          ctx.settle(ids, closed() ? "fail" : "error", message);
+          // Thrown outside any step: while preparing one (a thread, a turn, a model call).
+          const judged = ctx.judge(error);
+          const first = ids.find((id) => running.has(id) && !ctx.records.has(id));
+          if (closed()) ctx.settle(first ? [first] : [], "fail", closed()!);
+          else if (judged.outcome === "error") ctx.settle(ids, "error", `harness fault in "${scenario.name}": ${judged.message}`);
+          else if (judged.outcome === "skipped" || /invalid result/.test(judged.message)) ctx.settle(ids, "skipped", judged.message.startsWith("not reached") ? judged.message : `not reached: ${judged.message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`);
+          else if (first) {
+            ctx.fail(first, `while preparing this step: ${judged.message}`, judged.invalidFrame);
+          }
         }
-        const cause = [...ctx.records].find(([, r]) => r.outcome !== "pass");
-        ctx.settle(ids, closed() ? "fail" : "error", closed() ?? `not reached: an earlier step of "${scenario.name}" (${cause?.[0]}) did not pass`);
+        const cause = [...ctx.records].find(([, r]) => r.outcome === "fail" || r.outcome === "error");
+        ctx.settle(ids, "skipped", closed() ? `not reached: ${closed()!}` : `not reached: an earlier step of "${scenario.name}" failed${cause ? ` (${cause[0]}: ${cause[1].message ?? cause[1].outcome})` : ""}`);
       }
+      // Stopped early or not: no turn of this scenario is left running, no request left open.
+      await session.within(channel, () => ctx.cleanUp()).catch(() => undefined);
     }
     for (const [id, record] of ctx.records) {
       if (!running.has(id)) continue;
+      // Checked by more than one scenario: the worst outcome decides.
+      const earlier = scenarioRecords.get(id);
+      if (earlier && SEVERITY[earlier.record.outcome] >= SEVERITY[record.outcome]) continue;
       scenarioRecords.set(id, { record, transcript: [...channel.transcript] });
     }
   };
 
+  /**
+   * Where each finding belongs. A finding about a turn a scenario abandoned (it stopped
+   * early and cancelled the turn) is the harness's doing and is dropped; a finding in a
+   * scenario of another capability than its requirement's goes to that scenario's own
+   * requirement, so that one capability never fails another's.
+   */
+  const attribute = (all: readonly Finding[]): Finding[] => {
+    const out: Finding[] = [];
+    for (const f of all) {
+      const channel = f.channel ?? (f.frame === undefined ? undefined : session.ownerOf(f.frame));
+      const turnId = f.turnId ?? turnOf(f.frame);
+      if (channel && turnId !== undefined && channel.abandoned.has(turnId)) continue;
+      const owner = channel && ran.find((e) => e.channel === channel);
+      const capability = capabilityOf.get(f.requirement);
+      if (!owner || capability === undefined || owner.capability === capability) {
+        out.push(f);
+        continue;
+      }
+      const target = Object.keys(owner.scenario.checks).find((id) => running.has(id));
+      if (target) out.push({ ...f, requirement: target, message: `in a turn of this ${owner.capability} scenario the gateway broke ${f.requirement} (a ${capability} requirement): ${f.message}` });
+    }
+    return out;
+  };
+
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
+  clearInterval(ticker);
   session.end();
   const closedBecause = session.closedBecause;
   await session.close().catch(() => undefined);
@@ -240,7 +308,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const closedEarly = closedBecause === undefined ? undefined : exit ? `${closedBecause} (${exit})` : closedBecause;
   const explain = (message: string | undefined) => (message !== undefined && closedBecause !== undefined && exit ? message.replace(closedBecause, closedEarly!) : message);
 
-  const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
+  const findings = attribute([...session.findings, ...handed, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))]);
   for (const r of toRun) {
     if (results.has(r.id)) continue;
     const own = findings.filter((f) => f.requirement === r.id);
@@ -251,9 +319,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       const messages = [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)];
       const first = own[0]!;
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
-      const more = messages.length > 3 ? `; and ${messages.length - 3} more` : "";
+      const more = messages.length > 10 ? `\n… and ${messages.length - 10} more findings of this requirement` : "";
       emit(r, "fail", {
-        message: explain(messages.slice(0, 3).join("; ") + more)!,
+        message: explain(messages.slice(0, 10).join("\n") + more)!,
         durationMs: Math.round(fromScenario?.record.durationMs ?? 0),
         ...(record?.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
         transcript,
@@ -273,16 +341,26 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     }
     const source = sources.get(r.id)?.[0];
     if (source?.kind === "run") {
-      if (closedEarly) emit(r, "fail", { message: closedEarly });
+      if (closedEarly) emit(r, "skipped", { message: `not reached: the run stopped early: ${closedEarly}` });
       else emit(r, "pass");
       continue;
     }
-    emit(r, closedEarly ? "fail" : "error", { message: closedEarly ?? "no scenario ran that checks it" });
+    emit(r, closedEarly ? "skipped" : "error", { message: closedEarly ? `not reached: ${closedEarly}` : "no scenario ran that checks it" });
   }
 
   const ordered = catalogue.map((r) => results.get(r.id)!);
   const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures });
   return toRunReport(meta, new Date().toISOString(), verdict);
+}
+
+/** Worse outcomes first when two scenarios decide one requirement. */
+const SEVERITY: Record<RequirementResult["outcome"], number> = { pass: 0, skipped: 1, error: 2, fail: 3 };
+
+/** The turn a frame is about: its params' turn_id, or its permission request's. */
+function turnOf(frame: unknown): string | undefined {
+  const params = (frame as { params?: { turn_id?: unknown; turnId?: unknown; request?: { turn_id?: unknown } } } | undefined)?.params;
+  const id = params?.turn_id ?? params?.turnId ?? params?.request?.turn_id;
+  return typeof id === "string" ? id : undefined;
 }
 
 function redact(url: string): string {

@@ -26,6 +26,8 @@ export interface StartInfo extends RunMeta {
 export interface ConsoleReporter {
   onStart(info: StartInfo): void;
   onResult(result: RequirementResult): void;
+  /** Something the run says while it goes on: a long wait, a stray line from the gateway. */
+  onNotice(text: string): void;
   onEnd(report: RunReport, written?: readonly WrittenFile[]): void;
 }
 
@@ -128,6 +130,9 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     },
     onResult(result) {
       resultLine(result);
+    },
+    onNotice(text) {
+      line(paint("yellow", `… ${text}`));
     },
     onEnd(report, written = []) {
       const verdict = verdictOf(report);

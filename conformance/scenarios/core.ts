@@ -18,7 +18,7 @@ const lastOf = (request: ChatRequest, role: string) => [...request.messages].rev
 /** Checks a raw error response: its code, and that the connection answers afterwards. */
 function expectCode(response: Json, reason: keyof typeof errorRegistry, what: string): void {
   const error = response.error as { code?: unknown } | undefined;
-  if (!error) throw new Failure(`${what}: expected error ${errorRegistry[reason].code} (${reason}), got ${JSON.stringify(response).slice(0, 200)}`, response);
+  if (!error) throw new Failure(`${what}: expected error ${errorRegistry[reason].code} (${reason}), got ${JSON.stringify(response)}`, response);
   if (error.code !== errorRegistry[reason].code) throw new Failure(`${what}: expected error code ${errorRegistry[reason].code} (${reason}), got ${String(error.code)}`, response);
 }
 
@@ -104,7 +104,7 @@ const chatTurn: Scenario = {
     ctx.check("TURN-DEFAULT-PROFILE", turn.permission_profile.mode === "full_access" && turn.permission_profile.source === "defaulted", `the turn's profile is ${turn.permission_profile.mode} (source ${turn.permission_profile.source}), expected full_access (defaulted)`);
     await ctx.step("TURN-STARTED-NOTIFIED", () => ctx.waitFor(`turn/started of ${turn.id}`, (n) => n.method === "turn/started" && n.params.turn_id === turn.id));
     const end = await ctx.step("TURN-COMPLETED-NOTIFIED", () => ctx.ended(turn.id));
-    if (end.terminal) ctx.check("TURN-COMPLETED-NOTIFIED", end.terminal.method === "turn/completed", `the turn ended with ${end.terminal.method}: ${JSON.stringify(end.terminal.params).slice(0, 300)}`);
+    if (end.terminal) ctx.check("TURN-COMPLETED-NOTIFIED", end.terminal.method === "turn/completed", `the turn ended with ${end.terminal.method}: ${JSON.stringify(end.terminal.params)}`);
     const usage = (end.terminal?.method === "turn/completed" ? end.terminal.params.usage : undefined) ?? end.turn.usage;
     ctx.check("TURN-USAGE", usage?.input_tokens === 11 && usage.output_tokens === 7, `expected usage 11 in / 7 out, got ${JSON.stringify(usage)}`);
 
@@ -116,7 +116,7 @@ const chatTurn: Scenario = {
     const live = ctx.ofTurn(turn.id);
     const started = live.filter((n) => n.method === "item/started").map(itemOf);
     const first = started[0];
-    ctx.check("ITEM-USER-MESSAGE", first?.type === "userMessage" && JSON.stringify(first.content).includes(ctx.token), `the first item is ${JSON.stringify(first).slice(0, 200)}, expected a userMessage with the input`);
+    ctx.check("ITEM-USER-MESSAGE", first?.type === "userMessage" && JSON.stringify(first.content).includes(ctx.token), `the first item is ${JSON.stringify(first)}, expected a userMessage with the input`);
     const completed = live.filter((n) => n.method === "item/completed").map(itemOf);
     const message = completed.find((i) => i?.type === "agentMessage");
     const deltas = live.filter((n) => n.method === "item/agent_message/delta");
@@ -158,7 +158,7 @@ async function checkReplay(ctx: ScenarioContext, threadId: string, turnId: strin
     const at = replayed.findIndex((r, i) => r !== live[i]);
     if (at !== -1 || replayed.length !== live.length) {
       const i = at === -1 ? Math.min(replayed.length, live.length) : at;
-      throw new Failure(`turn/items differs from the stream at item event ${i}: replayed ${replayed[i]?.slice(0, 200) ?? "nothing"}, streamed ${live[i]?.slice(0, 200) ?? "nothing"}`);
+      throw new Failure(`turn/items differs from the stream at item event ${i}: replayed ${replayed[i] ?? "nothing"}, streamed ${live[i] ?? "nothing"}`);
     }
     ctx.check("TURN-ITEMS-LAST-SEQUENCE", events.length > 0 && items.last_sequence === events.at(-1)!.sequence, `last_sequence is ${items.last_sequence}, the last event's sequence is ${events.at(-1)?.sequence}`);
   });
@@ -184,7 +184,7 @@ const history: Scenario = {
       const q1 = texts.findIndex((t) => t.startsWith("user:") && t.includes("first question"));
       const a1 = texts.findIndex((t) => t.startsWith("assistant:") && t.includes(first));
       const q2 = texts.findIndex((t) => t.startsWith("user:") && t.includes("second question"));
-      if (q1 === -1 || a1 === -1 || q2 === -1 || !(q1 < a1 && a1 < q2)) throw new Failure(`the second model call's messages are ${JSON.stringify(texts).slice(0, 400)}; expected the first question, its answer, then the second question`);
+      if (q1 === -1 || a1 === -1 || q2 === -1 || !(q1 < a1 && a1 < q2)) throw new Failure(`the second model call's messages are ${JSON.stringify(texts)}; expected the first question, its answer, then the second question`);
     });
   },
 };
@@ -230,11 +230,11 @@ const tools: Scenario = {
       .filter((n) => n.method === "item/command_execution/output_delta" && command && n.params.item_id === command.id && n.params.stream === "stdout")
       .map((n) => (n.params as { delta: string }).delta)
       .join("");
-    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && command.status === "completed" && command.exit_code === 0 && (command.stdout ?? "").includes(marker), `the shell item is ${JSON.stringify(command).slice(0, 300)}`);
+    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && command.status === "completed" && command.exit_code === 0 && (command.stdout ?? "").includes(marker), `the shell item is ${JSON.stringify(command)}`);
     ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && stdout === command.stdout, `the stdout deltas join up to ${JSON.stringify(stdout)}, the item's stdout is ${JSON.stringify(command?.type === "commandExecution" ? command.stdout : undefined)}`);
     const change = completed.find((i) => i?.type === "fileChange");
-    ctx.check("ITEM-FILE-CHANGE", change?.type === "fileChange" && change.status === "completed", `the write_file item is ${JSON.stringify(change).slice(0, 300)}`);
-    ctx.check("ITEM-FILE-CHANGE", !!c4 && messageText(toolResult(c4)).includes(content), `reading the file back gave the model ${JSON.stringify(c4 && messageText(toolResult(c4))).slice(0, 200)}, expected it to hold ${content}`);
+    ctx.check("ITEM-FILE-CHANGE", change?.type === "fileChange" && change.status === "completed", `the write_file item is ${JSON.stringify(change)}`);
+    ctx.check("ITEM-FILE-CHANGE", !!c4 && messageText(toolResult(c4)).includes(content), `reading the file back gave the model ${JSON.stringify(c4 && messageText(toolResult(c4)))}, expected it to hold ${content}`);
     const failed = commands[1];
     ctx.check("ITEM-TOOL-ERROR", failed?.type === "commandExecution" && failed.status === "failed", `the shell call without a command ended ${JSON.stringify(failed?.status)}, expected failed`);
     ctx.check("ITEM-TOOL-ERROR", !!c5 && messageText(toolResult(c5)).length > 0 && toolResult(c5)?.tool_call_id === callId(c5), "the model did not receive the failed call's error under its call id");
@@ -277,7 +277,7 @@ const control: Scenario = {
       const thread = await ctx.thread();
       const other = await ctx.thread();
       const turn = await ctx.startTurn(thread.id, "Wait for me", { mode: "Chat" });
-      await script.waitForCall(1);
+      await ctx.modelCall(script, 1);
       await ctx.attempt("TURN-ONE-ACTIVE", async () => {
         const error = await ctx.rejects(ctx.startTurn(thread.id, "A second turn", { mode: "Chat" }), "turn_in_progress", "a second turn/start while one runs");
         const active = (error.data as { active_turn_id?: unknown } | undefined)?.active_turn_id;

@@ -93,7 +93,7 @@ const readAllowed: Scenario = {
       const turn = await ctx.startTurn(thread.id, "Read it", supervised);
       await ctx.ended(turn.id);
       if (requestsOf(ctx, turn.id).length) throw new Failure("a read inside the thread's folder opened an approval request under supervised");
-      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${JSON.stringify(lastTool(script.calls[3])).slice(0, 200)}, expected the file's content`);
+      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${JSON.stringify(lastTool(script.calls[3]))}, expected the file's content`);
     });
   },
 };
@@ -115,7 +115,7 @@ const allowOnce: Scenario = {
     const request = await ctx.step("PERM-ASK-OPENS-REQUEST", async () => {
       const request = await nextRequest(ctx, turn.id, 0);
       if (request.tool_name !== ctx.tool("shell") || !request.scope_hash || !request.reason || request.turn_id !== turn.id) {
-        throw new Failure(`the approval request is incomplete: ${JSON.stringify(request).slice(0, 300)}`);
+        throw new Failure(`the approval request is incomplete: ${JSON.stringify(request)}`);
       }
       if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the command ran before the request was answered");
       return request;
@@ -157,7 +157,7 @@ const deny: Scenario = {
       const item = ctx.ofTurn(turn.id).filter((n) => n.method === "item/completed").map(itemOf).find((i) => i?.type === "commandExecution");
       if (item?.status !== "declined") throw new Failure(`the denied command's item ended ${JSON.stringify(item?.status)}, expected declined`);
       const told = lastTool(script.calls[1]);
-      if (!told || told.includes(output)) throw new Failure(`the model was told ${JSON.stringify(told).slice(0, 200)}, expected a refusal`);
+      if (!told || told.includes(output)) throw new Failure(`the model was told ${JSON.stringify(told)}, expected a refusal`);
     });
   },
 };

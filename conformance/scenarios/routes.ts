@@ -43,7 +43,7 @@ const lifecycle: Scenario = {
       const first = await ctx.client.agentRouteCreate(params());
       if (first.status !== "active" || first.generation !== 1) throw new Failure(`the new route is ${first.status} at generation ${first.generation}, expected active at 1`);
       if (JSON.stringify(first.allowed_actions) !== JSON.stringify(["start_agent", "deliver_result"]) || first.destination_thread_id !== destination.id || first.disclosure.resultReturn !== "summary_only") {
-        throw new Failure(`the route does not carry what was asked: ${JSON.stringify(first).slice(0, 300)}`);
+        throw new Failure(`the route does not carry what was asked: ${JSON.stringify(first)}`);
       }
       return [first, await ctx.client.agentRouteCreate(params())];
     });
@@ -142,7 +142,7 @@ const admission: Scenario = {
       if (!child) throw new Failure("no turn started in the route's destination thread");
       if (end.turn.status !== "Completed") throw new Failure(`the delegating turn ended ${end.turn.status}`);
       const told = script.calls[2]?.messages.at(-1);
-      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${JSON.stringify(told).slice(0, 200)}, expected the child's answer`);
+      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${JSON.stringify(told)}, expected the child's answer`);
 
       await ctx.client.agentRouteRevoke({ route_id: route.route_id, expected_generation: route.generation });
       const before = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;

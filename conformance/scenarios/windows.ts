@@ -49,7 +49,7 @@ const continued: Scenario = {
         return first;
       });
       limits.tokens = first.limits.max_provider_tokens_per_window;
-      await script.waitForCall(1);
+      await ctx.modelCall(script, 1);
       release();
       const exhausted = await ctx.step("WIN-EXHAUSTED", async () => {
         const n = await ctx.waitFor("turn/execution_window/exhausted", (n) => n.method === "turn/execution_window/exhausted" && n.params.turn_id === turn.id);
