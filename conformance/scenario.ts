@@ -300,7 +300,11 @@ export class ScenarioContext {
    * checks it, otherwise handed to the run, which attributes it.
    */
   checkItems(turnId: string): void {
-    const live = this.ofTurn(turnId);
+    const all = this.ofTurn(turnId);
+    // Only what came before the turn ended counts ("completed exactly once before its turn ends").
+    let end = all.length - 1;
+    while (end >= 0 && !isTerminal(all[end]!)) end--;
+    const live = end === -1 ? all : all.slice(0, end + 1);
     const count = new Map<string, number>();
     for (const n of live) if (n.method === "item/started") count.set(n.params.item_id, 0);
     for (const n of live) if (n.method === "item/completed") count.set(n.params.item_id, (count.get(n.params.item_id) ?? 0) + 1);
@@ -309,8 +313,8 @@ export class ScenarioContext {
       if ("ITEM-COMPLETED-ONCE" in this.o.checks) this.check("ITEM-COMPLETED-ONCE", true, "");
       return;
     }
-    const status = [...live].reverse().find(isTerminal)?.method ?? "its end";
-    const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once: ${wrong.map(([id, c]) => `${id} completed ${c} times`).join(", ")}`;
+    const status = live.at(-1) && isTerminal(live.at(-1)!) ? live.at(-1)!.method : "its end";
+    const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once before it ended: ${wrong.map(([id, c]) => `${id} completed ${c} times`).join(", ")}`;
     if ("ITEM-COMPLETED-ONCE" in this.o.checks) this.check("ITEM-COMPLETED-ONCE", false, message);
     else this.o.finding?.("ITEM-COMPLETED-ONCE", message, undefined, turnId);
   }
@@ -360,6 +364,21 @@ export class ScenarioContext {
     }
     for (const n of this.o.channel.notifications) if (n.method === "turn/started") turns.add((n.params as { turn_id: string }).turn_id);
     return [...turns];
+  }
+
+  /**
+   * Whether the response to the turn/start of `turnId` arrived before the turn's first
+   * notification (turn/started or anything else of the turn): the frame that breaks it, if not.
+   */
+  progressBeforeResponse(turnId: string): unknown {
+    let requestId: string | number | undefined;
+    for (const entry of this.o.channel.transcript) {
+      const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
+      if (entry.direction === "sent" && f.method === "turn/start" && f.params?.turn_id === turnId) requestId = f.id;
+      else if (entry.direction === "received" && requestId !== undefined && f.id === requestId && f.method === undefined) return undefined;
+      else if (entry.direction === "received" && requestId !== undefined && f.method !== undefined && f.params?.turn_id === turnId) return f;
+    }
+    return undefined;
   }
 
   /** Expects `call` to be rejected with `reason` in error.data.reason; returns the error. */

@@ -114,9 +114,13 @@ const allowOnce: Scenario = {
     const turn = await ctx.startTurn(thread.id, "Run it", supervised);
     const request = await ctx.step("PERM-ASK-OPENS-REQUEST", async () => {
       const request = await nextRequest(ctx, turn.id, 0);
-      if (request.tool_name !== ctx.tool("shell") || !request.scope_hash || !request.reason || request.turn_id !== turn.id) {
-        throw new Failure(`the approval request is incomplete: ${JSON.stringify(request)}`);
-      }
+      const wrong = [
+        request.tool_name !== ctx.tool("shell") && `tool_name is ${JSON.stringify(request.tool_name)}, expected ${JSON.stringify(ctx.tool("shell"))}`,
+        !request.scope_hash && `scope_hash is ${JSON.stringify(request.scope_hash)}, expected a non-empty hash`,
+        !request.reason && `reason is ${JSON.stringify(request.reason)}, expected a non-empty reason`,
+        request.turn_id !== turn.id && `turn_id is ${JSON.stringify(request.turn_id)}, expected ${JSON.stringify(turn.id)}`,
+      ].filter((w): w is string => typeof w === "string");
+      if (wrong.length) throw new Failure(`the approval request ${request.request_id}: ${wrong.join("; ")} (the request: ${JSON.stringify(request)})`);
       if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the command ran before the request was answered");
       return request;
     });
@@ -166,14 +170,15 @@ const allowForTurn: Scenario = {
   name: "allow_for_turn",
   checks: {
     "PERM-ALLOW-FOR-TURN": "answers allow_for_turn to a shell command, then has the model run the same command again in the turn: expects it to run without a second request",
-    "PERM-GRANT-TURN-SCOPED": "runs the same command in the next turn: expects a new approval request",
+    "PERM-GRANT-TURN-SCOPED": "runs the same command in the next turn of the thread: expects a new approval request for it; a turn that runs it unasked (or ends without asking) fails this",
   },
   async run(ctx) {
     const { command } = marked(ctx, "granted");
     const call = { reply: { toolCalls: [{ tool: "shell", args: { command } }] } };
     ctx.script([call, call, { reply: { text: "twice" } }, call, { reply: { text: "again" } }]);
     const thread = await ctx.thread({ mode: "Agent" });
-    const first = await ctx.startTurn(thread.id, "Run it twice", supervised);
+    const firstTurn = await ctx.startTurn(thread.id, "Run it twice", supervised);
+    const first = firstTurn;
     await ctx.attempt("PERM-ALLOW-FOR-TURN", async () => {
       await respond(ctx, await nextRequest(ctx, first.id, 0), "allow_for_turn");
       // If a second request opens after all, answer it so the turn can end.
@@ -186,7 +191,15 @@ const allowForTurn: Scenario = {
     });
     await ctx.attempt("PERM-GRANT-TURN-SCOPED", async () => {
       const next = await ctx.startTurn(thread.id, "Run it once more", supervised);
-      await respond(ctx, await nextRequest(ctx, next.id, 0), "allow_once");
+      // Either the gateway asks again (as it must), or the turn runs the command unasked and ends.
+      const asked = (n: AnyNotification) => n.method === "turn/permission/request/opened" && n.params.request.turn_id === next.id;
+      const endedUnasked = (n: AnyNotification) => ["turn/completed", "turn/failed", "turn/blocked"].includes(n.method) && (n.params as { turn_id?: string }).turn_id === next.id;
+      const first = await ctx.waitFor(`an approval request of turn ${next.id} (the same command as the previous turn's allow_for_turn grant)`, (n) => asked(n) || endedUnasked(n));
+      if (!asked(first)) {
+        const ran = ctx.ofTurn(next.id).some((n) => n.method === "item/completed" && itemOf(n)?.type === "commandExecution" && itemOf(n)?.status === "completed");
+        throw new Failure(`the allow_for_turn grant of turn ${firstTurn.id} leaked into the next turn ${next.id}: it ended with ${first.method} without an approval request${ran ? ", and the command ran" : ""}`);
+      }
+      await respond(ctx, requestsOf(ctx, next.id)[0]!, "allow_once");
       await ctx.ended(next.id);
     });
   },
