@@ -201,6 +201,11 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const handed: Finding[] = [];
   const capabilityOf = new Map(catalogue.map((r) => [r.id, r.capability]));
   const coversOf = new Map(catalogue.map((r) => [r.id, r.covers]));
+  /** A method's capability: core when a core requirement covers it, else that of the first requirement covering it. */
+  const capabilityOfMethod = (method: string): Capability | undefined => {
+    const covering = catalogue.filter((r) => r.covers.includes(method));
+    return covering.some((r) => r.capability === "core") ? "core" : covering[0]?.capability;
+  };
   /** Each scenario's channel, its capability, and the requirement its findings of other capabilities go to. */
   const ran: { scenario: Scenario; channel: ScenarioChannel; capability: Capability; stoppedEarly: boolean }[] = [];
   const quietMs = options.quietMs ?? 3_000;
@@ -233,7 +238,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       quietMs,
       missingTerminal: (turnId, status) =>
         handed.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet`, channel, turnId }),
-      finding: (requirement, message, frame, turnId) => handed.push({ requirement, message, channel, ...(frame === undefined ? {} : { frame }), ...(turnId === undefined ? {} : { turnId }) }),
+      finding: (f) => handed.push({ ...f, channel }),
       covers: (id) => coversOf.get(id) ?? [],
     });
     const ids = Object.keys(scenario.checks);
@@ -274,26 +279,35 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
 
   /**
    * Where each finding belongs. A finding about a turn a scenario abandoned (it stopped
-   * early and cancelled the turn) is the harness's doing and is dropped; a finding in a
-   * scenario of another capability than its requirement's goes to that scenario's own
-   * requirement, so that one capability never fails another's.
+   * early and cancelled the turn) is the harness's doing and is dropped. A finding in a
+   * scenario of another capability than its requirement's fails that requirement only
+   * when the requirement's own capability shows the same fault too; otherwise it goes to
+   * the scenario's own requirement (the one whose step started the turn). Either way one
+   * capability's fault never fails another capability.
    */
   const attribute = (all: readonly Finding[]): Finding[] => {
-    const out: Finding[] = [];
+    const placed: { finding: Finding; cross?: { target: string | undefined; owner: Capability } }[] = [];
     for (const f of all) {
       const channel = f.channel ?? (f.frame === undefined ? undefined : session.ownerOf(f.frame));
       const turnId = f.turnId ?? turnOf(f.frame);
       if (channel && turnId !== undefined && channel.abandoned.has(turnId)) continue;
       const owner = channel && ran.find((e) => e.channel === channel);
       const capability = capabilityOf.get(f.requirement);
-      if (!owner || capability === undefined || owner.capability === capability) {
-        out.push(f);
+      const methodCapability = f.method === undefined ? undefined : capabilityOfMethod(f.method);
+      if (!owner || capability === undefined || (methodCapability ?? owner.capability) === capability) {
+        placed.push({ finding: f });
         continue;
       }
-      const target = Object.keys(owner.scenario.checks).find((id) => running.has(id));
-      if (target) out.push({ ...f, requirement: target, message: `in a turn of this ${owner.capability} scenario the gateway broke ${f.requirement} (a ${capability} requirement): ${f.message}` });
+      const started = turnId === undefined ? undefined : channel.turnRequirement.get(turnId);
+      const target = started !== undefined && running.has(started) ? started : Object.keys(owner.scenario.checks).find((id) => running.has(id));
+      placed.push({ finding: f, cross: { target, owner: owner.capability } });
     }
-    return out;
+    const ownEvidence = new Set(placed.filter((p) => !p.cross).map((p) => p.finding.requirement));
+    return placed.flatMap(({ finding: f, cross }) => {
+      if (!cross || ownEvidence.has(f.requirement)) return [f];
+      if (!cross.target) return [];
+      return [{ ...f, requirement: cross.target, message: `in a turn of this ${cross.owner} scenario the gateway broke ${f.requirement} (a ${capabilityOf.get(f.requirement)} requirement that its own scenarios do not break): ${f.message}` }];
+    });
   };
 
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
@@ -316,7 +330,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     if (own.length > 0) {
       // The scenario's own failure first (with its invalid frame), then what the whole run found.
       const record = fromScenario?.record.outcome === "fail" ? fromScenario.record : undefined;
-      const messages = [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)];
+      const counted = new Map<string, number>();
+      for (const m of [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)]) counted.set(m, (counted.get(m) ?? 0) + 1);
+      const messages = [...counted].map(([m, n]) => (n > 1 ? `${m} (${n} times)` : m));
       const first = own[0]!;
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
       const more = messages.length > 10 ? `\n… and ${messages.length - 10} more findings of this requirement` : "";

@@ -74,7 +74,7 @@ export interface ContextOptions {
   /** Records that a turn ended without a terminal notification (a finding of its own). */
   readonly missingTerminal: (turnId: string, status: string) => void;
   /** Records a finding of a requirement this scenario does not decide (the run attributes it). */
-  readonly finding?: (requirement: string, message: string, frame?: unknown, turnId?: string) => void;
+  readonly finding?: (finding: { requirement: string; message: string; frame?: unknown; turnId?: string; method?: string }) => void;
   /** The methods and notifications a requirement covers (from the catalogue). */
   readonly covers?: (requirement: string) => readonly string[];
 }
@@ -84,6 +84,8 @@ const isTerminal = (n: AnyNotification) => TERMINAL.has(n.method);
 
 export class ScenarioContext {
   readonly records = new Map<string, StepRecord>();
+  /** Turns the harness saw end (by a terminal notification or turn/get). */
+  private readonly endedTurns = new Set<string>();
   private active: string | undefined;
   private counter = 0;
   private readonly waiters = new Set<{ predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void }>();
@@ -223,7 +225,9 @@ export class ScenarioContext {
 
   /** Starts a turn with a fresh id (unless given) and the scenario's token in its input. */
   async startTurn(threadId: string, text: string, params: Partial<TurnStartParams> = {}): Promise<Turn> {
-    const { turn } = await this.client.turnStart({ thread_id: threadId, turn_id: this.id("trn"), input: this.input(text), ...params });
+    const turnId = params.turn_id ?? this.id("trn");
+    this.o.channel.turnRequirement.set(turnId, this.active ?? Object.keys(this.o.checks)[0]!);
+    const { turn } = await this.client.turnStart({ thread_id: threadId, turn_id: turnId, input: this.input(text), ...params });
     return turn;
   }
 
@@ -277,6 +281,7 @@ export class ScenarioContext {
       if (left <= 0) throw new StepTimeout(`the gateway never ended turn ${turnId}: no terminal notification, and turn/get still says InProgress (waited ${this.o.stepTimeoutMs} ms)`);
       try {
         const terminal = await this.waitFor(`the terminal notification of turn ${turnId}`, ofTurn, Math.min(this.o.quietMs, left));
+        this.endedTurns.add(turnId);
         this.checkItems(turnId);
         return { terminal, turn: (terminal.params as { turn: Turn }).turn };
       } catch (error) {
@@ -286,6 +291,7 @@ export class ScenarioContext {
       const { turn } = await this.client.turnGet({ thread_id: threadId, turn_id: turnId });
       if (turn.status !== "InProgress") {
         const late = this.o.channel.notifications.find(ofTurn);
+        this.endedTurns.add(turnId);
         this.checkItems(turnId);
         if (late) return { terminal: late, turn: (late.params as { turn: Turn }).turn };
         this.o.missingTerminal(turnId, turn.status);
@@ -316,7 +322,7 @@ export class ScenarioContext {
     const status = live.at(-1) && isTerminal(live.at(-1)!) ? live.at(-1)!.method : "its end";
     const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once before it ended: ${wrong.map(([id, c]) => `${id} completed ${c} times`).join(", ")}`;
     if ("ITEM-COMPLETED-ONCE" in this.o.checks) this.check("ITEM-COMPLETED-ONCE", false, message);
-    else this.o.finding?.("ITEM-COMPLETED-ONCE", message, undefined, turnId);
+    else this.o.finding?.({ requirement: "ITEM-COMPLETED-ONCE", message, turnId });
   }
 
   /**
@@ -326,7 +332,7 @@ export class ScenarioContext {
    * Returns the ids of the turns abandoned.
    */
   async cleanUp(): Promise<string[]> {
-    const ended = (turnId: string) => this.o.channel.notifications.some((n) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId);
+    const ended = (turnId: string) => this.endedTurns.has(turnId) || this.o.channel.notifications.some((n) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId);
     const open = this.startedTurns().filter((turnId) => !ended(turnId));
     const bound = Math.min(this.o.stepTimeoutMs, 2_000);
     for (const turnId of open) {
@@ -443,7 +449,7 @@ export class ScenarioContext {
       const method = /^the result of (\S+) is invalid/.exec(error.message)?.[1];
       const frame = [...this.o.channel.transcript].reverse().find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
       const message = `the gateway sent an invalid result: ${error.message}`;
-      this.o.finding?.("RPC-RESPONSE-MATCHES-REQUEST", message, frame);
+      this.o.finding?.({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message, frame, ...(method === undefined ? {} : { method }) });
       const covered = method !== undefined && requirement !== undefined && (this.o.covers?.(requirement) ?? [method]).includes(method);
       if (!covered && requirement !== undefined) return { outcome: "skipped", message: `not reached: ${message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`, invalidFrame: frame };
       return { outcome: "fail", message, invalidFrame: frame };

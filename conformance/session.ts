@@ -26,6 +26,8 @@ export interface Finding {
   readonly channel?: ScenarioChannel;
   /** The turn it is about, when known apart from the frame. */
   readonly turnId?: string;
+  /** The method whose response it is about: the finding belongs to that method's capability, not the scenario's. */
+  readonly method?: string;
 }
 
 /** What a scenario sees of the connection: its own frames and notifications. */
@@ -44,6 +46,8 @@ export interface ScenarioChannel {
   scenario?: string;
   /** Turns the scenario left unfinished when it stopped early (their findings are not the gateway's to answer for). */
   readonly abandoned: Set<string>;
+  /** The requirement whose step started each turn: run-wide findings about the turn from another capability go to it. */
+  readonly turnRequirement: Map<string, string>;
 }
 
 /** Something the harness is waiting for, for the console to name when it takes long. */
@@ -154,7 +158,7 @@ export class GatewaySession {
 
   /** A fresh channel for one scenario. */
   channel(): ScenarioChannel {
-    return { transcript: [], notifications: [], invalidFrames: [], threads: new Set(), requestIds: new Set(), abandoned: new Set() };
+    return { transcript: [], notifications: [], invalidFrames: [], threads: new Set(), requestIds: new Set(), abandoned: new Set(), turnRequirement: new Map() };
   }
 
   /** Runs `fn` with its requests attributed to `channel`. */
