@@ -15,6 +15,7 @@ import { spawnStdioTransport } from "../transport/child-process.js";
 import { connectWebSocket } from "../transport/websocket.js";
 import { loadCatalogue, type Requirement } from "./catalogue.js";
 import { ModelServer } from "./model-server.js";
+import type { ToolMapInput } from "./tool-contract.js";
 import type { Capability, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
@@ -39,8 +40,8 @@ export interface CertifyOptions {
   readonly expectedFailures: readonly ExpectedFailure[];
   /** The gateway's own id, named by delegation routes. Default gw_local. */
   readonly gatewayId?: string;
-  /** Reference tool name → the gateway's own. */
-  readonly toolMap?: Readonly<Record<string, string>>;
+  /** Reference tool and argument names → the gateway's own (see tool-contract.ts). */
+  readonly toolMap?: ToolMapInput;
   /** Port of the scripted model server (default: a free one); a gateway started beforehand is pointed at it. */
   readonly providerPort?: number;
   /** An already started model server to use instead of starting one (its gateway already points at it). */

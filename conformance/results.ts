@@ -11,7 +11,10 @@ export type Capability = "core" | "permissions" | "routes" | "work" | "windows" 
 
 /** One JSON-RPC frame of a scenario, as the harness saw it. */
 export interface TranscriptEntry {
+  /** sent: from the suite; received: from the gateway. */
   direction: "sent" | "received";
+  /** "model": an HTTP exchange with the scripted model server (received: the gateway's request; sent: the model's answer). */
+  peer?: "model";
   /** Milliseconds since the run started. */
   atMs: number;
   frame: unknown;

@@ -151,6 +151,9 @@ export class ScenarioContext {
   /** Registers the model's answers for this scenario's token. */
   script(calls: readonly ScriptedCall[]): ScriptHandle {
     const handle = this.o.model.script(this.o.token, calls);
+    // The model's HTTP exchanges go into the scenario's transcript, beside its JSON-RPC frames.
+    handle.onExchange = (kind, frame) =>
+      this.o.channel.transcript.push({ direction: kind === "request" ? "received" : "sent", peer: "model", atMs: Math.round(performance.now() - this.o.session.startedAt), frame });
     // A model call the script did not expect fails the requirement being exercised.
     handle.onProblem = (problem) => {
       const id = this.active ?? [...this.records.keys()].at(-1) ?? Object.keys(this.o.checks)[0];

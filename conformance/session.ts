@@ -92,7 +92,7 @@ export class GatewaySession {
 
   constructor(
     private readonly transport: Transport,
-    private readonly startedAt: number,
+    readonly startedAt: number,
     options: { readonly requestTimeoutMs?: number } = {},
   ) {
     const recorder: Transport = {

@@ -66,4 +66,20 @@ describe("turnspec certify (command line)", () => {
     expect(() => parseToolMap(file)).toThrow(UsageError);
     expect(() => parseToolMap(file)).toThrow(`${file}#/read_file: must be the gateway's tool name`);
   });
+
+  it("maps argument names too, and names the place of a wrong argument", () => {
+    const map = { write_file: { name: "create_file", args: { path: "file_path" } }, read_file: { args: { path: "file_path" } } };
+    expect(parseToolMap(JSON.stringify(map))).toEqual(map);
+    expect(() => parseToolMap('{"read_file": {"args": {"file": "f"}}}')).toThrow("--tool-map#/read_file/args/file: not an argument of read_file; its arguments are path");
+    expect(() => parseToolMap('{"shell": {"args": {"command": ""}}}')).toThrow("--tool-map#/shell/args/command: must be the gateway's argument name, a non-empty string");
+    expect(() => parseToolMap('{"shell": {"rename": "x"}}')).toThrow('--tool-map#/shell/rename: unknown field; a tool\'s mapping has "name" and "args"');
+  });
+
+  it("explains the tool contract, with the gateway's names from --tool-map", () => {
+    const run = certify("--explain", "tools", "--tool-map", '{"write_file": {"name": "create_file", "args": {"path": "file_path"}}}');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("write_file (the gateway's create_file): writes a file, creating it");
+    expect(run.stdout).toContain("  path → file_path (string): a file name relative to the thread's working folder");
+    expect(run.stdout).toMatch(/shell: runs a shell command[\s\S]*expects: a commandExecution item/);
+  });
 });
