@@ -130,7 +130,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const stopModel = () => (options.model ? Promise.resolve() : model.close());
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
-    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
+    const notReached = outcome === "skipped" && extra.skipReason === undefined && extra.message?.startsWith("not reached");
+    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra, ...(notReached ? { skipReason: "not_reached" as const } : {}) };
     results.set(r.id, result);
     options.onResult?.(result);
   };
@@ -138,8 +139,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   // Requirements not run: capability not claimed, or not selected.
   const toRun: Requirement[] = [];
   for (const r of catalogue) {
-    if (!claimed.has(r.capability)) emit(r, "skipped", { message: `capability ${r.capability} is not claimed` });
-    else if (!options.selected.has(r.id)) emit(r, "skipped", { message: "not selected by --only/--skip" });
+    if (!claimed.has(r.capability)) emit(r, "skipped", { message: `capability ${r.capability} is not claimed`, skipReason: "not_claimed" });
+    else if (!options.selected.has(r.id)) emit(r, "skipped", { message: "not selected by --only/--skip", skipReason: "not_selected" });
     else toRun.push(r);
   }
   const running = new Set(toRun.map((r) => r.id));
@@ -366,7 +367,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   }
 
   const ordered = catalogue.map((r) => results.get(r.id)!);
-  const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures });
+  const partial = catalogue.some((r) => claimed.has(r.capability) && !options.selected.has(r.id));
+  const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures, partial });
   return toRunReport(meta, new Date().toISOString(), verdict);
 }
 

@@ -59,6 +59,14 @@ describe("turnspec certify (command line)", () => {
     expect(run.status).toBe(1);
   });
 
+  it("gives a partial run its own verdict and exit 0 when every selected requirement passed, and shows a stray stdout line on the console", () => {
+    const withBanner = `sh -c 'echo starting up; exec ${REFERENCE}'`;
+    const run = certify("--gateway-cmd", withBanner, "--capabilities", "core", "--only", "THREAD-*");
+    expect(run.stdout).toContain('the gateway wrote a line that is not JSON: "starting up"');
+    expect(run.stdout).toContain("Partial run passed: every selected MUST passed");
+    expect(run.status).toBe(0);
+  });
+
   it("reads a tool map from JSON or from a file, and names the place of a mistake", () => {
     expect(parseToolMap('{"shell": "bash"}')).toEqual({ shell: "bash" });
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-map-")), "map.json");
