@@ -66,33 +66,28 @@ export interface CertifyOptions {
   readonly noticeAfterMs?: number;
 }
 
-/** How a requirement is checked: by a scenario, or over the whole run. */
+/** How a requirement is checked: by a scenario, or over the whole run; `does` is the catalogue's `observes`. */
 export interface CheckSource {
   readonly kind: "scenario" | "run";
   readonly name: string;
   readonly does: string;
 }
 
-/** Checks that watch every frame of the run rather than a scenario. */
-export function runChecks(): Map<string, CheckSource> {
-  const checks = new Map<string, CheckSource>();
-  checks.set("RPC-RESPONSE-MATCHES-REQUEST", {
-    kind: "run",
-    name: "connection",
-    does: "validates every response of the run strictly against the result of the request it answers (a step that gets an invalid result fails its own requirement too); a response to no request, or a frame no scenario owns, fails this",
-  });
-  for (const rule of orderingRules) {
-    checks.set(rule.requirement, { kind: "run", name: "ordering checker", does: `feeds every frame of the run to the generated ordering checker; rule ${rule.id} (${rule.kind}): ${rule.description}` });
-  }
+/** Checks that watch every frame of the run rather than a scenario: the connection, and each ordering rule. */
+export function runChecks(): Map<string, { name: string; rule?: string }> {
+  const checks = new Map<string, { name: string; rule?: string }>();
+  checks.set("RPC-RESPONSE-MATCHES-REQUEST", { name: "connection" });
+  for (const rule of orderingRules) checks.set(rule.requirement, { name: "ordering checker", rule: `rule ${rule.id} (${rule.kind}): ${rule.description}` });
   return checks;
 }
 
-/** Every requirement id with what checks it. */
-export function checkSources(): Map<string, CheckSource[]> {
+/** Every requirement id with what checks it and what that check observes (from the catalogue). */
+export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()): Map<string, CheckSource[]> {
+  const observes = new Map(catalogue.map((r) => [r.id, r.observes]));
   const sources = new Map<string, CheckSource[]>();
   const add = (id: string, source: CheckSource) => sources.set(id, [...(sources.get(id) ?? []), source]);
-  for (const scenario of scenarios) for (const [id, does] of Object.entries(scenario.checks)) add(id, { kind: "scenario", name: scenario.name, does });
-  for (const [id, source] of runChecks()) add(id, source);
+  for (const scenario of scenarios) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
+  for (const [id, { name, rule }] of runChecks()) add(id, { kind: "run", name, does: `${observes.get(id) ?? ""}${rule ? ` The ${rule}` : ""}` });
   return sources;
 }
 
@@ -144,7 +139,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     else toRun.push(r);
   }
   const running = new Set(toRun.map((r) => r.id));
-  const sources = checkSources();
+  const sources = checkSources(catalogue);
   for (const r of toRun) {
     if (!sources.has(r.id)) emit(r, "error", { message: "this suite has no check for it yet" });
   }
@@ -213,7 +208,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const quietMs = options.quietMs ?? 3_000;
 
   const scenarioRecords = new Map<string, { record: StepRecord; transcript: TranscriptEntry[] }>();
-  const queue = scenarios.filter((s) => Object.keys(s.checks).some((id) => running.has(id) && !results.has(id)));
+  const queue = scenarios.filter((s) => s.checks.some((id) => running.has(id) && !results.has(id)));
   let index = 0;
   const worker = async () => {
     for (;;) {
@@ -225,7 +220,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const runScenario = async (scenario: Scenario) => {
     const channel = session.channel();
     channel.scenario = scenario.name;
-    const entry = { scenario, channel, capability: capabilityOf.get(Object.keys(scenario.checks)[0]!) ?? "core", stoppedEarly: false };
+    const entry = { scenario, channel, capability: capabilityOf.get(scenario.checks[0]!) ?? "core", stoppedEarly: false };
     ran.push(entry);
     const ctx = new ScenarioContext({
       session,
@@ -243,7 +238,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       finding: (f) => handed.push({ ...f, channel }),
       covers: (id) => coversOf.get(id) ?? [],
     });
-    const ids = Object.keys(scenario.checks);
+    const ids = [...scenario.checks];
     const closed = () => session.closedBecause;
     if (closed()) {
       ctx.settle(ids, "skipped", `not reached: ${closed()!}`);
@@ -301,7 +296,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
         continue;
       }
       const started = turnId === undefined ? undefined : channel.turnRequirement.get(turnId);
-      const target = started !== undefined && running.has(started) ? started : Object.keys(owner.scenario.checks).find((id) => running.has(id));
+      const target = started !== undefined && running.has(started) ? started : owner.scenario.checks.find((id) => running.has(id));
       placed.push({ finding: f, cross: { target, owner: owner.capability } });
     }
     const ownEvidence = new Set(placed.filter((p) => !p.cross).map((p) => p.finding.requirement));

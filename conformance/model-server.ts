@@ -216,8 +216,9 @@ export class ModelServer {
       script.onExchange?.("response", { status: reply.error.status, body: errorBody(reply.error.status, reply.error.message) });
       return sendError(res, reply.error.status, reply.error.message);
     }
-    if (request.stream) script.onExchange?.("response", { status: 200, stream: this.stream(res, request, reply) });
-    else script.onExchange?.("response", { status: 200, body: this.answer(res, request, reply) });
+    // Answered first, then recorded: the answer must not depend on anyone listening.
+    const answered = request.stream ? { status: 200, stream: this.stream(res, request, reply) } : { status: 200, body: this.answer(res, request, reply) };
+    script.onExchange?.("response", answered);
   }
 
   private scriptFor(request: ChatRequest): Script | undefined {

@@ -17,8 +17,8 @@ import type { GatewaySession, ScenarioChannel } from "./session.js";
 export interface Scenario {
   /** A short name, for messages. */
   readonly name: string;
-  /** The requirements this scenario checks, each with what its check does (shown by --explain). */
-  readonly checks: Readonly<Record<string, string>>;
+  /** The requirements this scenario decides; what each check observes is in the catalogue (`observes`). */
+  readonly checks: readonly string[];
   run(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export interface ContextOptions {
   readonly session: GatewaySession;
   readonly channel: ScenarioChannel;
   /** The scenario's checks (the requirement ids it decides). */
-  readonly checks: Readonly<Record<string, string>>;
+  readonly checks: readonly string[];
   readonly model: ModelServer;
   readonly token: string;
   /** A prefix unique to the run, for every id the scenario makes up. */
@@ -156,7 +156,7 @@ export class ScenarioContext {
       this.o.channel.transcript.push({ direction: kind === "request" ? "received" : "sent", peer: "model", atMs: Math.round(performance.now() - this.o.session.startedAt), frame });
     // A model call the script did not expect fails the requirement being exercised.
     handle.onProblem = (problem) => {
-      const id = this.active ?? [...this.records.keys()].at(-1) ?? Object.keys(this.o.checks)[0];
+      const id = this.active ?? [...this.records.keys()].at(-1) ?? this.o.checks[0];
       if (id) this.fail(id, problem);
     };
     return handle;
@@ -229,7 +229,7 @@ export class ScenarioContext {
   /** Starts a turn with a fresh id (unless given) and the scenario's token in its input. */
   async startTurn(threadId: string, text: string, params: Partial<TurnStartParams> = {}): Promise<Turn> {
     const turnId = params.turn_id ?? this.id("trn");
-    this.o.channel.turnRequirement.set(turnId, this.active ?? Object.keys(this.o.checks)[0]!);
+    this.o.channel.turnRequirement.set(turnId, this.active ?? this.o.checks[0]!);
     const { turn } = await this.client.turnStart({ thread_id: threadId, turn_id: turnId, input: this.input(text), ...params });
     return turn;
   }
@@ -319,12 +319,12 @@ export class ScenarioContext {
     for (const n of live) if (n.method === "item/completed") count.set(n.params.item_id, (count.get(n.params.item_id) ?? 0) + 1);
     const wrong = [...count].filter(([, c]) => c !== 1);
     if (wrong.length === 0) {
-      if ("ITEM-COMPLETED-ONCE" in this.o.checks) this.check("ITEM-COMPLETED-ONCE", true, "");
+      if (this.o.checks.includes("ITEM-COMPLETED-ONCE")) this.check("ITEM-COMPLETED-ONCE", true, "");
       return;
     }
     const status = live.at(-1) && isTerminal(live.at(-1)!) ? live.at(-1)!.method : "its end";
     const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once before it ended: ${wrong.map(([id, c]) => `${id} completed ${c} times`).join(", ")}`;
-    if ("ITEM-COMPLETED-ONCE" in this.o.checks) this.check("ITEM-COMPLETED-ONCE", false, message);
+    if (this.o.checks.includes("ITEM-COMPLETED-ONCE")) this.check("ITEM-COMPLETED-ONCE", false, message);
     else this.o.finding?.({ requirement: "ITEM-COMPLETED-ONCE", message, turnId });
   }
 

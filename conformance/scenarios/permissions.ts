@@ -38,9 +38,7 @@ const lastTool = (request: ChatRequest | undefined) => (request ? messageText([.
 
 const snapshot: Scenario = {
   name: "the supervised profile",
-  checks: {
-    "PERM-PROFILE-SNAPSHOT": "starts a supervised turn and expects its effective policy to allow file reads and ask for file writes, shell commands and network",
-  },
+  checks: ["PERM-PROFILE-SNAPSHOT"],
   async run(ctx) {
     ctx.script([{ reply: { text: "ok" } }]);
     const thread = await ctx.thread();
@@ -57,9 +55,7 @@ const snapshot: Scenario = {
 
 const fullAccessRuns: Scenario = {
   name: "full access asks nothing",
-  checks: {
-    "PERM-FULL-ACCESS-NO-ASK": "has the model run a shell command in a full_access turn: expects it to run and no approval request",
-  },
+  checks: ["PERM-FULL-ACCESS-NO-ASK"],
   async run(ctx) {
     const { command, output } = marked(ctx, "free");
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "done" } }]);
@@ -75,9 +71,7 @@ const fullAccessRuns: Scenario = {
 
 const readAllowed: Scenario = {
   name: "supervised reads",
-  checks: {
-    "PERM-READ-NO-ASK": "writes a file in a full_access turn, then has a supervised turn read it: expects no approval request and the content to reach the model",
-  },
+  checks: ["PERM-READ-NO-ASK"],
   async run(ctx) {
     const file = `${ctx.id("read")}.txt`;
     const content = `content-${ctx.token.slice(-6)}`;
@@ -100,13 +94,7 @@ const readAllowed: Scenario = {
 
 const allowOnce: Scenario = {
   name: "asking and allow_once",
-  checks: {
-    "PERM-ASK-OPENS-REQUEST": "has the model run a shell command under supervised: expects turn/permission/request/opened naming the tool, action, scope and reason, and no output before the answer",
-    "PERM-ALLOW-ONCE": "answers allow_once: expects turn/permission/request/resolved with allow_once, the command to run and the turn to complete",
-    "PERM-RESPOND-TWICE": "answers the resolved request again: expects permission_request_resolved",
-    "PERM-RESPOND-NOT-FOUND": "answers a request id that does not exist: expects permission_request_not_found",
-    "PERM-AUDIT": "expects turn/permission/audit records of the request being opened and resolved",
-  },
+  checks: ["PERM-ASK-OPENS-REQUEST", "PERM-ALLOW-ONCE", "PERM-RESPOND-TWICE", "PERM-RESPOND-NOT-FOUND", "PERM-AUDIT"],
   async run(ctx) {
     const { command, output } = marked(ctx, "asked");
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "done" } }]);
@@ -146,9 +134,7 @@ const allowOnce: Scenario = {
 
 const deny: Scenario = {
   name: "deny",
-  checks: {
-    "PERM-DENY": "denies a shell command: expects it not to run (its output never appears), its item to end declined, and the model's next call to carry a tool result for it",
-  },
+  checks: ["PERM-DENY"],
   async run(ctx) {
     const { command, output } = marked(ctx, "denied");
     const script = ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "understood" } }]);
@@ -168,10 +154,7 @@ const deny: Scenario = {
 
 const allowForTurn: Scenario = {
   name: "allow_for_turn",
-  checks: {
-    "PERM-ALLOW-FOR-TURN": "answers allow_for_turn to a shell command, then has the model run the same command again in the turn: expects it to run without a second request",
-    "PERM-GRANT-TURN-SCOPED": "runs the same command in the next turn of the thread: expects a new approval request for it; a turn that runs it unasked (or ends without asking) fails this",
-  },
+  checks: ["PERM-ALLOW-FOR-TURN", "PERM-GRANT-TURN-SCOPED"],
   async run(ctx) {
     const { command } = marked(ctx, "granted");
     const call = { reply: { toolCalls: [{ tool: "shell", args: { command } }] } };
@@ -207,9 +190,7 @@ const allowForTurn: Scenario = {
 
 const cancelPending: Scenario = {
   name: "cancelling with a request open",
-  checks: {
-    "PERM-CANCEL-PENDING": "cancels a turn while its approval request is open: expects the request resolved as cancelled",
-  },
+  checks: ["PERM-CANCEL-PENDING"],
   async run(ctx) {
     const { command } = marked(ctx, "pending");
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }]);

@@ -30,13 +30,7 @@ async function endpoints(ctx: ScenarioContext) {
 
 const lifecycle: Scenario = {
   name: "route create, list and revoke",
-  checks: {
-    "ROUTE-CREATE": "creates a route and expects it active at generation 1 with the requested actions, disclosure and destination",
-    "ROUTE-LIST": "lists the source execution's routes and expects the created ones, each once",
-    "ROUTE-REVOKE": "revokes a route with its current generation and expects it revoked at a higher generation",
-    "ROUTE-REVOKE-STALE": "revokes another route with a stale generation: expects generation_conflict carrying the current generation, and the route still active at its generation",
-    "ROUTE-REVOKE-NOT-FOUND": "revokes a route id that does not exist: expects route_not_found",
-  },
+  checks: ["ROUTE-CREATE", "ROUTE-LIST", "ROUTE-REVOKE", "ROUTE-REVOKE-STALE", "ROUTE-REVOKE-NOT-FOUND"],
   async run(ctx) {
     const { execution, params, destination } = await endpoints(ctx);
     const [first, second] = await ctx.step("ROUTE-CREATE", async () => {
@@ -83,10 +77,7 @@ const rules = [
 
 const validation: Scenario = {
   name: "route validation",
-  checks: {
-    ...Object.fromEntries(rules.map((r) => [r.id, `${r.does}: expects route_validation_failed with detail ${r.detail}`])),
-    "ROUTE-CYCLE": "creates a route from A to B, then one from B to A: expects route_validation_failed with detail cycle_detected",
-  },
+  checks: [...rules.map((r) => r.id), "ROUTE-CYCLE"],
   async run(ctx) {
     const e = await endpoints(ctx);
     for (const r of rules) {
@@ -108,9 +99,7 @@ const validation: Scenario = {
 
 const idempotent: Scenario = {
   name: "idempotent route creation",
-  checks: {
-    "ROUTE-IDEMPOTENT-CREATE": "creates a route twice with the same idempotency key and params, expecting the same route, then with other params, expecting idempotency_conflict",
-  },
+  checks: ["ROUTE-IDEMPOTENT-CREATE"],
   async run(ctx) {
     const e = await endpoints(ctx);
     await ctx.step("ROUTE-IDEMPOTENT-CREATE", async () => {
@@ -125,10 +114,7 @@ const idempotent: Scenario = {
 
 const admission: Scenario = {
   name: "delegation over a route",
-  checks: {
-    "ROUTE-ADMISSION":
-      "creates a route from thread A to thread B; a turn in A has the model call spawn_agent with the route: expects a child turn in B whose answer reaches the parent's model; after revoking the route, the same call is refused and no further turn runs in B",
-  },
+  checks: ["ROUTE-ADMISSION"],
   async run(ctx) {
     const e = await endpoints(ctx);
     const answer = `child-answer-${ctx.token.slice(-6)}`;

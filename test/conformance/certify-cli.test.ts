@@ -24,7 +24,7 @@ describe("turnspec certify (command line)", () => {
     expect(run.stdout).toContain("ROUTE-REVOKE-STALE (MUST, capability routes)");
     expect(run.stdout).toContain('reference: agent-delegation-routes.md, section "Validation"');
     expect(run.stdout).toContain("covers: agent/route/revoke");
-    expect(run.stdout).toMatch(/check \(scenario "route create, list and revoke"\): revokes another route with a stale generation/);
+    expect(run.stdout).toMatch(/check \(scenario "route create, list and revoke"\): Revokes another route with a stale generation/);
   });
 
   it("exits 2 on a usage error, naming it, before starting anything", () => {

@@ -102,7 +102,7 @@ describe("a scenario step", () => {
     const [clientSide] = createInMemoryPair();
     const session = new GatewaySession(clientSide, performance.now(), { requestTimeoutMs: 50 });
     const model = new ModelServer();
-    return new ScenarioContext({ session, channel: session.channel(), checks: { X: "x" }, model, token: ModelServer.newToken(), idPrefix: "t", gatewayId: "gw_local", stepTimeoutMs: 50, quietMs: 50, missingTerminal: () => undefined });
+    return new ScenarioContext({ session, channel: session.channel(), checks: ["X"], model, token: ModelServer.newToken(), idPrefix: "t", gatewayId: "gw_local", stepTimeoutMs: 50, quietMs: 50, missingTerminal: () => undefined });
   }
 
   it.each([
