@@ -34,6 +34,8 @@ export interface WrappedRun {
   readonly stepTimeoutMs?: number;
   readonly notices?: string[];
   readonly extra?: Partial<CertifyOptions>;
+  /** Puts something between the gateway and the scripted model: given the model's URL, the URL the gateway uses. */
+  readonly modelProxy?: (modelUrl: string) => Promise<{ url: string; close: () => Promise<void> }>;
 }
 
 /**
@@ -42,8 +44,10 @@ export interface WrappedRun {
  * never reach the harness.
  */
 export async function certifyWrapped(wrapper: Wrapper, run: WrappedRun) {
-  const model = new ModelServer();
-  const providerUrl = await model.start();
+  const model = new ModelServer(run.extra?.toolMap ? { toolMap: run.extra.toolMap } : {});
+  const modelUrl = await model.start();
+  const proxy = run.modelProxy ? await run.modelProxy(modelUrl) : undefined;
+  const providerUrl = proxy?.url ?? modelUrl;
   const gateway = createGateway(new MemoryEventStore(), resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-wrapped-")) } }, { providerUrl }), () => undefined);
   const [clientSide, gatewaySide] = createInMemoryPair();
   // What the gateway is connected to: the gateway's end of the pair, seen through the wrapper.
@@ -91,6 +95,7 @@ export async function certifyWrapped(wrapper: Wrapper, run: WrappedRun) {
     return { report, failed: by("fail"), errored: by("error"), passed: by("pass"), result };
   } finally {
     await gateway.close();
+    await proxy?.close();
     await model.close();
   }
 }
