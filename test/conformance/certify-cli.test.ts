@@ -54,8 +54,11 @@ describe("turnspec certify (command line)", () => {
   });
 
   it("exits 1 when the gateway fails a requirement, and names it", () => {
-    const run = certify("--gateway-cmd", `${REFERENCE} --fault stale-revoke-accepted`, "--capabilities", "core,routes", "--only", "ROUTE-*");
-    expect(run.stdout).toMatch(/✗ ROUTE-REVOKE-STALE/);
+    // A gateway that writes a banner to stdout, where only frames belong.
+    const run = certify("--gateway-cmd", `sh -c 'echo starting up; exec ${REFERENCE}'`, "--capabilities", "core", "--only", "RPC-RESPONSE-MATCHES-REQUEST", "--only", "THREAD-START");
+    expect(run.stdout).toMatch(/✗ RPC-RESPONSE-MATCHES-REQUEST/);
+    expect(run.stdout).toContain('the gateway sent a frame no scenario can own: the peer sent a frame that is not JSON: "starting up"');
+    expect(run.stdout).toContain("Partial run failed");
     expect(run.status).toBe(1);
   });
 
