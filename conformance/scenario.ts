@@ -241,6 +241,15 @@ export class ScenarioContext {
 
   /** Resolves at the first notification of this scenario matching `predicate`, seen already or still to come. */
   waitFor(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs = this.o.stepTimeoutMs): Promise<AnyNotification> {
+    return this.awaitNotification(what, predicate, timeoutMs, true);
+  }
+
+  /** Like waitFor, for something that may well never come: nobody waits on it, so the console never names it. */
+  watchFor(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs = this.o.stepTimeoutMs): Promise<AnyNotification> {
+    return this.awaitNotification(what, predicate, timeoutMs, false);
+  }
+
+  private awaitNotification(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs: number, tracked: boolean): Promise<AnyNotification> {
     const seen = this.o.channel.notifications.find(predicate);
     if (seen) return Promise.resolve(seen);
     let waiter: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void };
@@ -248,7 +257,7 @@ export class ScenarioContext {
       waiter = { predicate, resolve };
       this.waiters.add(waiter);
     });
-    return this.race(arrived, what, timeoutMs).finally(() => this.waiters.delete(waiter));
+    return this.race(arrived, what, timeoutMs, tracked).finally(() => this.waiters.delete(waiter));
   }
 
   /** Resolves when the gateway has made the n-th model call of `script`, within the step timeout. */
@@ -257,7 +266,7 @@ export class ScenarioContext {
   }
 
   /** `awaited`, unless the step times out first or the connection closes (failures both). */
-  private race<T>(awaited: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+  private race<T>(awaited: Promise<T>, what: string, timeoutMs: number, tracked = true): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StepTimeout(`the gateway never sent ${what} (waited ${timeoutMs} ms)`)), timeoutMs);
@@ -266,7 +275,8 @@ export class ScenarioContext {
     const closed = this.o.session.whenClosed().then((why) => {
       throw new Failure(`${why} while waiting for ${what}`);
     });
-    return this.o.session.track(what, this.o.channel, Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer)));
+    const raced = Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer));
+    return tracked ? this.o.session.track(what, this.o.channel, raced) : raced;
   }
 
   /**

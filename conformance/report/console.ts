@@ -120,7 +120,7 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
       else line(`${paint(["bold", "red"], "Partial run failed")}: a selected MUST fails${stale} (${note})`);
       return;
     }
-    if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested; claims ${verdict.claimed.join(", ")})`);
+    if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested) for ${verdict.claimed.join(", ")}`);
     else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored or were not run`);
     else line(`${paint(["bold", "red"], "Not certified")}: ${level}${verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : ""}`);
   }

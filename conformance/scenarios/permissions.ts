@@ -165,7 +165,7 @@ const allowForTurn: Scenario = {
     await ctx.attempt("PERM-ALLOW-FOR-TURN", async () => {
       await respond(ctx, await nextRequest(ctx, first.id, 0), "allow_for_turn");
       // If a second request opens after all, answer it so the turn can end.
-      const extra = ctx.waitFor("a second request", (n) => n.method === "turn/permission/request/opened" && n.params.turn_id === first.id && requestsOf(ctx, first.id).length > 1);
+      const extra = ctx.watchFor("a second request", (n) => n.method === "turn/permission/request/opened" && n.params.turn_id === first.id && requestsOf(ctx, first.id).length > 1);
       extra.then((n) => respond(ctx, (n.params as { request: TurnPermissionApprovalRequest }).request, "allow_once")).catch(() => undefined);
       await ctx.ended(first.id);
       const runs = ctx.ofTurn(first.id).filter((n) => n.method === "item/completed" && itemOf(n)?.type === "commandExecution" && itemOf(n)?.status === "completed").length;
