@@ -20,6 +20,8 @@ export interface Requirement {
   readonly level: Level;
   readonly capability: Capability;
   readonly statement: string;
+  /** What the suite's check of it observes, and what of the statement it does not. */
+  readonly observes: string;
   readonly reference: { readonly file: string; readonly section: string };
   /** The methods and notifications protocol.json links to this requirement. */
   readonly covers: readonly string[];

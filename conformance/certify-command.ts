@@ -11,10 +11,9 @@ import { CAPABILITIES, loadCatalogue, selectIds, type Requirement } from "./cata
 import { createConsoleReporter } from "./report/console.js";
 import { writeReports, type ReportPaths } from "./report/write.js";
 import type { Capability } from "./results.js";
+import { checkToolMap, normalizeToolMap, REFERENCE_TOOLS, toolContractText, ToolMapError, type ToolMapInput } from "./tool-contract.js";
 import { ExpectedFailuresError, loadExpectedFailures, verdictOf, type ExpectedFailure } from "./verdict.js";
 
-/** The tools a scenario asks the model to call, by their reference names. */
-export const REFERENCE_TOOLS = ["shell", "read_file", "write_file", "web_fetch", "spawn_agent"] as const;
 
 export interface CertifyArgs {
   readonly gatewayCmd?: string;
@@ -59,9 +58,13 @@ async function certify(args: CertifyArgs): Promise<number> {
     list(catalogue);
     return 0;
   }
+  if (args.explain !== undefined && args.explain.toLowerCase() === "tools") {
+    out(toolContractText(normalizeToolMap(args.toolMap === undefined ? {} : parseToolMap(args.toolMap))));
+    return 0;
+  }
   if (args.explain !== undefined) {
     const requirement = catalogue.find((r) => r.id === args.explain?.toUpperCase());
-    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}; \`turnspec certify --list\` lists them`);
+    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`);
     explain(requirement);
     return 0;
   }
@@ -92,6 +95,7 @@ async function certify(args: CertifyArgs): Promise<number> {
     expectedFailures,
     onStart: (meta, ids) => reporter.onStart({ ...meta, requirementIds: ids, expectedFailures }),
     onResult: (result) => reporter.onResult(result),
+    onNotice: (text) => reporter.onNotice(text),
   });
   const written = writeReports(report, args.reports);
   reporter.onEnd(report, written);
@@ -107,8 +111,11 @@ export function parseCapabilities(text: string | undefined): Capability[] {
   return names as Capability[];
 }
 
-/** `--tool-map` as a JSON object or a file holding one: reference tool name → the gateway's own. */
-export function parseToolMap(value: string): Record<string, string> {
+/**
+ * `--tool-map` as a JSON object or a file holding one: reference tool name → the gateway's
+ * name, or `{"name": ..., "args": {reference argument: the gateway's}}` (tool-contract.ts).
+ */
+export function parseToolMap(value: string): ToolMapInput {
   const fromFile = !value.trimStart().startsWith("{");
   if (fromFile && !existsSync(value)) throw new UsageError(`--tool-map: ${value} is neither a JSON object nor a file`);
   const text = fromFile ? readFileSync(value, "utf8") : value;
@@ -119,12 +126,12 @@ export function parseToolMap(value: string): Record<string, string> {
   } catch (error) {
     throw new UsageError(`${where} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof map !== "object" || map === null || Array.isArray(map)) throw new UsageError(`${where} must be a JSON object mapping reference tool names to the gateway's`);
-  for (const [key, name] of Object.entries(map)) {
-    if (!(REFERENCE_TOOLS as readonly string[]).includes(key)) throw new UsageError(`${where}#/${key}: not a reference tool; the reference tools are ${REFERENCE_TOOLS.join(", ")}`);
-    if (typeof name !== "string" || name === "") throw new UsageError(`${where}#/${key}: must be the gateway's tool name, a non-empty string; got ${JSON.stringify(name)}`);
+  try {
+    return checkToolMap(map, where);
+  } catch (error) {
+    if (error instanceof ToolMapError) throw new UsageError(error.message);
+    throw error;
   }
-  return map as Record<string, string>;
 }
 
 function list(catalogue: readonly Requirement[]): void {
@@ -145,4 +152,6 @@ function explain(r: Requirement): void {
   out(`  covers: ${r.covers.length ? r.covers.join(", ") : "no method or notification"}`);
   if (sources.length === 0) out("  check: none yet");
   for (const s of sources) out(`  check (${s.kind === "scenario" ? `scenario "${s.name}"` : s.name}): ${s.does}`);
+  const tools = REFERENCE_TOOLS.filter((t) => [r.statement, ...sources.map((s) => s.does)].some((text) => new RegExp(`\\b${t}\\b`).test(text)));
+  if (tools.length) out(`  tools the model calls: ${tools.join(", ")} (\`turnspec certify --explain tools\` gives their arguments and what is expected of each)`);
 }

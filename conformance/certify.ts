@@ -16,10 +16,11 @@ import { spawnStdioTransport } from "../transport/child-process.js";
 import { connectWebSocket } from "../transport/websocket.js";
 import { loadCatalogue, type Requirement } from "./catalogue.js";
 import { ModelServer } from "./model-server.js";
+import type { ToolMapInput } from "./tool-contract.js";
 import type { Capability, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
-import { GatewaySession, type Finding } from "./session.js";
+import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, schemaHash, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -40,8 +41,8 @@ export interface CertifyOptions {
   readonly expectedFailures: readonly ExpectedFailure[];
   /** The gateway's own id, named by delegation routes. Default gw_local. */
   readonly gatewayId?: string;
-  /** Reference tool name → the gateway's own. */
-  readonly toolMap?: Readonly<Record<string, string>>;
+  /** Reference tool and argument names → the gateway's own (see tool-contract.ts). */
+  readonly toolMap?: ToolMapInput;
   /** Port of the scripted model server (default: a free one); a gateway started beforehand is pointed at it. */
   readonly providerPort?: number;
   /** An already started model server to use instead of starting one (its gateway already points at it). */
@@ -57,35 +58,37 @@ export interface CertifyOptions {
   /** Receives each result as it is decided. */
   readonly onStart?: (meta: RunMeta, ids: readonly string[]) => void;
   readonly onResult?: (result: RequirementResult) => void;
+  /**
+   * Receives what the console should say while the run goes on: a wait that passed a few
+   * seconds (what for, in which scenario), a line the gateway wrote that is not JSON.
+   */
+  readonly onNotice?: (text: string) => void;
+  /** After how long a wait is named through onNotice. Default 3 s. */
+  readonly noticeAfterMs?: number;
 }
 
-/** How a requirement is checked: by a scenario, or over the whole run. */
+/** How a requirement is checked: by a scenario, or over the whole run; `does` is the catalogue's `observes`. */
 export interface CheckSource {
   readonly kind: "scenario" | "run";
   readonly name: string;
   readonly does: string;
 }
 
-/** Checks that watch every frame of the run rather than a scenario. */
-export function runChecks(): Map<string, CheckSource> {
-  const checks = new Map<string, CheckSource>();
-  checks.set("RPC-RESPONSE-MATCHES-REQUEST", {
-    kind: "run",
-    name: "connection",
-    does: "validates every response of the run strictly against the result of the request it answers (a step that gets an invalid result fails its own requirement too); a response to no request, or a frame no scenario owns, fails this",
-  });
-  for (const rule of orderingRules) {
-    checks.set(rule.requirement, { kind: "run", name: "ordering checker", does: `feeds every frame of the run to the generated ordering checker; rule ${rule.id} (${rule.kind}): ${rule.description}` });
-  }
+/** Checks that watch every frame of the run rather than a scenario: the connection, and each ordering rule. */
+export function runChecks(): Map<string, { name: string; rule?: string }> {
+  const checks = new Map<string, { name: string; rule?: string }>();
+  checks.set("RPC-RESPONSE-MATCHES-REQUEST", { name: "connection" });
+  for (const rule of orderingRules) checks.set(rule.requirement, { name: "ordering checker", rule: `rule ${rule.id} (${rule.kind}): ${rule.description}` });
   return checks;
 }
 
-/** Every requirement id with what checks it. */
-export function checkSources(): Map<string, CheckSource[]> {
+/** Every requirement id with what checks it and what that check observes (from the catalogue). */
+export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()): Map<string, CheckSource[]> {
+  const observes = new Map(catalogue.map((r) => [r.id, r.observes]));
   const sources = new Map<string, CheckSource[]>();
   const add = (id: string, source: CheckSource) => sources.set(id, [...(sources.get(id) ?? []), source]);
-  for (const scenario of scenarios) for (const [id, does] of Object.entries(scenario.checks)) add(id, { kind: "scenario", name: scenario.name, does });
-  for (const [id, source] of runChecks()) add(id, source);
+  for (const scenario of scenarios) for (const id of scenario.checks) add(id, { kind: "scenario", name: scenario.name, does: observes.get(id) ?? "" });
+  for (const [id, { name, rule }] of runChecks()) add(id, { kind: "run", name, does: `${observes.get(id) ?? ""}${rule ? ` The ${rule}` : ""}` });
   return sources;
 }
 
@@ -124,7 +127,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const stopModel = () => (options.model ? Promise.resolve() : model.close());
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
-    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
+    const notReached = outcome === "skipped" && extra.skipReason === undefined && extra.message?.startsWith("not reached");
+    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra, ...(notReached ? { skipReason: "not_reached" as const } : {}) };
     results.set(r.id, result);
     options.onResult?.(result);
   };
@@ -132,12 +136,12 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   // Requirements not run: capability not claimed, or not selected.
   const toRun: Requirement[] = [];
   for (const r of catalogue) {
-    if (!claimed.has(r.capability)) emit(r, "skipped", { message: `capability ${r.capability} is not claimed` });
-    else if (!options.selected.has(r.id)) emit(r, "skipped", { message: "not selected by --only/--skip" });
+    if (!claimed.has(r.capability)) emit(r, "skipped", { message: `capability ${r.capability} is not claimed`, skipReason: "not_claimed" });
+    else if (!options.selected.has(r.id)) emit(r, "skipped", { message: "not selected by --only/--skip", skipReason: "not_selected" });
     else toRun.push(r);
   }
   const running = new Set(toRun.map((r) => r.id));
-  const sources = checkSources();
+  const sources = checkSources(catalogue);
   for (const r of toRun) {
     if (!sources.has(r.id)) emit(r, "error", { message: "this suite has no check for it yet" });
   }
@@ -170,21 +174,43 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     await stopModel();
     throw new HarnessError(`cannot reach the gateway: ${(error as Error).message}`);
   }
-  const session = new GatewaySession(transport, started);
+  const stepTimeoutMs = options.stepTimeoutMs ?? 15_000;
+  const session = new GatewaySession(transport, started, { requestTimeoutMs: stepTimeoutMs });
+  session.onStray = (text) => options.onNotice?.(`the gateway wrote a line that is not JSON: ${JSON.stringify(text)}`);
+  const noticeAfterMs = options.noticeAfterMs ?? 3_000;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    for (const wait of session.waits) {
+      if (wait.noticed || now - wait.since < noticeAfterMs) continue;
+      wait.noticed = true;
+      options.onNotice?.(`waiting ${((now - wait.since) / 1000).toFixed(0)} s for ${wait.what}${wait.scenario ? ` (scenario "${wait.scenario}")` : ""}; giving up after ${stepTimeoutMs} ms`);
+    }
+  }, 500);
+  ticker.unref();
   try {
     await session.start();
   } catch (error) {
+    clearInterval(ticker);
     await stopModel();
     throw new HarnessError(`cannot start the gateway: ${(error as Error).message}`);
   }
   const workdir = options.gatewayCmd !== undefined ? mkdtempSync(join(tmpdir(), "turnspec-certify-")) : undefined;
   const runId = randomBytes(3).toString("hex");
-  const missingTerminals: Finding[] = [];
-  const stepTimeoutMs = options.stepTimeoutMs ?? 15_000;
+  /** Findings scenarios hand to the run: missing terminals, items of other capabilities' turns, invalid results. */
+  const handed: Finding[] = [];
+  const capabilityOf = new Map(catalogue.map((r) => [r.id, r.capability]));
+  const coversOf = new Map(catalogue.map((r) => [r.id, r.covers]));
+  /** A method's capability: core when a core requirement covers it, else that of the first requirement covering it. */
+  const capabilityOfMethod = (method: string): Capability | undefined => {
+    const covering = catalogue.filter((r) => r.covers.includes(method));
+    return covering.some((r) => r.capability === "core") ? "core" : covering[0]?.capability;
+  };
+  /** Each scenario's channel, its capability, and the requirement its findings of other capabilities go to. */
+  const ran: { scenario: Scenario; channel: ScenarioChannel; capability: Capability; stoppedEarly: boolean }[] = [];
   const quietMs = options.quietMs ?? 3_000;
 
   const scenarioRecords = new Map<string, { record: StepRecord; transcript: TranscriptEntry[] }>();
-  const queue = scenarios.filter((s) => Object.keys(s.checks).some((id) => running.has(id) && !results.has(id)));
+  const queue = scenarios.filter((s) => s.checks.some((id) => running.has(id) && !results.has(id)));
   let index = 0;
   const worker = async () => {
     for (;;) {
@@ -195,6 +221,9 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   };
   const runScenario = async (scenario: Scenario) => {
     const channel = session.channel();
+    channel.scenario = scenario.name;
+    const entry = { scenario, channel, capability: capabilityOf.get(scenario.checks[0]!) ?? "core", stoppedEarly: false };
+    ran.push(entry);
     const ctx = new ScenarioContext({
       session,
       channel,
@@ -206,32 +235,82 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       ...(workdir ? { cwd: workdir } : {}),
       stepTimeoutMs,
       quietMs,
-      missingTerminal: (turnId, status) => missingTerminals.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet` }),
+      missingTerminal: (turnId, status) =>
+        handed.push({ requirement: "TURN-COMPLETED-NOTIFIED", message: `turn ${turnId} ended ${status} (per turn/get) but no terminal notification arrived within ${quietMs} ms of quiet`, channel, turnId }),
+      finding: (f) => handed.push({ ...f, channel }),
+      covers: (id) => coversOf.get(id) ?? [],
     });
-    const ids = Object.keys(scenario.checks);
+    const ids = [...scenario.checks];
     const closed = () => session.closedBecause;
     if (closed()) {
-      ctx.settle(ids, "fail", closed()!);
+      ctx.settle(ids, "skipped", `not reached: ${closed()!}`);
     } else {
       try {
         await session.within(channel, () => scenario.run(ctx));
         ctx.settle(ids, "error", `the scenario "${scenario.name}" ended without checking it`);
       } catch (error) {
+        entry.stoppedEarly = true;
         if (!isAbort(error)) {
-          const message = closed() ?? `harness fault in "${scenario.name}": ${error instanceof Error ? error.message : String(error)}`;
-          ctx.settle(ids, closed() ? "fail" : "error", message);
+          // Thrown outside any step: while preparing one (a thread, a turn, a model call).
+          const judged = ctx.judge(error);
+          const first = ids.find((id) => running.has(id) && !ctx.records.has(id));
+          if (closed()) ctx.settle(first ? [first] : [], "fail", closed()!);
+          else if (judged.outcome === "error") ctx.settle(ids, "error", `harness fault in "${scenario.name}": ${judged.message}`);
+          else if (judged.outcome === "skipped" || /invalid result/.test(judged.message)) ctx.settle(ids, "skipped", judged.message.startsWith("not reached") ? judged.message : `not reached: ${judged.message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`);
+          else if (first) {
+            ctx.fail(first, `while preparing this step: ${judged.message}`, judged.invalidFrame);
+          }
         }
-        const cause = [...ctx.records].find(([, r]) => r.outcome !== "pass");
-        ctx.settle(ids, closed() ? "fail" : "error", closed() ?? `not reached: an earlier step of "${scenario.name}" (${cause?.[0]}) did not pass`);
+        const cause = [...ctx.records].find(([, r]) => r.outcome === "fail" || r.outcome === "error");
+        ctx.settle(ids, "skipped", closed() ? `not reached: ${closed()!}` : `not reached: an earlier step of "${scenario.name}" failed${cause ? ` (${cause[0]}: ${cause[1].message ?? cause[1].outcome})` : ""}`);
       }
+      // Stopped early or not: no turn of this scenario is left running, no request left open.
+      await session.within(channel, () => ctx.cleanUp()).catch(() => undefined);
     }
     for (const [id, record] of ctx.records) {
       if (!running.has(id)) continue;
+      // Checked by more than one scenario: the worst outcome decides.
+      const earlier = scenarioRecords.get(id);
+      if (earlier && SEVERITY[earlier.record.outcome] >= SEVERITY[record.outcome]) continue;
       scenarioRecords.set(id, { record, transcript: [...channel.transcript] });
     }
   };
 
+  /**
+   * Where each finding belongs. A finding about a turn a scenario abandoned (it stopped
+   * early and cancelled the turn) is the harness's doing and is dropped. A finding in a
+   * scenario of another capability than its requirement's fails that requirement only
+   * when the requirement's own capability shows the same fault too; otherwise it goes to
+   * the scenario's own requirement (the one whose step started the turn). Either way one
+   * capability's fault never fails another capability.
+   */
+  const attribute = (all: readonly Finding[]): Finding[] => {
+    const placed: { finding: Finding; cross?: { target: string | undefined; owner: Capability } }[] = [];
+    for (const f of all) {
+      const channel = f.channel ?? (f.frame === undefined ? undefined : session.ownerOf(f.frame));
+      const turnId = f.turnId ?? turnOf(f.frame);
+      if (channel && turnId !== undefined && channel.abandoned.has(turnId)) continue;
+      const owner = channel && ran.find((e) => e.channel === channel);
+      const capability = capabilityOf.get(f.requirement);
+      const methodCapability = f.method === undefined ? undefined : capabilityOfMethod(f.method);
+      if (!owner || capability === undefined || (methodCapability ?? owner.capability) === capability) {
+        placed.push({ finding: f });
+        continue;
+      }
+      const started = turnId === undefined ? undefined : channel.turnRequirement.get(turnId);
+      const target = started !== undefined && running.has(started) ? started : owner.scenario.checks.find((id) => running.has(id));
+      placed.push({ finding: f, cross: { target, owner: owner.capability } });
+    }
+    const ownEvidence = new Set(placed.filter((p) => !p.cross).map((p) => p.finding.requirement));
+    return placed.flatMap(({ finding: f, cross }) => {
+      if (!cross || ownEvidence.has(f.requirement)) return [f];
+      if (!cross.target) return [];
+      return [{ ...f, requirement: cross.target, message: `in a turn of this ${cross.owner} scenario the gateway broke ${f.requirement} (a ${capabilityOf.get(f.requirement)} requirement that its own scenarios do not break): ${f.message}` }];
+    });
+  };
+
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
+  clearInterval(ticker);
   session.end();
   const closedBecause = session.closedBecause;
   await session.close().catch(() => undefined);
@@ -242,7 +321,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const closedEarly = closedBecause === undefined ? undefined : exit ? `${closedBecause} (${exit})` : closedBecause;
   const explain = (message: string | undefined) => (message !== undefined && closedBecause !== undefined && exit ? message.replace(closedBecause, closedEarly!) : message);
 
-  const findings: Finding[] = [...session.findings, ...missingTerminals, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))];
+  const findings = attribute([...session.findings, ...handed, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))]);
   for (const r of toRun) {
     if (results.has(r.id)) continue;
     const own = findings.filter((f) => f.requirement === r.id);
@@ -250,12 +329,14 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     if (own.length > 0) {
       // The scenario's own failure first (with its invalid frame), then what the whole run found.
       const record = fromScenario?.record.outcome === "fail" ? fromScenario.record : undefined;
-      const messages = [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)];
+      const counted = new Map<string, number>();
+      for (const m of [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)]) counted.set(m, (counted.get(m) ?? 0) + 1);
+      const messages = [...counted].map(([m, n]) => (n > 1 ? `${m} (${n} times)` : m));
       const first = own[0]!;
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
-      const more = messages.length > 3 ? `; and ${messages.length - 3} more` : "";
+      const more = messages.length > 10 ? `\n… and ${messages.length - 10} more findings of this requirement` : "";
       emit(r, "fail", {
-        message: explain(messages.slice(0, 3).join("; ") + more)!,
+        message: explain(messages.slice(0, 10).join("\n") + more)!,
         durationMs: Math.round(fromScenario?.record.durationMs ?? 0),
         ...(record?.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
         transcript,
@@ -275,16 +356,27 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     }
     const source = sources.get(r.id)?.[0];
     if (source?.kind === "run") {
-      if (closedEarly) emit(r, "fail", { message: closedEarly });
+      if (closedEarly) emit(r, "skipped", { message: `not reached: the run stopped early: ${closedEarly}` });
       else emit(r, "pass");
       continue;
     }
-    emit(r, closedEarly ? "fail" : "error", { message: closedEarly ?? "no scenario ran that checks it" });
+    emit(r, closedEarly ? "skipped" : "error", { message: closedEarly ? `not reached: ${closedEarly}` : "no scenario ran that checks it" });
   }
 
   const ordered = catalogue.map((r) => results.get(r.id)!);
-  const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures });
+  const partial = catalogue.some((r) => claimed.has(r.capability) && !options.selected.has(r.id));
+  const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures, partial });
   return toRunReport(meta, new Date().toISOString(), verdict);
+}
+
+/** Worse outcomes first when two scenarios decide one requirement. */
+const SEVERITY: Record<RequirementResult["outcome"], number> = { pass: 0, skipped: 1, error: 2, fail: 3 };
+
+/** The turn a frame is about: its params' turn_id, or its permission request's. */
+function turnOf(frame: unknown): string | undefined {
+  const params = (frame as { params?: { turn_id?: unknown; turnId?: unknown; request?: { turn_id?: unknown } } } | undefined)?.params;
+  const id = params?.turn_id ?? params?.turnId ?? params?.request?.turn_id;
+  return typeof id === "string" ? id : undefined;
 }
 
 function redact(url: string): string {

@@ -10,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { normalizeToolMap, type ToolMap, type ToolMapInput } from "./tool-contract.js";
 
 /** The part of a Chat Completions request the scenarios look at. */
 export interface ChatRequest {
@@ -27,7 +28,7 @@ export interface ChatMessageIn {
   readonly tool_calls?: readonly { id: string; function: { name: string; arguments: string } }[];
 }
 
-/** A tool call the model makes, named by its reference tool name (mapped through the tool map). */
+/** A tool call the model makes, named by its reference tool name and argument names (both mapped through the tool map). */
 export interface ScriptedToolCall {
   readonly tool: string;
   readonly args: unknown;
@@ -64,11 +65,13 @@ export interface ScriptHandle {
   waitForCall(n: number): Promise<ChatRequest>;
   /** Called with each problem as it is found. */
   onProblem?: (problem: string) => void;
+  /** Called with each HTTP exchange of this script: the gateway's request, then the model's answer. */
+  onExchange?: (kind: "request" | "response", frame: unknown) => void;
 }
 
 export interface ModelServerOptions {
-  /** Reference tool name → the gateway's own name. */
-  readonly toolMap?: Readonly<Record<string, string>>;
+  /** Reference tool and argument names → the gateway's own (see tool-contract.ts). */
+  readonly toolMap?: ToolMapInput;
 }
 
 interface Script extends ScriptHandle {
@@ -81,12 +84,12 @@ export class ModelServer {
   readonly unscripted: string[] = [];
   private readonly scripts = new Map<string, Script>();
   private readonly flakyPages = new Map<string, { failures: number; body: string; requests: number }>();
-  private readonly toolMap: Readonly<Record<string, string>>;
+  private readonly toolMap: ToolMap;
   private server: Server | undefined;
   private baseUrl = "";
 
   constructor(options: ModelServerOptions = {}) {
-    this.toolMap = options.toolMap ?? {};
+    this.toolMap = normalizeToolMap(options.toolMap);
   }
 
   /** The base URL a client is configured with, ending in `/v1`. */
@@ -122,7 +125,14 @@ export class ModelServer {
 
   /** The gateway's name for a reference tool. */
   toolName(reference: string): string {
-    return this.toolMap[reference] ?? reference;
+    return this.toolMap[reference]?.name ?? reference;
+  }
+
+  /** A reference tool's arguments under the gateway's argument names. */
+  toolArgs(reference: string, args: unknown): unknown {
+    const names = this.toolMap[reference]?.args;
+    if (!names || typeof args !== "object" || args === null || Array.isArray(args)) return args;
+    return Object.fromEntries(Object.entries(args).map(([k, v]) => [names[k] ?? k, v]));
   }
 
   /** Registers the calls the model expects for `token`, in order. */
@@ -180,6 +190,7 @@ export class ModelServer {
       return sendError(res, 400, described);
     }
     script.calls.push(request);
+    script.onExchange?.("request", { http: `${req.method} ${req.url}`, body: request });
     const n = script.calls.length;
     for (const w of script.waiters.filter((w) => w.n <= n)) {
       script.waiters.splice(script.waiters.indexOf(w), 1);
@@ -190,6 +201,7 @@ export class ModelServer {
       const described = `an unscripted model call: call ${n} for ${script.token}, whose script has ${n - 1} (last message: ${preview(messageText(request.messages.at(-1)))})`;
       script.problems.push(described);
       script.onProblem?.(described);
+      script.onExchange?.("response", { status: 400, body: errorBody(400, described) });
       return sendError(res, 400, described);
     }
     const problem = step.expect?.(request);
@@ -200,9 +212,13 @@ export class ModelServer {
     const reply = step.reply;
     if (reply.hold) await reply.hold.catch(() => undefined);
     if (res.destroyed || res.socket?.destroyed !== false) return; // The gateway gave up on the call (a cancelled turn).
-    if (reply.error) return sendError(res, reply.error.status, reply.error.message);
-    if (request.stream) this.stream(res, request, reply);
-    else this.answer(res, request, reply);
+    if (reply.error) {
+      script.onExchange?.("response", { status: reply.error.status, body: errorBody(reply.error.status, reply.error.message) });
+      return sendError(res, reply.error.status, reply.error.message);
+    }
+    // Answered first, then recorded: the answer must not depend on anyone listening.
+    const answered = request.stream ? { status: 200, stream: this.stream(res, request, reply) } : { status: 200, body: this.answer(res, request, reply) };
+    script.onExchange?.("response", answered);
   }
 
   private scriptFor(request: ChatRequest): Script | undefined {
@@ -221,30 +237,45 @@ export class ModelServer {
       index,
       id: `call_${randomBytes(4).toString("hex")}`,
       type: "function" as const,
-      function: { name: this.toolName(call.tool), arguments: JSON.stringify(call.args) },
+      function: { name: this.toolName(call.tool), arguments: JSON.stringify(this.toolArgs(call.tool, call.args)) },
     }));
   }
 
-  private stream(res: ServerResponse, request: ChatRequest, reply: ModelReply): void {
+  /** Answers with server-sent events; returns the events' data, in order, for the transcript. */
+  private stream(res: ServerResponse, request: ChatRequest, reply: ModelReply): unknown[] {
     const id = `chatcmpl-${randomBytes(6).toString("hex")}`;
+    const sent: unknown[] = [];
+    const event = (data: unknown) => {
+      sent.push(data);
+      res.write(`data: ${JSON.stringify(data)}\n\n`);
+    };
     const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [{ index: 0, delta, finish_reason }] })}\n\n`;
+      event({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [{ index: 0, delta, finish_reason }] });
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-    res.write(chunk({ role: "assistant", content: "" }));
-    if (reply.reasoning) res.write(chunk({ reasoning_content: reply.reasoning }));
-    for (const piece of split(reply.text ?? "", reply.chunks ?? 1)) res.write(chunk({ content: piece }));
+    chunk({ role: "assistant", content: "" });
+    if (reply.reasoning) chunk({ reasoning_content: reply.reasoning });
+    for (const piece of split(reply.text ?? "", reply.chunks ?? 1)) chunk({ content: piece });
     const calls = this.toolCalls(reply);
-    if (calls.length) res.write(chunk({ tool_calls: calls }));
-    res.write(chunk({}, calls.length ? "tool_calls" : "stop"));
+    if (calls.length) chunk({ tool_calls: calls });
+    chunk({}, calls.length ? "tool_calls" : "stop");
     if (request.stream_options?.include_usage && reply.usage) {
-      res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [], usage: usageOf(reply.usage) })}\n\n`);
+      event({ id, object: "chat.completion.chunk", created: now(), model: request.model, choices: [], usage: usageOf(reply.usage) });
     }
+    sent.push("[DONE]");
     res.end("data: [DONE]\n\n");
+    return sent;
   }
 
-  private answer(res: ServerResponse, request: ChatRequest, reply: ModelReply): void {
+  /** Answers with one chat.completion; returns it, for the transcript. */
+  private answer(res: ServerResponse, request: ChatRequest, reply: ModelReply): unknown {
     const calls = this.toolCalls(reply).map(({ index: _index, ...call }) => call);
-    const message = { role: "assistant", content: reply.text ?? (calls.length ? null : ""), ...(calls.length ? { tool_calls: calls } : {}), refusal: null };
+    const message = {
+      role: "assistant",
+      content: reply.text ?? (calls.length ? null : ""),
+      ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}),
+      ...(calls.length ? { tool_calls: calls } : {}),
+      refusal: null,
+    };
     const completion = {
       id: `chatcmpl-${randomBytes(6).toString("hex")}`,
       object: "chat.completion",
@@ -255,6 +286,7 @@ export class ModelServer {
     };
     res.writeHead(200, { "content-type": "application/json" });
     res.end(JSON.stringify(completion));
+    return completion;
   }
 }
 
@@ -278,10 +310,14 @@ function split(text: string, pieces: number): string[] {
   return out;
 }
 
+function errorBody(status: number, message: string) {
+  return { error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", code: null } };
+}
+
 function sendError(res: ServerResponse, status: number, message: string): void {
   if (res.destroyed) return;
   res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", code: null } }));
+  res.end(JSON.stringify(errorBody(status, message)));
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {

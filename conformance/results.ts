@@ -11,7 +11,10 @@ export type Capability = "core" | "permissions" | "routes" | "work" | "windows" 
 
 /** One JSON-RPC frame of a scenario, as the harness saw it. */
 export interface TranscriptEntry {
+  /** sent: from the suite; received: from the gateway. */
   direction: "sent" | "received";
+  /** "model": an HTTP exchange with the scripted model server (received: the gateway's request; sent: the model's answer). */
+  peer?: "model";
   /** Milliseconds since the run started. */
   atMs: number;
   frame: unknown;
@@ -27,6 +30,8 @@ export interface RequirementResult {
   durationMs: number;
   /** Why it failed, errored or was skipped. */
   message?: string;
+  /** Why it was skipped: its capability is not claimed, --only/--skip left it out, or the run never got to it (see message). */
+  skipReason?: "not_claimed" | "not_selected" | "not_reached";
   /** The frame that failed strict validation, if that is the failure. */
   invalidFrame?: unknown;
   /** The JSON-RPC transcript of the scenario (kept for fail and error). */
@@ -58,7 +63,13 @@ export interface RunReport {
    * certified; not_certified (the gateway fails a MUST the requested level needs, or an
    * entry is stale); undetermined (only harness errors or MUSTs not run stand in the way).
    */
-  status?: "certified" | "not_certified" | "undetermined";
+  status?: "certified" | "not_certified" | "undetermined" | "partial_pass" | "partial_fail" | "partial_undetermined";
+  /**
+   * --only/--skip left out requirements of claimed capabilities: the run certifies nothing
+   * and its status is partial_pass (every selected MUST passed), partial_fail or
+   * partial_undetermined.
+   */
+  partial?: boolean;
   results: RequirementResult[];
 }
 

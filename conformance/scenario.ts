@@ -2,22 +2,23 @@
  * What a scenario is and the context it runs in. A scenario drives the gateway through
  * fresh threads and turns of its own and checks requirements in steps: a step names the
  * requirement it exercises, and what goes wrong inside it decides that requirement's
- * outcome. A gateway's wrong answer, an invalid frame or a closed connection is a
- * failure; a wait that runs out of time, or a fault of the harness itself, is an error.
+ * outcome. A gateway's wrong answer, an invalid frame, a closed connection or something
+ * the gateway never sent within the step timeout is a failure; a fault of the harness
+ * itself is an error. What follows a failed step is not reached, and says why.
  */
 import type { ProtocolClient } from "../generated/client.js";
 import type { AnyNotification } from "../generated/registry.js";
 import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "../generated/types.js";
 import { LocalError, RpcError } from "../rpc/errors.js";
-import type { ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
+import type { ChatRequest, ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
 import type { Capability, Outcome, TranscriptEntry } from "./results.js";
 import type { GatewaySession, ScenarioChannel } from "./session.js";
 
 export interface Scenario {
   /** A short name, for messages. */
   readonly name: string;
-  /** The requirements this scenario checks, each with what its check does (shown by --explain). */
-  readonly checks: Readonly<Record<string, string>>;
+  /** The requirements this scenario decides; what each check observes is in the catalogue (`observes`). */
+  readonly checks: readonly string[];
   run(ctx: ScenarioContext): Promise<void>;
 }
 
@@ -32,9 +33,14 @@ export class Failure extends Error {
   }
 }
 
-/** A wait ran out of time: the outcome cannot be decided. */
+/** A wait ran out of time: the gateway never sent what the step needs (a failure of that step's requirement). */
 export class StepTimeout extends Error {
   override readonly name = "StepTimeout";
+}
+
+/** What a step that cannot run on tells the requirements after it: not reached, and why. */
+export class NotReached extends Error {
+  override readonly name = "NotReached";
 }
 
 /** Thrown to end a scenario after a step failed: what follows depends on it. */
@@ -53,7 +59,7 @@ export interface ContextOptions {
   readonly session: GatewaySession;
   readonly channel: ScenarioChannel;
   /** The scenario's checks (the requirement ids it decides). */
-  readonly checks: Readonly<Record<string, string>>;
+  readonly checks: readonly string[];
   readonly model: ModelServer;
   readonly token: string;
   /** A prefix unique to the run, for every id the scenario makes up. */
@@ -67,6 +73,10 @@ export interface ContextOptions {
   readonly quietMs: number;
   /** Records that a turn ended without a terminal notification (a finding of its own). */
   readonly missingTerminal: (turnId: string, status: string) => void;
+  /** Records a finding of a requirement this scenario does not decide (the run attributes it). */
+  readonly finding?: (finding: { requirement: string; message: string; frame?: unknown; turnId?: string; method?: string }) => void;
+  /** The methods and notifications a requirement covers (from the catalogue). */
+  readonly covers?: (requirement: string) => readonly string[];
 }
 
 const TERMINAL = new Set(["turn/completed", "turn/failed", "turn/blocked"]);
@@ -74,6 +84,8 @@ const isTerminal = (n: AnyNotification) => TERMINAL.has(n.method);
 
 export class ScenarioContext {
   readonly records = new Map<string, StepRecord>();
+  /** Turns the harness saw end (by a terminal notification or turn/get). */
+  private readonly endedTurns = new Set<string>();
   private active: string | undefined;
   private counter = 0;
   private readonly waiters = new Set<{ predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void }>();
@@ -139,9 +151,12 @@ export class ScenarioContext {
   /** Registers the model's answers for this scenario's token. */
   script(calls: readonly ScriptedCall[]): ScriptHandle {
     const handle = this.o.model.script(this.o.token, calls);
+    // The model's HTTP exchanges go into the scenario's transcript, beside its JSON-RPC frames.
+    handle.onExchange = (kind, frame) =>
+      this.o.channel.transcript.push({ direction: kind === "request" ? "received" : "sent", peer: "model", atMs: Math.round(performance.now() - this.o.session.startedAt), frame });
     // A model call the script did not expect fails the requirement being exercised.
     handle.onProblem = (problem) => {
-      const id = this.active ?? [...this.records.keys()].at(-1) ?? Object.keys(this.o.checks)[0];
+      const id = this.active ?? [...this.records.keys()].at(-1) ?? this.o.checks[0];
       if (id) this.fail(id, problem);
     };
     return handle;
@@ -168,9 +183,9 @@ export class ScenarioContext {
       const record = this.record(requirement);
       record.durationMs += performance.now() - started;
       if (error instanceof Abort) throw error;
-      const { outcome, message, invalidFrame } = this.classify(error);
+      const { outcome, message, invalidFrame } = this.judge(error, requirement);
       if (outcome === "fail") this.fail(requirement, message, invalidFrame);
-      else if (record.outcome !== "fail") Object.assign(record, { outcome, message });
+      else if (record.outcome !== "fail") Object.assign(record, { outcome, message, ...(invalidFrame === undefined ? {} : { invalidFrame }) });
       throw new Abort(`${requirement}: ${message}`);
     } finally {
       this.active = undefined;
@@ -213,17 +228,28 @@ export class ScenarioContext {
 
   /** Starts a turn with a fresh id (unless given) and the scenario's token in its input. */
   async startTurn(threadId: string, text: string, params: Partial<TurnStartParams> = {}): Promise<Turn> {
-    const { turn } = await this.client.turnStart({ thread_id: threadId, turn_id: this.id("trn"), input: this.input(text), ...params });
+    const turnId = params.turn_id ?? this.id("trn");
+    this.o.channel.turnRequirement.set(turnId, this.active ?? this.o.checks[0]!);
+    const { turn } = await this.client.turnStart({ thread_id: threadId, turn_id: turnId, input: this.input(text), ...params });
     return turn;
   }
 
   /** Sends a raw frame (see GatewaySession.sendRaw) and waits, within the step timeout, for its response. */
   sendRaw(text: string, id: string | null): Promise<Record<string, unknown>> {
-    return this.race(this.o.session.sendRaw(text, id), `a response to ${text.slice(0, 60)}`, this.o.stepTimeoutMs);
+    return this.race(this.o.session.sendRaw(text, id), `a response to ${text}`, this.o.stepTimeoutMs);
   }
 
   /** Resolves at the first notification of this scenario matching `predicate`, seen already or still to come. */
   waitFor(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs = this.o.stepTimeoutMs): Promise<AnyNotification> {
+    return this.awaitNotification(what, predicate, timeoutMs, true);
+  }
+
+  /** Like waitFor, for something that may well never come: nobody waits on it, so the console never names it. */
+  watchFor(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs = this.o.stepTimeoutMs): Promise<AnyNotification> {
+    return this.awaitNotification(what, predicate, timeoutMs, false);
+  }
+
+  private awaitNotification(what: string, predicate: (n: AnyNotification) => boolean, timeoutMs: number, tracked: boolean): Promise<AnyNotification> {
     const seen = this.o.channel.notifications.find(predicate);
     if (seen) return Promise.resolve(seen);
     let waiter: { predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void };
@@ -231,20 +257,26 @@ export class ScenarioContext {
       waiter = { predicate, resolve };
       this.waiters.add(waiter);
     });
-    return this.race(arrived, what, timeoutMs).finally(() => this.waiters.delete(waiter));
+    return this.race(arrived, what, timeoutMs, tracked).finally(() => this.waiters.delete(waiter));
   }
 
-  /** `awaited`, unless the step times out first (an error) or the connection closes (a failure). */
-  private race<T>(awaited: Promise<T>, what: string, timeoutMs: number): Promise<T> {
+  /** Resolves when the gateway has made the n-th model call of `script`, within the step timeout. */
+  modelCall(script: ScriptHandle, n: number): Promise<ChatRequest> {
+    return this.race(script.waitForCall(n), `model call ${n} of this scenario's script (the gateway made ${script.calls.length})`, this.o.stepTimeoutMs);
+  }
+
+  /** `awaited`, unless the step times out first or the connection closes (failures both). */
+  private race<T>(awaited: Promise<T>, what: string, timeoutMs: number, tracked = true): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StepTimeout(`no ${what} within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => reject(new StepTimeout(`the gateway never sent ${what} (waited ${timeoutMs} ms)`)), timeoutMs);
       timer.unref();
     });
     const closed = this.o.session.whenClosed().then((why) => {
       throw new Failure(`${why} while waiting for ${what}`);
     });
-    return Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer));
+    const raced = Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer));
+    return tracked ? this.o.session.track(what, this.o.channel, raced) : raced;
   }
 
   /**
@@ -259,9 +291,11 @@ export class ScenarioContext {
     const ofTurn = (n: AnyNotification) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId && !earlier.has(n);
     for (;;) {
       const left = deadline - performance.now();
-      if (left <= 0) throw new StepTimeout(`turn ${turnId} did not end within ${this.o.stepTimeoutMs} ms`);
+      if (left <= 0) throw new StepTimeout(`the gateway never ended turn ${turnId}: no terminal notification, and turn/get still says InProgress (waited ${this.o.stepTimeoutMs} ms)`);
       try {
-        const terminal = await this.waitFor(`terminal notification of turn ${turnId}`, ofTurn, Math.min(this.o.quietMs, left));
+        const terminal = await this.waitFor(`the terminal notification of turn ${turnId}`, ofTurn, Math.min(this.o.quietMs, left));
+        this.endedTurns.add(turnId);
+        this.checkItems(turnId);
         return { terminal, turn: (terminal.params as { turn: Turn }).turn };
       } catch (error) {
         if (!(error instanceof StepTimeout)) throw error;
@@ -270,11 +304,100 @@ export class ScenarioContext {
       const { turn } = await this.client.turnGet({ thread_id: threadId, turn_id: turnId });
       if (turn.status !== "InProgress") {
         const late = this.o.channel.notifications.find(ofTurn);
+        this.endedTurns.add(turnId);
+        this.checkItems(turnId);
         if (late) return { terminal: late, turn: (late.params as { turn: Turn }).turn };
         this.o.missingTerminal(turnId, turn.status);
         return { turn };
       }
     }
+  }
+
+  /**
+   * ITEM-COMPLETED-ONCE over a turn that ended (completed, failed, cancelled or blocked):
+   * every item started so far is completed exactly once. Decided here when this scenario
+   * checks it, otherwise handed to the run, which attributes it.
+   */
+  checkItems(turnId: string): void {
+    const all = this.ofTurn(turnId);
+    // Only what came before the turn ended counts ("completed exactly once before its turn ends").
+    let end = all.length - 1;
+    while (end >= 0 && !isTerminal(all[end]!)) end--;
+    const live = end === -1 ? all : all.slice(0, end + 1);
+    const count = new Map<string, number>();
+    for (const n of live) if (n.method === "item/started") count.set(n.params.item_id, 0);
+    for (const n of live) if (n.method === "item/completed") count.set(n.params.item_id, (count.get(n.params.item_id) ?? 0) + 1);
+    const wrong = [...count].filter(([, c]) => c !== 1);
+    if (wrong.length === 0) {
+      if (this.o.checks.includes("ITEM-COMPLETED-ONCE")) this.check("ITEM-COMPLETED-ONCE", true, "");
+      return;
+    }
+    const status = live.at(-1) && isTerminal(live.at(-1)!) ? live.at(-1)!.method : "its end";
+    const message = `turn ${turnId} (ended with ${status}) has items not completed exactly once before it ended: ${wrong.map(([id, c]) => `${id} completed ${c} times`).join(", ")}`;
+    if (this.o.checks.includes("ITEM-COMPLETED-ONCE")) this.check("ITEM-COMPLETED-ONCE", false, message);
+    else this.o.finding?.({ requirement: "ITEM-COMPLETED-ONCE", message, turnId });
+  }
+
+  /**
+   * Leaves the gateway as the scenario found it after it stopped early: denies the open
+   * approval requests of its unfinished turns and cancels them, each wait bounded. Those
+   * turns are marked abandoned, so that run-wide checks do not blame the gateway for them.
+   * Returns the ids of the turns abandoned.
+   */
+  async cleanUp(): Promise<string[]> {
+    const ended = (turnId: string) => this.endedTurns.has(turnId) || this.o.channel.notifications.some((n) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId);
+    const open = this.startedTurns().filter((turnId) => !ended(turnId));
+    const bound = Math.min(this.o.stepTimeoutMs, 2_000);
+    for (const turnId of open) {
+      this.o.channel.abandoned.add(turnId);
+      if (this.o.session.closedBecause !== undefined) continue;
+      const resolved = new Set(this.o.channel.notifications.filter((n) => n.method === "turn/permission/request/resolved").map((n) => (n.params as { request_id: string }).request_id));
+      for (const n of this.ofTurn(turnId)) {
+        if (n.method !== "turn/permission/request/opened") continue;
+        const request = (n.params as { request: { request_id: string; resolve_token?: string } }).request;
+        if (resolved.has(request.request_id)) continue;
+        await this.client
+          .turnPermissionRequestRespond({ request_id: request.request_id, resolution: "deny", ...(request.resolve_token ? { resolve_token: request.resolve_token } : {}) }, { timeoutMs: bound })
+          .catch(() => undefined);
+      }
+      let threadId: string;
+      try {
+        threadId = this.threadOfTurn(turnId);
+      } catch {
+        continue;
+      }
+      await this.client.turnCancel({ thread_id: threadId, turn_id: turnId, reason: "the certification scenario stopped early" }, { timeoutMs: bound }).catch(() => undefined);
+      await this.waitFor(`the terminal notification of abandoned turn ${turnId}`, (n) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId, bound).catch(() => undefined);
+    }
+    return open;
+  }
+
+  /** The turns this scenario started (accepted turn/start requests) or saw start on its threads. */
+  private startedTurns(): string[] {
+    const turns = new Set<string>();
+    const sent = new Map<string | number, string>();
+    for (const entry of this.o.channel.transcript) {
+      const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
+      if (entry.direction === "sent" && f.method === "turn/start" && f.id !== undefined && f.params?.turn_id) sent.set(f.id, f.params.turn_id);
+      if (entry.direction === "received" && f.id !== undefined && f.result !== undefined && sent.has(f.id)) turns.add(sent.get(f.id)!);
+    }
+    for (const n of this.o.channel.notifications) if (n.method === "turn/started") turns.add((n.params as { turn_id: string }).turn_id);
+    return [...turns];
+  }
+
+  /**
+   * Whether the response to the turn/start of `turnId` arrived before the turn's first
+   * notification (turn/started or anything else of the turn): the frame that breaks it, if not.
+   */
+  progressBeforeResponse(turnId: string): unknown {
+    let requestId: string | number | undefined;
+    for (const entry of this.o.channel.transcript) {
+      const f = entry.frame as { id?: string | number; method?: string; params?: { turn_id?: string }; result?: unknown };
+      if (entry.direction === "sent" && f.method === "turn/start" && f.params?.turn_id === turnId) requestId = f.id;
+      else if (entry.direction === "received" && requestId !== undefined && f.id === requestId && f.method === undefined) return undefined;
+      else if (entry.direction === "received" && requestId !== undefined && f.method !== undefined && f.params?.turn_id === turnId) return f;
+    }
+    return undefined;
   }
 
   /** Expects `call` to be rejected with `reason` in error.data.reason; returns the error. */
@@ -289,7 +412,7 @@ export class ScenarioContext {
       }
       throw error;
     }
-    throw new Failure(`${what}: expected error ${reason}, but the call succeeded with ${JSON.stringify(result).slice(0, 200)}`);
+    throw new Failure(`${what}: expected error ${reason}, but the call succeeded with ${JSON.stringify(result)}`);
   }
 
   /** The notifications of one turn so far, in order. */
@@ -323,13 +446,26 @@ export class ScenarioContext {
     return record;
   }
 
-  private classify(error: unknown): { outcome: Outcome; message: string; invalidFrame?: unknown } {
+  /**
+   * How an error thrown while exercising `requirement` decides it: the gateway's wrong
+   * answer, invalid frame, silence or closed connection fails it; an invalid result of a
+   * method the requirement does not cover leaves it not reached (the run fails
+   * RPC-RESPONSE-MATCHES-REQUEST for that frame once); anything else is a harness fault.
+   */
+  judge(error: unknown, requirement?: string): { outcome: Outcome; message: string; invalidFrame?: unknown } {
     if (error instanceof Failure) return { outcome: "fail", message: error.message, ...(error.invalidFrame === undefined ? {} : { invalidFrame: error.invalidFrame }) };
-    if (error instanceof StepTimeout) return { outcome: "error", message: `timed out: ${error.message}` };
+    if (error instanceof StepTimeout) return { outcome: "fail", message: error.message };
+    if (error instanceof NotReached) return { outcome: "skipped", message: `not reached: ${error.message}` };
     if (error instanceof RpcError) return { outcome: "fail", message: `the gateway answered error ${error.code} (${error.reason ?? "no reason"}): ${error.message}` };
+    if (error instanceof LocalError && error.kind === "timeout") return { outcome: "fail", message: `the gateway never answered: ${error.message}` };
     if (error instanceof LocalError && error.kind === "invalid_incoming") {
+      const method = /^the result of (\S+) is invalid/.exec(error.message)?.[1];
       const frame = [...this.o.channel.transcript].reverse().find((e) => e.direction === "received" && typeof e.frame === "object" && e.frame !== null && "result" in e.frame)?.frame;
-      return { outcome: "fail", message: `the gateway sent an invalid result: ${error.message}`, invalidFrame: frame };
+      const message = `the gateway sent an invalid result: ${error.message}`;
+      this.o.finding?.({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message, frame, ...(method === undefined ? {} : { method }) });
+      const covered = method !== undefined && requirement !== undefined && (this.o.covers?.(requirement) ?? [method]).includes(method);
+      if (!covered && requirement !== undefined) return { outcome: "skipped", message: `not reached: ${message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`, invalidFrame: frame };
+      return { outcome: "fail", message, invalidFrame: frame };
     }
     if (error instanceof LocalError && error.kind === "transport_closed") {
       return { outcome: "fail", message: this.o.session.closedBecause ?? error.message };

@@ -22,6 +22,12 @@ export interface Finding {
   readonly requirement: string;
   readonly message: string;
   readonly frame?: unknown;
+  /** The scenario whose doing it was, when known apart from the frame. */
+  readonly channel?: ScenarioChannel;
+  /** The turn it is about, when known apart from the frame. */
+  readonly turnId?: string;
+  /** The method whose response it is about: the finding belongs to that method's capability, not the scenario's. */
+  readonly method?: string;
 }
 
 /** What a scenario sees of the connection: its own frames and notifications. */
@@ -36,6 +42,20 @@ export interface ScenarioChannel {
   onInvalidFrame?: (message: string, frame: unknown) => void;
   readonly threads: Set<string>;
   readonly requestIds: Set<string | number>;
+  /** The scenario this channel belongs to, once it runs (for waits and attributions). */
+  scenario?: string;
+  /** Turns the scenario left unfinished when it stopped early (their findings are not the gateway's to answer for). */
+  readonly abandoned: Set<string>;
+  /** The requirement whose step started each turn: run-wide findings about the turn from another capability go to it. */
+  readonly turnRequirement: Map<string, string>;
+}
+
+/** Something the harness is waiting for, for the console to name when it takes long. */
+export interface Wait {
+  readonly what: string;
+  readonly scenario: string | undefined;
+  readonly since: number;
+  noticed?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -63,10 +83,17 @@ export class GatewaySession {
   private readonly ordering = createOrderingChecker();
   private rawCounter = 0;
   private lastError: string | undefined;
+  /** Requests sent and not answered yet, by id. */
+  private readonly inFlight = new Map<string | number, { method: string; channel: ScenarioChannel | undefined; done: () => void }>();
+  /** Everything the harness is waiting for right now. */
+  readonly waits = new Set<Wait>();
+  /** Called with each line the gateway wrote that is not JSON (a banner, a log line). */
+  onStray?: (text: string) => void;
 
   constructor(
     private readonly transport: Transport,
-    private readonly startedAt: number,
+    readonly startedAt: number,
+    options: { readonly requestTimeoutMs?: number } = {},
   ) {
     const recorder: Transport = {
       start: () => transport.start(),
@@ -82,12 +109,16 @@ export class GatewaySession {
       recorder.onerror?.(error);
     };
     transport.onclose = () => {
-      this.closedBecause ??= this.lastError ? `the gateway closed the connection: ${this.lastError}` : "the gateway closed the connection";
+      const pending = [...this.inFlight].map(([id, r]) => `${r.method} (id ${JSON.stringify(id)}${r.channel?.scenario ? `, from "${r.channel.scenario}"` : ""})`);
+      const during = pending.length ? ` while ${pending.join(", ")} ${pending.length === 1 ? "was" : "were"} in flight` : " with no request in flight";
+      this.closedBecause ??= `${this.lastError ? `the gateway closed the connection: ${this.lastError}` : "the gateway closed the connection"}${during}`;
       for (const w of this.closeWaiters.splice(0)) w(this.closedBecause);
+      for (const r of this.inFlight.values()) r.done();
       recorder.onclose?.();
     };
     this.client = new ProtocolClient(recorder, {
       validateIncoming: "strict",
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
       onProtocolError: (error, frame) => this.invalid(error.message, frame),
     });
     // Only notifications that passed strict validation get here; the others go to invalid().
@@ -112,9 +143,22 @@ export class GatewaySession {
     return this.closedBecause !== undefined ? Promise.resolve(this.closedBecause) : new Promise((resolve) => this.closeWaiters.push(resolve));
   }
 
+  /** Registers a wait until `settled` settles, so that a long one can be named on the console. */
+  track<T>(what: string, channel: ScenarioChannel | undefined, settled: Promise<T>): Promise<T> {
+    const wait: Wait = { what, scenario: channel?.scenario, since: performance.now() };
+    this.waits.add(wait);
+    return settled.finally(() => this.waits.delete(wait));
+  }
+
+  /** The channel owning a frame: by its request id, or by the thread its params name. */
+  ownerOf(frame: unknown): ScenarioChannel | undefined {
+    const message = (typeof frame === "object" && frame !== null ? frame : {}) as { id?: string | number | null; params?: unknown };
+    return (message.id !== undefined && message.id !== null ? this.byRequest.get(message.id) : undefined) ?? this.byThread.get(threadOf(message.params) ?? "");
+  }
+
   /** A fresh channel for one scenario. */
   channel(): ScenarioChannel {
-    return { transcript: [], notifications: [], invalidFrames: [], threads: new Set(), requestIds: new Set() };
+    return { transcript: [], notifications: [], invalidFrames: [], threads: new Set(), requestIds: new Set(), abandoned: new Set(), turnRequirement: new Map() };
   }
 
   /** Runs `fn` with its requests attributed to `channel`. */
@@ -164,6 +208,7 @@ export class GatewaySession {
       parsed = JSON.parse(frame);
     } catch {
       this.record("received", frame, undefined);
+      this.onStray?.(frame);
       recorder.onmessage?.(frame);
       return;
     }
@@ -172,6 +217,10 @@ export class GatewaySession {
     const channel =
       id !== undefined && id !== null ? this.byRequest.get(id) : "method" in message ? this.byThread.get(threadOf(message.params) ?? "") : id === null ? this.rawNullChannel : undefined;
     this.record("received", parsed, channel, frame);
+    if (id !== undefined && id !== null) {
+      this.inFlight.get(id)?.done();
+      this.inFlight.delete(id);
+    }
     if ("error" in message) this.checkErrorCode(message);
     if (id !== undefined && id !== null && this.raw.has(id)) {
       const resolve = this.raw.get(id)!;
@@ -203,6 +252,13 @@ export class GatewaySession {
       channel.requestIds.add(id);
       this.byRequest.set(id, channel);
     }
+    if (direction === "sent" && typeof value === "object" && value !== null && "id" in value && "method" in value) {
+      const request = value as { id: string | number; method: unknown };
+      let done!: () => void;
+      const answered = new Promise<void>((resolve) => (done = resolve));
+      this.inFlight.set(request.id, { method: String(request.method), channel, done });
+      void this.track(`the response to ${String(request.method)} (id ${JSON.stringify(request.id)})`, channel, answered);
+    }
     channel?.transcript.push(entry);
     if (typeof value === "object" && value !== null) {
       for (const v of this.ordering.accept(value, direction === "sent" ? "client_to_server" : "server_to_client")) this.addViolation(v);
@@ -229,10 +285,10 @@ export class GatewaySession {
     } catch {
       // Kept as text: the report shows what arrived.
     }
-    const message = (typeof value === "object" && value !== null ? value : {}) as { id?: string | number | null; params?: unknown };
-    const channel = (message.id !== undefined && message.id !== null ? this.byRequest.get(message.id) : undefined) ?? this.byThread.get(threadOf(message.params) ?? "");
+    const channel = this.ownerOf(value);
     if (!channel) {
-      this.findings.push({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message: `the gateway sent a frame no scenario can own: ${why}`, frame: value });
+      const text = typeof value === "string" ? `: ${JSON.stringify(value)}` : "";
+      this.findings.push({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message: `the gateway sent a frame no scenario can own: ${why}${text}`, frame: value });
       return;
     }
     channel.invalidFrames.push({ message: why, frame: value });

@@ -29,6 +29,8 @@ export interface VerdictOptions {
   readonly capabilities: readonly Capability[];
   readonly requestedLevel: RunReport["requestedLevel"];
   readonly expectedFailures: readonly ExpectedFailure[];
+  /** --only/--skip left requirements out: the verdict is about the selected ones only. */
+  readonly partial?: boolean;
 }
 
 /** How many results had each outcome; `expected` is how many of the failures were listed. */
@@ -60,6 +62,8 @@ export interface Verdict {
   full: LevelStatus;
   /** Listed ids that passed. */
   staleExpectedFailures: string[];
+  /** --only/--skip left requirements out: nothing is certified, status is partial_*. */
+  partial: boolean;
   /** Listed ids that no result has (the caller knows the catalogue and says which are unknown). */
   unmatchedExpectedFailures: string[];
   /** MUSTs the requested level needs that failed and are not listed. */
@@ -131,8 +135,16 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
   const seen = new Set(results.map((r) => r.id));
   const unmatchedExpectedFailures = [...listed.keys()].filter((id) => !seen.has(id));
 
-  const certified = requested.status === "pass" && staleExpectedFailures.length === 0;
-  const status = certified ? "certified" : requested.status === "undetermined" && staleExpectedFailures.length === 0 ? "undetermined" : "not_certified";
+  const partial = options.partial === true;
+  let certified = requested.status === "pass" && staleExpectedFailures.length === 0;
+  let status: Verdict["status"] = certified ? "certified" : requested.status === "undetermined" && staleExpectedFailures.length === 0 ? "undetermined" : "not_certified";
+  let judged = requested;
+  if (partial) {
+    // Only what was selected counts; the rest was left out on purpose.
+    judged = judge((options.requestedLevel === "core" ? musts.filter((r) => r.capability === "core") : musts.filter((r) => claimed.includes(r.capability))).filter((r) => r.skipReason !== "not_selected"));
+    certified = false;
+    status = staleExpectedFailures.length > 0 || judged.status === "fail" ? "partial_fail" : judged.status === "undetermined" ? "partial_undetermined" : "partial_pass";
+  }
   return {
     claimed,
     achievedLevel: full.status === "pass" ? "full" : core.status === "pass" ? "core" : "none",
@@ -142,10 +154,11 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
     full: full.status,
     staleExpectedFailures,
     unmatchedExpectedFailures,
-    failing: requested.failing,
-    undetermined: requested.undetermined,
+    partial,
+    failing: judged.failing,
+    undetermined: judged.undetermined,
     counts: tally(marked),
-    exitCode: status === "certified" ? 0 : status === "undetermined" ? 2 : 1,
+    exitCode: status === "certified" || status === "partial_pass" ? 0 : status === "undetermined" || status === "partial_undetermined" ? 2 : 1,
     results: marked,
   };
 }
@@ -153,11 +166,11 @@ export function computeVerdict(results: readonly RequirementResult[], options: V
 /** The verdict of a finished report, from the expected-failure marks its results carry. */
 export function verdictOf(report: RunReport): Verdict {
   const expectedFailures = report.results.filter((r) => r.expectedFailure).map((r) => ({ id: r.id, reason: r.expectedFailureReason ?? "" }));
-  return computeVerdict(report.results, { capabilities: report.capabilities, requestedLevel: report.requestedLevel, expectedFailures });
+  return computeVerdict(report.results, { capabilities: report.capabilities, requestedLevel: report.requestedLevel, expectedFailures, partial: report.partial === true });
 }
 
 /** What a run knows before its verdict: everything of the report but the verdict and the results. */
-export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "results" | "finishedAt">;
+export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "partial" | "results" | "finishedAt">;
 
 /** The report of a finished run. */
 export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict): RunReport {
@@ -168,6 +181,7 @@ export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict)
     certified: verdict.certified,
     staleExpectedFailures: verdict.staleExpectedFailures,
     status: verdict.status,
+    ...(verdict.partial ? { partial: true } : {}),
     results: verdict.results,
   };
 }

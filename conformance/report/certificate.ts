@@ -4,6 +4,7 @@
  * the outcome of every requirement, without the transcripts.
  */
 import { jsonText } from "./json.js";
+import { verdictOf } from "../verdict.js";
 import type { Capability, Level, Outcome, RunReport } from "../results.js";
 
 export interface Certificate {
@@ -15,11 +16,16 @@ export interface Certificate {
   capabilities: Capability[];
   requestedLevel: RunReport["requestedLevel"];
   level: RunReport["achievedLevel"];
+  /** The claimed capabilities every MUST of which passed (core first). */
+  certifiedCapabilities: Capability[];
+  /** --only/--skip left requirements out: the run certifies nothing. */
+  partial: boolean;
   certified: boolean;
   results: { id: string; level: Level; capability: Capability; outcome: Outcome; expectedFailure?: boolean }[];
 }
 
 export function buildCertificate(report: RunReport): Certificate {
+  const verdict = verdictOf(report);
   return {
     suite: report.suite,
     schemaHash: report.schemaHash,
@@ -28,6 +34,8 @@ export function buildCertificate(report: RunReport): Certificate {
     capabilities: report.capabilities,
     requestedLevel: report.requestedLevel,
     level: report.achievedLevel,
+    certifiedCapabilities: verdict.partial ? [] : verdict.claimed.filter((c) => verdict.results.every((r) => r.capability !== c || r.level !== "MUST" || r.outcome === "pass" || (r.outcome === "fail" && r.expectedFailure === true))),
+    partial: verdict.partial,
     certified: report.certified,
     results: report.results.map(({ id, level, capability, outcome, expectedFailure }) => ({
       id,

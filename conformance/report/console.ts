@@ -26,6 +26,8 @@ export interface StartInfo extends RunMeta {
 export interface ConsoleReporter {
   onStart(info: StartInfo): void;
   onResult(result: RequirementResult): void;
+  /** Something the run says while it goes on: a long wait, a stray line from the gateway. */
+  onNotice(text: string): void;
   onEnd(report: RunReport, written?: readonly WrittenFile[]): void;
 }
 
@@ -105,12 +107,20 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     const requested = levelNames[report.requestedLevel];
     const achieved = levelNames[report.achievedLevel];
     if (verdict.failing.length) line(`${paint("red", "Failing MUSTs:")} ${verdict.failing.join(", ")}`);
-    if (verdict.undetermined.length) line(`${paint("yellow", "Not determined (harness error or not run):")} ${verdict.undetermined.join(", ")}`);
+    if (verdict.undetermined.length) line(`${paint("yellow", "Not determined (harness error, not run or not reached):")} ${verdict.undetermined.join(", ")}`);
     if (verdict.staleExpectedFailures.length) {
       line(`${paint("red", "Stale expected failures (they pass now; remove them from the list):")} ${verdict.staleExpectedFailures.join(", ")}`);
     }
     const level = `level ${achieved} achieved, ${requested} requested`;
-    if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested)`);
+    const stale = verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : "";
+    if (verdict.partial) {
+      const note = "--only/--skip left requirements out: a partial run certifies nothing";
+      if (verdict.status === "partial_pass") line(`${paint(["bold", "green"], "Partial run passed")}: every selected MUST passed (${note})`);
+      else if (verdict.status === "partial_undetermined") line(`${paint(["bold", "yellow"], "Partial run not determined")}: selected MUSTs errored or were not reached (${note})`);
+      else line(`${paint(["bold", "red"], "Partial run failed")}: a selected MUST fails${stale} (${note})`);
+      return;
+    }
+    if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested) for ${verdict.claimed.join(", ")}`);
     else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored or were not run`);
     else line(`${paint(["bold", "red"], "Not certified")}: ${level}${verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : ""}`);
   }
@@ -128,6 +138,9 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     },
     onResult(result) {
       resultLine(result);
+    },
+    onNotice(text) {
+      line(paint("yellow", `… ${text}`));
     },
     onEnd(report, written = []) {
       const verdict = verdictOf(report);

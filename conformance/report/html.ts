@@ -82,7 +82,13 @@ const sectionDefs = [
 function verdictView(report: RunReport, verdict: Verdict): { cls: string; headline: string; detail: string } {
   const requested = levelNames[report.requestedLevel];
   const achieved = levelNames[report.achievedLevel];
-  if (verdict.status === "certified") return { cls: "certified", headline: `Certified ${achieved}`, detail: `${requested} requested.` };
+  const claims = `claims ${verdict.claimed.join(", ")}`;
+  if (verdict.status === "partial_pass") return { cls: "undetermined", headline: "Partial run: every selected MUST passed", detail: `${claims}; --only/--skip left requirements out, so this run certifies nothing.` };
+  if (verdict.status === "partial_undetermined") return { cls: "undetermined", headline: "Partial run: not determined", detail: `${claims}; selected MUSTs that errored or were not reached: ${verdict.undetermined.join(", ")}.` };
+  if (verdict.status === "partial_fail") {
+    return { cls: "not-certified", headline: "Partial run: failed", detail: `${claims}; ${[...(verdict.failing.length ? [`failing MUSTs: ${verdict.failing.join(", ")}`] : []), ...(verdict.staleExpectedFailures.length ? [`stale expected failures: ${verdict.staleExpectedFailures.join(", ")}`] : [])].join("; ")}.` };
+  }
+  if (verdict.status === "certified") return { cls: "certified", headline: `Certified ${achieved}`, detail: `${claims}; ${requested} requested.` };
   if (verdict.status === "undetermined") {
     return { cls: "undetermined", headline: "Could not be determined", detail: `${requested} requested; MUSTs it needs errored or were not run: ${verdict.undetermined.join(", ")}. Level ${achieved} holds so far.` };
   }

@@ -7,7 +7,7 @@ import type { TranscriptEntry } from "../results.js";
 
 export interface TranscriptBlock {
   readonly direction: TranscriptEntry["direction"];
-  /** "→ sent" or "← received". */
+  /** "→ sent" or "← received"; "← model call" and "→ model answer" for the scripted model's HTTP exchanges. */
   readonly label: string;
   /** "+12 ms". */
   readonly at: string;
@@ -24,7 +24,7 @@ export function transcriptBlocks(entries: readonly TranscriptEntry[], invalidFra
   const invalidJson = invalidFrame === undefined ? undefined : JSON.stringify(invalidFrame);
   return entries.map((entry) => ({
     direction: entry.direction,
-    label: entry.direction === "sent" ? "→ sent" : "← received",
+    label: entry.peer === "model" ? (entry.direction === "sent" ? "→ model answer" : "← model call") : entry.direction === "sent" ? "→ sent" : "← received",
     at: `+${Math.round(entry.atMs)} ms`,
     json: prettyJson(entry.frame),
     invalid: invalidJson !== undefined && JSON.stringify(entry.frame) === invalidJson,

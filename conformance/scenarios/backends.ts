@@ -9,10 +9,7 @@ import { Failure, type Scenario } from "../scenario.js";
 
 const backendRefused: Scenario = {
   name: "an execution backend the gateway does not serve",
-  checks: {
-    "TURN-BACKEND-UNAVAILABLE":
-      "starts a turn on a CLI runtime, an ACP runtime and an API provider no gateway has configured; expects each refused with execution_backend_unavailable carrying the backend in error.data, turn/get to know no such turn, no notification of it and no model call",
-  },
+  checks: ["TURN-BACKEND-UNAVAILABLE"],
   async run(ctx) {
     const script = ctx.script([]);
     const thread = await ctx.thread();
@@ -40,10 +37,7 @@ const backendRefused: Scenario = {
 
 const capabilityNotFound: Scenario = {
   name: "a capability naming something the gateway does not have",
-  checks: {
-    "TURN-CAPABILITY-NOT-FOUND":
-      "starts a turn selecting a skill and an MCP server no gateway has; expects the turn (in the response, and when it ends) to report both rejected with not_found, and the turn to complete with the model's answer",
-  },
+  checks: ["TURN-CAPABILITY-NOT-FOUND"],
   async run(ctx) {
     const answer = `Ran without them ${ctx.token.slice(-6)}.`;
     ctx.script([{ reply: { text: answer } }]);

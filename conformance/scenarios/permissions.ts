@@ -38,9 +38,7 @@ const lastTool = (request: ChatRequest | undefined) => (request ? messageText([.
 
 const snapshot: Scenario = {
   name: "the supervised profile",
-  checks: {
-    "PERM-PROFILE-SNAPSHOT": "starts a supervised turn and expects its effective policy to allow file reads and ask for file writes, shell commands and network",
-  },
+  checks: ["PERM-PROFILE-SNAPSHOT"],
   async run(ctx) {
     ctx.script([{ reply: { text: "ok" } }]);
     const thread = await ctx.thread();
@@ -57,9 +55,7 @@ const snapshot: Scenario = {
 
 const fullAccessRuns: Scenario = {
   name: "full access asks nothing",
-  checks: {
-    "PERM-FULL-ACCESS-NO-ASK": "has the model run a shell command in a full_access turn: expects it to run and no approval request",
-  },
+  checks: ["PERM-FULL-ACCESS-NO-ASK"],
   async run(ctx) {
     const { command, output } = marked(ctx, "free");
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "done" } }]);
@@ -75,9 +71,7 @@ const fullAccessRuns: Scenario = {
 
 const readAllowed: Scenario = {
   name: "supervised reads",
-  checks: {
-    "PERM-READ-NO-ASK": "writes a file in a full_access turn, then has a supervised turn read it: expects no approval request and the content to reach the model",
-  },
+  checks: ["PERM-READ-NO-ASK"],
   async run(ctx) {
     const file = `${ctx.id("read")}.txt`;
     const content = `content-${ctx.token.slice(-6)}`;
@@ -93,20 +87,14 @@ const readAllowed: Scenario = {
       const turn = await ctx.startTurn(thread.id, "Read it", supervised);
       await ctx.ended(turn.id);
       if (requestsOf(ctx, turn.id).length) throw new Failure("a read inside the thread's folder opened an approval request under supervised");
-      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${JSON.stringify(lastTool(script.calls[3])).slice(0, 200)}, expected the file's content`);
+      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${JSON.stringify(lastTool(script.calls[3]))}, expected the file's content`);
     });
   },
 };
 
 const allowOnce: Scenario = {
   name: "asking and allow_once",
-  checks: {
-    "PERM-ASK-OPENS-REQUEST": "has the model run a shell command under supervised: expects turn/permission/request/opened naming the tool, action, scope and reason, and no output before the answer",
-    "PERM-ALLOW-ONCE": "answers allow_once: expects turn/permission/request/resolved with allow_once, the command to run and the turn to complete",
-    "PERM-RESPOND-TWICE": "answers the resolved request again: expects permission_request_resolved",
-    "PERM-RESPOND-NOT-FOUND": "answers a request id that does not exist: expects permission_request_not_found",
-    "PERM-AUDIT": "expects turn/permission/audit records of the request being opened and resolved",
-  },
+  checks: ["PERM-ASK-OPENS-REQUEST", "PERM-ALLOW-ONCE", "PERM-RESPOND-TWICE", "PERM-RESPOND-NOT-FOUND", "PERM-AUDIT"],
   async run(ctx) {
     const { command, output } = marked(ctx, "asked");
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "done" } }]);
@@ -114,9 +102,13 @@ const allowOnce: Scenario = {
     const turn = await ctx.startTurn(thread.id, "Run it", supervised);
     const request = await ctx.step("PERM-ASK-OPENS-REQUEST", async () => {
       const request = await nextRequest(ctx, turn.id, 0);
-      if (request.tool_name !== ctx.tool("shell") || !request.scope_hash || !request.reason || request.turn_id !== turn.id) {
-        throw new Failure(`the approval request is incomplete: ${JSON.stringify(request).slice(0, 300)}`);
-      }
+      const wrong = [
+        request.tool_name !== ctx.tool("shell") && `tool_name is ${JSON.stringify(request.tool_name)}, expected ${JSON.stringify(ctx.tool("shell"))}`,
+        !request.scope_hash && `scope_hash is ${JSON.stringify(request.scope_hash)}, expected a non-empty hash`,
+        !request.reason && `reason is ${JSON.stringify(request.reason)}, expected a non-empty reason`,
+        request.turn_id !== turn.id && `turn_id is ${JSON.stringify(request.turn_id)}, expected ${JSON.stringify(turn.id)}`,
+      ].filter((w): w is string => typeof w === "string");
+      if (wrong.length) throw new Failure(`the approval request ${request.request_id}: ${wrong.join("; ")} (the request: ${JSON.stringify(request)})`);
       if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the command ran before the request was answered");
       return request;
     });
@@ -142,9 +134,7 @@ const allowOnce: Scenario = {
 
 const deny: Scenario = {
   name: "deny",
-  checks: {
-    "PERM-DENY": "denies a shell command: expects it not to run (its output never appears), its item to end declined, and the model's next call to carry a tool result for it",
-  },
+  checks: ["PERM-DENY"],
   async run(ctx) {
     const { command, output } = marked(ctx, "denied");
     const script = ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }, { reply: { text: "understood" } }]);
@@ -157,27 +147,25 @@ const deny: Scenario = {
       const item = ctx.ofTurn(turn.id).filter((n) => n.method === "item/completed").map(itemOf).find((i) => i?.type === "commandExecution");
       if (item?.status !== "declined") throw new Failure(`the denied command's item ended ${JSON.stringify(item?.status)}, expected declined`);
       const told = lastTool(script.calls[1]);
-      if (!told || told.includes(output)) throw new Failure(`the model was told ${JSON.stringify(told).slice(0, 200)}, expected a refusal`);
+      if (!told || told.includes(output)) throw new Failure(`the model was told ${JSON.stringify(told)}, expected a refusal`);
     });
   },
 };
 
 const allowForTurn: Scenario = {
   name: "allow_for_turn",
-  checks: {
-    "PERM-ALLOW-FOR-TURN": "answers allow_for_turn to a shell command, then has the model run the same command again in the turn: expects it to run without a second request",
-    "PERM-GRANT-TURN-SCOPED": "runs the same command in the next turn: expects a new approval request",
-  },
+  checks: ["PERM-ALLOW-FOR-TURN", "PERM-GRANT-TURN-SCOPED"],
   async run(ctx) {
     const { command } = marked(ctx, "granted");
     const call = { reply: { toolCalls: [{ tool: "shell", args: { command } }] } };
     ctx.script([call, call, { reply: { text: "twice" } }, call, { reply: { text: "again" } }]);
     const thread = await ctx.thread({ mode: "Agent" });
-    const first = await ctx.startTurn(thread.id, "Run it twice", supervised);
+    const firstTurn = await ctx.startTurn(thread.id, "Run it twice", supervised);
+    const first = firstTurn;
     await ctx.attempt("PERM-ALLOW-FOR-TURN", async () => {
       await respond(ctx, await nextRequest(ctx, first.id, 0), "allow_for_turn");
       // If a second request opens after all, answer it so the turn can end.
-      const extra = ctx.waitFor("a second request", (n) => n.method === "turn/permission/request/opened" && n.params.turn_id === first.id && requestsOf(ctx, first.id).length > 1);
+      const extra = ctx.watchFor("a second request", (n) => n.method === "turn/permission/request/opened" && n.params.turn_id === first.id && requestsOf(ctx, first.id).length > 1);
       extra.then((n) => respond(ctx, (n.params as { request: TurnPermissionApprovalRequest }).request, "allow_once")).catch(() => undefined);
       await ctx.ended(first.id);
       const runs = ctx.ofTurn(first.id).filter((n) => n.method === "item/completed" && itemOf(n)?.type === "commandExecution" && itemOf(n)?.status === "completed").length;
@@ -186,7 +174,15 @@ const allowForTurn: Scenario = {
     });
     await ctx.attempt("PERM-GRANT-TURN-SCOPED", async () => {
       const next = await ctx.startTurn(thread.id, "Run it once more", supervised);
-      await respond(ctx, await nextRequest(ctx, next.id, 0), "allow_once");
+      // Either the gateway asks again (as it must), or the turn runs the command unasked and ends.
+      const asked = (n: AnyNotification) => n.method === "turn/permission/request/opened" && n.params.request.turn_id === next.id;
+      const endedUnasked = (n: AnyNotification) => ["turn/completed", "turn/failed", "turn/blocked"].includes(n.method) && (n.params as { turn_id?: string }).turn_id === next.id;
+      const first = await ctx.waitFor(`an approval request of turn ${next.id} (the same command as the previous turn's allow_for_turn grant)`, (n) => asked(n) || endedUnasked(n));
+      if (!asked(first)) {
+        const ran = ctx.ofTurn(next.id).some((n) => n.method === "item/completed" && itemOf(n)?.type === "commandExecution" && itemOf(n)?.status === "completed");
+        throw new Failure(`the allow_for_turn grant of turn ${firstTurn.id} leaked into the next turn ${next.id}: it ended with ${first.method} without an approval request${ran ? ", and the command ran" : ""}`);
+      }
+      await respond(ctx, requestsOf(ctx, next.id)[0]!, "allow_once");
       await ctx.ended(next.id);
     });
   },
@@ -194,9 +190,7 @@ const allowForTurn: Scenario = {
 
 const cancelPending: Scenario = {
   name: "cancelling with a request open",
-  checks: {
-    "PERM-CANCEL-PENDING": "cancels a turn while its approval request is open: expects the request resolved as cancelled",
-  },
+  checks: ["PERM-CANCEL-PENDING"],
   async run(ctx) {
     const { command } = marked(ctx, "pending");
     ctx.script([{ reply: { toolCalls: [{ tool: "shell", args: { command } }] } }]);

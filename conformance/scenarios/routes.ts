@@ -30,20 +30,14 @@ async function endpoints(ctx: ScenarioContext) {
 
 const lifecycle: Scenario = {
   name: "route create, list and revoke",
-  checks: {
-    "ROUTE-CREATE": "creates a route and expects it active at generation 1 with the requested actions, disclosure and destination",
-    "ROUTE-LIST": "lists the source execution's routes and expects the created ones, each once",
-    "ROUTE-REVOKE": "revokes a route with its current generation and expects it revoked at a higher generation",
-    "ROUTE-REVOKE-STALE": "revokes another route with a stale generation: expects generation_conflict carrying the current generation, and the route still active at its generation",
-    "ROUTE-REVOKE-NOT-FOUND": "revokes a route id that does not exist: expects route_not_found",
-  },
+  checks: ["ROUTE-CREATE", "ROUTE-LIST", "ROUTE-REVOKE", "ROUTE-REVOKE-STALE", "ROUTE-REVOKE-NOT-FOUND"],
   async run(ctx) {
     const { execution, params, destination } = await endpoints(ctx);
     const [first, second] = await ctx.step("ROUTE-CREATE", async () => {
       const first = await ctx.client.agentRouteCreate(params());
       if (first.status !== "active" || first.generation !== 1) throw new Failure(`the new route is ${first.status} at generation ${first.generation}, expected active at 1`);
       if (JSON.stringify(first.allowed_actions) !== JSON.stringify(["start_agent", "deliver_result"]) || first.destination_thread_id !== destination.id || first.disclosure.resultReturn !== "summary_only") {
-        throw new Failure(`the route does not carry what was asked: ${JSON.stringify(first).slice(0, 300)}`);
+        throw new Failure(`the route does not carry what was asked: ${JSON.stringify(first)}`);
       }
       return [first, await ctx.client.agentRouteCreate(params())];
     });
@@ -83,10 +77,7 @@ const rules = [
 
 const validation: Scenario = {
   name: "route validation",
-  checks: {
-    ...Object.fromEntries(rules.map((r) => [r.id, `${r.does}: expects route_validation_failed with detail ${r.detail}`])),
-    "ROUTE-CYCLE": "creates a route from A to B, then one from B to A: expects route_validation_failed with detail cycle_detected",
-  },
+  checks: [...rules.map((r) => r.id), "ROUTE-CYCLE"],
   async run(ctx) {
     const e = await endpoints(ctx);
     for (const r of rules) {
@@ -108,9 +99,7 @@ const validation: Scenario = {
 
 const idempotent: Scenario = {
   name: "idempotent route creation",
-  checks: {
-    "ROUTE-IDEMPOTENT-CREATE": "creates a route twice with the same idempotency key and params, expecting the same route, then with other params, expecting idempotency_conflict",
-  },
+  checks: ["ROUTE-IDEMPOTENT-CREATE"],
   async run(ctx) {
     const e = await endpoints(ctx);
     await ctx.step("ROUTE-IDEMPOTENT-CREATE", async () => {
@@ -125,10 +114,7 @@ const idempotent: Scenario = {
 
 const admission: Scenario = {
   name: "delegation over a route",
-  checks: {
-    "ROUTE-ADMISSION":
-      "creates a route from thread A to thread B; a turn in A has the model call spawn_agent with the route: expects a child turn in B whose answer reaches the parent's model; after revoking the route, the same call is refused and no further turn runs in B",
-  },
+  checks: ["ROUTE-ADMISSION"],
   async run(ctx) {
     const e = await endpoints(ctx);
     const answer = `child-answer-${ctx.token.slice(-6)}`;
@@ -142,7 +128,7 @@ const admission: Scenario = {
       if (!child) throw new Failure("no turn started in the route's destination thread");
       if (end.turn.status !== "Completed") throw new Failure(`the delegating turn ended ${end.turn.status}`);
       const told = script.calls[2]?.messages.at(-1);
-      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${JSON.stringify(told).slice(0, 200)}, expected the child's answer`);
+      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${JSON.stringify(told)}, expected the child's answer`);
 
       await ctx.client.agentRouteRevoke({ route_id: route.route_id, expected_generation: route.generation });
       const before = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;

@@ -34,6 +34,14 @@ describe("the requirement catalogue", () => {
     expect(unchecked.sort()).toEqual(Object.keys(NOT_YET_CHECKED).sort());
   });
 
+  it("says for every requirement what its check observes, and --explain shows that text", () => {
+    const sources = checkSources();
+    for (const r of catalogue) {
+      expect(r.observes.length, r.id).toBeGreaterThan(20);
+      expect(sources.get(r.id)?.some((s) => s.does.startsWith(r.observes)), r.id).toBe(true);
+    }
+  });
+
   it("links every method and notification of protocol.json to requirements the catalogue has", () => {
     for (const entry of protocolEntries()) {
       expect(entry.requirements ?? [], `${entry.name} names no requirement`).not.toHaveLength(0);
@@ -42,7 +50,7 @@ describe("the requirement catalogue", () => {
   });
 
   it("checks only requirements of the catalogue: scenarios and ordering rules alike", () => {
-    for (const s of scenarios) for (const id of Object.keys(s.checks)) expect(ids.has(id), `scenario "${s.name}" checks unknown ${id}`).toBe(true);
+    for (const s of scenarios) for (const id of s.checks) expect(ids.has(id), `scenario "${s.name}" checks unknown ${id}`).toBe(true);
     for (const rule of orderingRules) expect(ids.has(rule.requirement), `ordering rule ${rule.id}`).toBe(true);
   });
 

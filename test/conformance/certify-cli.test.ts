@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { parseToolMap, runCertify, UsageError, type CertifyArgs } from "../../conformance/certify-command.js";
+import { REFERENCE } from "./reference.js";
 
 const certify = (...args: string[]) => spawnSync("node", ["bin/turnspec.js", "certify", ...args], { encoding: "utf8", timeout: 120_000 });
 
@@ -23,7 +24,7 @@ describe("turnspec certify (command line)", () => {
     expect(run.stdout).toContain("ROUTE-REVOKE-STALE (MUST, capability routes)");
     expect(run.stdout).toContain('reference: agent-delegation-routes.md, section "Validation"');
     expect(run.stdout).toContain("covers: agent/route/revoke");
-    expect(run.stdout).toMatch(/check \(scenario "route create, list and revoke"\): revokes another route with a stale generation/);
+    expect(run.stdout).toMatch(/check \(scenario "route create, list and revoke"\): Revokes another route with a stale generation/);
   });
 
   it("exits 2 on a usage error, naming it, before starting anything", () => {
@@ -58,11 +59,44 @@ describe("turnspec certify (command line)", () => {
     expect(run.status).toBe(1);
   });
 
+  it("shows a stray line on stdout as text, and fails the requirement it breaks", () => {
+    // A gateway that writes a banner to stdout, where only frames belong.
+    const run = certify("--gateway-cmd", `sh -c 'echo starting up; exec ${REFERENCE}'`, "--capabilities", "core", "--only", "RPC-RESPONSE-MATCHES-REQUEST", "--only", "THREAD-START");
+    expect(run.stdout).toMatch(/✗ RPC-RESPONSE-MATCHES-REQUEST/);
+    expect(run.stdout).toContain('the gateway sent a frame no scenario can own: the peer sent a frame that is not JSON: "starting up"');
+    expect(run.stdout).toContain("Partial run failed");
+    expect(run.status).toBe(1);
+  });
+
+  it("gives a partial run its own verdict and exit 0 when every selected requirement passed, and shows a stray stdout line on the console", () => {
+    const withBanner = `sh -c 'echo starting up; exec ${REFERENCE}'`;
+    const run = certify("--gateway-cmd", withBanner, "--capabilities", "core", "--only", "THREAD-*");
+    expect(run.stdout).toContain('the gateway wrote a line that is not JSON: "starting up"');
+    expect(run.stdout).toContain("Partial run passed: every selected MUST passed");
+    expect(run.status).toBe(0);
+  });
+
   it("reads a tool map from JSON or from a file, and names the place of a mistake", () => {
     expect(parseToolMap('{"shell": "bash"}')).toEqual({ shell: "bash" });
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-map-")), "map.json");
     writeFileSync(file, JSON.stringify({ read_file: 7 }));
     expect(() => parseToolMap(file)).toThrow(UsageError);
     expect(() => parseToolMap(file)).toThrow(`${file}#/read_file: must be the gateway's tool name`);
+  });
+
+  it("maps argument names too, and names the place of a wrong argument", () => {
+    const map = { write_file: { name: "create_file", args: { path: "file_path" } }, read_file: { args: { path: "file_path" } } };
+    expect(parseToolMap(JSON.stringify(map))).toEqual(map);
+    expect(() => parseToolMap('{"read_file": {"args": {"file": "f"}}}')).toThrow("--tool-map#/read_file/args/file: not an argument of read_file; its arguments are path");
+    expect(() => parseToolMap('{"shell": {"args": {"command": ""}}}')).toThrow("--tool-map#/shell/args/command: must be the gateway's argument name, a non-empty string");
+    expect(() => parseToolMap('{"shell": {"rename": "x"}}')).toThrow('--tool-map#/shell/rename: unknown field; a tool\'s mapping has "name" and "args"');
+  });
+
+  it("explains the tool contract, with the gateway's names from --tool-map", () => {
+    const run = certify("--explain", "tools", "--tool-map", '{"write_file": {"name": "create_file", "args": {"path": "file_path"}}}');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("write_file (the gateway's create_file): writes a file, creating it");
+    expect(run.stdout).toContain("  path → file_path (string): a file name relative to the thread's working folder");
+    expect(run.stdout).toMatch(/shell: runs a shell command[\s\S]*expects: a commandExecution item/);
   });
 });

@@ -61,21 +61,23 @@ describe("the certification harness", () => {
     expect(report.certified).toBe(false);
   });
 
-  it("fails what was running, with the reason, when the gateway goes away mid-run", async () => {
+  it("fails the step that was running when the gateway went away, and reports what follows as not reached with the cause", async () => {
     const report = await certifyTampered(["TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED", "TURN-ORDER-*"], async (frame, send, gatewaySide) => {
       if ((JSON.parse(frame) as { method?: string }).method === "turn/started") return gatewaySide.close();
       return send(frame);
     });
-    const ran = report.results.filter((r) => r.outcome !== "skipped");
+    const ran = report.results.filter((r) => r.message !== "not selected by --only/--skip" && !r.message?.startsWith("capability"));
     expect(ran.map((r) => r.id).sort()).toEqual(["TURN-ORDER-BLOCKED-QUIET", "TURN-ORDER-ONE-TERMINAL", "TURN-ORDER-SEQUENCE", "TURN-ORDER-STARTED-FIRST", "TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED"]);
-    const notPassed = ran.filter((r) => r.id !== "TURN-START-RESPONSE");
-    for (const r of notPassed) expect({ id: r.id, outcome: r.outcome, message: r.message }).toMatchObject({ outcome: "fail", message: expect.stringContaining("the gateway closed the connection") });
+    expect(ran.find((r) => r.id === "TURN-STARTED-NOTIFIED")).toMatchObject({ outcome: "fail", message: expect.stringContaining("the gateway closed the connection") });
+    for (const r of ran.filter((r) => r.id.startsWith("TURN-ORDER-"))) {
+      expect({ id: r.id, outcome: r.outcome, message: r.message }).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^not reached: the run stopped early: the gateway closed the connection/) });
+    }
     expect(report.achievedLevel).toBe("none");
   });
 });
 
 describe("a gateway command that dies", () => {
-  it("fails what was selected with how the process ended and the end of its stderr", async () => {
+  it("fails the first step of each scenario with how the process ended, the request in flight and the end of its stderr; the rest is not reached", async () => {
     const report = await runCertification({
       gatewayCmd: "sh -c 'echo the gateway is broken >&2; exit 3'",
       capabilities: CLAIMED,
@@ -83,9 +85,14 @@ describe("a gateway command that dies", () => {
       selected: selectIds(["THREAD-*"], all).ids,
       expectedFailures: [],
     });
-    const ran = report.results.filter((r) => r.outcome !== "skipped");
-    expect(ran.map((r) => r.id)).toEqual(["THREAD-START", "THREAD-NOT-FOUND", "THREAD-TIMELINE-PAGE", "THREAD-TIMELINE-CHANGED"]);
-    for (const r of ran) expect(r).toMatchObject({ outcome: "fail", message: expect.stringMatching(/the gateway exited with code 3; its stderr ends with:\nthe gateway is broken/) });
+    const ran = report.results.filter((r) => r.id.startsWith("THREAD-"));
+    const exit = /the gateway exited with code 3; its stderr ends with:\nthe gateway is broken/;
+    for (const r of ran) expect(r.message).toMatch(exit);
+    const failed = ran.filter((r) => r.outcome === "fail");
+    expect(failed.length).toBeGreaterThan(0);
+    for (const r of failed) expect(r.message).toMatch(/while .*thread\/start \(id \d+, from "[^"]+"\).* in flight/);
+    for (const r of ran.filter((r) => r.outcome !== "fail")) expect(r).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^not reached: /) });
+    expect(report.certified).toBe(false);
   });
 });
 
@@ -93,19 +100,20 @@ describe("a scenario step", () => {
   /** A context over a connection nobody answers: enough to judge what a step throws. */
   function context() {
     const [clientSide] = createInMemoryPair();
-    const session = new GatewaySession(clientSide, performance.now());
+    const session = new GatewaySession(clientSide, performance.now(), { requestTimeoutMs: 50 });
     const model = new ModelServer();
-    return new ScenarioContext({ session, channel: session.channel(), checks: { X: "x" }, model, token: ModelServer.newToken(), idPrefix: "t", gatewayId: "gw_local", stepTimeoutMs: 50, quietMs: 50, missingTerminal: () => undefined });
+    return new ScenarioContext({ session, channel: session.channel(), checks: ["X"], model, token: ModelServer.newToken(), idPrefix: "t", gatewayId: "gw_local", stepTimeoutMs: 50, quietMs: 50, missingTerminal: () => undefined });
   }
 
   it.each([
     ["a wrong answer from the gateway", "fail", /the gateway said no/, () => Promise.reject(new Failure("the gateway said no"))],
     ["an error response from the gateway", "fail", /error -32002 \(turn_not_found\)/, () => Promise.reject(new RpcError(-32002, "Turn not found", { reason: "turn_not_found" }))],
-    ["a wait that runs out of time", "error", /timed out: no something within 50 ms/, (ctx: ScenarioContext) => ctx.waitFor("something", () => false)],
+    ["something the gateway never sent", "fail", /^the gateway never sent something \(waited 50 ms\)$/, (ctx: ScenarioContext) => ctx.waitFor("something", () => false)],
+    ["a request the gateway never answers", "fail", /^the gateway never answered: thread\/get got no response within 50 ms$/, (ctx: ScenarioContext) => ctx.client.threadGet({ thread_id: "thr_x" })],
     ["a fault of the harness itself", "error", /harness fault: TypeError: boom/, () => Promise.reject(new TypeError("boom"))],
   ] as const)("judges %s as %s", async (_what, outcome, message, body) => {
     const ctx = context();
-    await expect(ctx.step("X", () => body(ctx))).rejects.toSatisfy(isAbort);
+    await expect(ctx.step("X", (): Promise<unknown> => body(ctx))).rejects.toSatisfy(isAbort);
     expect(ctx.records.get("X")).toMatchObject({ outcome, message: expect.stringMatching(message) });
   });
 });

@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ModelServer } from "../../conformance/model-server.js";
 
-const server = new ModelServer({ toolMap: { shell: "run_command" } });
+const server = new ModelServer({ toolMap: { shell: "run_command", write_file: { name: "create_file", args: { path: "file_path" } } } });
 let client: OpenAI;
 beforeAll(async () => {
   client = new OpenAI({ baseURL: await server.start(), apiKey: "unused", maxRetries: 0 });
@@ -49,6 +49,22 @@ describe("ModelServer", () => {
     expect(completion.choices[0]?.message.content).toBe("plain answer");
     expect(completion.choices[0]?.finish_reason).toBe("stop");
     expect(completion.usage?.total_tokens).toBe(3);
+  });
+
+  it("answers a non-streaming call with reasoning_content beside the content, and tool calls under the mapped tool and argument names", async () => {
+    const token = ModelServer.newToken();
+    const exchanges: [string, unknown][] = [];
+    const script = server.script(token, [{ reply: { reasoning: "first this", toolCalls: [{ tool: "write_file", args: { path: "a.txt", content: "x" } }] } }]);
+    script.onExchange = (kind, frame) => exchanges.push([kind, frame]);
+    const completion = await client.chat.completions.create({ model: "m", messages: user(token) });
+    const message = completion.choices[0]?.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
+    expect(message.reasoning_content).toBe("first this");
+    expect(message.tool_calls?.map((c) => (c.type === "function" ? [c.function.name, JSON.parse(c.function.arguments)] : c))).toEqual([["create_file", { file_path: "a.txt", content: "x" }]]);
+    expect(completion.choices[0]?.finish_reason).toBe("tool_calls");
+    expect(exchanges).toEqual([
+      ["request", { http: "POST /v1/chat/completions", body: expect.objectContaining({ model: "m" }) }],
+      ["response", { status: 200, body: completion }],
+    ]);
   });
 
   it("keeps concurrent scripts apart by token and records failed expectations", async () => {

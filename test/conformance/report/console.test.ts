@@ -77,7 +77,7 @@ describe("the console reporter", () => {
     const report = certifiedReport();
     const errored: RunReport = { ...report, certified: false, achievedLevel: "none", results: report.results.map((r) => (r.id === "CORE-001" ? { ...r, outcome: "error", message: "timed out" } : r)) };
     run(out, errored).onEnd(errored);
-    expect(out.text()).toContain("Not determined (harness error or not run): CORE-001\n");
+    expect(out.text()).toContain("Not determined (harness error, not run or not reached): CORE-001\n");
     expect(out.text()).toContain("Could not be determined: level none achieved, Full requested; MUSTs it needs errored or were not run\n");
   });
 });

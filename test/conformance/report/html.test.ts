@@ -58,7 +58,7 @@ describe("the HTML report", () => {
     expect(html).toContain("<tr><td>core</td><td>yes</td><td>1 passed, 1 failed (1 expected)</td></tr>");
     expect(html).toContain('<tr><td>work</td><td><span class="muted">no</span></td><td>1 skipped</td></tr>');
     expect(html).toContain("SHOULD: 1 passed · MAY: 1 error");
-    expect(renderHtml(certifiedReport())).toContain("<strong>Certified Full</strong>Full requested.");
+    expect(renderHtml(certifiedReport())).toContain("<strong>Certified Full</strong>claims core, permissions; Full requested.");
   });
 
   it("gives each failure and harness error its message, invalid frame and marked transcript", () => {

@@ -109,9 +109,16 @@ describe("the badge", () => {
     const report = certifiedReport();
     return { ...report, certified: false, achievedLevel: "none", results: [result("CORE-001", "core", "MUST", "error", { message: "timed out" })] };
   };
+  const coreOnly = (): RunReport => {
+    const report = certifiedReport();
+    return { ...report, capabilities: ["core"], results: report.results.filter((r) => r.capability === "core") };
+  };
+  const partial = (): RunReport => ({ ...certifiedReport(), certified: false, partial: true, status: "partial_pass" });
   it.each([
-    ["certified Full", certifiedReport, "Full 0.1.0", "brightgreen"],
+    ["certified Full", certifiedReport, "Full (core, permissions) 0.1.0", "brightgreen"],
     ["certified Core", certifiedCore, "Core 0.1.0", "yellow"],
+    ["a core-only gateway certified", coreOnly, "Core 0.1.0", "yellow"],
+    ["a partial run", partial, "partial run", "lightgrey"],
     ["not certified", smallReport, "not certified", "red"],
     ["undetermined", undetermined, "undetermined", "lightgrey"],
   ])("%s: shields endpoint JSON", (_name, make, message, color) => {

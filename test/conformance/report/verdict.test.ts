@@ -189,3 +189,21 @@ describe("schemaHash", () => {
     expect(schemaHash("schemas")).toMatch(/^[0-9a-f]{64}$/);
   });
 });
+
+describe("a partial run (--only/--skip)", () => {
+  const notSelected = (id: string, capability: Capability = "core") => result(id, capability, "MUST", "skipped", { message: "not selected by --only/--skip", skipReason: "not_selected" });
+  const notReached = (id: string) => result(id, "core", "MUST", "skipped", { message: "not reached: an earlier step failed", skipReason: "not_reached" });
+  it.each([
+    ["every selected MUST passed", [pass("A"), notSelected("B"), notSelected("C", "permissions")], { status: "partial_pass", exitCode: 0, certified: false }],
+    ["a selected MUST failed", [fail("A"), notSelected("B")], { status: "partial_fail", exitCode: 1, failing: ["A"] }],
+    ["a selected MUST errored", [pass("A"), error("D"), notSelected("B")], { status: "partial_undetermined", exitCode: 2, undetermined: ["D"] }],
+    ["a selected MUST was not reached after a failure", [fail("A"), notReached("E"), notSelected("B")], { status: "partial_fail", exitCode: 1 }],
+  ] as const)("%s: its own verdict and exit code", (_what, results, want) => {
+    const verdict = computeVerdict(results, { capabilities: ["core", "permissions"], requestedLevel: "full", expectedFailures: [], partial: true });
+    expect(verdict).toMatchObject({ partial: true, certified: false, ...want });
+  });
+
+  it("the same results without --only/--skip leave the level undetermined", () => {
+    expect(computeVerdict([pass("A"), notSelected("B")], { capabilities: ["core"], requestedLevel: "full", expectedFailures: [] })).toMatchObject({ status: "undetermined", exitCode: 2 });
+  });
+});
