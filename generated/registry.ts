@@ -83,7 +83,7 @@ export const methods = {
     summary: "Start a new turn in a thread; progress arrives as notifications.",
     params: "TurnStartParams",
     result: "TurnStartResponse",
-    errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress"],
+    errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress", "sandbox_unavailable"],
   },
   "turn/cancel": {
     name: "turn/cancel",
@@ -591,6 +591,14 @@ export const errors = {
     description: "The frame exceeds the gateway's size limit; error.data.limit_bytes carries the limit. The connection stays usable.",
     standard: false,
     anyMethod: true,
+    details: [],
+  },
+  sandbox_unavailable: {
+    code: -32060,
+    message: "No OS sandbox available",
+    description: "The gateway is configured to require an OS sandbox (sandbox.required) for restricted permission modes, and none is available on its host; the turn was not created. Run the turn under full_access, or install the sandbox (bubblewrap) on the gateway's host.",
+    standard: false,
+    anyMethod: false,
     details: [],
   },
 } as const;

@@ -761,6 +761,19 @@ export interface GatewayConfig {
      */
     keep_recent_messages?: number;
   };
+  /**
+   * The OS sandbox shell commands run in under the restricted permission modes (docs/sandbox.md).
+   */
+  sandbox?: {
+    /**
+     * Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active. Default false.
+     */
+    required?: boolean;
+    /**
+     * The bubblewrap binary. Default "bwrap", looked up on PATH.
+     */
+    bwrap_path?: string;
+  };
 }
 
 /**

@@ -43,6 +43,8 @@ export interface ResolvedConfig {
   readonly permissionRequestTimeoutMs: number;
   readonly requireResolveToken: boolean;
   readonly allowedPaths: readonly string[];
+  /** The OS sandbox of restricted turns (runtime/sandbox/turn.ts). */
+  readonly sandbox: { readonly required: boolean; readonly bwrapPath: string };
   readonly resolveTokenSecret?: string;
   readonly gatewayId: string;
   readonly maxRouteHops: number;
@@ -128,6 +130,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
     requireResolveToken: config.permissions?.require_resolve_token ?? false,
     allowedPaths: config.permissions?.allowed_paths ?? [],
+    sandbox: { required: config.sandbox?.required ?? false, bwrapPath: config.sandbox?.bwrap_path ?? "bwrap" },
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
     gatewayId: config.gateway_id ?? "gw_local",
     maxRouteHops: config.routes?.max_hops ?? 4,

@@ -18,6 +18,7 @@ import type {
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
 import { securitySnapshot } from "../permissions/security.js";
+import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import type { Approvals } from "./approvals.js";
 import { isActive, type RecoveryJobState } from "./fold.js";
@@ -155,11 +156,14 @@ export class TurnLifecycle {
         active_turn_status: active.status,
       });
     }
+    const profile = this.profileFor(params, parent);
+    const missing = sandboxMissing(profile.mode, this.ports.config.sandbox);
+    if (missing) throw protocolError("sandbox_unavailable", `Turn ${params.turn_id} was not started: ${missing}`, { mode: profile.mode });
     const createdAt = this.ports.clock.nowIso();
     if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
       throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
     }
-    const profile = this.profileFor(params, parent);
+    const sandbox = sandboxForNewTurn(profile.mode, params.turn_id, this.ports.config.sandbox);
     const turn: Turn = {
       id: params.turn_id,
       thread_id: thread.id,
@@ -177,6 +181,8 @@ export class TurnLifecycle {
         cwd: thread.cwd,
         roots: [thread.cwd],
         allowedPaths: profile.effective_policy.allowed_paths ?? [],
+        ...(sandbox ? { sandbox } : {}),
+        sandboxRequired: this.ports.config.sandbox.required,
         // Restricted modes cap how long a command may run, below the gateway's own bound.
         shellTimeoutCapMs:
           profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),
@@ -240,6 +246,7 @@ export class TurnLifecycle {
     const { blocked: _blocked, ...current } = this.ports.log.state(turnId)!.turn;
     const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.ports.clock.nowIso(), usage: outcome.usage };
+    releaseTurnSandbox(current.security);
     if (outcome.status === "Completed") {
       this.ports.log.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {

@@ -5,6 +5,7 @@
  * model sees, never a gateway failure.
  */
 import type { ToolSpec } from "../providers/provider.js";
+import type { Sandbox } from "../sandbox/command.js";
 
 /** Where and how a tool runs. */
 export interface ToolContext {
@@ -16,6 +17,8 @@ export interface ToolContext {
   readonly emit: (stream: "stdout" | "stderr" | "tool_progress" | "file_change", delta: string) => void;
   /** Environment for processes the tool starts. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The OS sandbox processes run in, when the turn has one (absent: processes run unconfined). */
+  readonly sandbox?: Sandbox;
   /** Upper bound for `timeout_ms` (a tool's own default applies below it). */
   readonly maxTimeoutMs: number;
   /** Publishes fields learned while the tool runs (e.g. a child turn's ids) as item/updated. */

@@ -140,7 +140,8 @@ describe("the process policy", () => {
 
 describe("the security snapshot", () => {
   it("is on every turn and honest about what this gateway cannot enforce", async () => {
-    const thread = await setup();
+    // A host without an OS sandbox (test/sandbox covers the host with one).
+    const thread = await setup({ config: { sandbox: { bwrap_path: "/nonexistent/bwrap" } } });
     const supervised = (await h.client.turnStart({ thread_id: thread, turn_id: "trn_sec", permission_profile: { mode: "supervised" }, input: text(script({ say: "hi" })) })).turn;
     expect(supervised.security).toMatchObject({ sandbox: { mode: "read_only" }, network: { mode: "disabled" }, approval: { scopes: ["allow_once", "allow_for_turn"] }, enforcement: { status: "partially_active" } });
     expect(supervised.security!.enforcement.degradations.length).toBeGreaterThan(0);
