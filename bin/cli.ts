@@ -94,7 +94,8 @@ const cli = yargs(hideBin(process.argv))
         .option("stdio", { type: "boolean", default: false, describe: "Serve one client on stdin/stdout (one JSON message per line)" })
         .option("port", { type: "number", describe: "Serve WebSocket on this port (0 picks a free one)" })
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
-        .option("token", { type: "string", describe: "Bearer token clients must present (default: $TURNSPEC_TOKEN, or a generated one)" })
+        .option("token", { type: "string", describe: "Bearer token clients must present (visible in the process list: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
+        .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
         .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off)" })
         .option("db", { type: "string", default: ".turnspec/gateway.sqlite", describe: "SQLite file of the event log" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
@@ -110,8 +111,9 @@ const cli = yargs(hideBin(process.argv))
     async (argv) => {
       const { serve } = await import("../runtime/serve.js");
       const { ConfigError } = await import("../runtime/config.js");
+      const { serveToken } = await import("../runtime/serve-token.js");
       try {
-        const token = argv.token ?? process.env.TURNSPEC_TOKEN;
+        const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         await serve({
           stdio: argv.stdio,
           ...(argv.port === undefined ? {} : { port: argv.port }),

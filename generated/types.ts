@@ -655,6 +655,10 @@ export interface GatewayConfig {
      * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
      */
     retry?: GatewayRetryPolicy;
+    /**
+     * Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused. Default none.
+     */
+    env_passthrough?: string[];
   };
   /**
    * Bounds that keep one client or one turn from taking the gateway down.

@@ -3761,8 +3761,9 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -4092,7 +4093,7 @@ if(data.tools !== undefined){
 let data12 = data.tools;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 for(const key4 in data12){
-if(!(((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry"))){
+if(!((((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry")) || (key4 === "env_passthrough"))){
 const err25 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err25];
@@ -4609,9 +4610,15 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
+if(data12.env_passthrough !== undefined){
+let data33 = data12.env_passthrough;
+if(Array.isArray(data33)){
+const len0 = data33.length;
+for(let i0=0; i0<len0; i0++){
+let data34 = data33[i0];
+if(typeof data34 === "string"){
+if(!pattern4.test(data34)){
+const err66 = {instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -4621,12 +4628,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data33 = data.limits;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-for(const key8 in data33){
-if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
-const err67 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
+else {
+const err67 = {instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -4636,10 +4639,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data33.max_frame_bytes !== undefined){
-let data34 = data33.max_frame_bytes;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err68 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err68 = {instancePath:instancePath+"/tools/env_passthrough",schemaPath:"#/properties/tools/properties/env_passthrough/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -4648,9 +4650,10 @@ vErrors.push(err68);
 }
 errors++;
 }
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 1024 || isNaN(data34)){
-const err69 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -4660,11 +4663,12 @@ vErrors.push(err69);
 errors++;
 }
 }
-}
-if(data33.max_batch_size !== undefined){
-let data35 = data33.max_batch_size;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err70 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+if(data.limits !== undefined){
+let data35 = data.limits;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+for(const key8 in data35){
+if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
+const err70 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -4673,9 +4677,11 @@ vErrors.push(err70);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 1 || isNaN(data35)){
-const err71 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data35.max_frame_bytes !== undefined){
+let data36 = data35.max_frame_bytes;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err71 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -4684,12 +4690,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-}
-if(data33.max_agent_rounds !== undefined){
-let data36 = data33.max_agent_rounds;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err72 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1024 || isNaN(data36)){
+const err72 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -4698,9 +4701,12 @@ vErrors.push(err72);
 }
 errors++;
 }
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 1 || isNaN(data36)){
-const err73 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data35.max_batch_size !== undefined){
+let data37 = data35.max_batch_size;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err73 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -4709,12 +4715,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-}
-if(data33.max_spawn_depth !== undefined){
-let data37 = data33.max_spawn_depth;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err74 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 1 || isNaN(data37)){
+const err74 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -4723,9 +4726,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
-const err75 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data35.max_agent_rounds !== undefined){
+let data38 = data35.max_agent_rounds;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+const err75 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -4734,12 +4740,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-}
-}
-if(data33.max_tool_calls !== undefined){
-let data38 = data33.max_tool_calls;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err76 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 < 1 || isNaN(data38)){
+const err76 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4748,9 +4751,12 @@ vErrors.push(err76);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 1 || isNaN(data38)){
-const err77 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data35.max_spawn_depth !== undefined){
+let data39 = data35.max_spawn_depth;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err77 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4759,11 +4765,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err78 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 < 0 || isNaN(data39)){
+const err78 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4773,12 +4777,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data39 = data.permissions;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-for(const key9 in data39){
-if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
-const err79 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}};
+}
+if(data35.max_tool_calls !== undefined){
+let data40 = data35.max_tool_calls;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err79 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4787,11 +4790,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-if(data39.request_timeout_ms !== undefined){
-let data40 = data39.request_timeout_ms;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err80 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 1 || isNaN(data40)){
+const err80 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4800,9 +4801,11 @@ vErrors.push(err80);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
-const err81 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4812,10 +4815,12 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
-if(data39.require_resolve_token !== undefined){
-if(typeof data39.require_resolve_token !== "boolean"){
-const err82 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if(data.permissions !== undefined){
+let data41 = data.permissions;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+for(const key9 in data41){
+if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
+const err82 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4825,15 +4830,10 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data39.allowed_paths !== undefined){
-let data42 = data39.allowed_paths;
-if(Array.isArray(data42)){
-const len0 = data42.length;
-for(let i0=0; i0<len0; i0++){
-let data43 = data42[i0];
-if(typeof data43 === "string"){
-if(data43.length < 1){
-const err83 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(data41.request_timeout_ms !== undefined){
+let data42 = data41.request_timeout_ms;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err83 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4842,9 +4842,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-else {
-const err84 = {instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 1 || isNaN(data42)){
+const err84 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4855,8 +4855,9 @@ errors++;
 }
 }
 }
-else {
-const err85 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(data41.require_resolve_token !== undefined){
+if(typeof data41.require_resolve_token !== "boolean"){
+const err85 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4866,11 +4867,15 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data39.resolve_token_secret !== undefined){
-let data44 = data39.resolve_token_secret;
-if(typeof data44 === "string"){
-if(data44.length < 16){
-const err86 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+if(data41.allowed_paths !== undefined){
+let data44 = data41.allowed_paths;
+if(Array.isArray(data44)){
+const len1 = data44.length;
+for(let i1=0; i1<len1; i1++){
+let data45 = data44[i1];
+if(typeof data45 === "string"){
+if(data45.length < 1){
+const err86 = {instancePath:instancePath+"/permissions/allowed_paths/" + i1,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4881,7 +4886,7 @@ errors++;
 }
 }
 else {
-const err87 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+const err87 = {instancePath:instancePath+"/permissions/allowed_paths/" + i1,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4893,7 +4898,7 @@ errors++;
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+const err88 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4903,11 +4908,11 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data45 = data.gateway_id;
-if(typeof data45 === "string"){
-if(data45.length < 1){
-const err89 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(data41.resolve_token_secret !== undefined){
+let data46 = data41.resolve_token_secret;
+if(typeof data46 === "string"){
+if(data46.length < 16){
+const err89 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4918,7 +4923,7 @@ errors++;
 }
 }
 else {
-const err90 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+const err90 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4928,12 +4933,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data.routes !== undefined){
-let data46 = data.routes;
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-for(const key10 in data46){
-if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
-const err91 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
+}
+else {
+const err91 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4943,10 +4945,11 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data46.max_hops !== undefined){
-let data47 = data46.max_hops;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err92 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(data.gateway_id !== undefined){
+let data47 = data.gateway_id;
+if(typeof data47 === "string"){
+if(data47.length < 1){
+const err92 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4955,9 +4958,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
-const err93 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err93 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4967,11 +4970,12 @@ vErrors.push(err93);
 errors++;
 }
 }
-}
-if(data46.max_routes_per_source !== undefined){
-let data48 = data46.max_routes_per_source;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err94 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(data.routes !== undefined){
+let data48 = data.routes;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+for(const key10 in data48){
+if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
+const err94 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4980,9 +4984,11 @@ vErrors.push(err94);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
-const err95 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data48.max_hops !== undefined){
+let data49 = data48.max_hops;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const err95 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4991,11 +4997,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err96 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 < 0 || isNaN(data49)){
+const err96 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -5005,12 +5009,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data.agent !== undefined){
-let data49 = data.agent;
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-for(const key11 in data49){
-if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
-const err97 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
+}
+if(data48.max_routes_per_source !== undefined){
+let data50 = data48.max_routes_per_source;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err97 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -5019,12 +5022,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-if(data49.identity_id !== undefined){
-let data50 = data49.identity_id;
-if(typeof data50 === "string"){
-if(data50.length < 1){
-const err98 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
+const err98 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -5034,8 +5034,10 @@ vErrors.push(err98);
 errors++;
 }
 }
+}
+}
 else {
-const err99 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+const err99 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -5045,11 +5047,12 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data49.display_name !== undefined){
-let data51 = data49.display_name;
-if(typeof data51 === "string"){
-if(data51.length < 1){
-const err100 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(data.agent !== undefined){
+let data51 = data.agent;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+for(const key11 in data51){
+if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
+const err100 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -5059,8 +5062,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-else {
-const err101 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data51.identity_id !== undefined){
+let data52 = data51.identity_id;
+if(typeof data52 === "string"){
+if(data52.length < 1){
+const err101 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -5070,11 +5076,8 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data49.nickname !== undefined){
-let data52 = data49.nickname;
-if(typeof data52 === "string"){
-if(data52.length < 1){
-const err102 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err102 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -5084,8 +5087,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-else {
-const err103 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data51.display_name !== undefined){
+let data53 = data51.display_name;
+if(typeof data53 === "string"){
+if(data53.length < 1){
+const err103 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -5095,10 +5101,8 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data49.revision !== undefined){
-let data53 = data49.revision;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err104 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err104 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -5107,9 +5111,12 @@ vErrors.push(err104);
 }
 errors++;
 }
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
-const err105 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data51.nickname !== undefined){
+let data54 = data51.nickname;
+if(typeof data54 === "string"){
+if(data54.length < 1){
+const err105 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -5119,11 +5126,8 @@ vErrors.push(err105);
 errors++;
 }
 }
-}
-if(data49.avatar_revision !== undefined){
-let data54 = data49.avatar_revision;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err106 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err106 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -5132,9 +5136,11 @@ vErrors.push(err106);
 }
 errors++;
 }
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
-const err107 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data51.revision !== undefined){
+let data55 = data51.revision;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+const err107 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -5143,13 +5149,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-}
-if(data49.role !== undefined){
-let data55 = data49.role;
-if(typeof data55 === "string"){
-if(data55.length < 1){
-const err108 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 < 0 || isNaN(data55)){
+const err108 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -5159,8 +5161,11 @@ vErrors.push(err108);
 errors++;
 }
 }
-else {
-const err109 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+}
+if(data51.avatar_revision !== undefined){
+let data56 = data51.avatar_revision;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err109 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -5169,10 +5174,9 @@ vErrors.push(err109);
 }
 errors++;
 }
-}
-}
-else {
-const err110 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 < 0 || isNaN(data56)){
+const err110 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -5182,12 +5186,12 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data56 = data.context;
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-for(const key12 in data56){
-if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
-const err111 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}};
+}
+if(data51.role !== undefined){
+let data57 = data51.role;
+if(typeof data57 === "string"){
+if(data57.length < 1){
+const err111 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -5197,10 +5201,8 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data56.max_history_tokens !== undefined){
-let data57 = data56.max_history_tokens;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err112 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+else {
+const err112 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -5209,9 +5211,10 @@ vErrors.push(err112);
 }
 errors++;
 }
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
-const err113 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -5221,11 +5224,12 @@ vErrors.push(err113);
 errors++;
 }
 }
-}
-if(data56.keep_recent_messages !== undefined){
-let data58 = data56.keep_recent_messages;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err114 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(data.context !== undefined){
+let data58 = data.context;
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+for(const key12 in data58){
+if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
+const err114 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -5234,9 +5238,11 @@ vErrors.push(err114);
 }
 errors++;
 }
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
-const err115 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data58.max_history_tokens !== undefined){
+let data59 = data58.max_history_tokens;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
+const err115 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -5245,11 +5251,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err116 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 < 1 || isNaN(data59)){
+const err116 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -5259,12 +5263,11 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data.sandbox !== undefined){
-let data59 = data.sandbox;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-for(const key13 in data59){
-if(!((key13 === "required") || (key13 === "bwrap_path"))){
-const err117 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
+}
+if(data58.keep_recent_messages !== undefined){
+let data60 = data58.keep_recent_messages;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const err117 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -5273,10 +5276,9 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-if(data59.required !== undefined){
-if(typeof data59.required !== "boolean"){
-const err118 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 1 || isNaN(data60)){
+const err118 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -5286,11 +5288,10 @@ vErrors.push(err118);
 errors++;
 }
 }
-if(data59.bwrap_path !== undefined){
-let data61 = data59.bwrap_path;
-if(typeof data61 === "string"){
-if(data61.length < 1){
-const err119 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+else {
+const err119 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -5300,8 +5301,12 @@ vErrors.push(err119);
 errors++;
 }
 }
-else {
-const err120 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(data.sandbox !== undefined){
+let data61 = data.sandbox;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+for(const key13 in data61){
+if(!((key13 === "required") || (key13 === "bwrap_path"))){
+const err120 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -5311,9 +5316,9 @@ vErrors.push(err120);
 errors++;
 }
 }
-}
-else {
-const err121 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if(data61.required !== undefined){
+if(typeof data61.required !== "boolean"){
+const err121 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -5323,14 +5328,51 @@ vErrors.push(err121);
 errors++;
 }
 }
-}
-else {
-const err122 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data61.bwrap_path !== undefined){
+let data63 = data61.bwrap_path;
+if(typeof data63 === "string"){
+if(data63.length < 1){
+const err122 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err122];
 }
 else {
 vErrors.push(err122);
+}
+errors++;
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+}
+else {
+const err124 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+else {
+const err125 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
 }
 errors++;
 }

@@ -2834,8 +2834,9 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern4 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -3129,7 +3130,7 @@ if(errors === _errs30){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 const _errs32 = errors;
 for(const key4 in data12){
-if(!(((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry"))){
+if(!((((((((key4 === "default_cwd") || (key4 === "shell_timeout_ms")) || (key4 === "max_shell_timeout_ms")) || (key4 === "web_fetch_timeout_ms")) || (key4 === "restricted_max_shell_timeout_ms")) || (key4 === "execution_windows")) || (key4 === "retry")) || (key4 === "env_passthrough"))){
 validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
 return false;
 break;
@@ -3581,6 +3582,46 @@ var valid5 = _errs65 === errors;
 else {
 var valid5 = true;
 }
+if(valid5){
+if(data12.env_passthrough !== undefined){
+let data33 = data12.env_passthrough;
+const _errs77 = errors;
+if(errors === _errs77){
+if(Array.isArray(data33)){
+var valid10 = true;
+const len0 = data33.length;
+for(let i0=0; i0<len0; i0++){
+let data34 = data33[i0];
+const _errs79 = errors;
+if(errors === _errs79){
+if(typeof data34 === "string"){
+if(!pattern4.test(data34)){
+validate46.errors = [{instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid10 = _errs79 === errors;
+if(!valid10){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/tools/env_passthrough",schemaPath:"#/properties/tools/properties/env_passthrough/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid5 = _errs77 === errors;
+}
+else {
+var valid5 = true;
+}
+}
 }
 }
 }
@@ -3601,122 +3642,122 @@ var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data33 = data.limits;
-const _errs77 = errors;
-if(errors === _errs77){
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-const _errs79 = errors;
-for(const key8 in data33){
+let data35 = data.limits;
+const _errs81 = errors;
+if(errors === _errs81){
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+const _errs83 = errors;
+for(const key8 in data35){
 if(!(((((key8 === "max_frame_bytes") || (key8 === "max_batch_size")) || (key8 === "max_agent_rounds")) || (key8 === "max_spawn_depth")) || (key8 === "max_tool_calls"))){
 validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8}}];
 return false;
 break;
 }
 }
-if(_errs79 === errors){
-if(data33.max_frame_bytes !== undefined){
-let data34 = data33.max_frame_bytes;
-const _errs80 = errors;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+if(_errs83 === errors){
+if(data35.max_frame_bytes !== undefined){
+let data36 = data35.max_frame_bytes;
+const _errs84 = errors;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs80){
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 1024 || isNaN(data34)){
+if(errors === _errs84){
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 1024 || isNaN(data36)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
 }
-var valid10 = _errs80 === errors;
+var valid11 = _errs84 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data33.max_batch_size !== undefined){
-let data35 = data33.max_batch_size;
-const _errs82 = errors;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+if(valid11){
+if(data35.max_batch_size !== undefined){
+let data37 = data35.max_batch_size;
+const _errs86 = errors;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs82){
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 1 || isNaN(data35)){
+if(errors === _errs86){
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 1 || isNaN(data37)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs82 === errors;
+var valid11 = _errs86 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
-if(valid10){
-if(data33.max_agent_rounds !== undefined){
-let data36 = data33.max_agent_rounds;
-const _errs84 = errors;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs84){
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 1 || isNaN(data36)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid10 = _errs84 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data33.max_spawn_depth !== undefined){
-let data37 = data33.max_spawn_depth;
-const _errs86 = errors;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs86){
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid10 = _errs86 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data33.max_tool_calls !== undefined){
-let data38 = data33.max_tool_calls;
+if(valid11){
+if(data35.max_agent_rounds !== undefined){
+let data38 = data35.max_agent_rounds;
 const _errs88 = errors;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
+validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs88){
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 1 || isNaN(data38)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid11 = _errs88 === errors;
+}
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data35.max_spawn_depth !== undefined){
+let data39 = data35.max_spawn_depth;
+const _errs90 = errors;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs90){
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 < 0 || isNaN(data39)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid11 = _errs90 === errors;
+}
+else {
+var valid11 = true;
+}
+if(valid11){
+if(data35.max_tool_calls !== undefined){
+let data40 = data35.max_tool_calls;
+const _errs92 = errors;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs92){
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 1 || isNaN(data40)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid10 = _errs88 === errors;
+var valid11 = _errs92 === errors;
 }
 else {
-var valid10 = true;
+var valid11 = true;
 }
 }
 }
@@ -3729,83 +3770,83 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs77 === errors;
+var valid0 = _errs81 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data39 = data.permissions;
-const _errs90 = errors;
-if(errors === _errs90){
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-const _errs92 = errors;
-for(const key9 in data39){
+let data41 = data.permissions;
+const _errs94 = errors;
+if(errors === _errs94){
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+const _errs96 = errors;
+for(const key9 in data41){
 if(!((((key9 === "request_timeout_ms") || (key9 === "require_resolve_token")) || (key9 === "allowed_paths")) || (key9 === "resolve_token_secret"))){
 validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9}}];
 return false;
 break;
 }
 }
-if(_errs92 === errors){
-if(data39.request_timeout_ms !== undefined){
-let data40 = data39.request_timeout_ms;
-const _errs93 = errors;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+if(_errs96 === errors){
+if(data41.request_timeout_ms !== undefined){
+let data42 = data41.request_timeout_ms;
+const _errs97 = errors;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs93){
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
+if(errors === _errs97){
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 1 || isNaN(data42)){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid11 = _errs93 === errors;
+var valid12 = _errs97 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data39.require_resolve_token !== undefined){
-const _errs95 = errors;
-if(typeof data39.require_resolve_token !== "boolean"){
+if(valid12){
+if(data41.require_resolve_token !== undefined){
+const _errs99 = errors;
+if(typeof data41.require_resolve_token !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid11 = _errs95 === errors;
-}
-else {
-var valid11 = true;
-}
-if(valid11){
-if(data39.allowed_paths !== undefined){
-let data42 = data39.allowed_paths;
-const _errs97 = errors;
-if(errors === _errs97){
-if(Array.isArray(data42)){
-var valid12 = true;
-const len0 = data42.length;
-for(let i0=0; i0<len0; i0++){
-let data43 = data42[i0];
-const _errs99 = errors;
-if(errors === _errs99){
-if(typeof data43 === "string"){
-if(data43.length < 1){
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i0,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
 var valid12 = _errs99 === errors;
-if(!valid12){
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data41.allowed_paths !== undefined){
+let data44 = data41.allowed_paths;
+const _errs101 = errors;
+if(errors === _errs101){
+if(Array.isArray(data44)){
+var valid13 = true;
+const len1 = data44.length;
+for(let i1=0; i1<len1; i1++){
+let data45 = data44[i1];
+const _errs103 = errors;
+if(errors === _errs103){
+if(typeof data45 === "string"){
+if(data45.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i1,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i1,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid13 = _errs103 === errors;
+if(!valid13){
 break;
 }
 }
@@ -3815,18 +3856,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid11 = _errs97 === errors;
+var valid12 = _errs101 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
-if(valid11){
-if(data39.resolve_token_secret !== undefined){
-let data44 = data39.resolve_token_secret;
-const _errs101 = errors;
-if(errors === _errs101){
-if(typeof data44 === "string"){
-if(data44.length < 16){
+if(valid12){
+if(data41.resolve_token_secret !== undefined){
+let data46 = data41.resolve_token_secret;
+const _errs105 = errors;
+if(errors === _errs105){
+if(typeof data46 === "string"){
+if(data46.length < 16){
 validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -3836,10 +3877,10 @@ validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid11 = _errs101 === errors;
+var valid12 = _errs105 === errors;
 }
 else {
-var valid11 = true;
+var valid12 = true;
 }
 }
 }
@@ -3851,18 +3892,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs94 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data45 = data.gateway_id;
-const _errs103 = errors;
-if(errors === _errs103){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+let data47 = data.gateway_id;
+const _errs107 = errors;
+if(errors === _errs107){
+if(typeof data47 === "string"){
+if(data47.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3872,66 +3913,66 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs103 === errors;
+var valid0 = _errs107 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data46 = data.routes;
-const _errs105 = errors;
-if(errors === _errs105){
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-const _errs107 = errors;
-for(const key10 in data46){
+let data48 = data.routes;
+const _errs109 = errors;
+if(errors === _errs109){
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+const _errs111 = errors;
+for(const key10 in data48){
 if(!((key10 === "max_hops") || (key10 === "max_routes_per_source"))){
 validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10}}];
 return false;
 break;
 }
 }
-if(_errs107 === errors){
-if(data46.max_hops !== undefined){
-let data47 = data46.max_hops;
-const _errs108 = errors;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+if(_errs111 === errors){
+if(data48.max_hops !== undefined){
+let data49 = data48.max_hops;
+const _errs112 = errors;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs108){
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
+if(errors === _errs112){
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 < 0 || isNaN(data49)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid13 = _errs108 === errors;
+var valid14 = _errs112 === errors;
 }
 else {
-var valid13 = true;
+var valid14 = true;
 }
-if(valid13){
-if(data46.max_routes_per_source !== undefined){
-let data48 = data46.max_routes_per_source;
-const _errs110 = errors;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+if(valid14){
+if(data48.max_routes_per_source !== undefined){
+let data50 = data48.max_routes_per_source;
+const _errs114 = errors;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs110){
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
+if(errors === _errs114){
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid13 = _errs110 === errors;
+var valid14 = _errs114 === errors;
 }
 else {
-var valid13 = true;
+var valid14 = true;
 }
 }
 }
@@ -3941,32 +3982,32 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs105 === errors;
+var valid0 = _errs109 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data49 = data.agent;
-const _errs112 = errors;
-if(errors === _errs112){
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-const _errs114 = errors;
-for(const key11 in data49){
+let data51 = data.agent;
+const _errs116 = errors;
+if(errors === _errs116){
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+const _errs118 = errors;
+for(const key11 in data51){
 if(!((((((key11 === "identity_id") || (key11 === "display_name")) || (key11 === "nickname")) || (key11 === "revision")) || (key11 === "avatar_revision")) || (key11 === "role"))){
 validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11}}];
 return false;
 break;
 }
 }
-if(_errs114 === errors){
-if(data49.identity_id !== undefined){
-let data50 = data49.identity_id;
-const _errs115 = errors;
-if(errors === _errs115){
-if(typeof data50 === "string"){
-if(data50.length < 1){
+if(_errs118 === errors){
+if(data51.identity_id !== undefined){
+let data52 = data51.identity_id;
+const _errs119 = errors;
+if(errors === _errs119){
+if(typeof data52 === "string"){
+if(data52.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3976,18 +4017,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid14 = _errs115 === errors;
+var valid15 = _errs119 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data49.display_name !== undefined){
-let data51 = data49.display_name;
-const _errs117 = errors;
-if(errors === _errs117){
-if(typeof data51 === "string"){
-if(data51.length < 1){
+if(valid15){
+if(data51.display_name !== undefined){
+let data53 = data51.display_name;
+const _errs121 = errors;
+if(errors === _errs121){
+if(typeof data53 === "string"){
+if(data53.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3997,18 +4038,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid14 = _errs117 === errors;
+var valid15 = _errs121 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data49.nickname !== undefined){
-let data52 = data49.nickname;
-const _errs119 = errors;
-if(errors === _errs119){
-if(typeof data52 === "string"){
-if(data52.length < 1){
+if(valid15){
+if(data51.nickname !== undefined){
+let data54 = data51.nickname;
+const _errs123 = errors;
+if(errors === _errs123){
+if(typeof data54 === "string"){
+if(data54.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4018,60 +4059,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid14 = _errs119 === errors;
+var valid15 = _errs123 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data49.revision !== undefined){
-let data53 = data49.revision;
-const _errs121 = errors;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+if(valid15){
+if(data51.revision !== undefined){
+let data55 = data51.revision;
+const _errs125 = errors;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs121){
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
+if(errors === _errs125){
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 < 0 || isNaN(data55)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs121 === errors;
+var valid15 = _errs125 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data49.avatar_revision !== undefined){
-let data54 = data49.avatar_revision;
-const _errs123 = errors;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+if(valid15){
+if(data51.avatar_revision !== undefined){
+let data56 = data51.avatar_revision;
+const _errs127 = errors;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs123){
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
+if(errors === _errs127){
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 < 0 || isNaN(data56)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid14 = _errs123 === errors;
+var valid15 = _errs127 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
-if(valid14){
-if(data49.role !== undefined){
-let data55 = data49.role;
-const _errs125 = errors;
-if(errors === _errs125){
-if(typeof data55 === "string"){
-if(data55.length < 1){
+if(valid15){
+if(data51.role !== undefined){
+let data57 = data51.role;
+const _errs129 = errors;
+if(errors === _errs129){
+if(typeof data57 === "string"){
+if(data57.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4081,10 +4122,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid14 = _errs125 === errors;
+var valid15 = _errs129 === errors;
 }
 else {
-var valid14 = true;
+var valid15 = true;
 }
 }
 }
@@ -4098,66 +4139,66 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs112 === errors;
+var valid0 = _errs116 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data56 = data.context;
-const _errs127 = errors;
-if(errors === _errs127){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-const _errs129 = errors;
-for(const key12 in data56){
+let data58 = data.context;
+const _errs131 = errors;
+if(errors === _errs131){
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+const _errs133 = errors;
+for(const key12 in data58){
 if(!((key12 === "max_history_tokens") || (key12 === "keep_recent_messages"))){
 validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12}}];
 return false;
 break;
 }
 }
-if(_errs129 === errors){
-if(data56.max_history_tokens !== undefined){
-let data57 = data56.max_history_tokens;
-const _errs130 = errors;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+if(_errs133 === errors){
+if(data58.max_history_tokens !== undefined){
+let data59 = data58.max_history_tokens;
+const _errs134 = errors;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs130){
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 1 || isNaN(data57)){
+if(errors === _errs134){
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 < 1 || isNaN(data59)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs130 === errors;
+var valid16 = _errs134 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data56.keep_recent_messages !== undefined){
-let data58 = data56.keep_recent_messages;
-const _errs132 = errors;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+if(valid16){
+if(data58.keep_recent_messages !== undefined){
+let data60 = data58.keep_recent_messages;
+const _errs136 = errors;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs132){
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
+if(errors === _errs136){
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 1 || isNaN(data60)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs132 === errors;
+var valid16 = _errs136 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
 }
 }
@@ -4167,44 +4208,44 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs127 === errors;
+var valid0 = _errs131 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data59 = data.sandbox;
-const _errs134 = errors;
-if(errors === _errs134){
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-const _errs136 = errors;
-for(const key13 in data59){
+let data61 = data.sandbox;
+const _errs138 = errors;
+if(errors === _errs138){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+const _errs140 = errors;
+for(const key13 in data61){
 if(!((key13 === "required") || (key13 === "bwrap_path"))){
 validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}}];
 return false;
 break;
 }
 }
-if(_errs136 === errors){
-if(data59.required !== undefined){
-const _errs137 = errors;
-if(typeof data59.required !== "boolean"){
+if(_errs140 === errors){
+if(data61.required !== undefined){
+const _errs141 = errors;
+if(typeof data61.required !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid16 = _errs137 === errors;
+var valid17 = _errs141 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
-if(valid16){
-if(data59.bwrap_path !== undefined){
-let data61 = data59.bwrap_path;
-const _errs139 = errors;
-if(errors === _errs139){
-if(typeof data61 === "string"){
-if(data61.length < 1){
+if(valid17){
+if(data61.bwrap_path !== undefined){
+let data63 = data61.bwrap_path;
+const _errs143 = errors;
+if(errors === _errs143){
+if(typeof data63 === "string"){
+if(data63.length < 1){
 validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4214,10 +4255,10 @@ validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid16 = _errs139 === errors;
+var valid17 = _errs143 === errors;
 }
 else {
-var valid16 = true;
+var valid17 = true;
 }
 }
 }
@@ -4227,7 +4268,7 @@ validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs134 === errors;
+var valid0 = _errs138 === errors;
 }
 else {
 var valid0 = true;

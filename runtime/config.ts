@@ -43,6 +43,8 @@ export interface ResolvedConfig {
   readonly permissionRequestTimeoutMs: number;
   readonly requireResolveToken: boolean;
   readonly allowedPaths: readonly string[];
+  /** Environment variables tools get in every mode besides the built-in allow-lists (tools.env_passthrough). */
+  readonly envPassthrough: readonly string[];
   /** The OS sandbox of restricted turns (runtime/sandbox/turn.ts). */
   readonly sandbox: { readonly required: boolean; readonly bwrapPath: string };
   readonly resolveTokenSecret?: string;
@@ -130,6 +132,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
     requireResolveToken: config.permissions?.require_resolve_token ?? false,
     allowedPaths: config.permissions?.allowed_paths ?? [],
+    envPassthrough: envPassthrough(config.tools?.env_passthrough ?? [], openai?.apiKeyEnv),
     sandbox: { required: config.sandbox?.required ?? false, bwrapPath: config.sandbox?.bwrap_path ?? "bwrap" },
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
     gatewayId: config.gateway_id ?? "gw_local",
@@ -148,4 +151,13 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
 
 function retryPolicy(given: GatewayRetryPolicy | undefined, defaults: RetryPolicy): RetryPolicy {
   return { ...defaults, ...given };
+}
+
+/** The operator's extra tool variables, refusing the gateway's own secrets by name. */
+function envPassthrough(names: readonly string[], providerKeyEnv: string | undefined): readonly string[] {
+  const secrets = new Set(["TURNSPEC_TOKEN", "OPENAI_API_KEY", ...(providerKeyEnv ? [providerKeyEnv] : [])]);
+  names.forEach((name, i) => {
+    if (secrets.has(name)) throw new ConfigError(`tools.env_passthrough/${i}: ${name} holds a secret of the gateway itself and is never passed to tools`);
+  });
+  return names;
 }

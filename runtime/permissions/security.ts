@@ -32,6 +32,48 @@ import { decide } from "./policy.js";
  */
 export const RESTRICTED_ENV_ALLOWLIST: readonly string[] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
 
+/**
+ * Variables a shell sees under full_access: the restricted list plus what toolchains and
+ * proxies are configured by. Still an allow-list: the gateway's own secrets (its bearer
+ * token, provider API keys) and whatever credentials the gateway's user exported stay
+ * behind in every mode; an operator passes more names with tools.env_passthrough.
+ */
+export const FULL_ACCESS_ENV_ALLOWLIST: readonly string[] = [
+  ...RESTRICTED_ENV_ALLOWLIST,
+  "COLORTERM",
+  "EDITOR",
+  "PAGER",
+  "VISUAL",
+  "LC_COLLATE",
+  "LC_MESSAGES",
+  "LC_NUMERIC",
+  "LC_TIME",
+  "XDG_CACHE_HOME",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_RUNTIME_DIR",
+  "NODE_PATH",
+  "NPM_CONFIG_PREFIX",
+  "GOPATH",
+  "GOROOT",
+  "CARGO_HOME",
+  "RUSTUP_HOME",
+  "JAVA_HOME",
+  "PYTHONPATH",
+  "VIRTUAL_ENV",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+];
+
+/** The gateway's own secret: never passed to a tool, whatever a list says. */
+export const GATEWAY_TOKEN_VARIABLE = "TURNSPEC_TOKEN";
+
 /** The name the shell tool registers under (runtime/tools/shell.ts): the process policy is the policy's answer for it. */
 const SHELL_TOOL = "shell";
 
@@ -87,14 +129,15 @@ interface ModeMapping {
   readonly sandbox: TurnSandboxMode;
   readonly rootAccess: TurnFilesystemSandboxEntry["access"];
   readonly network: TurnExecutionSecuritySnapshot["network"]["mode"];
-  readonly environment: TurnExecutionSecuritySnapshot["process"]["environment"]["mode"];
 }
 
 const MODE_MAPPING: Readonly<Record<TurnPermissionMode, ModeMapping>> = {
-  full_access: { sandbox: "unrestricted", rootAccess: "read_write", network: "enabled", environment: "inherit_all" },
+  // The environment is an allow-list in every mode (FULL_ACCESS_ENV_ALLOWLIST here): "process
+  // unrestricted" does not extend to handing the gateway's secrets to the model's commands.
+  full_access: { sandbox: "unrestricted", rootAccess: "read_write", network: "enabled" },
   // "Network disabled until granted": disabled here, and an approved network request opens it for that request (or scope).
-  auto_accept_edits: { sandbox: "workspace_write", rootAccess: "read_write", network: "disabled", environment: "allow_list" },
-  supervised: { sandbox: "read_only", rootAccess: "read_only", network: "disabled", environment: "allow_list" },
+  auto_accept_edits: { sandbox: "workspace_write", rootAccess: "read_write", network: "disabled" },
+  supervised: { sandbox: "read_only", rootAccess: "read_only", network: "disabled" },
 };
 
 export interface SecuritySnapshotInput {
@@ -120,6 +163,8 @@ export interface SecuritySnapshotInput {
    * restricted modes: full_access confines nothing.
    */
   readonly sandbox?: { readonly backend: string; readonly tempDir: string };
+  /** Variables the operator lets through in every mode besides the built-in lists (config tools.env_passthrough). */
+  readonly envPassthrough?: readonly string[];
   /** The gateway refuses restricted turns without an OS sandbox (config sandbox.required): recorded as backend_requirement "required". */
   readonly sandboxRequired?: boolean;
 }
@@ -168,7 +213,10 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
     process: {
       // The policy's own answer for the shell tool, so denied_tools and allowed_tools count here too.
       shell: decide(profile.effective_policy, SHELL_TOOL, "shell_command"),
-      environment: mapping.environment === "allow_list" ? { mode: "allow_list", allowed_variables: [...RESTRICTED_ENV_ALLOWLIST] } : { mode: "inherit_all" },
+      environment: {
+        mode: "allow_list",
+        allowed_variables: [...new Set([...(unrestricted ? FULL_ACCESS_ENV_ALLOWLIST : RESTRICTED_ENV_ALLOWLIST), ...(input.envPassthrough ?? [])])].filter((name) => name !== GATEWAY_TOKEN_VARIABLE),
+      },
       timeout_cap_ms: shellTimeoutCapMs,
       command_risk_rules: [],
     },
@@ -182,7 +230,7 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
       capabilities: [...NATIVE_BACKEND_CAPABILITIES, ...(sandbox ? SANDBOX_CAPABILITIES : [])],
     },
     // full_access is `active` with nothing degraded: it asks for no confinement (filesystem
-    // unrestricted, network enabled, whole environment, no escape to review), so every
+    // unrestricted, network enabled, a wide environment allow-list, no escape to review), so every
     // limit it states is one the gateway does hold: the tool policy and the timeout cap.
     // `unavailable` would claim the snapshot is not enforced, which would be false.
     // A restricted mode under the sandbox is `active` too: what it states, the sandbox holds.
@@ -192,15 +240,16 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
 }
 
 /**
- * The environment a shell gets under `snapshot`: everything under inherit_all, only the
- * allowed variables under allow_list. Unset (undefined) variables are left out.
+ * The environment a shell gets under `snapshot`: only the allowed variables under
+ * allow_list; everything under inherit_all (a snapshot this gateway no longer writes, kept
+ * readable). Unset (undefined) variables are left out, and the gateway's token always.
  */
 export function processEnvironment(
   snapshot: Pick<TurnExecutionSecuritySnapshot, "process">,
   env: Readonly<Record<string, string | undefined>>,
 ): Record<string, string> {
   const policy = snapshot.process.environment;
-  const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== GATEWAY_TOKEN_VARIABLE);
   if (policy.mode === "inherit_all") return Object.fromEntries(defined);
   const allowed = new Set(policy.allowed_variables ?? []);
   return Object.fromEntries(defined.filter(([name]) => allowed.has(name)));
