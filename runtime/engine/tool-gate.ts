@@ -5,7 +5,7 @@
  * earlier allow_for_turn grant for the same scope; and finally the client's answer to an
  * approval request. Every decision is audited.
  */
-import { classifyToolCall } from "../permissions/classify.js";
+import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { scopeOf } from "../permissions/scope.js";
@@ -37,12 +37,7 @@ export class ToolGate {
     const call = classifyToolCall(toolName, args, cwd);
     const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
-    const scope = scopeOf(call.action, {
-      tool: toolName,
-      ...(call.command === undefined ? {} : { command: call.command }),
-      ...(call.paths[0] === undefined ? {} : { path: call.paths[0] }),
-      ...(call.domain === undefined ? {} : { domain: call.domain }),
-    });
+    const scope = scopeOf(call.action, scopeTargetOf(toolName, call));
     const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
     let behavior = decide(profile.effective_policy, toolName, call.action);
     let reason = policyReason(profile.mode, call.action, behavior);
@@ -61,7 +56,9 @@ export class ToolGate {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: true };
     }
-    if (!call.escapeSandbox && state.grants.has(scope.hash)) {
+    // A grant never covers a call that leaves the roots: such a call is approved once, for
+    // exactly the paths it names (approvals.ts offers only allow_once for it).
+    if (!call.escapeSandbox && outside.length === 0 && state.grants.has(scope.hash)) {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
       return { allowed: true };
     }

@@ -131,7 +131,8 @@ describe("the process policy", () => {
       expect(stdout.startsWith("[] ")).toBe(true);
       expect(stdout).toContain(process.env.PATH!.split(":")[0]!);
       await h.runTurn({ thread_id: thread, turn_id: "trn_env_full", input: text(script({ tool: "shell", args: { command: 'echo "[$TURNSPEC_TEST_SECRET]"' } }, { say: "ok" })) });
-      expect(completed(ofTurn(h.received, "trn_env_full"), "commandExecution")[0]).toMatchObject({ stdout: "[do-not-leak]\n" });
+      // full_access has a wider allow-list, still not the whole environment (hole 14).
+      expect(completed(ofTurn(h.received, "trn_env_full"), "commandExecution")[0]).toMatchObject({ stdout: "[]\n" });
     } finally {
       delete process.env.TURNSPEC_TEST_SECRET;
     }
