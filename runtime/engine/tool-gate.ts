@@ -17,7 +17,7 @@ export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, 
 }
 
 /** The gate's verdict: run, or do not, with what the model is told. */
-export type GateVerdict = { allowed: true } | { allowed: false; message: string };
+export type GateVerdict = { allowed: true; approvedOutside?: readonly string[] } | { allowed: false; message: string };
 
 export class ToolGate {
   constructor(private readonly ports: ToolGatePorts) {}
@@ -80,7 +80,8 @@ export class ToolGate {
     );
     if (resolution === "allow_once" || resolution === "allow_for_turn") {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
-      return { allowed: true };
+      // The outside paths this one call may reach: the tools open those and nothing else outside.
+      return { allowed: true, ...(outside.length ? { approvedOutside: outside } : {}) };
     }
     g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
     return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };
