@@ -6,6 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { protocolError } from "../../generated/server.js";
+import { invalidParams } from "../../rpc/index.js";
+import { MAX_INPUT_DEPTH, tooDeep } from "../input-depth.js";
 import type {
   Turn,
   TurnExecutionWindowExhaustionReason,
@@ -156,6 +158,9 @@ export class TurnLifecycle {
         active_turn_status: active.status,
       });
     }
+    // Refused before the turn exists: a turn/start that fails leaves no turn behind.
+    const deep = tooDeep(params.input, MAX_INPUT_DEPTH, "/input");
+    if (deep) throw invalidParams("turn/start", `the input nests deeper than ${MAX_INPUT_DEPTH} levels`, [{ pointer: deep, message: `nests deeper than ${MAX_INPUT_DEPTH} levels` }]);
     const profile = this.profileFor(params, parent);
     const missing = sandboxMissing(profile.mode, this.ports.config.sandbox);
     if (missing) throw protocolError("sandbox_unavailable", `Turn ${params.turn_id} was not started: ${missing}`, { mode: profile.mode });
