@@ -96,7 +96,8 @@ const cli = yargs(hideBin(process.argv))
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
         .option("token", { type: "string", describe: "Bearer token clients must present (visible in the process list: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
         .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
-        .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off)" })
+        .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off; loopback addresses only)" })
+        .option("allow-origin", { type: "string", array: true, describe: "Browser origin whose pages may connect (repeatable; default none)" })
         .option("db", { type: "string", default: ".turnspec/gateway.sqlite", describe: "SQLite file of the event log" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
@@ -120,6 +121,7 @@ const cli = yargs(hideBin(process.argv))
           host: argv.host,
           ...(token === undefined || token === "" ? {} : { token }),
           noAuth: !argv.auth,
+          ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
           db: argv.db,
           memory: argv.memory,
           ...(argv.config === undefined ? {} : { configFile: argv.config }),

@@ -40,6 +40,13 @@ export interface WebSocketServerOptions {
   readonly port?: number;
   /** The bearer token every client must present; undefined serves without authentication. */
   readonly token?: string | undefined;
+  /**
+   * Origins (`https://app.example.com`, or `null` for a page with an opaque origin) whose
+   * pages may connect. Browsers send Origin with every WebSocket upgrade, and a token alone
+   * does not stop a page on another site from using one it learned; clients outside a
+   * browser send none and are not affected. Default: no browser origin.
+   */
+  readonly allowedOrigins?: readonly string[];
   /** Largest message accepted, in bytes; a larger one is answered with payload_too_large. */
   readonly maxFrameBytes: number;
   /** Largest message read at all; a larger one closes the connection with 1009. See the file comment. */
@@ -168,6 +175,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
     throw new Error("startWebSocketServer: the token is empty; pass a non-empty token, or undefined to serve without authentication");
   }
   const expected = options.token === undefined ? undefined : digest(options.token);
+  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
   const reportError = (error: Error) => options.onError?.(error);
 
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
@@ -187,6 +195,11 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     // A client that resets the connection must not crash the gateway.
     socket.on("error", () => socket.destroy());
+    const origin = request.headers.origin;
+    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.size ? [...origins].join(", ") : "no browser origin"}`);
+      return;
+    }
     if (expected && !tokenMatches(request, expected)) {
       refuse(socket, 401, "Unauthorized", "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>");
       return;
