@@ -694,7 +694,7 @@ export interface GatewayConfig {
      */
     request_timeout_ms?: number;
     /**
-     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized). Default false: a token, when sent, is still checked.
+     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Default true. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked.
      */
     require_resolve_token?: boolean;
     /**

@@ -130,7 +130,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     context: { maxHistoryTokens: config.context?.max_history_tokens ?? 100_000, keepRecentMessages: config.context?.keep_recent_messages ?? 8 },
     maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
-    requireResolveToken: config.permissions?.require_resolve_token ?? false,
+    requireResolveToken: config.permissions?.require_resolve_token ?? true,
     allowedPaths: config.permissions?.allowed_paths ?? [],
     envPassthrough: envPassthrough(config.tools?.env_passthrough ?? [], openai?.apiKeyEnv),
     sandbox: { required: config.sandbox?.required ?? false, bwrapPath: config.sandbox?.bwrap_path ?? "bwrap" },

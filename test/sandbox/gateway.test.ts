@@ -60,7 +60,8 @@ describe.runIf(detectBubblewrap())("a restricted turn on a host with bubblewrap"
     });
     // The approval lets the command run; it does not let it out of the sandbox.
     const opened = await h.waitFor((n) => n.method === "turn/permission/request/opened");
-    await h.client.turnPermissionRequestRespond({ request_id: (opened.params as { request: { request_id: string } }).request.request_id, resolution: "allow_once" });
+    const { request } = opened.params as { request: { request_id: string; resolve_token?: string } };
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
     const end = await terminal;
     const security = securityOf(end);
     expect(security.enforcement).toEqual({ status: "active", degradations: [] });

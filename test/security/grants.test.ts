@@ -21,7 +21,7 @@ afterAll(() => rmSync(elsewhere, { recursive: true, force: true }));
 async function answerNth(turnId: string, n: number, resolution: "allow_once" | "allow_for_turn" | "deny"): Promise<TurnPermissionApprovalRequest> {
   await h.waitFor(() => opened(ofTurn(h.received, turnId)).length >= n);
   const request = opened(ofTurn(h.received, turnId))[n - 1]!;
-  await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution });
+  await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution });
   return request;
 }
 
@@ -88,9 +88,9 @@ describe("a request for a path outside the roots (hole 4)", () => {
       input: text(script({ tool: "read_file", args: { path: secret } }, { tool: "read_file", args: { path: secret } }, { say: "done" })),
     });
     expect(request.allowed_scopes).toEqual(["allow_once"]);
-    const refused = (await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_for_turn" }).catch((e: unknown) => e)) as RpcError;
+    const refused = (await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_for_turn" }).catch((e: unknown) => e)) as RpcError;
     expect(refused.code).toBe(-32602);
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
     // The second read of the same path asks again.
     const again = await answerNth(turn, 2, "deny");
     expect(again.request_id).not.toBe(request.request_id);

@@ -86,7 +86,7 @@ describe("a bad path argument fails the call, not the turn (hole 13)", () => {
       for (const n of h.received) {
         if (n.method !== "turn/permission/request/opened" || answered.has(n.params.request.request_id)) continue;
         answered.add(n.params.request.request_id);
-        await h.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolution: "allow_once" });
+        await h.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" });
       }
     };
     const pump = setInterval(() => void answer(), 20);
