@@ -107,6 +107,7 @@ export class Gateway {
       routes: this.routes,
       store: options.store,
       agent: options.config.agent,
+      maxSpawnDepth: options.config.maxSpawnDepth,
     });
     runner = new TurnRunner(
       { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },

@@ -24,6 +24,8 @@ export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pi
   readonly store: Pick<EventStore, "turnsOfThread">;
   /** The agent's identity and presentation, as configured. */
   readonly agent: ResolvedConfig["agent"];
+  /** Levels of sub-agents below a client's turn (limits.max_spawn_depth). */
+  readonly maxSpawnDepth: number;
 }
 
 /** How much of a result `summary_only` lets through. */
@@ -58,6 +60,12 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
     async run(args, ctx) {
       const parent = ctx.turn;
       if (!parent) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
+      // Enforced here, where the call is made: the tool list leaves spawn_agent out at the
+      // limit, but a model may call it anyway.
+      if (parent.depth >= ports.maxSpawnDepth) {
+        const message = `spawn_agent is not available at depth ${parent.depth}: sub-agents nest at most ${ports.maxSpawnDepth} levels (limits.max_spawn_depth)`;
+        return { ok: false, content: message, item: { error: { message } } };
+      }
       const parentState = ports.turnState(parent.turn_id)!;
       const parentTurn = parentState.turn;
       const parentThread = ports.thread(parent.thread_id);
