@@ -19,6 +19,7 @@ import type {
 } from "../../generated/types.js";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
+import { childRoots } from "../permissions/roots.js";
 import { securitySnapshot } from "../permissions/security.js";
 import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
@@ -184,7 +185,8 @@ export class TurnLifecycle {
       security: securitySnapshot({
         profile,
         cwd: thread.cwd,
-        roots: [thread.cwd],
+        // A child never gets roots beyond its parent's (permissions/roots.ts).
+        roots: childRoots(thread.cwd, parent?.turn.security),
         allowedPaths: profile.effective_policy.allowed_paths ?? [],
         ...(sandbox ? { sandbox } : {}),
         sandboxRequired: this.ports.config.sandbox.required,

@@ -8,6 +8,7 @@
 import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
+import { rootsOf } from "../permissions/roots.js";
 import { scopeOf } from "../permissions/scope.js";
 import type { Approvals } from "./approvals.js";
 import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
@@ -35,7 +36,8 @@ export class ToolGate {
     const state = g.turnState(turnId)!;
     const profile = state.turn.permission_profile;
     const call = classifyToolCall(toolName, args, cwd);
-    const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
+    // The roots the turn's snapshot records: for a child turn, capped to its parent's.
+    const roots = state.turn.security ? rootsOf(state.turn.security) : [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
     const scope = scopeOf(call.action, scopeTargetOf(toolName, call));
     const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
