@@ -559,7 +559,7 @@ export const errors = {
     description: "The route breaks a validation rule; error.data.detail names which one.",
     standard: false,
     anyMethod: false,
-    details: ["no_actions", "duplicate_actions", "unknown_action", "invalid_generation", "invalid_expiry", "missing_disclosure", "cross_workspace_destination", "cross_gateway_destination", "invalid_hop_bounds", "incompatible_result_return", "cycle_detected", "edge_limit_exceeded"],
+    details: ["no_actions", "duplicate_actions", "unknown_action", "invalid_generation", "invalid_expiry", "missing_disclosure", "cross_workspace_destination", "workspace_mismatch", "cross_gateway_destination", "invalid_hop_bounds", "incompatible_result_return", "cycle_detected", "edge_limit_exceeded"],
   },
   generation_conflict: {
     code: -32022,

@@ -80,7 +80,7 @@ export class Gateway {
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
     this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
-    this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
+    this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id)?.workspace_id);
     // What may run without asking is the permission configuration; a change makes older routes stale.
     const { allowedPaths, requireResolveToken } = options.config;
     this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
