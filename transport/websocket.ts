@@ -62,6 +62,8 @@ export interface WebSocketServerOptions {
   readonly sendOversizedAnswer?: (frame: string, transport: WebSocketTransport) => void;
   /** Errors that belong to no connection (a throwing onConnection, a failing server socket). */
   readonly onError?: (error: Error) => void;
+  /** Bytes a connection may hold unsent before it is closed (1008) as not reading. Default DEFAULT_MAX_BUFFERED_BYTES. */
+  readonly maxBufferedBytes?: number;
 }
 
 export interface RunningWebSocketServer {
@@ -71,6 +73,9 @@ export interface RunningWebSocketServer {
   /** Stops accepting, closes every connection (1001, going away) and resolves once all are closed. */
   close(): Promise<void>;
 }
+
+/** Bytes a connection may hold unsent (WebSocketServerOptions.maxBufferedBytes). */
+export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
 /** One WebSocket connection as a transport, on either side. */
 export class WebSocketTransport implements Transport {
@@ -89,6 +94,8 @@ export class WebSocketTransport implements Transport {
     private readonly socket: WebSocket,
     private readonly maxFrameBytes: number,
     private readonly oversized: (bytes: number, transport: WebSocketTransport) => void,
+    /** Bytes allowed to wait unsent for a peer that does not read; past them the connection is closed. */
+    private readonly maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
   ) {
     // Listened to from the start: ws emits messages as soon as the connection is open.
     socket.on("message", (data: RawData) => {
@@ -133,6 +140,13 @@ export class WebSocketTransport implements Transport {
   send(frame: string): Promise<void> {
     if (this.socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error("the WebSocket connection is closed"));
+    }
+    // A peer that stops reading must not make this side buffer without limit: it is
+    // dropped (1008), and a client that reconnects catches up from the event log.
+    const waiting = this.socket.bufferedAmount + Buffer.byteLength(frame);
+    if (waiting > this.maxBufferedBytes) {
+      void this.close(1008, "the peer does not read its messages");
+      return Promise.reject(new Error(`the peer does not read: ${waiting} bytes would wait to be sent, more than ${this.maxBufferedBytes}; the connection is closed`));
     }
     return new Promise<void>((resolve, reject) => {
       this.socket.send(frame, { binary: false }, (error) => (error ? reject(error) : resolve()));
@@ -210,7 +224,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
         remotePort: request.socket.remotePort,
         path: new URL(request.url ?? "/", "http://localhost").pathname,
       };
-      const transport = new WebSocketTransport(ws, maxFrameBytes, answerOversized(info));
+      const transport = new WebSocketTransport(ws, maxFrameBytes, answerOversized(info), options.maxBufferedBytes);
       connections.add(transport);
       ws.once("close", () => connections.delete(transport));
       try {

@@ -19,6 +19,13 @@ export const DEFAULT_SHELL_TIMEOUT_MS = 30_000;
 export const SHELL_CAPTURE_LIMIT = 200_000;
 /** Characters of each stream the model sees. */
 export const SHELL_MODEL_LIMIT = 10_000;
+/**
+ * Characters of each stream streamed as deltas. Every delta is stored in the turn's log and
+ * sent to every client of the thread, so a command printing without end would grow both
+ * without end; past this the stream says so once and the rest is read and dropped (the
+ * item keeps its start and end, SHELL_CAPTURE_LIMIT).
+ */
+export const SHELL_STREAM_LIMIT = 1_000_000;
 
 export interface ShellArguments {
   readonly command: string;
@@ -126,13 +133,21 @@ function runCommand(
     // utf8 decoding on the stream keeps a character split across two reads whole.
     child.stdout.setEncoding("utf8");
     child.stderr.setEncoding("utf8");
+    const streamed = { stdout: 0, stderr: 0 };
+    const stream = (name: "stdout" | "stderr", chunk: string) => {
+      const before = streamed[name];
+      streamed[name] += chunk.length;
+      if (before >= SHELL_STREAM_LIMIT) return;
+      if (streamed[name] <= SHELL_STREAM_LIMIT) return ctx.emit(name, chunk);
+      ctx.emit(name, `${chunk.slice(0, SHELL_STREAM_LIMIT - before)}\n[… ${name} past ${SHELL_STREAM_LIMIT} characters is not streamed; the command goes on]\n`);
+    };
     child.stdout.on("data", (chunk: string) => {
       stdout.push(chunk);
-      ctx.emit("stdout", chunk);
+      stream("stdout", chunk);
     });
     child.stderr.on("data", (chunk: string) => {
       stderr.push(chunk);
-      ctx.emit("stderr", chunk);
+      stream("stderr", chunk);
     });
 
     let finished = false;
