@@ -75,7 +75,8 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       let disclosure = DIRECT_DELEGATION;
       const routeId = typeof args.route_id === "string" ? args.route_id : undefined;
       if (routeId !== undefined) {
-        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined);
+        // The admitting execution is the parent turn: an execution_bound route admits only its own.
+        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined, parent.turn_id);
         if (!verdict.admitted) {
           const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
           return { ok: false, content: message, item: { route_id: routeId, error: { message } } };

@@ -121,9 +121,11 @@ export class RouteService {
         });
       }
     }
-    const fromSource = live.filter((r) => r.source_execution_id === params.source_execution_id).length;
+    // Counted per source thread, which is checked to exist: execution ids are the caller's
+    // word, and made-up ones would each start a fresh count.
+    const fromSource = live.filter((r) => r.source_thread_id === params.source_thread_id).length;
     if (fromSource >= this.config.maxRoutesPerSource) {
-      throw protocolError("route_validation_failed", `Execution ${params.source_execution_id} already has ${fromSource} live routes, the most this gateway allows`, {
+      throw protocolError("route_validation_failed", `Thread ${params.source_thread_id} is already the source of ${fromSource} live routes, the most this gateway allows`, {
         detail: "edge_limit_exceeded",
         limit: this.config.maxRoutesPerSource,
       });
@@ -220,7 +222,7 @@ export class RouteService {
   }
 
   /** Whether a delegation from `sourceThreadId` may use the route now; the reason when not. */
-  admit(routeId: string, sourceThreadId: string, action: AgentDelegationRouteAction, expectedGeneration?: number) {
+  admit(routeId: string, sourceThreadId: string, action: AgentDelegationRouteAction, expectedGeneration?: number, executionId?: string) {
     const route = this.route(routeId);
     if (!route) return { admitted: false as const, reason: "not_found", message: `route ${routeId} does not exist` };
     const verdict = admission(route, {
@@ -229,6 +231,7 @@ export class RouteService {
       ...(expectedGeneration === undefined ? {} : { expectedGeneration }),
       action,
       sourceThreadId,
+      ...(executionId === undefined ? {} : { executionId }),
     });
     return verdict.admitted ? { admitted: true as const, route } : verdict;
   }
