@@ -108,6 +108,7 @@ export class Gateway {
       store: options.store,
       agent: options.config.agent,
       maxSpawnDepth: options.config.maxSpawnDepth,
+      maxRouteHops: options.config.maxRouteHops,
     });
     runner = new TurnRunner(
       { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },

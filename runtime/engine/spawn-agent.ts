@@ -26,6 +26,8 @@ export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pi
   readonly agent: ResolvedConfig["agent"];
   /** Levels of sub-agents below a client's turn (limits.max_spawn_depth). */
   readonly maxSpawnDepth: number;
+  /** Route hops a delegation chain may take on this gateway (routes.max_hops). */
+  readonly maxRouteHops: number;
 }
 
 /** How much of a result `summary_only` lets through. */
@@ -81,6 +83,14 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
           const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
           return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
         }
+        // Hop bounds hold where the delegation is made: the hops the chain has taken to reach
+        // this turn, counted from the turns themselves, not from what the route declares.
+        const hops = routeHopsTo(ports, parent.turn_id);
+        const bound = Math.min(verdict.route.max_hops, ports.maxRouteHops);
+        if (hops > bound) {
+          const message = `route ${routeId} does not admit this delegation (hop_limit): this turn is ${hops} route hops deep, and the route allows ${verdict.route.max_hops} (the gateway ${ports.maxRouteHops})`;
+          return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
+        }
         threadId = verdict.route.destination_thread_id;
         disclosure = verdict.route.disclosure;
       } else {
@@ -129,6 +139,24 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       return { ok: true, content: returnedResult(answer?.type === "agentMessage" ? answer.text : "", disclosure), item: fields };
     },
   };
+}
+
+/**
+ * How many route hops led to `turnId`: each ancestor step (parent_cap in the security
+ * snapshot) whose spawning task item names a route counts one.
+ */
+function routeHopsTo(ports: Pick<SpawnPorts, "turnState">, turnId: string): number {
+  let hops = 0;
+  let current = turnId;
+  // Bounded walk: a chain is at most max_spawn_depth long; the bound only guards against a malformed log.
+  for (let step = 0; step < 1000; step++) {
+    const parentId = ports.turnState(current)?.turn.security?.parent_cap?.parent_turn_id;
+    if (!parentId) return hops;
+    const task = ports.turnState(parentId)?.items.find((item) => item.type === "task" && item.child_turn_id === current);
+    if (task?.type === "task" && task.route_id) hops++;
+    current = parentId;
+  }
+  return hops;
 }
 
 /** The agent as the author of what it starts, with its presentation as configured now. */

@@ -86,3 +86,23 @@ describe("an execution_bound route (hole 9)", () => {
     await expect(h.client.agentRouteCreate(params(source, targets[2]!, "trn_made_up_3"))).rejects.toMatchObject({ data: { detail: "edge_limit_exceeded" } });
   });
 });
+
+describe("hop bounds (hole 7)", () => {
+  it("are enforced at admission: a chain over routes that each declare max_hops 0 stops after the first hop", async () => {
+    h = await startHarness();
+    const [a, b, c, d] = [await h.thread(), await h.thread(), await h.thread(), await h.thread()];
+    const hop = async (from: string, to: string) =>
+      (await h.client.agentRouteCreate({ ...params(from, to, "trn_any"), kind: "identity_bound", max_hops: 0 })).route_id;
+    const [ab, bc, cd] = [await hop(a, b), await hop(b, c), await hop(c, d)];
+    const third = script({ tool: "spawn_agent", args: { prompt: script({ say: "at d" }), route_id: cd } }, { say: "c done" });
+    const second = script({ tool: "spawn_agent", args: { prompt: third, route_id: bc } }, { say: "b done" });
+    const end = await h.runTurn({ thread_id: a, turn_id: "trn_hops", permission_profile: { mode: "full_access" }, input: text(script({ tool: "spawn_agent", args: { prompt: second, route_id: ab } }, { say: "a done" })) });
+    expect(end.method).toBe("turn/completed");
+    const threadsWithTurns = new Set(h.store.allTurns().map((t) => t.thread_id));
+    expect([a, b, c, d].map((t) => threadsWithTurns.has(t))).toEqual([true, true, false, false]);
+    const inB = h.store.allTurns().find((t) => t.thread_id === b)!;
+    const refused = h.gateway.turnState(inB.turn_id)!.items.find((i) => i.type === "task")!;
+    expect(refused.status).toBe("failed");
+    expect(JSON.stringify(refused)).toMatch(/hop_limit/);
+  });
+});
