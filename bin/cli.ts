@@ -123,8 +123,10 @@ const cli = yargs(hideBin(process.argv))
         .option("stdio", { type: "boolean", default: false, describe: "Serve one client on stdin/stdout (one JSON message per line)" })
         .option("port", { type: "number", describe: "Serve WebSocket on this port (0 picks a free one)" })
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
-        .option("token", { type: "string", describe: "Bearer token clients must present (default: $TURNSPEC_TOKEN, or a generated one)" })
-        .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off)" })
+        .option("token", { type: "string", describe: "Bearer token clients must present (visible in the process list: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
+        .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
+        .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off; loopback addresses only)" })
+        .option("allow-origin", { type: "string", array: true, describe: "Browser origin whose pages may connect (repeatable; default none)" })
         .option("db", { type: "string", default: ".turnspec/gateway.sqlite", describe: "SQLite file of the event log" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
@@ -139,14 +141,16 @@ const cli = yargs(hideBin(process.argv))
     async (argv) => {
       const { serve } = await import("../runtime/serve.js");
       const { ConfigError } = await import("../runtime/config.js");
+      const { serveToken } = await import("../runtime/serve-token.js");
       try {
-        const token = argv.token ?? process.env.TURNSPEC_TOKEN;
+        const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         await serve({
           stdio: argv.stdio,
           ...(argv.port === undefined ? {} : { port: argv.port }),
           host: argv.host,
           ...(token === undefined || token === "" ? {} : { token }),
           noAuth: !argv.auth,
+          ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
           db: argv.db,
           memory: argv.memory,
           ...(argv.config === undefined ? {} : { configFile: argv.config }),

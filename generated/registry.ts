@@ -83,7 +83,7 @@ export const methods = {
     summary: "Start a new turn in a thread; progress arrives as notifications.",
     params: "TurnStartParams",
     result: "TurnStartResponse",
-    errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress", "execution_backend_unavailable"],
+    errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress", "execution_backend_unavailable", "sandbox_unavailable"],
   },
   "turn/cancel": {
     name: "turn/cancel",
@@ -575,7 +575,7 @@ export const errors = {
     description: "The route breaks a validation rule; error.data.detail names which one.",
     standard: false,
     anyMethod: false,
-    details: ["no_actions", "duplicate_actions", "unknown_action", "invalid_generation", "invalid_expiry", "missing_disclosure", "cross_workspace_destination", "cross_gateway_destination", "invalid_hop_bounds", "incompatible_result_return", "cycle_detected", "edge_limit_exceeded"],
+    details: ["no_actions", "duplicate_actions", "unknown_action", "invalid_generation", "invalid_expiry", "missing_disclosure", "cross_workspace_destination", "workspace_mismatch", "cross_gateway_destination", "invalid_hop_bounds", "incompatible_result_return", "cycle_detected", "edge_limit_exceeded"],
   },
   generation_conflict: {
     code: -32022,
@@ -607,6 +607,14 @@ export const errors = {
     description: "The frame exceeds the gateway's size limit; error.data.limit_bytes carries the limit. The connection stays usable.",
     standard: false,
     anyMethod: true,
+    details: [],
+  },
+  sandbox_unavailable: {
+    code: -32060,
+    message: "No OS sandbox available",
+    description: "The gateway is configured to require an OS sandbox (sandbox.required) for restricted permission modes, and none is available on its host; the turn was not created. Run the turn under full_access, or install the sandbox (bubblewrap) on the gateway's host.",
+    standard: false,
+    anyMethod: false,
     details: [],
   },
 } as const;

@@ -677,6 +677,10 @@ export interface GatewayConfig {
      * How a tool call that failed in a retryable way (a network error or a server error of web_fetch) is retried. Default: 3 attempts, 500 ms first delay, doubling up to 10000 ms.
      */
     retry?: GatewayRetryPolicy;
+    /**
+     * Environment variables a tool's processes get in every permission mode besides the built-in allow-lists (docs/sandbox.md). The gateway's token (TURNSPEC_TOKEN) and provider API key variables are refused. Default none.
+     */
+    env_passthrough?: string[];
   };
   /**
    * MCP servers a turn may select (capabilities of kind mcpServer or mcpTool), by server name. Each is reached over stdio (command) or Streamable HTTP (url), exactly one of the two; the gateway connects when a turn first selects it and keeps the connection.
@@ -841,7 +845,7 @@ export interface GatewayConfig {
      */
     request_timeout_ms?: number;
     /**
-     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized). Default false: a token, when sent, is still checked.
+     * Refuse a turn/permission/request/respond that does not carry the request's valid resolve_token (unauthorized), as the request schema requires whenever the request carried one. Default true. Set false only on a gateway that authenticates whoever answers by other means: an answer without a token is then accepted from any connection, and a token, when sent, is still checked.
      */
     require_resolve_token?: boolean;
     /**
@@ -911,6 +915,19 @@ export interface GatewayConfig {
      * Messages at the end of the history that are never folded into the summary. Default 8.
      */
     keep_recent_messages?: number;
+  };
+  /**
+   * The OS sandbox shell commands run in under the restricted permission modes (docs/sandbox.md).
+   */
+  sandbox?: {
+    /**
+     * Refuse auto_accept_edits and supervised turns (turn/start answers sandbox_unavailable) when no OS sandbox is available, instead of running them partially_active. Default false.
+     */
+    required?: boolean;
+    /**
+     * The bubblewrap binary. Default "bwrap", looked up on PATH.
+     */
+    bwrap_path?: string;
   };
 }
 

@@ -6,8 +6,8 @@ const compiled: Record<string, RawValidator> = {};
 (function (exports, require) {
 "use strict";
 exports.AgentActorRef = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_actor_ref.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["user","agent","system"]},"identity_id":{"type":"string"},"execution_id":{"type":"string"},"presentation":{"$ref":"agent_presentation_snapshot.json"}}};
-const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_presentation_snapshot.json","type":"object","additionalProperties":false,"required":["identity_id","execution_id","source","revision","display_name","avatar_revision","role_presentation"],"properties":{"identity_id":{"type":"string"},"execution_id":{"type":"string"},"source":{"type":"string"},"revision":{"type":"integer","minimum":0},"display_name":{"type":"string"},"nickname":{"type":"string"},"avatar_revision":{"type":["integer","null"],"minimum":0},"role_presentation":{"anyOf":[{"$ref":"agent_role_presentation.json"},{"type":"null"}]}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_actor_ref.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["user","agent","system"]},"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"presentation":{"$ref":"agent_presentation_snapshot.json"}}};
+const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_presentation_snapshot.json","type":"object","additionalProperties":false,"required":["identity_id","execution_id","source","revision","display_name","avatar_revision","role_presentation"],"properties":{"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"source":{"type":"string"},"revision":{"type":"integer","minimum":0},"display_name":{"type":"string"},"nickname":{"type":"string"},"avatar_revision":{"type":["integer","null"],"minimum":0},"role_presentation":{"anyOf":[{"$ref":"agent_role_presentation.json"},{"type":"null"}]}}};
 const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_role_presentation.json","type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string"},"label":{"type":"string"}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -105,8 +105,10 @@ errors++;
 }
 }
 if(data.identity_id !== undefined){
-if(typeof data.identity_id !== "string"){
-const err8 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.identity_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -116,9 +118,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.execution_id !== undefined){
-if(typeof data.execution_id !== "string"){
-const err9 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -128,9 +129,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.source !== undefined){
-if(typeof data.source !== "string"){
-const err10 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"}};
+if(data.execution_id !== undefined){
+let data1 = data.execution_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -140,10 +143,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.revision !== undefined){
-let data3 = data.revision;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err11 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -152,9 +153,10 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.source !== undefined){
+if(typeof data.source !== "string"){
+const err12 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -164,10 +166,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-if(data.display_name !== undefined){
-if(typeof data.display_name !== "string"){
-const err13 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data.revision !== undefined){
+let data3 = data.revision;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -176,10 +178,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data.nickname !== undefined){
-if(typeof data.nickname !== "string"){
-const err14 = {instancePath:instancePath+"/nickname",schemaPath:"#/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/revision",schemaPath:"#/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -189,10 +190,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.avatar_revision !== undefined){
-let data6 = data.avatar_revision;
-if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err15 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/type",keyword:"type",params:{type: schema32.properties.avatar_revision.type}};
+}
+if(data.display_name !== undefined){
+if(typeof data.display_name !== "string"){
+const err15 = {instancePath:instancePath+"/display_name",schemaPath:"#/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -201,14 +202,39 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.nickname !== undefined){
+if(typeof data.nickname !== "string"){
+const err16 = {instancePath:instancePath+"/nickname",schemaPath:"#/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
 else {
 vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.avatar_revision !== undefined){
+let data6 = data.avatar_revision;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+const err17 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/type",keyword:"type",params:{type: schema32.properties.avatar_revision.type}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err18 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -221,30 +247,7 @@ let valid1 = false;
 const _errs18 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 if(data7.role === undefined){
-const err17 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/required",keyword:"required",params:{missingProperty: "role"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-for(const key1 in data7){
-if(!((key1 === "role") || (key1 === "label"))){
-const err18 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data7.role !== undefined){
-if(typeof data7.role !== "string"){
-const err19 = {instancePath:instancePath+"/role_presentation/role",schemaPath:"agent_role_presentation.json/properties/role/type",keyword:"type",params:{type: "string"}};
+const err19 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/required",keyword:"required",params:{missingProperty: "role"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -253,10 +256,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data7.label !== undefined){
-if(typeof data7.label !== "string"){
-const err20 = {instancePath:instancePath+"/role_presentation/label",schemaPath:"agent_role_presentation.json/properties/label/type",keyword:"type",params:{type: "string"}};
+for(const key1 in data7){
+if(!((key1 === "role") || (key1 === "label"))){
+const err20 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -266,9 +268,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/type",keyword:"type",params:{type: "object"}};
+if(data7.role !== undefined){
+if(typeof data7.role !== "string"){
+const err21 = {instancePath:instancePath+"/role_presentation/role",schemaPath:"agent_role_presentation.json/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -277,11 +279,10 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid0 = _errs18 === errors;
-valid1 = valid1 || _valid0;
-const _errs26 = errors;
-if(data7 !== null){
-const err22 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf/1/type",keyword:"type",params:{type: "null"}};
+}
+if(data7.label !== undefined){
+if(typeof data7.label !== "string"){
+const err22 = {instancePath:instancePath+"/role_presentation/label",schemaPath:"agent_role_presentation.json/properties/label/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -290,15 +291,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid0 = _errs26 === errors;
-valid1 = valid1 || _valid0;
-if(!valid1){
-const err23 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf",keyword:"anyOf",params:{}};
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/role_presentation",schemaPath:"agent_role_presentation.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+var _valid0 = _errs18 === errors;
+valid1 = valid1 || _valid0;
+const _errs26 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf/1/type",keyword:"type",params:{type: "null"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid0 = _errs26 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err25 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf",keyword:"anyOf",params:{}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }
@@ -316,12 +342,12 @@ vErrors = null;
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err26];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err26);
 }
 errors++;
 }
@@ -389,8 +415,10 @@ errors++;
 }
 }
 if(data.identity_id !== undefined){
-if(typeof data.identity_id !== "string"){
-const err4 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.identity_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err4 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -400,14 +428,38 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.execution_id !== undefined){
-if(typeof data.execution_id !== "string"){
-const err5 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err5 = {instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.execution_id !== undefined){
+let data2 = data.execution_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err6 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -420,12 +472,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err8];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err8);
 }
 errors++;
 }
@@ -791,7 +843,7 @@ return errors === 0;
 validate26.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.AgentDelegationRouteCreateParams = validate27;
-const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_create_params.json","type":"object","additionalProperties":false,"required":["kind","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_thread_id","destination_workspace_id","destination_gateway_id","allowed_actions","source_policy_generation","destination_policy_generation","hop_count","max_hops"],"properties":{"kind":{"$ref":"agent_delegation_route_kind.json"},"source_execution_id":{"type":"string"},"source_capsule_id":{"type":"string"},"source_thread_id":{"type":"string"},"source_workspace_id":{"type":"string"},"source_gateway_id":{"type":"string"},"destination_execution_id":{"type":"string"},"destination_capsule_id":{"type":"string"},"destination_thread_id":{"type":"string"},"destination_workspace_id":{"type":"string"},"destination_gateway_id":{"type":"string"},"destination_identity_id":{"type":"string"},"destination_execution_profile":{"type":"string"},"allowed_actions":{"type":"array","items":{"type":"string"}},"disclosure":{"$ref":"agent_delegation_disclosure_request.json"},"source_policy_generation":{"type":"integer"},"destination_policy_generation":{"type":"integer"},"hop_count":{"type":"integer"},"max_hops":{"type":"integer"},"expires_at":{"type":"string"},"return_route_id":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_create_params.json","type":"object","additionalProperties":false,"required":["kind","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_thread_id","destination_workspace_id","destination_gateway_id","allowed_actions","source_policy_generation","destination_policy_generation","hop_count","max_hops"],"properties":{"kind":{"$ref":"agent_delegation_route_kind.json"},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":"string","maxLength":256},"destination_capsule_id":{"type":"string","maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"allowed_actions":{"type":"array","items":{"type":"string"}},"disclosure":{"$ref":"agent_delegation_disclosure_request.json"},"source_policy_generation":{"type":"integer"},"destination_policy_generation":{"type":"integer"},"hop_count":{"type":"integer"},"max_hops":{"type":"integer"},"expires_at":{"type":"string"},"return_route_id":{"type":"string","maxLength":256},"idempotency_key":{"type":"string"}}};
 const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_kind.json","type":"string","enum":["execution_bound","identity_bound"]};
 const func1 = Object.prototype.hasOwnProperty;
 
@@ -983,8 +1035,10 @@ errors++;
 }
 }
 if(data.source_execution_id !== undefined){
-if(typeof data.source_execution_id !== "string"){
-const err17 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.source_execution_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err17 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -994,9 +1048,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.source_capsule_id !== undefined){
-if(typeof data.source_capsule_id !== "string"){
-const err18 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err18 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1006,9 +1059,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.source_thread_id !== undefined){
-if(typeof data.source_thread_id !== "string"){
-const err19 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_capsule_id !== undefined){
+let data2 = data.source_capsule_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err19 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1018,9 +1073,8 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.source_workspace_id !== undefined){
-if(typeof data.source_workspace_id !== "string"){
-const err20 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err20 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1030,9 +1084,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.source_gateway_id !== undefined){
-if(typeof data.source_gateway_id !== "string"){
-const err21 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_thread_id !== undefined){
+let data3 = data.source_thread_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err21 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1042,9 +1098,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.destination_execution_id !== undefined){
-if(typeof data.destination_execution_id !== "string"){
-const err22 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err22 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1054,9 +1109,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.destination_capsule_id !== undefined){
-if(typeof data.destination_capsule_id !== "string"){
-const err23 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_workspace_id !== undefined){
+let data4 = data.source_workspace_id;
+if(typeof data4 === "string"){
+if(data4.length > 256){
+const err23 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1066,9 +1123,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.destination_thread_id !== undefined){
-if(typeof data.destination_thread_id !== "string"){
-const err24 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err24 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1078,9 +1134,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.destination_workspace_id !== undefined){
-if(typeof data.destination_workspace_id !== "string"){
-const err25 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_gateway_id !== undefined){
+let data5 = data.source_gateway_id;
+if(typeof data5 === "string"){
+if(data5.length > 256){
+const err25 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1090,9 +1148,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.destination_gateway_id !== undefined){
-if(typeof data.destination_gateway_id !== "string"){
-const err26 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err26 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1102,9 +1159,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.destination_identity_id !== undefined){
-if(typeof data.destination_identity_id !== "string"){
-const err27 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}};
+if(data.destination_execution_id !== undefined){
+let data6 = data.destination_execution_id;
+if(typeof data6 === "string"){
+if(data6.length > 256){
+const err27 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1114,14 +1173,150 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.destination_execution_profile !== undefined){
-if(typeof data.destination_execution_profile !== "string"){
-const err28 = {instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}};
+else {
+const err28 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.destination_capsule_id !== undefined){
+let data7 = data.destination_capsule_id;
+if(typeof data7 === "string"){
+if(data7.length > 256){
+const err29 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.destination_thread_id !== undefined){
+let data8 = data.destination_thread_id;
+if(typeof data8 === "string"){
+if(data8.length > 256){
+const err31 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.destination_workspace_id !== undefined){
+let data9 = data.destination_workspace_id;
+if(typeof data9 === "string"){
+if(data9.length > 256){
+const err33 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.destination_gateway_id !== undefined){
+let data10 = data.destination_gateway_id;
+if(typeof data10 === "string"){
+if(data10.length > 256){
+const err35 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.destination_identity_id !== undefined){
+let data11 = data.destination_identity_id;
+if(typeof data11 === "string"){
+if(data11.length > 256){
+const err37 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.destination_execution_profile !== undefined){
+if(typeof data.destination_execution_profile !== "string"){
+const err39 = {instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
 }
 errors++;
 }
@@ -1132,24 +1327,24 @@ if(Array.isArray(data13)){
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 if(typeof data13[i0] !== "string"){
-const err29 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"#/properties/allowed_actions/items/type",keyword:"type",params:{type: "string"}};
+const err40 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"#/properties/allowed_actions/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err29];
+vErrors = [err40];
 }
 else {
-vErrors.push(err29);
+vErrors.push(err40);
 }
 errors++;
 }
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/allowed_actions",schemaPath:"#/properties/allowed_actions/type",keyword:"type",params:{type: "array"}};
+const err41 = {instancePath:instancePath+"/allowed_actions",schemaPath:"#/properties/allowed_actions/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err41];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err41);
 }
 errors++;
 }
@@ -1163,12 +1358,12 @@ errors = vErrors.length;
 if(data.source_policy_generation !== undefined){
 let data16 = data.source_policy_generation;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err31 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}};
+const err42 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err42];
 }
 else {
-vErrors.push(err31);
+vErrors.push(err42);
 }
 errors++;
 }
@@ -1176,12 +1371,12 @@ errors++;
 if(data.destination_policy_generation !== undefined){
 let data17 = data.destination_policy_generation;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err32 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}};
+const err43 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err43];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err43);
 }
 errors++;
 }
@@ -1189,12 +1384,12 @@ errors++;
 if(data.hop_count !== undefined){
 let data18 = data.hop_count;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err33 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}};
+const err44 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err44];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err44);
 }
 errors++;
 }
@@ -1202,60 +1397,73 @@ errors++;
 if(data.max_hops !== undefined){
 let data19 = data.max_hops;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err34 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+const err45 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err45];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err45);
 }
 errors++;
 }
 }
 if(data.expires_at !== undefined){
 if(typeof data.expires_at !== "string"){
-const err35 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err46];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err46);
 }
 errors++;
 }
 }
 if(data.return_route_id !== undefined){
-if(typeof data.return_route_id !== "string"){
-const err36 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: "string"}};
+let data21 = data.return_route_id;
+if(typeof data21 === "string"){
+if(data21.length > 256){
+const err47 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err47];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
 }
 errors++;
 }
 }
 if(data.idempotency_key !== undefined){
 if(typeof data.idempotency_key !== "string"){
-const err37 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
+const err49 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err49];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err49);
 }
 errors++;
 }
 }
 }
 else {
-const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err50];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err50);
 }
 errors++;
 }
@@ -1303,7 +1511,7 @@ return errors === 0;
 validate29.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.AgentDelegationRouteListParams = validate30;
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_params.json","type":"object","additionalProperties":false,"required":["source_execution_id"],"properties":{"source_execution_id":{"type":"string"},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":200}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_params.json","type":"object","additionalProperties":false,"required":["source_execution_id"],"properties":{"source_execution_id":{"type":"string","maxLength":256},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":200}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_params.json" */;
@@ -1340,8 +1548,10 @@ errors++;
 }
 }
 if(data.source_execution_id !== undefined){
-if(typeof data.source_execution_id !== "string"){
-const err2 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.source_execution_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err2 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1351,9 +1561,8 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.cursor !== undefined){
-if(typeof data.cursor !== "string"){
-const err3 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}};
+else {
+const err3 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1363,10 +1572,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.limit !== undefined){
-let data2 = data.limit;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err4 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
+if(data.cursor !== undefined){
+if(typeof data.cursor !== "string"){
+const err4 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1375,9 +1583,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 200 || isNaN(data2)){
-const err5 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200}};
+}
+if(data.limit !== undefined){
+let data2 = data.limit;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err5 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1386,8 +1596,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data2 < 1 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 200 || isNaN(data2)){
+const err6 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1396,16 +1607,26 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data2 < 1 || isNaN(data2)){
+const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -1416,7 +1637,7 @@ validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.AgentDelegationRouteListResponse = validate31;
 const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_response.json","type":"object","additionalProperties":false,"required":["routes","next_cursor"],"properties":{"routes":{"type":"array","items":{"$ref":"agent_delegation_route_projection.json"}},"next_cursor":{"type":["string","null"]}}};
-const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_projection.json","type":"object","additionalProperties":false,"required":["route_id","kind","status","allowed_actions","disclosure","generation","source_policy_generation","destination_policy_generation","hop_count","max_hops","grant_fingerprint","expires_at","return_route_id","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_execution_id","destination_capsule_id","destination_thread_id","destination_workspace_id","destination_gateway_id","created_at","updated_at"],"properties":{"route_id":{"type":"string"},"kind":{"$ref":"agent_delegation_route_kind.json"},"status":{"$ref":"agent_delegation_route_status.json"},"allowed_actions":{"type":"array","items":{"$ref":"agent_delegation_route_action.json"}},"disclosure":{"$ref":"agent_delegation_disclosure_policy.json"},"generation":{"type":"integer","minimum":1},"source_policy_generation":{"type":"integer","minimum":1},"destination_policy_generation":{"type":"integer","minimum":1},"hop_count":{"type":"integer","minimum":0},"max_hops":{"type":"integer","minimum":0},"grant_fingerprint":{"type":"string"},"expires_at":{"type":["string","null"]},"return_route_id":{"type":["string","null"]},"source_execution_id":{"type":"string"},"source_capsule_id":{"type":"string"},"source_thread_id":{"type":"string"},"source_workspace_id":{"type":"string"},"source_gateway_id":{"type":"string"},"destination_execution_id":{"type":["string","null"]},"destination_capsule_id":{"type":["string","null"]},"destination_thread_id":{"type":"string"},"destination_workspace_id":{"type":"string"},"destination_gateway_id":{"type":"string"},"destination_identity_id":{"type":"string"},"destination_execution_profile":{"type":"string"},"created_at":{"type":"string"},"updated_at":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_projection.json","type":"object","additionalProperties":false,"required":["route_id","kind","status","allowed_actions","disclosure","generation","source_policy_generation","destination_policy_generation","hop_count","max_hops","grant_fingerprint","expires_at","return_route_id","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_execution_id","destination_capsule_id","destination_thread_id","destination_workspace_id","destination_gateway_id","created_at","updated_at"],"properties":{"route_id":{"type":"string","maxLength":256},"kind":{"$ref":"agent_delegation_route_kind.json"},"status":{"$ref":"agent_delegation_route_status.json"},"allowed_actions":{"type":"array","items":{"$ref":"agent_delegation_route_action.json"}},"disclosure":{"$ref":"agent_delegation_disclosure_policy.json"},"generation":{"type":"integer","minimum":1},"source_policy_generation":{"type":"integer","minimum":1},"destination_policy_generation":{"type":"integer","minimum":1},"hop_count":{"type":"integer","minimum":0},"max_hops":{"type":"integer","minimum":0},"grant_fingerprint":{"type":"string"},"expires_at":{"type":["string","null"]},"return_route_id":{"type":["string","null"],"maxLength":256},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":["string","null"],"maxLength":256},"destination_capsule_id":{"type":["string","null"],"maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"created_at":{"type":"string"},"updated_at":{"type":"string"},"idempotency_key":{"type":"string"}}};
 const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_status.json","type":"string","enum":["prepared","active","expired","revoked"]};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1694,8 +1915,10 @@ errors++;
 }
 }
 if(data.route_id !== undefined){
-if(typeof data.route_id !== "string"){
-const err26 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.route_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err26 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1705,10 +1928,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.kind !== undefined){
-let data1 = data.kind;
-if(typeof data1 !== "string"){
-const err27 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err27 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1717,8 +1938,11 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!((data1 === "execution_bound") || (data1 === "identity_bound"))){
-const err28 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
+}
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+const err28 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1727,11 +1951,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/type",keyword:"type",params:{type: "string"}};
+if(!((data1 === "execution_bound") || (data1 === "identity_bound"))){
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1740,13 +1961,26 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((((data2 === "prepared") || (data2 === "active")) || (data2 === "expired")) || (data2 === "revoked"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/enum",keyword:"enum",params:{allowedValues: schema47.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
+}
+errors++;
+}
+if(!((((data2 === "prepared") || (data2 === "active")) || (data2 === "expired")) || (data2 === "revoked"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/enum",keyword:"enum",params:{allowedValues: schema47.enum}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
 }
 errors++;
 }
@@ -1758,17 +1992,7 @@ const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(typeof data4 !== "string"){
-const err31 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(!((((((data4 === "send_message") || (data4 === "start_agent")) || (data4 === "create_task")) || (data4 === "schedule_task")) || (data4 === "review_task_result")) || (data4 === "deliver_result"))){
-const err32 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/enum",keyword:"enum",params:{allowedValues: schema39.enum}};
+const err32 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1777,15 +2001,25 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/allowed_actions",schemaPath:"#/properties/allowed_actions/type",keyword:"type",params:{type: "array"}};
+if(!((((((data4 === "send_message") || (data4 === "start_agent")) || (data4 === "create_task")) || (data4 === "schedule_task")) || (data4 === "review_task_result")) || (data4 === "deliver_result"))){
+const err33 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/enum",keyword:"enum",params:{allowedValues: schema39.enum}};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/allowed_actions",schemaPath:"#/properties/allowed_actions/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -1799,18 +2033,7 @@ errors = vErrors.length;
 if(data.generation !== undefined){
 let data6 = data.generation;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err34 = {instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err35 = {instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+const err35 = {instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1819,12 +2042,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-if(data.source_policy_generation !== undefined){
-let data7 = data.source_policy_generation;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err36 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err36 = {instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1833,9 +2053,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 1 || isNaN(data7)){
-const err37 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.source_policy_generation !== undefined){
+let data7 = data.source_policy_generation;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err37 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1844,12 +2067,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-if(data.destination_policy_generation !== undefined){
-let data8 = data.destination_policy_generation;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err38 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err38 = {instancePath:instancePath+"/source_policy_generation",schemaPath:"#/properties/source_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1858,9 +2078,12 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-const err39 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.destination_policy_generation !== undefined){
+let data8 = data.destination_policy_generation;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err39 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1869,12 +2092,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-if(data.hop_count !== undefined){
-let data9 = data.hop_count;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err40 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err40 = {instancePath:instancePath+"/destination_policy_generation",schemaPath:"#/properties/destination_policy_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1883,9 +2103,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err41 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data.hop_count !== undefined){
+let data9 = data.hop_count;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err41 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1894,12 +2117,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-if(data.max_hops !== undefined){
-let data10 = data.max_hops;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err42 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err42 = {instancePath:instancePath+"/hop_count",schemaPath:"#/properties/hop_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1908,9 +2128,12 @@ vErrors.push(err42);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err43 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data.max_hops !== undefined){
+let data10 = data.max_hops;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err43 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1919,11 +2142,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-}
-if(data.grant_fingerprint !== undefined){
-if(typeof data.grant_fingerprint !== "string"){
-const err44 = {instancePath:instancePath+"/grant_fingerprint",schemaPath:"#/properties/grant_fingerprint/type",keyword:"type",params:{type: "string"}};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err44 = {instancePath:instancePath+"/max_hops",schemaPath:"#/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1933,10 +2154,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-let data12 = data.expires_at;
-if((typeof data12 !== "string") && (data12 !== null)){
-const err45 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema45.properties.expires_at.type}};
+}
+if(data.grant_fingerprint !== undefined){
+if(typeof data.grant_fingerprint !== "string"){
+const err45 = {instancePath:instancePath+"/grant_fingerprint",schemaPath:"#/properties/grant_fingerprint/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1946,10 +2167,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data.return_route_id !== undefined){
-let data13 = data.return_route_id;
-if((typeof data13 !== "string") && (data13 !== null)){
-const err46 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema45.properties.return_route_id.type}};
+if(data.expires_at !== undefined){
+let data12 = data.expires_at;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema45.properties.expires_at.type}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1959,9 +2180,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data.source_execution_id !== undefined){
-if(typeof data.source_execution_id !== "string"){
-const err47 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}};
+if(data.return_route_id !== undefined){
+let data13 = data.return_route_id;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err47 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema45.properties.return_route_id.type}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1970,10 +2192,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data.source_capsule_id !== undefined){
-if(typeof data.source_capsule_id !== "string"){
-const err48 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}};
+if(typeof data13 === "string"){
+if(data13.length > 256){
+const err48 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1983,9 +2204,12 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data.source_thread_id !== undefined){
-if(typeof data.source_thread_id !== "string"){
-const err49 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data.source_execution_id !== undefined){
+let data14 = data.source_execution_id;
+if(typeof data14 === "string"){
+if(data14.length > 256){
+const err49 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1995,9 +2219,8 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data.source_workspace_id !== undefined){
-if(typeof data.source_workspace_id !== "string"){
-const err50 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err50 = {instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2007,9 +2230,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data.source_gateway_id !== undefined){
-if(typeof data.source_gateway_id !== "string"){
-const err51 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_capsule_id !== undefined){
+let data15 = data.source_capsule_id;
+if(typeof data15 === "string"){
+if(data15.length > 256){
+const err51 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -2019,10 +2244,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data.destination_execution_id !== undefined){
-let data19 = data.destination_execution_id;
-if((typeof data19 !== "string") && (data19 !== null)){
-const err52 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema45.properties.destination_execution_id.type}};
+else {
+const err52 = {instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -2032,10 +2255,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data.destination_capsule_id !== undefined){
-let data20 = data.destination_capsule_id;
-if((typeof data20 !== "string") && (data20 !== null)){
-const err53 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema45.properties.destination_capsule_id.type}};
+if(data.source_thread_id !== undefined){
+let data16 = data.source_thread_id;
+if(typeof data16 === "string"){
+if(data16.length > 256){
+const err53 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -2045,9 +2269,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data.destination_thread_id !== undefined){
-if(typeof data.destination_thread_id !== "string"){
-const err54 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err54 = {instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -2057,9 +2280,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data.destination_workspace_id !== undefined){
-if(typeof data.destination_workspace_id !== "string"){
-const err55 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_workspace_id !== undefined){
+let data17 = data.source_workspace_id;
+if(typeof data17 === "string"){
+if(data17.length > 256){
+const err55 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -2069,9 +2294,8 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.destination_gateway_id !== undefined){
-if(typeof data.destination_gateway_id !== "string"){
-const err56 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err56 = {instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -2081,9 +2305,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data.destination_identity_id !== undefined){
-if(typeof data.destination_identity_id !== "string"){
-const err57 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}};
+if(data.source_gateway_id !== undefined){
+let data18 = data.source_gateway_id;
+if(typeof data18 === "string"){
+if(data18.length > 256){
+const err57 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -2093,9 +2319,8 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data.destination_execution_profile !== undefined){
-if(typeof data.destination_execution_profile !== "string"){
-const err58 = {instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}};
+else {
+const err58 = {instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -2105,9 +2330,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
-const err59 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(data.destination_execution_id !== undefined){
+let data19 = data.destination_execution_id;
+if((typeof data19 !== "string") && (data19 !== null)){
+const err59 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema45.properties.destination_execution_id.type}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2116,10 +2342,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data.updated_at !== undefined){
-if(typeof data.updated_at !== "string"){
-const err60 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"}};
+if(typeof data19 === "string"){
+if(data19.length > 256){
+const err60 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -2129,9 +2354,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data.idempotency_key !== undefined){
-if(typeof data.idempotency_key !== "string"){
-const err61 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
+}
+if(data.destination_capsule_id !== undefined){
+let data20 = data.destination_capsule_id;
+if((typeof data20 !== "string") && (data20 !== null)){
+const err61 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema45.properties.destination_capsule_id.type}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2140,15 +2367,175 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-}
-else {
-const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(typeof data20 === "string"){
+if(data20.length > 256){
+const err62 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err62];
 }
 else {
 vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+if(data.destination_thread_id !== undefined){
+let data21 = data.destination_thread_id;
+if(typeof data21 === "string"){
+if(data21.length > 256){
+const err63 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data.destination_workspace_id !== undefined){
+let data22 = data.destination_workspace_id;
+if(typeof data22 === "string"){
+if(data22.length > 256){
+const err65 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data.destination_gateway_id !== undefined){
+let data23 = data.destination_gateway_id;
+if(typeof data23 === "string"){
+if(data23.length > 256){
+const err67 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data.destination_identity_id !== undefined){
+let data24 = data.destination_identity_id;
+if(typeof data24 === "string"){
+if(data24.length > 256){
+const err69 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data.destination_execution_profile !== undefined){
+if(typeof data.destination_execution_profile !== "string"){
+const err71 = {instancePath:instancePath+"/destination_execution_profile",schemaPath:"#/properties/destination_execution_profile/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err72 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.updated_at !== undefined){
+if(typeof data.updated_at !== "string"){
+const err73 = {instancePath:instancePath+"/updated_at",schemaPath:"#/properties/updated_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data.idempotency_key !== undefined){
+if(typeof data.idempotency_key !== "string"){
+const err74 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
 }
 errors++;
 }
@@ -2256,7 +2643,7 @@ validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.AgentDelegationRouteProjection = validate32;
 
 exports.AgentDelegationRouteRevokeParams = validate35;
-const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json","type":"object","additionalProperties":false,"required":["route_id","expected_generation"],"properties":{"route_id":{"type":"string"},"expected_generation":{"type":"integer","minimum":1},"reason":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json","type":"object","additionalProperties":false,"required":["route_id","expected_generation"],"properties":{"route_id":{"type":"string","maxLength":256},"expected_generation":{"type":"integer","minimum":1},"reason":{"type":"string"},"idempotency_key":{"type":"string"}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json" */;
@@ -2303,8 +2690,10 @@ errors++;
 }
 }
 if(data.route_id !== undefined){
-if(typeof data.route_id !== "string"){
-const err3 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.route_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2314,10 +2703,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.expected_generation !== undefined){
-let data1 = data.expected_generation;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err4 = {instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/type",keyword:"type",params:{type: "integer"}};
+else {
+const err4 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2326,9 +2713,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 < 1 || isNaN(data1)){
-const err5 = {instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.expected_generation !== undefined){
+let data1 = data.expected_generation;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2337,11 +2726,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-}
-if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
-const err6 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 1 || isNaN(data1)){
+const err6 = {instancePath:instancePath+"/expected_generation",schemaPath:"#/properties/expected_generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2351,9 +2738,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.idempotency_key !== undefined){
-if(typeof data.idempotency_key !== "string"){
-const err7 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
+}
+if(data.reason !== undefined){
+if(typeof data.reason !== "string"){
+const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2363,14 +2751,26 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.idempotency_key !== undefined){
+if(typeof data.idempotency_key !== "string"){
+const err8 = {instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -2599,7 +2999,7 @@ return errors === 0;
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ContextCompressedNotification = validate39;
-const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","summarized_messages","messages_after"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"summarized_messages":{"type":"integer","minimum":0},"messages_after":{"type":"integer","minimum":0},"summary_preview":{"type":"string"}}};
+const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","summarized_messages","messages_after"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"summarized_messages":{"type":"integer","minimum":0},"messages_after":{"type":"integer","minimum":0},"summary_preview":{"type":"string"}}};
 const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compression_reason.json","type":"string","enum":["summarized","truncated"]};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2687,8 +3087,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2698,9 +3100,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2710,10 +3111,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2722,9 +3124,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2734,11 +3136,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.reason !== undefined){
-let data3 = data.reason;
-if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2747,8 +3148,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!((data3 === "summarized") || (data3 === "truncated"))){
-const err12 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2758,10 +3160,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.summarized_messages !== undefined){
-let data4 = data.summarized_messages;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.reason !== undefined){
+let data3 = data.reason;
+if(typeof data3 !== "string"){
+const err13 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2770,9 +3173,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(!((data3 === "summarized") || (data3 === "truncated"))){
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2782,11 +3184,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.messages_after !== undefined){
-let data5 = data.messages_after;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/type",keyword:"type",params:{type: "integer"}};
+if(data.summarized_messages !== undefined){
+let data4 = data.summarized_messages;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2795,9 +3196,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/summarized_messages",schemaPath:"#/properties/summarized_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2808,9 +3209,10 @@ errors++;
 }
 }
 }
-if(data.summary_preview !== undefined){
-if(typeof data.summary_preview !== "string"){
-const err17 = {instancePath:instancePath+"/summary_preview",schemaPath:"#/properties/summary_preview/type",keyword:"type",params:{type: "string"}};
+if(data.messages_after !== undefined){
+let data5 = data.messages_after;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2819,15 +3221,39 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/messages_after",schemaPath:"#/properties/messages_after/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.summary_preview !== undefined){
+if(typeof data.summary_preview !== "string"){
+const err19 = {instancePath:instancePath+"/summary_preview",schemaPath:"#/properties/summary_preview/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
 }
 errors++;
 }
@@ -2837,7 +3263,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ContextCompressingNotification = validate40;
-const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressing_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","messages_before","estimated_tokens"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"messages_before":{"type":"integer","minimum":0},"estimated_tokens":{"type":"integer","minimum":0}}};
+const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressing_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","messages_before","estimated_tokens"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"messages_before":{"type":"integer","minimum":0},"estimated_tokens":{"type":"integer","minimum":0}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/context_compressing_notification.json" */;
@@ -2924,8 +3350,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2935,9 +3363,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2947,10 +3374,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2959,9 +3387,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2971,11 +3399,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.reason !== undefined){
-let data3 = data.reason;
-if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2984,8 +3411,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!((data3 === "summarized") || (data3 === "truncated"))){
-const err12 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2995,10 +3423,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.messages_before !== undefined){
-let data4 = data.messages_before;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.reason !== undefined){
+let data3 = data.reason;
+if(typeof data3 !== "string"){
+const err13 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3007,9 +3436,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(!((data3 === "summarized") || (data3 === "truncated"))){
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3019,11 +3447,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.estimated_tokens !== undefined){
-let data5 = data.estimated_tokens;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data.messages_before !== undefined){
+let data4 = data.messages_before;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3032,9 +3459,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/messages_before",schemaPath:"#/properties/messages_before/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3045,14 +3472,39 @@ errors++;
 }
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.estimated_tokens !== undefined){
+let data5 = data.estimated_tokens;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/estimated_tokens",schemaPath:"#/properties/estimated_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -3102,8 +3554,8 @@ validate41.evaluated = {"dynamicProps":false,"dynamicItems":false};
 exports.ExecutionBackend = validate42;
 const schema58 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend.json","type":"object","oneOf":[{"$ref":"execution_backend_api_provider.json"},{"$ref":"execution_backend_cli_agent_runtime.json"},{"$ref":"execution_backend_acp_agent_runtime.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["apiProvider","cliAgentRuntime","acpAgentRuntime"]}}};
 const schema59 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_api_provider.json","type":"object","additionalProperties":false,"required":["type","provider"],"properties":{"type":{"type":"string","const":"apiProvider"},"provider":{"type":"string"}}};
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id","runtime_kind"],"properties":{"type":{"type":"string","const":"cliAgentRuntime"},"runtime_id":{"type":"string"},"runtime_kind":{"type":"string"}}};
-const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id"],"properties":{"type":{"type":"string","const":"acpAgentRuntime"},"runtime_id":{"type":"string"}}};
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id","runtime_kind"],"properties":{"type":{"type":"string","const":"cliAgentRuntime"},"runtime_id":{"type":"string","maxLength":256},"runtime_kind":{"type":"string"}}};
+const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id"],"properties":{"type":{"type":"string","const":"acpAgentRuntime"},"runtime_id":{"type":"string","maxLength":256}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend.json" */;
@@ -3292,8 +3744,10 @@ errors++;
 }
 }
 if(data.runtime_id !== undefined){
-if(typeof data.runtime_id !== "string"){
-const err15 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
+let data4 = data.runtime_id;
+if(typeof data4 === "string"){
+if(data4.length > 256){
+const err15 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3303,9 +3757,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.runtime_kind !== undefined){
-if(typeof data.runtime_kind !== "string"){
-const err16 = {instancePath:instancePath+"/runtime_kind",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_kind/type",keyword:"type",params:{type: "string"}};
+else {
+const err16 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3315,14 +3768,26 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"execution_backend_cli_agent_runtime.json/type",keyword:"type",params:{type: "object"}};
+if(data.runtime_kind !== undefined){
+if(typeof data.runtime_kind !== "string"){
+const err17 = {instancePath:instancePath+"/runtime_kind",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"execution_backend_cli_agent_runtime.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -3333,17 +3798,7 @@ props0 = true;
 else if(tag0 === "acpAgentRuntime"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err18 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/required",keyword:"required",params:{missingProperty: "type"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data.runtime_id === undefined){
-const err19 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/required",keyword:"required",params:{missingProperty: "runtime_id"}};
+const err19 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/required",keyword:"required",params:{missingProperty: "type"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3352,9 +3807,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-for(const key2 in data){
-if(!((key2 === "type") || (key2 === "runtime_id"))){
-const err20 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(data.runtime_id === undefined){
+const err20 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/required",keyword:"required",params:{missingProperty: "runtime_id"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3363,11 +3817,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data.type !== undefined){
-let data6 = data.type;
-if(typeof data6 !== "string"){
-const err21 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/type",keyword:"type",params:{type: "string"}};
+for(const key2 in data){
+if(!((key2 === "type") || (key2 === "runtime_id"))){
+const err21 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3376,8 +3828,11 @@ vErrors.push(err21);
 }
 errors++;
 }
-if("acpAgentRuntime" !== data6){
-const err22 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/const",keyword:"const",params:{allowedValue: "acpAgentRuntime"}};
+}
+if(data.type !== undefined){
+let data6 = data.type;
+if(typeof data6 !== "string"){
+const err22 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3386,10 +3841,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data.runtime_id !== undefined){
-if(typeof data.runtime_id !== "string"){
-const err23 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
+if("acpAgentRuntime" !== data6){
+const err23 = {instancePath:instancePath+"/type",schemaPath:"execution_backend_acp_agent_runtime.json/properties/type/const",keyword:"const",params:{allowedValue: "acpAgentRuntime"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3399,9 +3852,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-else {
-const err24 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/type",keyword:"type",params:{type: "object"}};
+if(data.runtime_id !== undefined){
+let data7 = data.runtime_id;
+if(typeof data7 === "string"){
+if(data7.length > 256){
+const err24 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3410,12 +3865,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else {
-const err25 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
+const err25 = {instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3425,8 +3877,9 @@ vErrors.push(err25);
 errors++;
 }
 }
+}
 else {
-const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}};
+const err26 = {instancePath,schemaPath:"execution_backend_acp_agent_runtime.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3435,14 +3888,39 @@ vErrors.push(err26);
 }
 errors++;
 }
+if(props0 !== true){
+props0 = true;
+}
 }
 else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }
@@ -3522,8 +4000,10 @@ errors++;
 }
 }
 if(data.runtime_id !== undefined){
-if(typeof data.runtime_id !== "string"){
-const err5 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.runtime_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err5 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3533,14 +4013,25 @@ vErrors.push(err5);
 errors++;
 }
 }
-}
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err6 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -3726,8 +4217,10 @@ errors++;
 }
 }
 if(data.runtime_id !== undefined){
-if(typeof data.runtime_id !== "string"){
-const err6 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.runtime_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err6 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3737,9 +4230,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.runtime_kind !== undefined){
-if(typeof data.runtime_kind !== "string"){
-const err7 = {instancePath:instancePath+"/runtime_kind",schemaPath:"#/properties/runtime_kind/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3749,14 +4241,26 @@ vErrors.push(err7);
 errors++;
 }
 }
-}
-else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.runtime_kind !== undefined){
+if(typeof data.runtime_kind !== "string"){
+const err8 = {instancePath:instancePath+"/runtime_kind",schemaPath:"#/properties/runtime_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -3766,11 +4270,12 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
-const pattern6 = new RegExp("^[^/]+$", "u");
+const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern6 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern7 = new RegExp("^[^/]+$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -4263,7 +4768,7 @@ if(data.tools !== undefined){
 let data17 = data.tools;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 for(const key7 in data17){
-if(!(((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry"))){
+if(!((((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry")) || (key7 === "env_passthrough"))){
 const err38 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}};
 if(vErrors === null){
 vErrors = [err38];
@@ -4780,9 +5285,15 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-else {
-const err79 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
+if(data17.env_passthrough !== undefined){
+let data38 = data17.env_passthrough;
+if(Array.isArray(data38)){
+const len0 = data38.length;
+for(let i0=0; i0<len0; i0++){
+let data39 = data38[i0];
+if(typeof data39 === "string"){
+if(!pattern5.test(data39)){
+const err79 = {instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4792,14 +5303,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data.mcp_servers !== undefined){
-let data38 = data.mcp_servers;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-for(const key11 in data38){
-const _errs92 = errors;
-if(typeof key11 === "string"){
-if(!pattern5.test(key11)){
-const err80 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
+else {
+const err80 = {instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4809,9 +5314,9 @@ vErrors.push(err80);
 errors++;
 }
 }
-var valid13 = _errs92 === errors;
-if(!valid13){
-const err81 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key11}};
+}
+else {
+const err81 = {instancePath:instancePath+"/tools/env_passthrough",schemaPath:"#/properties/tools/properties/env_passthrough/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4821,12 +5326,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-for(const key12 in data38){
-let data39 = data38[key12];
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-for(const key13 in data39){
-if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
-const err82 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
+}
+else {
+const err82 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4836,11 +5338,14 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data39.command !== undefined){
-let data40 = data39.command;
-if(typeof data40 === "string"){
-if(data40.length < 1){
-const err83 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
+if(data.mcp_servers !== undefined){
+let data40 = data.mcp_servers;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key11 in data40){
+const _errs96 = errors;
+if(typeof key11 === "string"){
+if(!pattern6.test(key11)){
+const err83 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4850,8 +5355,9 @@ vErrors.push(err83);
 errors++;
 }
 }
-else {
-const err84 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
+var valid15 = _errs96 === errors;
+if(!valid15){
+const err84 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key11}};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4861,13 +5367,12 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data39.args !== undefined){
-let data41 = data39.args;
-if(Array.isArray(data41)){
-const len0 = data41.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data41[i0] !== "string"){
-const err85 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i0,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
+for(const key12 in data40){
+let data41 = data40[key12];
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+for(const key13 in data41){
+if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
+const err85 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4877,9 +5382,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-}
-else {
-const err86 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
+if(data41.command !== undefined){
+let data42 = data41.command;
+if(typeof data42 === "string"){
+if(data42.length < 1){
+const err86 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4889,12 +5396,8 @@ vErrors.push(err86);
 errors++;
 }
 }
-if(data39.env !== undefined){
-let data43 = data39.env;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-for(const key14 in data43){
-if(typeof data43[key14] !== "string"){
-const err87 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
+else {
+const err87 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4904,9 +5407,13 @@ vErrors.push(err87);
 errors++;
 }
 }
-}
-else {
-const err88 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
+if(data41.args !== undefined){
+let data43 = data41.args;
+if(Array.isArray(data43)){
+const len1 = data43.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data43[i1] !== "string"){
+const err88 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i1,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4916,11 +5423,9 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data39.cwd !== undefined){
-let data45 = data39.cwd;
-if(typeof data45 === "string"){
-if(data45.length < 1){
-const err89 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err89 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4930,8 +5435,12 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}};
+if(data41.env !== undefined){
+let data45 = data41.env;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key14 in data45){
+if(typeof data45[key14] !== "string"){
+const err90 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4941,11 +5450,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data39.url !== undefined){
-let data46 = data39.url;
-if(typeof data46 === "string"){
-if(data46.length < 1){
-const err91 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err91 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4955,8 +5462,11 @@ vErrors.push(err91);
 errors++;
 }
 }
-else {
-const err92 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}};
+if(data41.cwd !== undefined){
+let data47 = data41.cwd;
+if(typeof data47 === "string"){
+if(data47.length < 1){
+const err92 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4966,12 +5476,8 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data39.headers !== undefined){
-let data47 = data39.headers;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-for(const key15 in data47){
-if(typeof data47[key15] !== "string"){
-const err93 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}};
+else {
+const err93 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4981,9 +5487,11 @@ vErrors.push(err93);
 errors++;
 }
 }
-}
-else {
-const err94 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}};
+if(data41.url !== undefined){
+let data48 = data41.url;
+if(typeof data48 === "string"){
+if(data48.length < 1){
+const err94 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4993,11 +5501,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data39.scope !== undefined){
-let data49 = data39.scope;
-if(typeof data49 === "string"){
-if(data49.length < 1){
-const err95 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err95 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -5007,8 +5512,12 @@ vErrors.push(err95);
 errors++;
 }
 }
-else {
-const err96 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}};
+if(data41.headers !== undefined){
+let data49 = data41.headers;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+for(const key15 in data49){
+if(typeof data49[key15] !== "string"){
+const err96 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -5018,10 +5527,9 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data39.startup_timeout_ms !== undefined){
-let data50 = data39.startup_timeout_ms;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err97 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err97 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -5030,9 +5538,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 < 1 || isNaN(data50)){
-const err98 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data41.scope !== undefined){
+let data51 = data41.scope;
+if(typeof data51 === "string"){
+if(data51.length < 1){
+const err98 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -5042,11 +5553,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-}
-if(data39.tool_timeout_ms !== undefined){
-let data51 = data39.tool_timeout_ms;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err99 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err99 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -5055,9 +5563,11 @@ vErrors.push(err99);
 }
 errors++;
 }
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 < 1 || isNaN(data51)){
-const err100 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data41.startup_timeout_ms !== undefined){
+let data52 = data41.startup_timeout_ms;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+const err100 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -5066,11 +5576,9 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err101 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}};
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 < 1 || isNaN(data52)){
+const err101 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -5081,8 +5589,10 @@ errors++;
 }
 }
 }
-else {
-const err102 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}};
+if(data41.tool_timeout_ms !== undefined){
+let data53 = data41.tool_timeout_ms;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err102 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -5091,13 +5601,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-if(data.skills !== undefined){
-let data52 = data.skills;
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-for(const key16 in data52){
-if(!(key16 === "folders")){
-const err103 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}};
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 1 || isNaN(data53)){
+const err103 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -5107,15 +5613,10 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data52.folders !== undefined){
-let data53 = data52.folders;
-if(Array.isArray(data53)){
-const len1 = data53.length;
-for(let i1=0; i1<len1; i1++){
-let data54 = data53[i1];
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
-if(data54.path === undefined){
-const err104 = {instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: "path"}};
+}
+}
+else {
+const err104 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -5124,9 +5625,10 @@ vErrors.push(err104);
 }
 errors++;
 }
-for(const key17 in data54){
-if(!((key17 === "path") || (key17 === "source_kind"))){
-const err105 = {instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}};
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -5136,11 +5638,12 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data54.path !== undefined){
-let data55 = data54.path;
-if(typeof data55 === "string"){
-if(data55.length < 1){
-const err106 = {instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}};
+if(data.skills !== undefined){
+let data54 = data.skills;
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+for(const key16 in data54){
+if(!(key16 === "folders")){
+const err106 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -5150,8 +5653,15 @@ vErrors.push(err106);
 errors++;
 }
 }
-else {
-const err107 = {instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}};
+if(data54.folders !== undefined){
+let data55 = data54.folders;
+if(Array.isArray(data55)){
+const len2 = data55.length;
+for(let i2=0; i2<len2; i2++){
+let data56 = data55[i2];
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+if(data56.path === undefined){
+const err107 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: "path"}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -5160,12 +5670,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-if(data54.source_kind !== undefined){
-let data56 = data54.source_kind;
-if(typeof data56 === "string"){
-if(data56.length < 1){
-const err108 = {instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}};
+for(const key17 in data56){
+if(!((key17 === "path") || (key17 === "source_kind"))){
+const err108 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -5174,8 +5681,12 @@ vErrors.push(err108);
 }
 errors++;
 }
-if(!pattern6.test(data56)){
-const err109 = {instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}};
+}
+if(data56.path !== undefined){
+let data57 = data56.path;
+if(typeof data57 === "string"){
+if(data57.length < 1){
+const err109 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -5186,7 +5697,7 @@ errors++;
 }
 }
 else {
-const err110 = {instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}};
+const err110 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -5196,9 +5707,11 @@ vErrors.push(err110);
 errors++;
 }
 }
-}
-else {
-const err111 = {instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}};
+if(data56.source_kind !== undefined){
+let data58 = data56.source_kind;
+if(typeof data58 === "string"){
+if(data58.length < 1){
+const err111 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -5207,10 +5720,8 @@ vErrors.push(err111);
 }
 errors++;
 }
-}
-}
-else {
-const err112 = {instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}};
+if(!pattern7.test(data58)){
+const err112 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -5220,9 +5731,8 @@ vErrors.push(err112);
 errors++;
 }
 }
-}
 else {
-const err113 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}};
+const err113 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -5232,14 +5742,9 @@ vErrors.push(err113);
 errors++;
 }
 }
-if(data.acp_agents !== undefined){
-let data57 = data.acp_agents;
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-for(const key18 in data57){
-const _errs137 = errors;
-if(typeof key18 === "string"){
-if(!pattern4.test(key18)){
-const err114 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
+}
+else {
+const err114 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -5249,9 +5754,9 @@ vErrors.push(err114);
 errors++;
 }
 }
-var valid24 = _errs137 === errors;
-if(!valid24){
-const err115 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
+}
+else {
+const err115 = {instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -5261,11 +5766,9 @@ vErrors.push(err115);
 errors++;
 }
 }
-for(const key19 in data57){
-let data58 = data57[key19];
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-if(data58.command === undefined){
-const err116 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: "command"}};
+}
+else {
+const err116 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -5274,9 +5777,15 @@ vErrors.push(err116);
 }
 errors++;
 }
-for(const key20 in data58){
-if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
-const err117 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
+}
+if(data.acp_agents !== undefined){
+let data59 = data.acp_agents;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+for(const key18 in data59){
+const _errs141 = errors;
+if(typeof key18 === "string"){
+if(!pattern4.test(key18)){
+const err117 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -5286,11 +5795,9 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data58.command !== undefined){
-let data59 = data58.command;
-if(typeof data59 === "string"){
-if(data59.length < 1){
-const err118 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
+var valid26 = _errs141 === errors;
+if(!valid26){
+const err118 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -5300,8 +5807,11 @@ vErrors.push(err118);
 errors++;
 }
 }
-else {
-const err119 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
+for(const key19 in data59){
+let data60 = data59[key19];
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+if(data60.command === undefined){
+const err119 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: "command"}};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -5310,14 +5820,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-if(data58.args !== undefined){
-let data60 = data58.args;
-if(Array.isArray(data60)){
-const len2 = data60.length;
-for(let i2=0; i2<len2; i2++){
-if(typeof data60[i2] !== "string"){
-const err120 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i2,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
+for(const key20 in data60){
+if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
+const err120 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -5327,9 +5832,11 @@ vErrors.push(err120);
 errors++;
 }
 }
-}
-else {
-const err121 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
+if(data60.command !== undefined){
+let data61 = data60.command;
+if(typeof data61 === "string"){
+if(data61.length < 1){
+const err121 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -5339,12 +5846,8 @@ vErrors.push(err121);
 errors++;
 }
 }
-if(data58.env !== undefined){
-let data62 = data58.env;
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-for(const key21 in data62){
-if(typeof data62[key21] !== "string"){
-const err122 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
+else {
+const err122 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -5354,9 +5857,13 @@ vErrors.push(err122);
 errors++;
 }
 }
-}
-else {
-const err123 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
+if(data60.args !== undefined){
+let data62 = data60.args;
+if(Array.isArray(data62)){
+const len3 = data62.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data62[i3] !== "string"){
+const err123 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -5366,10 +5873,9 @@ vErrors.push(err123);
 errors++;
 }
 }
-if(data58.startup_timeout_ms !== undefined){
-let data64 = data58.startup_timeout_ms;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err124 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err124 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -5378,9 +5884,13 @@ vErrors.push(err124);
 }
 errors++;
 }
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 < 1 || isNaN(data64)){
-const err125 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data60.env !== undefined){
+let data64 = data60.env;
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+for(const key21 in data64){
+if(typeof data64[key21] !== "string"){
+const err125 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -5391,9 +5901,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err126 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}};
+const err126 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -5403,9 +5912,10 @@ vErrors.push(err126);
 errors++;
 }
 }
-}
-else {
-const err127 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}};
+if(data60.startup_timeout_ms !== undefined){
+let data66 = data60.startup_timeout_ms;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+const err127 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -5414,15 +5924,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data.cli_runtimes !== undefined){
-let data65 = data.cli_runtimes;
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-for(const key22 in data65){
-const _errs157 = errors;
-if(typeof key22 === "string"){
-if(!pattern4.test(key22)){
-const err128 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 < 1 || isNaN(data66)){
+const err128 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -5432,9 +5936,10 @@ vErrors.push(err128);
 errors++;
 }
 }
-var valid30 = _errs157 === errors;
-if(!valid30){
-const err129 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -5444,11 +5949,9 @@ vErrors.push(err129);
 errors++;
 }
 }
-for(const key23 in data65){
-let data66 = data65[key23];
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
-if(data66.kind === undefined){
-const err130 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "kind"}};
+}
+else {
+const err130 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -5457,8 +5960,15 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(data66.base_url === undefined){
-const err131 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
+}
+if(data.cli_runtimes !== undefined){
+let data67 = data.cli_runtimes;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+for(const key22 in data67){
+const _errs161 = errors;
+if(typeof key22 === "string"){
+if(!pattern4.test(key22)){
+const err131 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -5467,8 +5977,10 @@ vErrors.push(err131);
 }
 errors++;
 }
-if(data66.model === undefined){
-const err132 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "model"}};
+}
+var valid32 = _errs161 === errors;
+if(!valid32){
+const err132 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -5477,9 +5989,12 @@ vErrors.push(err132);
 }
 errors++;
 }
-for(const key24 in data66){
-if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
-const err133 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
+}
+for(const key23 in data67){
+let data68 = data67[key23];
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.kind === undefined){
+const err133 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -5488,11 +6003,8 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-if(data66.kind !== undefined){
-let data67 = data66.kind;
-if(typeof data67 !== "string"){
-const err134 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}};
+if(data68.base_url === undefined){
+const err134 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -5501,8 +6013,8 @@ vErrors.push(err134);
 }
 errors++;
 }
-if(!(data67 === "codex")){
-const err135 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
+if(data68.model === undefined){
+const err135 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "model"}};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -5511,12 +6023,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data66.command !== undefined){
-let data68 = data66.command;
-if(typeof data68 === "string"){
-if(data68.length < 1){
-const err136 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
+for(const key24 in data68){
+if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
+const err136 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -5526,8 +6035,10 @@ vErrors.push(err136);
 errors++;
 }
 }
-else {
-const err137 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
+if(data68.kind !== undefined){
+let data69 = data68.kind;
+if(typeof data69 !== "string"){
+const err137 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -5536,14 +6047,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-if(data66.args !== undefined){
-let data69 = data66.args;
-if(Array.isArray(data69)){
-const len3 = data69.length;
-for(let i3=0; i3<len3; i3++){
-if(typeof data69[i3] !== "string"){
-const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
+if(!(data69 === "codex")){
+const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -5553,9 +6058,11 @@ vErrors.push(err138);
 errors++;
 }
 }
-}
-else {
-const err139 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
+if(data68.command !== undefined){
+let data70 = data68.command;
+if(typeof data70 === "string"){
+if(data70.length < 1){
+const err139 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5565,11 +6072,8 @@ vErrors.push(err139);
 errors++;
 }
 }
-if(data66.base_url !== undefined){
-let data71 = data66.base_url;
-if(typeof data71 === "string"){
-if(data71.length < 1){
-const err140 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err140 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -5579,8 +6083,13 @@ vErrors.push(err140);
 errors++;
 }
 }
-else {
-const err141 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}};
+if(data68.args !== undefined){
+let data71 = data68.args;
+if(Array.isArray(data71)){
+const len4 = data71.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data71[i4] !== "string"){
+const err141 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5590,11 +6099,9 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data66.model !== undefined){
-let data72 = data66.model;
-if(typeof data72 === "string"){
-if(data72.length < 1){
-const err142 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err142 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5604,8 +6111,11 @@ vErrors.push(err142);
 errors++;
 }
 }
-else {
-const err143 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}};
+if(data68.base_url !== undefined){
+let data73 = data68.base_url;
+if(typeof data73 === "string"){
+if(data73.length < 1){
+const err143 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5615,11 +6125,8 @@ vErrors.push(err143);
 errors++;
 }
 }
-if(data66.api_key_env !== undefined){
-let data73 = data66.api_key_env;
-if(typeof data73 === "string"){
-if(data73.length < 1){
-const err144 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err144 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5629,8 +6136,11 @@ vErrors.push(err144);
 errors++;
 }
 }
-else {
-const err145 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}};
+if(data68.model !== undefined){
+let data74 = data68.model;
+if(typeof data74 === "string"){
+if(data74.length < 1){
+const err145 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5640,11 +6150,8 @@ vErrors.push(err145);
 errors++;
 }
 }
-if(data66.codex_home !== undefined){
-let data74 = data66.codex_home;
-if(typeof data74 === "string"){
-if(data74.length < 1){
-const err146 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err146 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5654,8 +6161,11 @@ vErrors.push(err146);
 errors++;
 }
 }
-else {
-const err147 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}};
+if(data68.api_key_env !== undefined){
+let data75 = data68.api_key_env;
+if(typeof data75 === "string"){
+if(data75.length < 1){
+const err147 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5665,10 +6175,8 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data66.startup_timeout_ms !== undefined){
-let data75 = data66.startup_timeout_ms;
-if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
-const err148 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err148 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5677,9 +6185,12 @@ vErrors.push(err148);
 }
 errors++;
 }
-if((typeof data75 == "number") && (isFinite(data75))){
-if(data75 < 1 || isNaN(data75)){
-const err149 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data68.codex_home !== undefined){
+let data76 = data68.codex_home;
+if(typeof data76 === "string"){
+if(data76.length < 1){
+const err149 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -5689,10 +6200,8 @@ vErrors.push(err149);
 errors++;
 }
 }
-}
-}
 else {
-const err150 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}};
+const err150 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -5702,9 +6211,10 @@ vErrors.push(err150);
 errors++;
 }
 }
-}
-else {
-const err151 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}};
+if(data68.startup_timeout_ms !== undefined){
+let data77 = data68.startup_timeout_ms;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err151 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5713,13 +6223,9 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-if(data.limits !== undefined){
-let data76 = data.limits;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-for(const key25 in data76){
-if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
-const err152 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1 || isNaN(data77)){
+const err152 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5729,10 +6235,10 @@ vErrors.push(err152);
 errors++;
 }
 }
-if(data76.max_frame_bytes !== undefined){
-let data77 = data76.max_frame_bytes;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
-const err153 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5741,9 +6247,10 @@ vErrors.push(err153);
 }
 errors++;
 }
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 1024 || isNaN(data77)){
-const err154 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5753,11 +6260,12 @@ vErrors.push(err154);
 errors++;
 }
 }
-}
-if(data76.max_batch_size !== undefined){
-let data78 = data76.max_batch_size;
-if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
-const err155 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+if(data.limits !== undefined){
+let data78 = data.limits;
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+for(const key25 in data78){
+if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
+const err155 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5766,9 +6274,11 @@ vErrors.push(err155);
 }
 errors++;
 }
-if((typeof data78 == "number") && (isFinite(data78))){
-if(data78 < 1 || isNaN(data78)){
-const err156 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data78.max_frame_bytes !== undefined){
+let data79 = data78.max_frame_bytes;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err156 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5777,12 +6287,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-}
-if(data76.max_agent_rounds !== undefined){
-let data79 = data76.max_agent_rounds;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
-const err157 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 1024 || isNaN(data79)){
+const err157 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5791,9 +6298,12 @@ vErrors.push(err157);
 }
 errors++;
 }
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 1 || isNaN(data79)){
-const err158 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data78.max_batch_size !== undefined){
+let data80 = data78.max_batch_size;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+const err158 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5802,12 +6312,9 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-}
-if(data76.max_spawn_depth !== undefined){
-let data80 = data76.max_spawn_depth;
-if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-const err159 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 1 || isNaN(data80)){
+const err159 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5816,9 +6323,12 @@ vErrors.push(err159);
 }
 errors++;
 }
-if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 0 || isNaN(data80)){
-const err160 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data78.max_agent_rounds !== undefined){
+let data81 = data78.max_agent_rounds;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
+const err160 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5827,12 +6337,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-}
-if(data76.max_tool_calls !== undefined){
-let data81 = data76.max_tool_calls;
-if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
-const err161 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
+const err161 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5841,9 +6348,12 @@ vErrors.push(err161);
 }
 errors++;
 }
-if((typeof data81 == "number") && (isFinite(data81))){
-if(data81 < 1 || isNaN(data81)){
-const err162 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data78.max_spawn_depth !== undefined){
+let data82 = data78.max_spawn_depth;
+if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
+const err162 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5852,11 +6362,9 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err163 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if((typeof data82 == "number") && (isFinite(data82))){
+if(data82 < 0 || isNaN(data82)){
+const err163 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5866,12 +6374,11 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data82 = data.permissions;
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-for(const key26 in data82){
-if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
-const err164 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
+}
+if(data78.max_tool_calls !== undefined){
+let data83 = data78.max_tool_calls;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+const err164 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5880,11 +6387,9 @@ vErrors.push(err164);
 }
 errors++;
 }
-}
-if(data82.request_timeout_ms !== undefined){
-let data83 = data82.request_timeout_ms;
-if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
-const err165 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 1 || isNaN(data83)){
+const err165 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5893,9 +6398,11 @@ vErrors.push(err165);
 }
 errors++;
 }
-if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 < 1 || isNaN(data83)){
-const err166 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+}
+else {
+const err166 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5905,10 +6412,12 @@ vErrors.push(err166);
 errors++;
 }
 }
-}
-if(data82.require_resolve_token !== undefined){
-if(typeof data82.require_resolve_token !== "boolean"){
-const err167 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if(data.permissions !== undefined){
+let data84 = data.permissions;
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+for(const key26 in data84){
+if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
+const err167 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5918,15 +6427,10 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data82.allowed_paths !== undefined){
-let data85 = data82.allowed_paths;
-if(Array.isArray(data85)){
-const len4 = data85.length;
-for(let i4=0; i4<len4; i4++){
-let data86 = data85[i4];
-if(typeof data86 === "string"){
-if(data86.length < 1){
-const err168 = {instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+if(data84.request_timeout_ms !== undefined){
+let data85 = data84.request_timeout_ms;
+if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
+const err168 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5935,9 +6439,9 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-else {
-const err169 = {instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if((typeof data85 == "number") && (isFinite(data85))){
+if(data85 < 1 || isNaN(data85)){
+const err169 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5948,8 +6452,9 @@ errors++;
 }
 }
 }
-else {
-const err170 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+if(data84.require_resolve_token !== undefined){
+if(typeof data84.require_resolve_token !== "boolean"){
+const err170 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5959,11 +6464,15 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data82.resolve_token_secret !== undefined){
-let data87 = data82.resolve_token_secret;
-if(typeof data87 === "string"){
-if(data87.length < 16){
-const err171 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+if(data84.allowed_paths !== undefined){
+let data87 = data84.allowed_paths;
+if(Array.isArray(data87)){
+const len5 = data87.length;
+for(let i5=0; i5<len5; i5++){
+let data88 = data87[i5];
+if(typeof data88 === "string"){
+if(data88.length < 1){
+const err171 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5974,7 +6483,7 @@ errors++;
 }
 }
 else {
-const err172 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+const err172 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5986,7 +6495,7 @@ errors++;
 }
 }
 else {
-const err173 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+const err173 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5996,11 +6505,11 @@ vErrors.push(err173);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data88 = data.gateway_id;
-if(typeof data88 === "string"){
-if(data88.length < 1){
-const err174 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(data84.resolve_token_secret !== undefined){
+let data89 = data84.resolve_token_secret;
+if(typeof data89 === "string"){
+if(data89.length < 16){
+const err174 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -6011,7 +6520,7 @@ errors++;
 }
 }
 else {
-const err175 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+const err175 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -6021,12 +6530,9 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data.routes !== undefined){
-let data89 = data.routes;
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-for(const key27 in data89){
-if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
-const err176 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
+}
+else {
+const err176 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -6036,10 +6542,11 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data89.max_hops !== undefined){
-let data90 = data89.max_hops;
-if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
-const err177 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(data.gateway_id !== undefined){
+let data90 = data.gateway_id;
+if(typeof data90 === "string"){
+if(data90.length > 256){
+const err177 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -6048,9 +6555,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-if((typeof data90 == "number") && (isFinite(data90))){
-if(data90 < 0 || isNaN(data90)){
-const err178 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data90.length < 1){
+const err178 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -6060,11 +6566,8 @@ vErrors.push(err178);
 errors++;
 }
 }
-}
-if(data89.max_routes_per_source !== undefined){
-let data91 = data89.max_routes_per_source;
-if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
-const err179 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+else {
+const err179 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -6073,9 +6576,13 @@ vErrors.push(err179);
 }
 errors++;
 }
-if((typeof data91 == "number") && (isFinite(data91))){
-if(data91 < 1 || isNaN(data91)){
-const err180 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.routes !== undefined){
+let data91 = data.routes;
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+for(const key27 in data91){
+if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
+const err180 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -6085,10 +6592,10 @@ vErrors.push(err180);
 errors++;
 }
 }
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(data91.max_hops !== undefined){
+let data92 = data91.max_hops;
+if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
+const err181 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -6097,13 +6604,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-if(data.agent !== undefined){
-let data92 = data.agent;
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-for(const key28 in data92){
-if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
-const err182 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
+if((typeof data92 == "number") && (isFinite(data92))){
+if(data92 < 0 || isNaN(data92)){
+const err182 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -6113,11 +6616,11 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data92.identity_id !== undefined){
-let data93 = data92.identity_id;
-if(typeof data93 === "string"){
-if(data93.length < 1){
-const err183 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data91.max_routes_per_source !== undefined){
+let data93 = data91.max_routes_per_source;
+if(!(((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93))) && (isFinite(data93)))){
+const err183 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -6126,9 +6629,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-else {
-const err184 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data93 == "number") && (isFinite(data93))){
+if(data93 < 1 || isNaN(data93)){
+const err184 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -6138,11 +6641,10 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data92.display_name !== undefined){
-let data94 = data92.display_name;
-if(typeof data94 === "string"){
-if(data94.length < 1){
-const err185 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+else {
+const err185 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -6152,8 +6654,12 @@ vErrors.push(err185);
 errors++;
 }
 }
-else {
-const err186 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data.agent !== undefined){
+let data94 = data.agent;
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+for(const key28 in data94){
+if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
+const err186 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -6163,11 +6669,11 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data92.nickname !== undefined){
-let data95 = data92.nickname;
+if(data94.identity_id !== undefined){
+let data95 = data94.identity_id;
 if(typeof data95 === "string"){
-if(data95.length < 1){
-const err187 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if(data95.length > 256){
+const err187 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -6176,9 +6682,8 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-else {
-const err188 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data95.length < 1){
+const err188 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -6188,10 +6693,8 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data92.revision !== undefined){
-let data96 = data92.revision;
-if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
-const err189 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err189 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -6200,9 +6703,12 @@ vErrors.push(err189);
 }
 errors++;
 }
-if((typeof data96 == "number") && (isFinite(data96))){
-if(data96 < 0 || isNaN(data96)){
-const err190 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data94.display_name !== undefined){
+let data96 = data94.display_name;
+if(typeof data96 === "string"){
+if(data96.length < 1){
+const err190 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -6212,11 +6718,8 @@ vErrors.push(err190);
 errors++;
 }
 }
-}
-if(data92.avatar_revision !== undefined){
-let data97 = data92.avatar_revision;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-const err191 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err191 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -6225,9 +6728,12 @@ vErrors.push(err191);
 }
 errors++;
 }
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 0 || isNaN(data97)){
-const err192 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data94.nickname !== undefined){
+let data97 = data94.nickname;
+if(typeof data97 === "string"){
+if(data97.length < 1){
+const err192 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -6237,12 +6743,8 @@ vErrors.push(err192);
 errors++;
 }
 }
-}
-if(data92.role !== undefined){
-let data98 = data92.role;
-if(typeof data98 === "string"){
-if(data98.length < 1){
-const err193 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err193 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -6252,8 +6754,10 @@ vErrors.push(err193);
 errors++;
 }
 }
-else {
-const err194 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(data94.revision !== undefined){
+let data98 = data94.revision;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
+const err194 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -6262,10 +6766,9 @@ vErrors.push(err194);
 }
 errors++;
 }
-}
-}
-else {
-const err195 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 < 0 || isNaN(data98)){
+const err195 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -6275,12 +6778,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data99 = data.context;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-for(const key29 in data99){
-if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
-const err196 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
+}
+if(data94.avatar_revision !== undefined){
+let data99 = data94.avatar_revision;
+if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
+const err196 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -6289,11 +6791,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-if(data99.max_history_tokens !== undefined){
-let data100 = data99.max_history_tokens;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
-const err197 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if((typeof data99 == "number") && (isFinite(data99))){
+if(data99 < 0 || isNaN(data99)){
+const err197 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -6302,9 +6802,13 @@ vErrors.push(err197);
 }
 errors++;
 }
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 < 1 || isNaN(data100)){
-const err198 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data94.role !== undefined){
+let data100 = data94.role;
+if(typeof data100 === "string"){
+if(data100.length < 1){
+const err198 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -6314,11 +6818,8 @@ vErrors.push(err198);
 errors++;
 }
 }
-}
-if(data99.keep_recent_messages !== undefined){
-let data101 = data99.keep_recent_messages;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
-const err199 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+else {
+const err199 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -6327,9 +6828,10 @@ vErrors.push(err199);
 }
 errors++;
 }
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 1 || isNaN(data101)){
-const err200 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+else {
+const err200 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -6339,10 +6841,12 @@ vErrors.push(err200);
 errors++;
 }
 }
-}
-}
-else {
-const err201 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(data.context !== undefined){
+let data101 = data.context;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key29 in data101){
+if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
+const err201 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -6352,14 +6856,140 @@ vErrors.push(err201);
 errors++;
 }
 }
-}
-else {
-const err202 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data101.max_history_tokens !== undefined){
+let data102 = data101.max_history_tokens;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const err202 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err202];
 }
 else {
 vErrors.push(err202);
+}
+errors++;
+}
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 < 1 || isNaN(data102)){
+const err203 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+}
+}
+if(data101.keep_recent_messages !== undefined){
+let data103 = data101.keep_recent_messages;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+const err204 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 1 || isNaN(data103)){
+const err205 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err206 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+}
+if(data.sandbox !== undefined){
+let data104 = data.sandbox;
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key30 in data104){
+if(!((key30 === "required") || (key30 === "bwrap_path"))){
+const err207 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+if(data104.required !== undefined){
+if(typeof data104.required !== "boolean"){
+const err208 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+}
+if(data104.bwrap_path !== undefined){
+let data106 = data104.bwrap_path;
+if(typeof data106 === "string"){
+if(data106.length < 1){
+const err209 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+else {
+const err210 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+}
+else {
+const err212 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
 }
 errors++;
 }
@@ -6511,9 +7141,9 @@ return errors === 0;
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemCompletedNotification = validate48;
-const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
-const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
+const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
 const schema72 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
 const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
 const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
@@ -7456,7 +8086,7 @@ return errors === 0;
 }
 validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
+const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string","maxLength":256},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
 const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
 const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
 const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_server.json","type":"object","additionalProperties":false,"required":["type","name","scopeKind"],"properties":{"type":{"type":"string","const":"mcpServer"},"name":{"type":"string"},"scopeKind":{"type":"string"}}};
@@ -7921,8 +8551,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7932,14 +8564,25 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.label !== undefined){
-if(typeof data.label !== "string"){
-const err4 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}};
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.label !== undefined){
+if(typeof data.label !== "string"){
+const err5 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -7952,12 +8595,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -8055,8 +8698,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8066,10 +8711,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8078,13 +8721,26 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -8101,12 +8757,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "array"}};
+const err11 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err11];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -8123,19 +8779,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-else {
-const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err12 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8144,12 +8788,24 @@ vErrors.push(err12);
 }
 errors++;
 }
+}
+}
+else {
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
 validate50.errors = vErrors;
 return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
+const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_agent_message.json" */;
@@ -8239,8 +8895,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8250,10 +8908,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8262,8 +8918,11 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8272,11 +8931,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err10 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8285,9 +8941,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8296,11 +8954,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-if(data.text !== undefined){
-if(typeof data.text !== "string"){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8310,12 +8966,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.markdown_ast !== undefined){
-let data5 = data.markdown_ast;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 }
-else {
-const err13 = {instancePath:instancePath+"/markdown_ast",schemaPath:"#/properties/markdown_ast/type",keyword:"type",params:{type: "object"}};
+if(data.text !== undefined){
+if(typeof data.text !== "string"){
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8325,9 +8979,12 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.partial !== undefined){
-if(typeof data.partial !== "boolean"){
-const err14 = {instancePath:instancePath+"/partial",schemaPath:"#/properties/partial/type",keyword:"type",params:{type: "boolean"}};
+if(data.markdown_ast !== undefined){
+let data5 = data.markdown_ast;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+}
+else {
+const err14 = {instancePath:instancePath+"/markdown_ast",schemaPath:"#/properties/markdown_ast/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8337,9 +8994,9 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.partial !== undefined){
+if(typeof data.partial !== "boolean"){
+const err15 = {instancePath:instancePath+"/partial",schemaPath:"#/properties/partial/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8348,12 +9005,24 @@ vErrors.push(err15);
 }
 errors++;
 }
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
 validate57.errors = vErrors;
 return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
+const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_reasoning.json" */;
@@ -8443,8 +9112,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8454,10 +9125,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8466,8 +9135,11 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8476,11 +9148,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err10 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8489,9 +9158,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8500,11 +9171,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-if(data.text !== undefined){
-if(typeof data.text !== "string"){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8515,8 +9184,9 @@ errors++;
 }
 }
 }
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.text !== undefined){
+if(typeof data.text !== "string"){
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8525,12 +9195,24 @@ vErrors.push(err13);
 }
 errors++;
 }
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
 validate58.errors = vErrors;
 return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_system_event.json" */;
@@ -8630,8 +9312,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8641,10 +9325,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8653,8 +9335,11 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8663,11 +9348,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data.level !== undefined){
-let data3 = data.level;
-if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"}};
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8676,8 +9358,11 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!(((data3 === "info") || (data3 === "warning")) || (data3 === "error"))){
-const err12 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema92.properties.level.enum}};
+}
+if(data.level !== undefined){
+let data3 = data.level;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8686,10 +9371,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.message !== undefined){
-if(typeof data.message !== "string"){
-const err13 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}};
+if(!(((data3 === "info") || (data3 === "warning")) || (data3 === "error"))){
+const err13 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema92.properties.level.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8699,9 +9382,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.code !== undefined){
-if(typeof data.code !== "string"){
-const err14 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}};
+if(data.message !== undefined){
+if(typeof data.message !== "string"){
+const err14 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8711,9 +9394,9 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.code !== undefined){
+if(typeof data.code !== "string"){
+const err15 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8722,12 +9405,24 @@ vErrors.push(err15);
 }
 errors++;
 }
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
 validate59.errors = vErrors;
 return errors === 0;
 }
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string"},"error":{"$ref":"turn_item_tool_error.json"}}};
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string","maxLength":256},"child_turn_id":{"type":"string","maxLength":256},"route_id":{"type":"string","maxLength":256},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string","maxLength":256},"error":{"$ref":"turn_item_tool_error.json"}}};
 const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_error.json","type":"object","additionalProperties":false,"required":["message"],"properties":{"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -8818,8 +9513,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8829,10 +9526,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8841,8 +9536,11 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8851,11 +9549,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err10 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8864,9 +9559,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8875,11 +9572,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-}
-if(data.prompt !== undefined){
-if(typeof data.prompt !== "string"){
-const err12 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"}};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8889,9 +9584,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.child_thread_id !== undefined){
-if(typeof data.child_thread_id !== "string"){
-const err13 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data.prompt !== undefined){
+if(typeof data.prompt !== "string"){
+const err13 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8901,9 +9597,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.child_turn_id !== undefined){
-if(typeof data.child_turn_id !== "string"){
-const err14 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}};
+if(data.child_thread_id !== undefined){
+let data5 = data.child_thread_id;
+if(typeof data5 === "string"){
+if(data5.length > 256){
+const err14 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8913,9 +9611,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.route_id !== undefined){
-if(typeof data.route_id !== "string"){
-const err15 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err15 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8925,14 +9622,64 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.result !== undefined){
-if(typeof data.result !== "string"){
-const err16 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"}};
+if(data.child_turn_id !== undefined){
+let data6 = data.child_turn_id;
+if(typeof data6 === "string"){
+if(data6.length > 256){
+const err16 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err16];
 }
 else {
 vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.route_id !== undefined){
+let data7 = data.route_id;
+if(typeof data7 === "string"){
+if(data7.length > 256){
+const err18 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.result !== undefined){
+if(typeof data.result !== "string"){
+const err20 = {instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
 }
 errors++;
 }
@@ -8944,57 +9691,10 @@ errors = vErrors.length;
 }
 }
 if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
-const err17 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data11 = data.error;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.message === undefined){
-const err18 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-for(const key1 in data11){
-if(!((key1 === "message") || (key1 === "retryable"))){
-const err19 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data11.message !== undefined){
-if(typeof data11.message !== "string"){
-const err20 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-if(data11.retryable !== undefined){
-if(typeof data11.retryable !== "boolean"){
-const err21 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+let data10 = data.tool_call_id;
+if(typeof data10 === "string"){
+if(data10.length > 256){
+const err21 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9004,9 +9704,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
 else {
-const err22 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+const err22 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9016,9 +9715,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.error !== undefined){
+let data11 = data.error;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.message === undefined){
+const err23 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9027,12 +9728,71 @@ vErrors.push(err23);
 }
 errors++;
 }
+for(const key1 in data11){
+if(!((key1 === "message") || (key1 === "retryable"))){
+const err24 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data11.message !== undefined){
+if(typeof data11.message !== "string"){
+const err25 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data11.retryable !== undefined){
+if(typeof data11.retryable !== "boolean"){
+const err26 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
 validate60.errors = vErrors;
 return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_output_policy.json","type":"object","additionalProperties":false,"required":["truncated"],"properties":{"max_display_bytes":{"type":"integer","minimum":0},"truncated":{"type":"boolean"},"total_bytes":{"type":"integer","minimum":0}}};
 const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_outcome.json","type":"string","enum":["success","error","declined","timed_out","cancelled"]};
 
@@ -9144,8 +9904,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9155,10 +9917,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9167,8 +9927,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9177,11 +9940,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9190,9 +9950,11 @@ vErrors.push(err12);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9201,11 +9963,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-if(data.command !== undefined){
-if(typeof data.command !== "string"){
-const err14 = {instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"}};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9215,9 +9975,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
-const err15 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
+}
+if(data.command !== undefined){
+if(typeof data.command !== "string"){
+const err15 = {instancePath:instancePath+"/command",schemaPath:"#/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9227,9 +9988,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.stdout !== undefined){
-if(typeof data.stdout !== "string"){
-const err16 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: "string"}};
+if(data.cwd !== undefined){
+if(typeof data.cwd !== "string"){
+const err16 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9239,9 +10000,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.stderr !== undefined){
-if(typeof data.stderr !== "string"){
-const err17 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: "string"}};
+if(data.stdout !== undefined){
+if(typeof data.stdout !== "string"){
+const err17 = {instancePath:instancePath+"/stdout",schemaPath:"#/properties/stdout/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9251,10 +10012,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.exit_code !== undefined){
-let data8 = data.exit_code;
-if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err18 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema97.properties.exit_code.type}};
+if(data.stderr !== undefined){
+if(typeof data.stderr !== "string"){
+const err18 = {instancePath:instancePath+"/stderr",schemaPath:"#/properties/stderr/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9264,10 +10024,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.duration_ms !== undefined){
-let data9 = data.duration_ms;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/type",keyword:"type",params:{type: "integer"}};
+if(data.exit_code !== undefined){
+let data8 = data.exit_code;
+if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
+const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema97.properties.exit_code.type}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9276,9 +10036,11 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err20 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.duration_ms !== undefined){
+let data9 = data.duration_ms;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err20 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9287,11 +10049,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-}
-if(data.timed_out !== undefined){
-if(typeof data.timed_out !== "boolean"){
-const err21 = {instancePath:instancePath+"/timed_out",schemaPath:"#/properties/timed_out/type",keyword:"type",params:{type: "boolean"}};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err21 = {instancePath:instancePath+"/duration_ms",schemaPath:"#/properties/duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9301,9 +10061,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
-const err22 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data.timed_out !== undefined){
+if(typeof data.timed_out !== "boolean"){
+const err22 = {instancePath:instancePath+"/timed_out",schemaPath:"#/properties/timed_out/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9313,12 +10074,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.arguments !== undefined){
-let data12 = data.arguments;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-}
-else {
-const err23 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
+if(data.tool_call_id !== undefined){
+let data11 = data.tool_call_id;
+if(typeof data11 === "string"){
+if(data11.length > 256){
+const err23 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9328,11 +10088,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.output_policy !== undefined){
-let data13 = data.output_policy;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.truncated === undefined){
-const err24 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
+else {
+const err24 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9341,9 +10098,13 @@ vErrors.push(err24);
 }
 errors++;
 }
-for(const key1 in data13){
-if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
-const err25 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+}
+if(data.arguments !== undefined){
+let data12 = data.arguments;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+}
+else {
+const err25 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9353,10 +10114,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data13.max_display_bytes !== undefined){
-let data14 = data13.max_display_bytes;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err26 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
+if(data.output_policy !== undefined){
+let data13 = data.output_policy;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.truncated === undefined){
+const err26 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9365,9 +10127,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err27 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+for(const key1 in data13){
+if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
+const err27 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9377,10 +10139,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-if(data13.truncated !== undefined){
-if(typeof data13.truncated !== "boolean"){
-const err28 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
+if(data13.max_display_bytes !== undefined){
+let data14 = data13.max_display_bytes;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err28 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9389,11 +10151,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data13.total_bytes !== undefined){
-let data16 = data13.total_bytes;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err29 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err29 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9402,9 +10162,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err30 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data13.truncated !== undefined){
+if(typeof data13.truncated !== "boolean"){
+const err30 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9414,10 +10176,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
+if(data13.total_bytes !== undefined){
+let data16 = data13.total_bytes;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err31 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9426,12 +10188,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-if(data.error !== undefined){
-let data17 = data.error;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.message === undefined){
-const err32 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err32 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9440,9 +10199,11 @@ vErrors.push(err32);
 }
 errors++;
 }
-for(const key2 in data17){
-if(!((key2 === "message") || (key2 === "retryable"))){
-const err33 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9452,9 +10213,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data17.message !== undefined){
-if(typeof data17.message !== "string"){
-const err34 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(data.error !== undefined){
+let data17 = data.error;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.message === undefined){
+const err34 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9463,10 +10226,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data17.retryable !== undefined){
-if(typeof data17.retryable !== "boolean"){
-const err35 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+for(const key2 in data17){
+if(!((key2 === "message") || (key2 === "retryable"))){
+const err35 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9476,9 +10238,9 @@ vErrors.push(err35);
 errors++;
 }
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+if(data17.message !== undefined){
+if(typeof data17.message !== "string"){
+const err36 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9488,12 +10250,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data.recovery_policy !== undefined){
-let data20 = data.recovery_policy;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-}
-else {
-const err37 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
+if(data17.retryable !== undefined){
+if(typeof data17.retryable !== "boolean"){
+const err37 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9503,12 +10262,9 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data.recovery !== undefined){
-let data21 = data.recovery;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 }
 else {
-const err38 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
+const err38 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9518,10 +10274,12 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.outcome !== undefined){
-let data22 = data.outcome;
-if(typeof data22 !== "string"){
-const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
+if(data.recovery_policy !== undefined){
+let data20 = data.recovery_policy;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+}
+else {
+const err39 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9530,8 +10288,13 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(((((data22 === "success") || (data22 === "error")) || (data22 === "declined")) || (data22 === "timed_out")) || (data22 === "cancelled"))){
-const err40 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+}
+if(data.recovery !== undefined){
+let data21 = data.recovery;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+}
+else {
+const err40 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9541,9 +10304,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
-const err41 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
+if(data.outcome !== undefined){
+let data22 = data.outcome;
+if(typeof data22 !== "string"){
+const err41 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9552,10 +10316,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(!(((((data22 === "success") || (data22 === "error")) || (data22 === "declined")) || (data22 === "timed_out")) || (data22 === "cancelled"))){
+const err42 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9564,12 +10326,36 @@ vErrors.push(err42);
 }
 errors++;
 }
+}
+if(data.tool_result !== undefined){
+if(typeof data.tool_result !== "string"){
+const err43 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
 validate62.errors = vErrors;
 return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_file_change.json" */;
@@ -9679,7 +10465,532 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.path !== undefined){
+if(typeof data.path !== "string"){
+const err15 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.change_kind !== undefined){
+let data5 = data.change_kind;
+if(typeof data5 !== "string"){
+const err16 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(((data5 === "add") || (data5 === "modify")) || (data5 === "delete"))){
+const err17 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema102.properties.change_kind.enum}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.diff !== undefined){
+if(typeof data.diff !== "string"){
+const err18 = {instancePath:instancePath+"/diff",schemaPath:"#/properties/diff/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.output !== undefined){
+if(typeof data.output !== "string"){
+const err19 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.tool_call_id !== undefined){
+let data8 = data.tool_call_id;
+if(typeof data8 === "string"){
+if(data8.length > 256){
+const err20 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.arguments !== undefined){
+let data9 = data.arguments;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+}
+else {
+const err22 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.output_policy !== undefined){
+let data10 = data.output_policy;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.truncated === undefined){
+const err23 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+for(const key1 in data10){
+if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
+const err24 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data10.max_display_bytes !== undefined){
+let data11 = data10.max_display_bytes;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err25 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err26 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+if(data10.truncated !== undefined){
+if(typeof data10.truncated !== "boolean"){
+const err27 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data10.total_bytes !== undefined){
+let data13 = data10.total_bytes;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err28 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err29 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data14 = data.error;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.message === undefined){
+const err31 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key2 in data14){
+if(!((key2 === "message") || (key2 === "retryable"))){
+const err32 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data14.message !== undefined){
+if(typeof data14.message !== "string"){
+const err33 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data14.retryable !== undefined){
+if(typeof data14.retryable !== "boolean"){
+const err34 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.recovery_policy !== undefined){
+let data17 = data.recovery_policy;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+const err36 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.recovery !== undefined){
+let data18 = data.recovery;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+}
+else {
+const err37 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.outcome !== undefined){
+let data19 = data.outcome;
+if(typeof data19 !== "string"){
+const err38 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
+const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.tool_result !== undefined){
+if(typeof data.tool_result !== "string"){
+const err40 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+validate63.errors = vErrors;
+return errors === 0;
+}
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate64.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.status === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.query === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.arguments === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema107.properties, key0))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("webSearch" !== data0){
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webSearch"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
 const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
@@ -9738,9 +11049,9 @@ errors++;
 }
 }
 }
-if(data.path !== undefined){
-if(typeof data.path !== "string"){
-const err14 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
+if(data.query !== undefined){
+if(typeof data.query !== "string"){
+const err14 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9750,10 +11061,16 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.change_kind !== undefined){
-let data5 = data.change_kind;
-if(typeof data5 !== "string"){
-const err15 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/type",keyword:"type",params:{type: "string"}};
+if(data.results !== undefined){
+let data5 = data.results;
+if(Array.isArray(data5)){
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+}
+else {
+const err15 = {instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9762,8 +11079,10 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!(((data5 === "add") || (data5 === "modify")) || (data5 === "delete"))){
-const err16 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema102.properties.change_kind.enum}};
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9773,9 +11092,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.diff !== undefined){
-if(typeof data.diff !== "string"){
-const err17 = {instancePath:instancePath+"/diff",schemaPath:"#/properties/diff/type",keyword:"type",params:{type: "string"}};
+if(data.tool_call_id !== undefined){
+let data7 = data.tool_call_id;
+if(typeof data7 === "string"){
+if(data7.length > 256){
+const err17 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9785,9 +11106,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.output !== undefined){
-if(typeof data.output !== "string"){
-const err18 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}};
+else {
+const err18 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9797,8 +11117,1548 @@ vErrors.push(err18);
 errors++;
 }
 }
+if(data.arguments !== undefined){
+let data8 = data.arguments;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+}
+else {
+const err19 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.output_policy !== undefined){
+let data9 = data.output_policy;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.truncated === undefined){
+const err20 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+for(const key1 in data9){
+if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
+const err21 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data9.max_display_bytes !== undefined){
+let data10 = data9.max_display_bytes;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err22 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err23 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data9.truncated !== undefined){
+if(typeof data9.truncated !== "boolean"){
+const err24 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data9.total_bytes !== undefined){
+let data12 = data9.total_bytes;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err25 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err26 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data13 = data.error;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.message === undefined){
+const err28 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data13){
+if(!((key2 === "message") || (key2 === "retryable"))){
+const err29 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data13.message !== undefined){
+if(typeof data13.message !== "string"){
+const err30 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data13.retryable !== undefined){
+if(typeof data13.retryable !== "boolean"){
+const err31 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.recovery_policy !== undefined){
+let data16 = data.recovery_policy;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+}
+else {
+const err33 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.recovery !== undefined){
+let data17 = data.recovery;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+const err34 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.outcome !== undefined){
+let data18 = data.outcome;
+if(typeof data18 !== "string"){
+const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
+const err36 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.tool_result !== undefined){
+if(typeof data.tool_result !== "string"){
+const err37 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+validate64.errors = vErrors;
+return errors === 0;
+}
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.status === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.url === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.arguments === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema112.properties, key0))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("webFetch" !== data0){
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webFetch"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.url !== undefined){
+if(typeof data.url !== "string"){
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.status_code !== undefined){
+let data5 = data.status_code;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err15 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 599 || isNaN(data5)){
+const err16 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data5 < 100 || isNaN(data5)){
+const err17 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.content_type !== undefined){
+if(typeof data.content_type !== "string"){
+const err18 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.bytes !== undefined){
+let data7 = data.bytes;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err19 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err20 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data.content !== undefined){
+if(typeof data.content !== "string"){
+const err21 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
 if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
+let data9 = data.tool_call_id;
+if(typeof data9 === "string"){
+if(data9.length > 256){
+const err22 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.arguments !== undefined){
+let data10 = data.arguments;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+}
+else {
+const err24 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.output_policy !== undefined){
+let data11 = data.output_policy;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.truncated === undefined){
+const err25 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+for(const key1 in data11){
+if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
+const err26 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.max_display_bytes !== undefined){
+let data12 = data11.max_display_bytes;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err27 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err28 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+if(data11.truncated !== undefined){
+if(typeof data11.truncated !== "boolean"){
+const err29 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data11.total_bytes !== undefined){
+let data14 = data11.total_bytes;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err30 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err31 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data15 = data.error;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.message === undefined){
+const err33 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+for(const key2 in data15){
+if(!((key2 === "message") || (key2 === "retryable"))){
+const err34 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data15.message !== undefined){
+if(typeof data15.message !== "string"){
+const err35 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data15.retryable !== undefined){
+if(typeof data15.retryable !== "boolean"){
+const err36 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.recovery_policy !== undefined){
+let data18 = data.recovery_policy;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+}
+else {
+const err38 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.recovery !== undefined){
+let data19 = data.recovery;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+}
+else {
+const err39 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.outcome !== undefined){
+let data20 = data.outcome;
+if(typeof data20 !== "string"){
+const err40 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!(((((data20 === "success") || (data20 === "error")) || (data20 === "declined")) || (data20 === "timed_out")) || (data20 === "cancelled"))){
+const err41 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.tool_result !== undefined){
+if(typeof data.tool_result !== "string"){
+const err42 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+validate65.errors = vErrors;
+return errors === 0;
+}
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate66.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.status === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.url === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.arguments === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema117.properties, key0))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("download" !== data0){
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "download"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.url !== undefined){
+if(typeof data.url !== "string"){
+const err14 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+if(typeof data.path !== "string"){
+const err15 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.bytes !== undefined){
+let data6 = data.bytes;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err16 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err17 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.tool_call_id !== undefined){
+let data7 = data.tool_call_id;
+if(typeof data7 === "string"){
+if(data7.length > 256){
+const err18 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.arguments !== undefined){
+let data8 = data.arguments;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+}
+else {
+const err20 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.output_policy !== undefined){
+let data9 = data.output_policy;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.truncated === undefined){
+const err21 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key1 in data9){
+if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
+const err22 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data9.max_display_bytes !== undefined){
+let data10 = data9.max_display_bytes;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err23 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err24 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data9.truncated !== undefined){
+if(typeof data9.truncated !== "boolean"){
+const err25 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data9.total_bytes !== undefined){
+let data12 = data9.total_bytes;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err26 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err27 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data13 = data.error;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.message === undefined){
+const err29 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+for(const key2 in data13){
+if(!((key2 === "message") || (key2 === "retryable"))){
+const err30 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data13.message !== undefined){
+if(typeof data13.message !== "string"){
+const err31 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data13.retryable !== undefined){
+if(typeof data13.retryable !== "boolean"){
+const err32 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.recovery_policy !== undefined){
+let data16 = data.recovery_policy;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+}
+else {
+const err34 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.recovery !== undefined){
+let data17 = data.recovery;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+const err35 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.outcome !== undefined){
+let data18 = data.outcome;
+if(typeof data18 !== "string"){
+const err36 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
+const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data.tool_result !== undefined){
+if(typeof data.tool_result !== "string"){
+const err38 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+validate66.errors = vErrors;
+return errors === 0;
+}
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate67.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.status === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.tool_name === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool_name"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.arguments === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema122.properties, key0))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(typeof data0 !== "string"){
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if("dynamicToolCall" !== data0){
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "dynamicToolCall"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data1 = data.id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data2 = data.status;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.round !== undefined){
+let data3 = data.round;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.tool_name !== undefined){
+if(typeof data.tool_name !== "string"){
+const err14 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.server_name !== undefined){
+if(typeof data.server_name !== "string"){
+const err15 = {instancePath:instancePath+"/server_name",schemaPath:"#/properties/server_name/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.progress !== undefined){
+if(typeof data.progress !== "string"){
+const err16 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.output !== undefined){
+if(typeof data.output !== "string"){
+const err17 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.tool_call_id !== undefined){
+let data8 = data.tool_call_id;
+if(typeof data8 === "string"){
+if(data8.length > 256){
+const err18 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
 const err19 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
@@ -10060,1950 +12920,6 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate63.errors = vErrors;
-return errors === 0;
-}
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
-
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate64.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.status === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.query === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "query"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.arguments === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func1.call(schema107.properties, key0))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-let data0 = data.type;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("webSearch" !== data0){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webSearch"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.query !== undefined){
-if(typeof data.query !== "string"){
-const err13 = {instancePath:instancePath+"/query",schemaPath:"#/properties/query/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.results !== undefined){
-let data5 = data.results;
-if(Array.isArray(data5)){
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-let data6 = data5[i0];
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-}
-else {
-const err14 = {instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
-const err16 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.arguments !== undefined){
-let data8 = data.arguments;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-}
-else {
-const err17 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.output_policy !== undefined){
-let data9 = data.output_policy;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.truncated === undefined){
-const err18 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-for(const key1 in data9){
-if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
-const err19 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data9.max_display_bytes !== undefined){
-let data10 = data9.max_display_bytes;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-if(data9.truncated !== undefined){
-if(typeof data9.truncated !== "boolean"){
-const err22 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data9.total_bytes !== undefined){
-let data12 = data9.total_bytes;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err23 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err24 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data13 = data.error;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.message === undefined){
-const err26 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-for(const key2 in data13){
-if(!((key2 === "message") || (key2 === "retryable"))){
-const err27 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data13.message !== undefined){
-if(typeof data13.message !== "string"){
-const err28 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-if(data13.retryable !== undefined){
-if(typeof data13.retryable !== "boolean"){
-const err29 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data.recovery_policy !== undefined){
-let data16 = data.recovery_policy;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-}
-else {
-const err31 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data.recovery !== undefined){
-let data17 = data.recovery;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-}
-else {
-const err32 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data.outcome !== undefined){
-let data18 = data.outcome;
-if(typeof data18 !== "string"){
-const err33 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
-const err34 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
-const err35 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-validate64.errors = vErrors;
-return errors === 0;
-}
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
-
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate65.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.status === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.url === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.arguments === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func1.call(schema112.properties, key0))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-let data0 = data.type;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("webFetch" !== data0){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "webFetch"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.url !== undefined){
-if(typeof data.url !== "string"){
-const err13 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.status_code !== undefined){
-let data5 = data.status_code;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 599 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data5 < 100 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/status_code",schemaPath:"#/properties/status_code/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data.content_type !== undefined){
-if(typeof data.content_type !== "string"){
-const err17 = {instancePath:instancePath+"/content_type",schemaPath:"#/properties/content_type/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.bytes !== undefined){
-let data7 = data.bytes;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err18 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err19 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-if(data.content !== undefined){
-if(typeof data.content !== "string"){
-const err20 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
-const err21 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-if(data.arguments !== undefined){
-let data10 = data.arguments;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-}
-else {
-const err22 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data.output_policy !== undefined){
-let data11 = data.output_policy;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.truncated === undefined){
-const err23 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-for(const key1 in data11){
-if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
-const err24 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-if(data11.max_display_bytes !== undefined){
-let data12 = data11.max_display_bytes;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err25 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err26 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-}
-if(data11.truncated !== undefined){
-if(typeof data11.truncated !== "boolean"){
-const err27 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data11.total_bytes !== undefined){
-let data14 = data11.total_bytes;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err28 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err29 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data15 = data.error;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.message === undefined){
-const err31 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-for(const key2 in data15){
-if(!((key2 === "message") || (key2 === "retryable"))){
-const err32 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data15.message !== undefined){
-if(typeof data15.message !== "string"){
-const err33 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data15.retryable !== undefined){
-if(typeof data15.retryable !== "boolean"){
-const err34 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-else {
-const err35 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data.recovery_policy !== undefined){
-let data18 = data.recovery_policy;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-}
-else {
-const err36 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-if(data.recovery !== undefined){
-let data19 = data.recovery;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-}
-else {
-const err37 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-}
-if(data.outcome !== undefined){
-let data20 = data.outcome;
-if(typeof data20 !== "string"){
-const err38 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-if(!(((((data20 === "success") || (data20 === "error")) || (data20 === "declined")) || (data20 === "timed_out")) || (data20 === "cancelled"))){
-const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
-const err40 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-}
-}
-else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-validate65.errors = vErrors;
-return errors === 0;
-}
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
-
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate66.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.status === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.url === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.arguments === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func1.call(schema117.properties, key0))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-let data0 = data.type;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("download" !== data0){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "download"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.url !== undefined){
-if(typeof data.url !== "string"){
-const err13 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.path !== undefined){
-if(typeof data.path !== "string"){
-const err14 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.bytes !== undefined){
-let data6 = data.bytes;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err15 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/bytes",schemaPath:"#/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-}
-if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
-const err17 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.arguments !== undefined){
-let data8 = data.arguments;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-}
-else {
-const err18 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data.output_policy !== undefined){
-let data9 = data.output_policy;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.truncated === undefined){
-const err19 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-for(const key1 in data9){
-if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
-const err20 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-if(data9.max_display_bytes !== undefined){
-let data10 = data9.max_display_bytes;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-if(data9.truncated !== undefined){
-if(typeof data9.truncated !== "boolean"){
-const err23 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-if(data9.total_bytes !== undefined){
-let data12 = data9.total_bytes;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err24 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err25 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data13 = data.error;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.message === undefined){
-const err27 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-for(const key2 in data13){
-if(!((key2 === "message") || (key2 === "retryable"))){
-const err28 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-if(data13.message !== undefined){
-if(typeof data13.message !== "string"){
-const err29 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-if(data13.retryable !== undefined){
-if(typeof data13.retryable !== "boolean"){
-const err30 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data.recovery_policy !== undefined){
-let data16 = data.recovery_policy;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-}
-else {
-const err32 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data.recovery !== undefined){
-let data17 = data.recovery;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-}
-else {
-const err33 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data.outcome !== undefined){
-let data18 = data.outcome;
-if(typeof data18 !== "string"){
-const err34 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
-const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
-const err36 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-}
-else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-validate66.errors = vErrors;
-return errors === 0;
-}
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate67.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if(data.status === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"}};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-if(data.tool_name === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool_name"}};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data.arguments === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "arguments"}};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func1.call(schema122.properties, key0))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-let data0 = data.type;
-if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-if("dynamicToolCall" !== data0){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "dynamicToolCall"}};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data2 = data.status;
-if(typeof data2 !== "string"){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data.round !== undefined){
-let data3 = data.round;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/round",schemaPath:"#/properties/round/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
-const err13 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-}
-if(data.server_name !== undefined){
-if(typeof data.server_name !== "string"){
-const err14 = {instancePath:instancePath+"/server_name",schemaPath:"#/properties/server_name/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data.progress !== undefined){
-if(typeof data.progress !== "string"){
-const err15 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-if(data.output !== undefined){
-if(typeof data.output !== "string"){
-const err16 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data.tool_call_id !== undefined){
-if(typeof data.tool_call_id !== "string"){
-const err17 = {instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.arguments !== undefined){
-let data9 = data.arguments;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-}
-else {
-const err18 = {instancePath:instancePath+"/arguments",schemaPath:"#/properties/arguments/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data.output_policy !== undefined){
-let data10 = data.output_policy;
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-if(data10.truncated === undefined){
-const err19 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/required",keyword:"required",params:{missingProperty: "truncated"}};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-for(const key1 in data10){
-if(!(((key1 === "max_display_bytes") || (key1 === "truncated")) || (key1 === "total_bytes"))){
-const err20 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-if(data10.max_display_bytes !== undefined){
-let data11 = data10.max_display_bytes;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err21 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err22 = {instancePath:instancePath+"/output_policy/max_display_bytes",schemaPath:"turn_item_output_policy.json/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-if(data10.truncated !== undefined){
-if(typeof data10.truncated !== "boolean"){
-const err23 = {instancePath:instancePath+"/output_policy/truncated",schemaPath:"turn_item_output_policy.json/properties/truncated/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-}
-if(data10.total_bytes !== undefined){
-let data13 = data10.total_bytes;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err24 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err25 = {instancePath:instancePath+"/output_policy/total_bytes",schemaPath:"turn_item_output_policy.json/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/output_policy",schemaPath:"turn_item_output_policy.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data.error !== undefined){
-let data14 = data.error;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.message === undefined){
-const err27 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-for(const key2 in data14){
-if(!((key2 === "message") || (key2 === "retryable"))){
-const err28 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-}
-if(data14.message !== undefined){
-if(typeof data14.message !== "string"){
-const err29 = {instancePath:instancePath+"/error/message",schemaPath:"turn_item_tool_error.json/properties/message/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-if(data14.retryable !== undefined){
-if(typeof data14.retryable !== "boolean"){
-const err30 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_item_tool_error.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/error",schemaPath:"turn_item_tool_error.json/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data.recovery_policy !== undefined){
-let data17 = data.recovery_policy;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-}
-else {
-const err32 = {instancePath:instancePath+"/recovery_policy",schemaPath:"#/properties/recovery_policy/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data.recovery !== undefined){
-let data18 = data.recovery;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-}
-else {
-const err33 = {instancePath:instancePath+"/recovery",schemaPath:"#/properties/recovery/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data.outcome !== undefined){
-let data19 = data.outcome;
-if(typeof data19 !== "string"){
-const err34 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
-const err35 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data.tool_result !== undefined){
-if(typeof data.tool_result !== "string"){
-const err36 = {instancePath:instancePath+"/tool_result",schemaPath:"#/properties/tool_result/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-}
-else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
 validate67.errors = vErrors;
 return errors === 0;
 }
@@ -12258,8 +13174,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12269,9 +13187,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12281,10 +13198,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12293,9 +13211,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12305,15 +13223,52 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err10 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -12326,12 +13281,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -12341,7 +13296,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemDeltaNotification = validate80;
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
 const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_stream.json","type":"string","enum":["agent_message","stdout","stderr","tool_progress","file_change","generic"]};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12429,8 +13384,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12440,9 +13397,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12452,10 +13408,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12464,9 +13421,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12476,10 +13433,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err11 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12488,11 +13445,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.stream !== undefined){
-let data4 = data.stream;
-if(typeof data4 !== "string"){
-const err12 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12501,8 +13456,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!((((((data4 === "agent_message") || (data4 === "stdout")) || (data4 === "stderr")) || (data4 === "tool_progress")) || (data4 === "file_change")) || (data4 === "generic"))){
-const err13 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema128.enum}};
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12512,9 +13472,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.delta !== undefined){
-if(typeof data.delta !== "string"){
-const err14 = {instancePath:instancePath+"/delta",schemaPath:"#/properties/delta/type",keyword:"type",params:{type: "string"}};
+else {
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12524,14 +13483,49 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.stream !== undefined){
+let data4 = data.stream;
+if(typeof data4 !== "string"){
+const err15 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+if(!((((((data4 === "agent_message") || (data4 === "stdout")) || (data4 === "stderr")) || (data4 === "tool_progress")) || (data4 === "file_change")) || (data4 === "generic"))){
+const err16 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema128.enum}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.delta !== undefined){
+if(typeof data.delta !== "string"){
+const err17 = {instancePath:instancePath+"/delta",schemaPath:"#/properties/delta/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -12579,7 +13573,7 @@ return errors === 0;
 validate81.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoveryAttachedNotification = validate82;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_attached_notification.json" */;
@@ -12666,8 +13660,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12677,9 +13673,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12689,10 +13684,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12701,9 +13697,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12713,10 +13709,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err11 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12725,10 +13721,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err12 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12738,10 +13733,12 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.attempt !== undefined){
-let data5 = data.attempt;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err13 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12750,9 +13747,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err14 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12762,15 +13759,64 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.recovery_job_id !== undefined){
+let data4 = data.recovery_job_id;
+if(typeof data4 === "string"){
+if(data4.length > 256){
+const err15 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.attempt !== undefined){
+let data5 = data.attempt;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -12780,7 +13826,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoveryExhaustedNotification = validate83;
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"]}}};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"],"maxLength":256}}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_exhausted_notification.json" */;
@@ -12877,8 +13923,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12888,9 +13936,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12900,10 +13947,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12912,9 +13960,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12924,10 +13972,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12936,11 +13984,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.attempts !== undefined){
-let data4 = data.attempts;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12949,9 +13995,13 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12961,10 +14011,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err15 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+else {
+const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12974,10 +14022,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.recovery_job_id !== undefined){
-let data6 = data.recovery_job_id;
-if((typeof data6 !== "string") && (data6 !== null)){
-const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema131.properties.recovery_job_id.type}};
+if(data.attempts !== undefined){
+let data4 = data.attempts;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err16 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12986,15 +14034,64 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err18 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.recovery_job_id !== undefined){
+let data6 = data.recovery_job_id;
+if((typeof data6 !== "string") && (data6 !== null)){
+const err19 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema131.properties.recovery_job_id.type}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(typeof data6 === "string"){
+if(data6.length > 256){
+const err20 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -13043,7 +14140,7 @@ return errors === 0;
 validate84.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoveryOpenedNotification = validate85;
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json","type":"string","enum":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window","provider_failure_continuation","runtime_shutdown_continuation"]};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -13131,8 +14228,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13142,9 +14241,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13154,10 +14252,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13166,9 +14265,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13178,10 +14277,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err11 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13190,10 +14289,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err12 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13203,10 +14301,12 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.reason !== undefined){
-let data5 = data.reason;
-if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/type",keyword:"type",params:{type: "string"}};
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13215,8 +14315,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((data5 === "timeout") || (data5 === "provider_failure")) || (data5 === "tool_failure")) || (data5 === "runtime_shutdown")) || (data5 === "execution_window_exhausted"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+}
+else {
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13226,10 +14327,11 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.exhaustion_reason !== undefined){
-let data6 = data.exhaustion_reason;
-if(typeof data6 !== "string"){
-const err15 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
+if(data.recovery_job_id !== undefined){
+let data4 = data.recovery_job_id;
+if(typeof data4 === "string"){
+if(data4.length > 256){
+const err15 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13238,8 +14340,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!((((((data6 === "max_agent_rounds_per_window") || (data6 === "max_tool_calls_per_window")) || (data6 === "max_wall_clock_ms_per_window")) || (data6 === "max_provider_tokens_per_window")) || (data6 === "provider_failure_continuation")) || (data6 === "runtime_shutdown_continuation"))){
-const err16 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+}
+else {
+const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13249,14 +14352,60 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.reason !== undefined){
+let data5 = data.reason;
+if(typeof data5 !== "string"){
+const err17 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+if(!(((((data5 === "timeout") || (data5 === "provider_failure")) || (data5 === "tool_failure")) || (data5 === "runtime_shutdown")) || (data5 === "execution_window_exhausted"))){
+const err18 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.exhaustion_reason !== undefined){
+let data6 = data.exhaustion_reason;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((((data6 === "max_agent_rounds_per_window") || (data6 === "max_tool_calls_per_window")) || (data6 === "max_wall_clock_ms_per_window")) || (data6 === "max_provider_tokens_per_window")) || (data6 === "provider_failure_continuation")) || (data6 === "runtime_shutdown_continuation"))){
+const err20 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -13266,7 +14415,7 @@ return errors === 0;
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoverySucceededNotification = validate86;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string"}}};
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_succeeded_notification.json" */;
@@ -13343,8 +14492,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13354,9 +14505,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13366,10 +14516,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13378,9 +14529,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13390,10 +14541,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err10 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13402,11 +14553,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data.attempt !== undefined){
-let data4 = data.attempt;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err11 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13415,9 +14564,13 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 1 || isNaN(data4)){
-const err12 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13427,10 +14580,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err13 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13440,14 +14591,64 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-else {
-const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.attempt !== undefined){
+let data4 = data.attempt;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.recovery_job_id !== undefined){
+let data5 = data.recovery_job_id;
+if(typeof data5 === "string"){
+if(data5.length > 256){
+const err16 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -13457,7 +14658,7 @@ return errors === 0;
 validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRetryAttemptStartedNotification = validate87;
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_attempt_started_notification.json" */;
@@ -13534,8 +14735,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13545,9 +14748,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13557,10 +14759,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13569,9 +14772,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13581,10 +14784,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err10 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13593,11 +14796,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data.attempt !== undefined){
-let data4 = data.attempt;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err11 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13606,9 +14807,13 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 1 || isNaN(data4)){
-const err12 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13618,15 +14823,50 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-}
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.attempt !== undefined){
+let data4 = data.attempt;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err14 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
 }
 errors++;
 }
@@ -13636,7 +14876,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRetryScheduledNotification = validate88;
-const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_scheduled_notification.json" */;
@@ -13753,8 +14993,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13764,9 +15006,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err11 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13776,10 +15017,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err12 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13788,9 +15030,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err13 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13800,10 +15042,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err14 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13812,11 +15054,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.attempt !== undefined){
-let data4 = data.attempt;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err15 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13825,9 +15065,13 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 1 || isNaN(data4)){
-const err16 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err16 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13837,11 +15081,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-if(data.max_attempts !== undefined){
-let data5 = data.max_attempts;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err17 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
+else {
+const err17 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13850,9 +15091,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.attempt !== undefined){
+let data4 = data.attempt;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err18 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13861,12 +15104,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-if(data.delay_ms !== undefined){
-let data6 = data.delay_ms;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err19 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err19 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13875,9 +15115,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err20 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data.max_attempts !== undefined){
+let data5 = data.max_attempts;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err20 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13886,11 +15129,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-}
-if(data.next_attempt_at !== undefined){
-if(typeof data.next_attempt_at !== "string"){
-const err21 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: "string"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err21 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13900,9 +15141,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+}
+if(data.delay_ms !== undefined){
+let data6 = data.delay_ms;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err22 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13911,15 +15154,51 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-}
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err23 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data.next_attempt_at !== undefined){
+if(typeof data.next_attempt_at !== "string"){
+const err24 = {instancePath:instancePath+"/next_attempt_at",schemaPath:"#/properties/next_attempt_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err25 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -13929,7 +15208,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemStartedNotification = validate89;
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_started_notification.json" */;
@@ -14006,8 +15285,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14017,9 +15298,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14029,10 +15309,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14041,9 +15322,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14053,15 +15334,52 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err10 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -14074,12 +15392,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -14089,7 +15407,7 @@ return errors === 0;
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemTimeoutDetectedNotification = validate91;
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_timeout_detected_notification.json" */;
@@ -14186,8 +15504,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14197,9 +15517,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14209,10 +15528,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14221,9 +15541,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14233,10 +15553,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14245,11 +15565,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.deadline_ms !== undefined){
-let data4 = data.deadline_ms;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14258,9 +15576,13 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14270,11 +15592,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.elapsed_ms !== undefined){
-let data5 = data.elapsed_ms;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14283,9 +15602,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.deadline_ms !== undefined){
+let data4 = data.deadline_ms;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err16 = {instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14294,12 +15615,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-}
-if(data.attempt !== undefined){
-let data6 = data.attempt;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/deadline_ms",schemaPath:"#/properties/deadline_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14308,9 +15626,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.elapsed_ms !== undefined){
+let data5 = data.elapsed_ms;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err18 = {instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14319,16 +15640,52 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/elapsed_ms",schemaPath:"#/properties/elapsed_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.attempt !== undefined){
+let data6 = data.attempt;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err20 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err21 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -14338,7 +15695,7 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemToolRetryExhaustedNotification = validate92;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json" */;
@@ -14435,8 +15792,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14446,9 +15805,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14458,10 +15816,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14470,9 +15829,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14482,10 +15841,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14494,10 +15853,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
-const err13 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14507,10 +15865,12 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.attempts !== undefined){
-let data5 = data.attempts;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14519,9 +15879,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14531,10 +15891,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err16 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+if(data.tool_name !== undefined){
+if(typeof data.tool_name !== "string"){
+const err16 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14544,14 +15903,51 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.attempts !== undefined){
+let data5 = data.attempts;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err19 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
 }
 errors++;
 }
@@ -14561,7 +15957,7 @@ return errors === 0;
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemToolRetryResolvedNotification = validate93;
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json" */;
@@ -14658,8 +16054,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14669,9 +16067,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14681,10 +16078,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14693,9 +16091,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14705,10 +16103,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14717,10 +16115,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
-const err13 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14730,10 +16127,12 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.attempts !== undefined){
-let data5 = data.attempts;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14742,9 +16141,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err15 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14754,11 +16153,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-if(data.outcome !== undefined){
-let data6 = data.outcome;
-if(typeof data6 !== "string"){
-const err16 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"}};
+if(data.tool_name !== undefined){
+if(typeof data.tool_name !== "string"){
+const err16 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14767,8 +16164,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((data6 === "succeeded") || (data6 === "failed"))){
-const err17 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema142.properties.outcome.enum}};
+}
+if(data.attempts !== undefined){
+let data5 = data.attempts;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14777,15 +16177,50 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
-else {
-const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/attempts",schemaPath:"#/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.outcome !== undefined){
+let data6 = data.outcome;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((data6 === "succeeded") || (data6 === "failed"))){
+const err20 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema142.properties.outcome.enum}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -14795,7 +16230,7 @@ return errors === 0;
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemToolRetryScheduledNotification = validate94;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json" */;
@@ -14912,8 +16347,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14923,9 +16360,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err11 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14935,10 +16371,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err12 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14947,9 +16384,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err13 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14959,10 +16396,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err14 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err14 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14971,10 +16408,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
-const err15 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err15 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14984,10 +16420,12 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.attempt !== undefined){
-let data5 = data.attempt;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err16 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14996,9 +16434,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err17 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15008,11 +16446,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-if(data.max_attempts !== undefined){
-let data6 = data.max_attempts;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
+if(data.tool_name !== undefined){
+if(typeof data.tool_name !== "string"){
+const err18 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15021,9 +16457,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.attempt !== undefined){
+let data5 = data.attempt;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err19 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15032,12 +16470,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-if(data.delay_ms !== undefined){
-let data7 = data.delay_ms;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err20 = {instancePath:instancePath+"/attempt",schemaPath:"#/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15046,9 +16481,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data.max_attempts !== undefined){
+let data6 = data.max_attempts;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err21 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15057,11 +16495,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data.error !== undefined){
-if(typeof data.error !== "string"){
-const err22 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err22 = {instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15072,13 +16508,51 @@ errors++;
 }
 }
 }
-else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.delay_ms !== undefined){
+let data7 = data.delay_ms;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err23 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err24 = {instancePath:instancePath+"/delay_ms",schemaPath:"#/properties/delay_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+if(data.error !== undefined){
+if(typeof data.error !== "string"){
+const err25 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -15088,7 +16562,7 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemUpdatedNotification = validate95;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_updated_notification.json" */;
@@ -15165,8 +16639,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15176,9 +16652,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15188,10 +16663,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15200,9 +16676,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15212,15 +16688,52 @@ vErrors.push(err9);
 errors++;
 }
 }
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err10 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+let data3 = data.item_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err12 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -15233,12 +16746,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err11];
+vErrors = [err14];
 }
 else {
-vErrors.push(err11);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -15326,7 +16839,7 @@ return errors === 0;
 validate98.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.PromptManifest = validate99;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string"}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string"}}}}}};
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string","maxLength":256}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string","maxLength":256}}}}}};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
@@ -15451,8 +16964,10 @@ let data2 = data.section_ids;
 if(Array.isArray(data2)){
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(typeof data2[i0] !== "string"){
-const err10 = {instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err10 = {instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15462,9 +16977,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
 else {
-const err11 = {instancePath:instancePath+"/section_ids",schemaPath:"#/properties/section_ids/type",keyword:"type",params:{type: "array"}};
+const err11 = {instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15474,9 +16988,9 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data.fingerprint_stable !== undefined){
-if(typeof data.fingerprint_stable !== "string"){
-const err12 = {instancePath:instancePath+"/fingerprint_stable",schemaPath:"#/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err12 = {instancePath:instancePath+"/section_ids",schemaPath:"#/properties/section_ids/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15486,9 +17000,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.fingerprint_dynamic !== undefined){
-if(typeof data.fingerprint_dynamic !== "string"){
-const err13 = {instancePath:instancePath+"/fingerprint_dynamic",schemaPath:"#/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
+if(data.fingerprint_stable !== undefined){
+if(typeof data.fingerprint_stable !== "string"){
+const err13 = {instancePath:instancePath+"/fingerprint_stable",schemaPath:"#/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15498,14 +17012,26 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.fingerprint_full !== undefined){
-if(typeof data.fingerprint_full !== "string"){
-const err14 = {instancePath:instancePath+"/fingerprint_full",schemaPath:"#/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
+if(data.fingerprint_dynamic !== undefined){
+if(typeof data.fingerprint_dynamic !== "string"){
+const err14 = {instancePath:instancePath+"/fingerprint_dynamic",schemaPath:"#/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.fingerprint_full !== undefined){
+if(typeof data.fingerprint_full !== "string"){
+const err15 = {instancePath:instancePath+"/fingerprint_full",schemaPath:"#/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
@@ -15518,17 +17044,7 @@ for(let i1=0; i1<len1; i1++){
 let data8 = data7[i1];
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.severity === undefined){
-const err15 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(data8.message === undefined){
-const err16 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "message"}};
+const err16 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15537,9 +17053,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-for(const key1 in data8){
-if(!(((key1 === "severity") || (key1 === "message")) || (key1 === "section_id"))){
-const err17 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data8.message === undefined){
+const err17 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15548,11 +17063,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data8.severity !== undefined){
-let data9 = data8.severity;
-if(typeof data9 !== "string"){
-const err18 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
+for(const key1 in data8){
+if(!(((key1 === "severity") || (key1 === "message")) || (key1 === "section_id"))){
+const err18 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15561,8 +17074,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(((data9 === "info") || (data9 === "warning")) || (data9 === "error"))){
-const err19 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
+}
+if(data8.severity !== undefined){
+let data9 = data8.severity;
+if(typeof data9 !== "string"){
+const err19 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15571,10 +17087,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data8.message !== undefined){
-if(typeof data8.message !== "string"){
-const err20 = {instancePath:instancePath+"/diagnostics/" + i1+"/message",schemaPath:"#/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
+if(!(((data9 === "info") || (data9 === "warning")) || (data9 === "error"))){
+const err20 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15584,9 +17098,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data8.section_id !== undefined){
-if(typeof data8.section_id !== "string"){
-const err21 = {instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
+if(data8.message !== undefined){
+if(typeof data8.message !== "string"){
+const err21 = {instancePath:instancePath+"/diagnostics/" + i1+"/message",schemaPath:"#/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15596,9 +17110,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}};
+if(data8.section_id !== undefined){
+let data11 = data8.section_id;
+if(typeof data11 === "string"){
+if(data11.length > 256){
+const err22 = {instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15608,9 +17124,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
 else {
-const err23 = {instancePath:instancePath+"/diagnostics",schemaPath:"#/properties/diagnostics/type",keyword:"type",params:{type: "array"}};
+const err23 = {instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15622,12 +17137,36 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err24 = {instancePath:instancePath+"/diagnostics/" + i1,schemaPath:"#/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err24];
 }
 else {
 vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/diagnostics",schemaPath:"#/properties/diagnostics/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -15637,7 +17176,7 @@ return errors === 0;
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.Thread = validate100;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string"},"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string"}}};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string","maxLength":256}}};
 const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_mode.json","type":"string","enum":["Chat","Agent"]};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -15715,8 +17254,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15726,9 +17267,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-if(typeof data.workspace_id !== "string"){
-const err7 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15738,9 +17278,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
-const err8 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
+if(data.workspace_id !== undefined){
+let data1 = data.workspace_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15750,9 +17292,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
-const err9 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15762,9 +17303,9 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.model !== undefined){
-if(typeof data.model !== "string"){
-const err10 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
+if(data.cwd !== undefined){
+if(typeof data.cwd !== "string"){
+const err10 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15774,10 +17315,9 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.mode !== undefined){
-let data5 = data.mode;
-if(typeof data5 !== "string"){
-const err11 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
+if(data.model_provider !== undefined){
+if(typeof data.model_provider !== "string"){
+const err11 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15786,8 +17326,10 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!((data5 === "Chat") || (data5 === "Agent"))){
-const err12 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+}
+if(data.model !== undefined){
+if(typeof data.model !== "string"){
+const err12 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15797,9 +17339,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
-const err13 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(data.mode !== undefined){
+let data5 = data.mode;
+if(typeof data5 !== "string"){
+const err13 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15808,10 +17351,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data.active_turn_id !== undefined){
-if(typeof data.active_turn_id !== "string"){
-const err14 = {instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/type",keyword:"type",params:{type: "string"}};
+if(!((data5 === "Chat") || (data5 === "Agent"))){
+const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15821,14 +17362,51 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.active_turn_id !== undefined){
+let data7 = data.active_turn_id;
+if(typeof data7 === "string"){
+if(data7.length > 256){
+const err16 = {instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -15838,7 +17416,7 @@ return errors === 0;
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ThreadGetParams = validate101;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string"}}};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string","maxLength":256}}};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_params.json" */;
@@ -15875,8 +17453,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err2 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err2 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15886,14 +17466,25 @@ vErrors.push(err2);
 errors++;
 }
 }
-}
 else {
-const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
 }
 else {
 vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
 }
 errors++;
 }
@@ -15962,7 +17553,7 @@ return errors === 0;
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ThreadStartParams = validate104;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_params.json" */;
@@ -15989,8 +17580,10 @@ errors++;
 }
 }
 if(data.workspace_id !== undefined){
-if(typeof data.workspace_id !== "string"){
-const err1 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.workspace_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err1 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16000,9 +17593,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.cwd !== undefined){
-if(typeof data.cwd !== "string"){
-const err2 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16012,9 +17604,9 @@ vErrors.push(err2);
 errors++;
 }
 }
-if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
-const err3 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
+if(data.cwd !== undefined){
+if(typeof data.cwd !== "string"){
+const err3 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16024,9 +17616,9 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.model !== undefined){
-if(typeof data.model !== "string"){
-const err4 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
+if(data.model_provider !== undefined){
+if(typeof data.model_provider !== "string"){
+const err4 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16036,10 +17628,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.mode !== undefined){
-let data4 = data.mode;
-if(typeof data4 !== "string"){
-const err5 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
+if(data.model !== undefined){
+if(typeof data.model !== "string"){
+const err5 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16048,8 +17639,11 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!((data4 === "Chat") || (data4 === "Agent"))){
-const err6 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+}
+if(data.mode !== undefined){
+let data4 = data.mode;
+if(typeof data4 !== "string"){
+const err6 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16058,15 +17652,25 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(!((data4 === "Chat") || (data4 === "Agent"))){
+const err7 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -17276,7 +18880,7 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.Turn = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}},"parent_turn_id":{"type":"string","maxLength":256},"parent_thread_id":{"type":"string","maxLength":256},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
 const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
 const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
@@ -18237,7 +19841,7 @@ return errors === 0;
 }
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string","maxLength":256},"parent_turn_id":{"type":"string","maxLength":256},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
@@ -18314,8 +19918,10 @@ errors++;
 }
 }
 if(data.parent_thread_id !== undefined){
-if(typeof data.parent_thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.parent_thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18325,9 +19931,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.parent_turn_id !== undefined){
-if(typeof data.parent_turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18337,10 +19942,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.parent_mode !== undefined){
-let data2 = data.parent_mode;
-if(typeof data2 !== "string"){
-const err8 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}};
+if(data.parent_turn_id !== undefined){
+let data1 = data.parent_turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18349,13 +19955,37 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
-const err9 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
+}
+else {
+const err9 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.parent_mode !== undefined){
+let data2 = data.parent_mode;
+if(typeof data2 !== "string"){
+const err10 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
+const err11 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -18369,34 +19999,34 @@ errors = vErrors.length;
 if(data.source !== undefined){
 let data4 = data.source;
 if(typeof data4 !== "string"){
-const err10 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
-const err11 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-}
-else {
-const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err12 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
+const err13 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -19108,8 +20738,10 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19119,9 +20751,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19131,9 +20762,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-if(typeof data.workspace_id !== "string"){
-const err7 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
+if(data.thread_id !== undefined){
+let data1 = data.thread_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19143,10 +20776,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data3 = data.status;
-if(typeof data3 !== "string"){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19155,8 +20786,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
+}
+if(data.workspace_id !== undefined){
+let data2 = data.workspace_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err9 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19166,10 +20801,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.mode !== undefined){
-let data4 = data.mode;
-if(typeof data4 !== "string"){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err10 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19178,8 +20811,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!((data4 === "Chat") || (data4 === "Agent"))){
-const err11 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+}
+if(data.status !== undefined){
+let data3 = data.status;
+if(typeof data3 !== "string"){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19188,10 +20824,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
-const err12 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -19201,9 +20835,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.completed_at !== undefined){
-if(typeof data.completed_at !== "string"){
-const err13 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: "string"}};
+if(data.mode !== undefined){
+let data4 = data.mode;
+if(typeof data4 !== "string"){
+const err13 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19212,10 +20847,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data.model_provider !== undefined){
-if(typeof data.model_provider !== "string"){
-const err14 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
+if(!((data4 === "Chat") || (data4 === "Agent"))){
+const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19225,14 +20858,50 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.model !== undefined){
-if(typeof data.model !== "string"){
-const err15 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err15 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.completed_at !== undefined){
+if(typeof data.completed_at !== "string"){
+const err16 = {instancePath:instancePath+"/completed_at",schemaPath:"#/properties/completed_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.model_provider !== undefined){
+if(typeof data.model_provider !== "string"){
+const err17 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.model !== undefined){
+if(typeof data.model !== "string"){
+const err18 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -19250,37 +20919,7 @@ let valid3 = false;
 const _errs25 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.compiler_version === undefined){
-const err16 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "compiler_version"}};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(data10.profile === undefined){
-const err17 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "profile"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(data10.section_ids === undefined){
-const err18 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "section_ids"}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if(data10.fingerprint_stable === undefined){
-const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_stable"}};
+const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "compiler_version"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19289,8 +20928,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data10.fingerprint_dynamic === undefined){
-const err20 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_dynamic"}};
+if(data10.profile === undefined){
+const err20 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "profile"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19299,8 +20938,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data10.fingerprint_full === undefined){
-const err21 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_full"}};
+if(data10.section_ids === undefined){
+const err21 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "section_ids"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -19309,8 +20948,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(data10.diagnostics === undefined){
-const err22 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "diagnostics"}};
+if(data10.fingerprint_stable === undefined){
+const err22 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_stable"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19319,9 +20958,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-for(const key1 in data10){
-if(!(((((((key1 === "compiler_version") || (key1 === "profile")) || (key1 === "section_ids")) || (key1 === "fingerprint_stable")) || (key1 === "fingerprint_dynamic")) || (key1 === "fingerprint_full")) || (key1 === "diagnostics"))){
-const err23 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data10.fingerprint_dynamic === undefined){
+const err23 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_dynamic"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19330,10 +20968,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data10.compiler_version !== undefined){
-if(typeof data10.compiler_version !== "string"){
-const err24 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
+if(data10.fingerprint_full === undefined){
+const err24 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "fingerprint_full"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19342,10 +20978,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data10.profile !== undefined){
-if(typeof data10.profile !== "string"){
-const err25 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
+if(data10.diagnostics === undefined){
+const err25 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/required",keyword:"required",params:{missingProperty: "diagnostics"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19354,14 +20988,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data10.section_ids !== undefined){
-let data13 = data10.section_ids;
-if(Array.isArray(data13)){
-const len0 = data13.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data13[i0] !== "string"){
-const err26 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
+for(const key1 in data10){
+if(!(((((((key1 === "compiler_version") || (key1 === "profile")) || (key1 === "section_ids")) || (key1 === "fingerprint_stable")) || (key1 === "fingerprint_dynamic")) || (key1 === "fingerprint_full")) || (key1 === "diagnostics"))){
+const err26 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19371,9 +21000,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/prompt_manifest/section_ids",schemaPath:"prompt_manifest.json/properties/section_ids/type",keyword:"type",params:{type: "array"}};
+if(data10.compiler_version !== undefined){
+if(typeof data10.compiler_version !== "string"){
+const err27 = {instancePath:instancePath+"/prompt_manifest/compiler_version",schemaPath:"prompt_manifest.json/properties/compiler_version/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19383,9 +21012,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data10.fingerprint_stable !== undefined){
-if(typeof data10.fingerprint_stable !== "string"){
-const err28 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
+if(data10.profile !== undefined){
+if(typeof data10.profile !== "string"){
+const err28 = {instancePath:instancePath+"/prompt_manifest/profile",schemaPath:"prompt_manifest.json/properties/profile/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19395,9 +21024,15 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data10.fingerprint_dynamic !== undefined){
-if(typeof data10.fingerprint_dynamic !== "string"){
-const err29 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
+if(data10.section_ids !== undefined){
+let data13 = data10.section_ids;
+if(Array.isArray(data13)){
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+if(typeof data14 === "string"){
+if(data14.length > 256){
+const err29 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19407,14 +21042,61 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data10.fingerprint_full !== undefined){
-if(typeof data10.fingerprint_full !== "string"){
-const err30 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
+else {
+const err30 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/prompt_manifest/section_ids",schemaPath:"prompt_manifest.json/properties/section_ids/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data10.fingerprint_stable !== undefined){
+if(typeof data10.fingerprint_stable !== "string"){
+const err32 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data10.fingerprint_dynamic !== undefined){
+if(typeof data10.fingerprint_dynamic !== "string"){
+const err33 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data10.fingerprint_full !== undefined){
+if(typeof data10.fingerprint_full !== "string"){
+const err34 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -19427,51 +21109,7 @@ for(let i1=0; i1<len1; i1++){
 let data19 = data18[i1];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.severity === undefined){
-const err31 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(data19.message === undefined){
-const err32 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-for(const key2 in data19){
-if(!(((key2 === "severity") || (key2 === "message")) || (key2 === "section_id"))){
-const err33 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data19.severity !== undefined){
-let data20 = data19.severity;
-if(typeof data20 !== "string"){
-const err34 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
-const err35 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
+const err35 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "severity"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19480,10 +21118,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-if(data19.message !== undefined){
-if(typeof data19.message !== "string"){
-const err36 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
+if(data19.message === undefined){
+const err36 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -19492,10 +21128,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data19.section_id !== undefined){
-if(typeof data19.section_id !== "string"){
-const err37 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
+for(const key2 in data19){
+if(!(((key2 === "severity") || (key2 === "message")) || (key2 === "section_id"))){
+const err37 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19505,9 +21140,10 @@ vErrors.push(err37);
 errors++;
 }
 }
-}
-else {
-const err38 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}};
+if(data19.severity !== undefined){
+let data20 = data19.severity;
+if(typeof data20 !== "string"){
+const err38 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -19516,10 +21152,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/prompt_manifest/diagnostics",schemaPath:"prompt_manifest.json/properties/diagnostics/type",keyword:"type",params:{type: "array"}};
+if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
+const err39 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19529,9 +21163,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/type",keyword:"type",params:{type: "object"}};
+if(data19.message !== undefined){
+if(typeof data19.message !== "string"){
+const err40 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -19540,11 +21174,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid0 = _errs25 === errors;
-valid3 = valid3 || _valid0;
-const _errs54 = errors;
-if(data10 !== null){
-const err41 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
+}
+if(data19.section_id !== undefined){
+let data22 = data19.section_id;
+if(typeof data22 === "string"){
+if(data22.length > 256){
+const err41 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -19553,15 +21188,75 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid0 = _errs54 === errors;
-valid3 = valid3 || _valid0;
-if(!valid3){
-const err42 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
+}
+else {
+const err42 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/prompt_manifest/diagnostics",schemaPath:"prompt_manifest.json/properties/diagnostics/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid0 = _errs25 === errors;
+valid3 = valid3 || _valid0;
+const _errs54 = errors;
+if(data10 !== null){
+const err46 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid0 = _errs54 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const err47 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
 }
 errors++;
 }
@@ -19597,63 +21292,7 @@ for(let i2=0; i2<len2; i2++){
 let data26 = data25[i2];
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 if(data26.capabilityId === undefined){
-const err43 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "capabilityId"}};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-if(data26.status === undefined){
-const err44 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "status"}};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-if(data26.reason === undefined){
-const err45 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "reason"}};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-for(const key3 in data26){
-if(!((((key3 === "capabilityId") || (key3 === "status")) || (key3 === "reason")) || (key3 === "message"))){
-const err46 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-if(data26.capabilityId !== undefined){
-if(typeof data26.capabilityId !== "string"){
-const err47 = {instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-}
-if(data26.status !== undefined){
-let data28 = data26.status;
-if(typeof data28 !== "string"){
-const err48 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}};
+const err48 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "capabilityId"}};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -19662,8 +21301,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!((data28 === "accepted") || (data28 === "rejected"))){
-const err49 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
+if(data26.status === undefined){
+const err49 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "status"}};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -19672,11 +21311,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data26.reason !== undefined){
-let data29 = data26.reason;
-if(typeof data29 !== "string"){
-const err50 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(data26.reason === undefined){
+const err50 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -19685,8 +21321,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
-const err51 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
+for(const key3 in data26){
+if(!((((key3 === "capabilityId") || (key3 === "status")) || (key3 === "reason")) || (key3 === "message"))){
+const err51 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -19696,9 +21333,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data26.message !== undefined){
-if(typeof data26.message !== "string"){
-const err52 = {instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(data26.capabilityId !== undefined){
+if(typeof data26.capabilityId !== "string"){
+const err52 = {instancePath:instancePath+"/capabilities/" + i2+"/capabilityId",schemaPath:"turn_capability_resolution.json/properties/capabilityId/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -19708,9 +21345,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/type",keyword:"type",params:{type: "object"}};
+if(data26.status !== undefined){
+let data28 = data26.status;
+if(typeof data28 !== "string"){
+const err53 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -19719,10 +21357,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-}
-else {
-const err54 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}};
+if(!((data28 === "accepted") || (data28 === "rejected"))){
+const err54 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -19732,11 +21368,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data.error !== undefined){
-let data31 = data.error;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.kind === undefined){
-const err55 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
+if(data26.reason !== undefined){
+let data29 = data26.reason;
+if(typeof data29 !== "string"){
+const err55 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -19745,8 +21380,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data31.message === undefined){
-const err56 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "message"}};
+if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
+const err56 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -19755,8 +21390,10 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data31.retryable === undefined){
-const err57 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "retryable"}};
+}
+if(data26.message !== undefined){
+if(typeof data26.message !== "string"){
+const err57 = {instancePath:instancePath+"/capabilities/" + i2+"/message",schemaPath:"turn_capability_resolution.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -19765,9 +21402,10 @@ vErrors.push(err57);
 }
 errors++;
 }
-for(const key4 in data31){
-if(!(((key4 === "kind") || (key4 === "message")) || (key4 === "retryable"))){
-const err58 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/capabilities/" + i2,schemaPath:"turn_capability_resolution.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -19777,10 +21415,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data31.kind !== undefined){
-let data32 = data31.kind;
-if(typeof data32 !== "string"){
-const err59 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err59 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -19789,8 +21426,12 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
-const err60 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
+}
+if(data.error !== undefined){
+let data31 = data.error;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.kind === undefined){
+const err60 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -19799,10 +21440,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-if(data31.message !== undefined){
-if(typeof data31.message !== "string"){
-const err61 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(data31.message === undefined){
+const err61 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -19811,10 +21450,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data31.retryable !== undefined){
-if(typeof data31.retryable !== "boolean"){
-const err62 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(data31.retryable === undefined){
+const err62 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "retryable"}};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -19823,10 +21460,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-else {
-const err63 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}};
+for(const key4 in data31){
+if(!(((key4 === "kind") || (key4 === "message")) || (key4 === "retryable"))){
+const err63 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -19836,11 +21472,10 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data.blocked !== undefined){
-let data35 = data.blocked;
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
-if(data35.reason === undefined){
-const err64 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "reason"}};
+if(data31.kind !== undefined){
+let data32 = data31.kind;
+if(typeof data32 !== "string"){
+const err64 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -19849,8 +21484,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data35.recovery_job_id === undefined){
-const err65 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "recovery_job_id"}};
+if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
+const err65 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -19859,9 +21494,10 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key5 in data35){
-if(!((key5 === "reason") || (key5 === "recovery_job_id"))){
-const err66 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
+}
+if(data31.message !== undefined){
+if(typeof data31.message !== "string"){
+const err66 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -19871,9 +21507,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data35.reason !== undefined){
-if(typeof data35.reason !== "string"){
-const err67 = {instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(data31.retryable !== undefined){
+if(typeof data31.retryable !== "boolean"){
+const err67 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -19883,9 +21519,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data35.recovery_job_id !== undefined){
-if(typeof data35.recovery_job_id !== "string"){
-const err68 = {instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err68 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -19895,9 +21531,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/type",keyword:"type",params:{type: "object"}};
+if(data.blocked !== undefined){
+let data35 = data.blocked;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.reason === undefined){
+const err69 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "reason"}};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -19906,10 +21544,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-if(data.parent_turn_id !== undefined){
-if(typeof data.parent_turn_id !== "string"){
-const err70 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}};
+if(data35.recovery_job_id === undefined){
+const err70 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/required",keyword:"required",params:{missingProperty: "recovery_job_id"}};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -19918,15 +21554,113 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data.parent_thread_id !== undefined){
-if(typeof data.parent_thread_id !== "string"){
-const err71 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}};
+for(const key5 in data35){
+if(!((key5 === "reason") || (key5 === "recovery_job_id"))){
+const err71 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}};
 if(vErrors === null){
 vErrors = [err71];
 }
 else {
 vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data35.reason !== undefined){
+if(typeof data35.reason !== "string"){
+const err72 = {instancePath:instancePath+"/blocked/reason",schemaPath:"#/properties/blocked/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data35.recovery_job_id !== undefined){
+let data37 = data35.recovery_job_id;
+if(typeof data37 === "string"){
+if(data37.length > 256){
+const err73 = {instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/blocked",schemaPath:"#/properties/blocked/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data.parent_turn_id !== undefined){
+let data38 = data.parent_turn_id;
+if(typeof data38 === "string"){
+if(data38.length > 256){
+const err76 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data.parent_thread_id !== undefined){
+let data39 = data.parent_thread_id;
+if(typeof data39 === "string"){
+if(data39.length > 256){
+const err78 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
 }
 errors++;
 }
@@ -19941,101 +21675,7 @@ if(data.usage !== undefined){
 let data41 = data.usage;
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.input_tokens === undefined){
-const err72 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-if(data41.output_tokens === undefined){
-const err73 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "output_tokens"}};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-if(data41.total_tokens === undefined){
-const err74 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "total_tokens"}};
-if(vErrors === null){
-vErrors = [err74];
-}
-else {
-vErrors.push(err74);
-}
-errors++;
-}
-for(const key6 in data41){
-if(!(((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens"))){
-const err75 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
-if(vErrors === null){
-vErrors = [err75];
-}
-else {
-vErrors.push(err75);
-}
-errors++;
-}
-}
-if(data41.input_tokens !== undefined){
-let data42 = data41.input_tokens;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err76 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
-const err77 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-}
-if(data41.output_tokens !== undefined){
-let data43 = data41.output_tokens;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err78 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
-if(vErrors === null){
-vErrors = [err78];
-}
-else {
-vErrors.push(err78);
-}
-errors++;
-}
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 0 || isNaN(data43)){
-const err79 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-}
-}
-if(data41.total_tokens !== undefined){
-let data44 = data41.total_tokens;
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err80 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
+const err80 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -20044,9 +21684,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 < 0 || isNaN(data44)){
-const err81 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data41.output_tokens === undefined){
+const err81 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "output_tokens"}};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -20055,11 +21694,8 @@ vErrors.push(err81);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err82 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}};
+if(data41.total_tokens === undefined){
+const err82 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "total_tokens"}};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -20068,15 +21704,113 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-}
-else {
-const err83 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+for(const key6 in data41){
+if(!(((key6 === "input_tokens") || (key6 === "output_tokens")) || (key6 === "total_tokens"))){
+const err83 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6}};
 if(vErrors === null){
 vErrors = [err83];
 }
 else {
 vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data41.input_tokens !== undefined){
+let data42 = data41.input_tokens;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err84 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
+const err85 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+if(data41.output_tokens !== undefined){
+let data43 = data41.output_tokens;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err86 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 0 || isNaN(data43)){
+const err87 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+if(data41.total_tokens !== undefined){
+let data44 = data41.total_tokens;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const err88 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
+const err89 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
 }
 errors++;
 }
@@ -20086,7 +21820,7 @@ return errors === 0;
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnBlockedNotification = validate131;
-const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
@@ -20173,8 +21907,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -20184,9 +21920,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -20196,10 +21931,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -20208,14 +21944,38 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
 }
 errors++;
 }
@@ -20229,36 +21989,49 @@ errors = vErrors.length;
 }
 if(data.reason !== undefined){
 if(typeof data.reason !== "string"){
-const err11 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err12 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err13 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.recovery_job_id !== undefined){
+let data5 = data.recovery_job_id;
+if(typeof data5 === "string"){
+if(data5.length > 256){
+const err14 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
 }
 errors++;
 }
@@ -20268,7 +22041,7 @@ return errors === 0;
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnCancelParams = validate133;
-const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"reason":{"type":"string"}}};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
@@ -20315,8 +22088,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -20326,9 +22101,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err4 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -20338,9 +22112,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
-const err5 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -20350,14 +22126,37 @@ vErrors.push(err5);
 errors++;
 }
 }
-}
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+if(typeof data.reason !== "string"){
+const err7 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -20951,7 +22750,7 @@ return errors === 0;
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnCompletedNotification = validate140;
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
@@ -21018,8 +22817,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -21029,9 +22830,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -21041,10 +22841,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21053,14 +22854,38 @@ vErrors.push(err7);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -21076,27 +22901,7 @@ if(data.usage !== undefined){
 let data4 = data.usage;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.input_tokens === undefined){
-const err9 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data4.output_tokens === undefined){
-const err10 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "output_tokens"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4.total_tokens === undefined){
-const err11 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "total_tokens"}};
+const err11 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "input_tokens"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21105,9 +22910,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(((key1 === "input_tokens") || (key1 === "output_tokens")) || (key1 === "total_tokens"))){
-const err12 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data4.output_tokens === undefined){
+const err12 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "output_tokens"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21116,11 +22920,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data4.input_tokens !== undefined){
-let data5 = data4.input_tokens;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err13 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data4.total_tokens === undefined){
+const err13 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/required",keyword:"required",params:{missingProperty: "total_tokens"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21129,9 +22930,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err14 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+for(const key1 in data4){
+if(!(((key1 === "input_tokens") || (key1 === "output_tokens")) || (key1 === "total_tokens"))){
+const err14 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21141,11 +22942,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data4.output_tokens !== undefined){
-let data6 = data4.output_tokens;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err15 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data4.input_tokens !== undefined){
+let data5 = data4.input_tokens;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err15 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -21154,9 +22954,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err16 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err16 = {instancePath:instancePath+"/usage/input_tokens",schemaPath:"turn_usage.json/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21167,10 +22967,10 @@ errors++;
 }
 }
 }
-if(data4.total_tokens !== undefined){
-let data7 = data4.total_tokens;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err17 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data4.output_tokens !== undefined){
+let data6 = data4.output_tokens;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err17 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21179,9 +22979,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err18 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err18 = {instancePath:instancePath+"/usage/output_tokens",schemaPath:"turn_usage.json/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -21192,9 +22992,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}};
+if(data4.total_tokens !== undefined){
+let data7 = data4.total_tokens;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err19 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -21203,15 +23004,39 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err20 = {instancePath:instancePath+"/usage/total_tokens",schemaPath:"turn_usage.json/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/usage",schemaPath:"turn_usage.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
 }
 errors++;
 }
@@ -21223,7 +23048,7 @@ validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports.TurnExecutionSecuritySnapshot = validate118;
 
 exports.TurnExecutionWindowBlockedNotification = validate142;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -21321,8 +23146,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -21332,9 +23159,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21344,10 +23170,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -21356,9 +23183,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21368,10 +23195,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.window_id !== undefined){
-if(typeof data.window_id !== "string"){
-const err12 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21380,11 +23207,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.reason !== undefined){
-let data4 = data.reason;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21393,8 +23218,13 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+}
+}
+if(data.window_id !== undefined){
+let data3 = data.window_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21404,11 +23234,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.totals !== undefined){
-let data5 = data.totals;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.agent_rounds === undefined){
-const err15 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
+else {
+const err15 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -21417,8 +23244,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data5.tool_calls === undefined){
-const err16 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "tool_calls"}};
+}
+if(data.reason !== undefined){
+let data4 = data.reason;
+if(typeof data4 !== "string"){
+const err16 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21427,8 +23257,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data5.wall_clock_ms === undefined){
-const err17 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "wall_clock_ms"}};
+if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
+const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21437,8 +23267,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data5.provider_tokens === undefined){
-const err18 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "provider_tokens"}};
+}
+if(data.totals !== undefined){
+let data5 = data.totals;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.agent_rounds === undefined){
+const err18 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -21447,9 +23281,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
-const err19 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data5.tool_calls === undefined){
+const err19 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "tool_calls"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -21458,11 +23291,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data5.agent_rounds !== undefined){
-let data6 = data5.agent_rounds;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err20 = {instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if(data5.wall_clock_ms === undefined){
+const err20 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "wall_clock_ms"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -21471,9 +23301,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err21 = {instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data5.provider_tokens === undefined){
+const err21 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "provider_tokens"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -21482,12 +23311,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data5.tool_calls !== undefined){
-let data7 = data5.tool_calls;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
+for(const key1 in data5){
+if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
+const err22 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21496,9 +23322,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data5.agent_rounds !== undefined){
+let data6 = data5.agent_rounds;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err23 = {instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -21507,12 +23335,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-if(data5.wall_clock_ms !== undefined){
-let data8 = data5.wall_clock_ms;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err24 = {instancePath:instancePath+"/totals/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -21521,9 +23346,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data5.tool_calls !== undefined){
+let data7 = data5.tool_calls;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err25 = {instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -21532,12 +23360,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-}
-if(data5.provider_tokens !== undefined){
-let data9 = data5.provider_tokens;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err26 = {instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err26 = {instancePath:instancePath+"/totals/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -21546,9 +23371,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data5.wall_clock_ms !== undefined){
+let data8 = data5.wall_clock_ms;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -21557,11 +23385,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/totals/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -21571,9 +23397,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err29 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+}
+if(data5.provider_tokens !== undefined){
+let data9 = data5.provider_tokens;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err29 = {instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -21582,15 +23410,64 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err30 = {instancePath:instancePath+"/totals/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/totals",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.recovery_job_id !== undefined){
+let data10 = data.recovery_job_id;
+if(typeof data10 === "string"){
+if(data10.length > 256){
+const err32 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -21600,7 +23477,7 @@ return errors === 0;
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowCheckpointedNotification = validate143;
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"checkpoint_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_execution_window_status.json"}}};
 const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -21688,8 +23565,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -21699,9 +23578,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -21711,10 +23589,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21723,9 +23602,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -21735,10 +23614,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.window_id !== undefined){
-if(typeof data.window_id !== "string"){
-const err11 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21747,10 +23626,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.checkpoint_id !== undefined){
-if(typeof data.checkpoint_id !== "string"){
-const err12 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21760,10 +23638,12 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data5 = data.status;
-if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
+}
+if(data.window_id !== undefined){
+let data3 = data.window_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err13 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21772,8 +23652,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+}
+else {
+const err14 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21783,14 +23664,62 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.checkpoint_id !== undefined){
+let data4 = data.checkpoint_id;
+if(typeof data4 === "string"){
+if(data4.length > 256){
+const err15 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err15];
 }
 else {
 vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data5 = data.status;
+if(typeof data5 !== "string"){
+const err17 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
+const err18 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -21800,7 +23729,7 @@ return errors === 0;
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowContinuedNotification = validate144;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string","maxLength":256},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
@@ -21907,8 +23836,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -21918,9 +23849,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err10 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -21930,10 +23860,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21942,9 +23873,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err12 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21954,10 +23885,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-}
-if(data.previous_window_id !== undefined){
-if(typeof data.previous_window_id !== "string"){
-const err13 = {instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21966,10 +23897,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data.window_id !== undefined){
-if(typeof data.window_id !== "string"){
-const err14 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err14 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21979,10 +23909,12 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.window_index !== undefined){
-let data5 = data.window_index;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.previous_window_id !== undefined){
+let data3 = data.previous_window_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err15 = {instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -21991,9 +23923,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err16 = {instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -22003,10 +23935,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-if(data.checkpoint_id !== undefined){
-if(typeof data.checkpoint_id !== "string"){
-const err17 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}};
+if(data.window_id !== undefined){
+let data4 = data.window_id;
+if(typeof data4 === "string"){
+if(data4.length > 256){
+const err17 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22016,10 +23949,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.reason !== undefined){
-let data7 = data.reason;
-if(typeof data7 !== "string"){
-const err18 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err18 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -22028,8 +23959,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
-const err19 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+}
+if(data.window_index !== undefined){
+let data5 = data.window_index;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err19 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -22038,15 +23972,75 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err20 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+if(data.checkpoint_id !== undefined){
+let data6 = data.checkpoint_id;
+if(typeof data6 === "string"){
+if(data6.length > 256){
+const err21 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+let data7 = data.reason;
+if(typeof data7 !== "string"){
+const err23 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
+const err24 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }
@@ -22238,7 +24232,7 @@ return errors === 0;
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowExhaustedNotification = validate146;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
@@ -22335,8 +24329,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -22346,9 +24342,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -22358,10 +24353,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22370,9 +24366,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -22382,10 +24378,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.window_id !== undefined){
-if(typeof data.window_id !== "string"){
-const err12 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -22394,11 +24390,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.reason !== undefined){
-let data4 = data.reason;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -22407,8 +24401,13 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+}
+}
+if(data.window_id !== undefined){
+let data3 = data.window_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -22418,11 +24417,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.observed !== undefined){
-let data5 = data.observed;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.agent_rounds === undefined){
-const err15 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
+else {
+const err15 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -22431,8 +24427,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data5.tool_calls === undefined){
-const err16 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "tool_calls"}};
+}
+if(data.reason !== undefined){
+let data4 = data.reason;
+if(typeof data4 !== "string"){
+const err16 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -22441,8 +24440,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data5.wall_clock_ms === undefined){
-const err17 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "wall_clock_ms"}};
+if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
+const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -22451,8 +24450,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data5.provider_tokens === undefined){
-const err18 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "provider_tokens"}};
+}
+if(data.observed !== undefined){
+let data5 = data.observed;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.agent_rounds === undefined){
+const err18 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -22461,9 +24464,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
-const err19 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data5.tool_calls === undefined){
+const err19 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "tool_calls"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -22472,11 +24474,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data5.agent_rounds !== undefined){
-let data6 = data5.agent_rounds;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err20 = {instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if(data5.wall_clock_ms === undefined){
+const err20 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "wall_clock_ms"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -22485,9 +24484,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err21 = {instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(data5.provider_tokens === undefined){
+const err21 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/required",keyword:"required",params:{missingProperty: "provider_tokens"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -22496,12 +24494,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data5.tool_calls !== undefined){
-let data7 = data5.tool_calls;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
+for(const key1 in data5){
+if(!((((key1 === "agent_rounds") || (key1 === "tool_calls")) || (key1 === "wall_clock_ms")) || (key1 === "provider_tokens"))){
+const err22 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -22510,9 +24505,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data5.agent_rounds !== undefined){
+let data6 = data5.agent_rounds;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err23 = {instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -22521,12 +24518,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-if(data5.wall_clock_ms !== undefined){
-let data8 = data5.wall_clock_ms;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err24 = {instancePath:instancePath+"/observed/agent_rounds",schemaPath:"turn_execution_window_counts.json/properties/agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -22535,9 +24529,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data5.tool_calls !== undefined){
+let data7 = data5.tool_calls;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err25 = {instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -22546,12 +24543,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-}
-if(data5.provider_tokens !== undefined){
-let data9 = data5.provider_tokens;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err26 = {instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err26 = {instancePath:instancePath+"/observed/tool_calls",schemaPath:"turn_execution_window_counts.json/properties/tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -22560,9 +24554,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data5.wall_clock_ms !== undefined){
+let data8 = data5.wall_clock_ms;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -22571,11 +24568,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/observed/wall_clock_ms",schemaPath:"turn_execution_window_counts.json/properties/wall_clock_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -22585,10 +24580,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data10 = data.status;
-if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
+}
+if(data5.provider_tokens !== undefined){
+let data9 = data5.provider_tokens;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err29 = {instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -22597,8 +24593,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err30 = {instancePath:instancePath+"/observed/provider_tokens",schemaPath:"turn_execution_window_counts.json/properties/provider_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -22609,13 +24606,49 @@ errors++;
 }
 }
 }
+}
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err31 = {instancePath:instancePath+"/observed",schemaPath:"turn_execution_window_counts.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+if(typeof data10 !== "string"){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
+const err33 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -22846,7 +24879,7 @@ return errors === 0;
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowStartedNotification = validate149;
-const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
@@ -22943,8 +24976,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -22954,9 +24989,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -22966,10 +25000,11 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -22978,9 +25013,9 @@ vErrors.push(err10);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -22990,10 +25025,10 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-if(data.window_id !== undefined){
-if(typeof data.window_id !== "string"){
-const err12 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -23002,11 +25037,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data.window_index !== undefined){
-let data4 = data.window_index;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23015,9 +25048,13 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data.window_id !== undefined){
+let data3 = data.window_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err14 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23027,12 +25064,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.limits !== undefined){
-let data5 = data.limits;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.max_agent_rounds_per_window === undefined){
-const err15 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_agent_rounds_per_window"}};
+else {
+const err15 = {instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23041,8 +25074,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data5.max_tool_calls_per_window === undefined){
-const err16 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_tool_calls_per_window"}};
+}
+if(data.window_index !== undefined){
+let data4 = data.window_index;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err16 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -23051,8 +25087,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data5.max_wall_clock_ms_per_window === undefined){
-const err17 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_wall_clock_ms_per_window"}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/window_index",schemaPath:"#/properties/window_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23061,8 +25098,13 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data5.max_provider_tokens_per_window === undefined){
-const err18 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_provider_tokens_per_window"}};
+}
+}
+if(data.limits !== undefined){
+let data5 = data.limits;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.max_agent_rounds_per_window === undefined){
+const err18 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_agent_rounds_per_window"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23071,9 +25113,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!((((key1 === "max_agent_rounds_per_window") || (key1 === "max_tool_calls_per_window")) || (key1 === "max_wall_clock_ms_per_window")) || (key1 === "max_provider_tokens_per_window"))){
-const err19 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data5.max_tool_calls_per_window === undefined){
+const err19 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_tool_calls_per_window"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -23082,11 +25123,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data5.max_agent_rounds_per_window !== undefined){
-let data6 = data5.max_agent_rounds_per_window;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err20 = {instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
+if(data5.max_wall_clock_ms_per_window === undefined){
+const err20 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_wall_clock_ms_per_window"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23095,9 +25133,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err21 = {instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data5.max_provider_tokens_per_window === undefined){
+const err21 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/required",keyword:"required",params:{missingProperty: "max_provider_tokens_per_window"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -23106,12 +25143,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data5.max_tool_calls_per_window !== undefined){
-let data7 = data5.max_tool_calls_per_window;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
+for(const key1 in data5){
+if(!((((key1 === "max_agent_rounds_per_window") || (key1 === "max_tool_calls_per_window")) || (key1 === "max_wall_clock_ms_per_window")) || (key1 === "max_provider_tokens_per_window"))){
+const err22 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -23120,9 +25154,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 1 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data5.max_agent_rounds_per_window !== undefined){
+let data6 = data5.max_agent_rounds_per_window;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err23 = {instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -23131,12 +25167,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-if(data5.max_wall_clock_ms_per_window !== undefined){
-let data8 = data5.max_wall_clock_ms_per_window;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err24 = {instancePath:instancePath+"/limits/max_agent_rounds_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_agent_rounds_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -23145,9 +25178,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data5.max_tool_calls_per_window !== undefined){
+let data7 = data5.max_tool_calls_per_window;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err25 = {instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -23156,12 +25192,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-}
-if(data5.max_provider_tokens_per_window !== undefined){
-let data9 = data5.max_provider_tokens_per_window;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err26 = {instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err26 = {instancePath:instancePath+"/limits/max_tool_calls_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_tool_calls_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -23170,9 +25203,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data5.max_wall_clock_ms_per_window !== undefined){
+let data8 = data5.max_wall_clock_ms_per_window;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -23181,11 +25217,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/limits/max_wall_clock_ms_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_wall_clock_ms_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -23195,10 +25229,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data10 = data.status;
-if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
+}
+if(data5.max_provider_tokens_per_window !== undefined){
+let data9 = data5.max_provider_tokens_per_window;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err29 = {instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -23207,8 +25242,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err30 = {instancePath:instancePath+"/limits/max_provider_tokens_per_window",schemaPath:"turn_execution_window_limits.json/properties/max_provider_tokens_per_window/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -23219,13 +25255,49 @@ errors++;
 }
 }
 }
+}
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err31 = {instancePath:instancePath+"/limits",schemaPath:"turn_execution_window_limits.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+if(typeof data10 !== "string"){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
+const err33 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -23273,7 +25345,7 @@ return errors === 0;
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnFailedNotification = validate151;
-const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
+const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
@@ -23350,8 +25422,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -23361,9 +25435,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -23373,10 +25446,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -23385,14 +25459,38 @@ vErrors.push(err8);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -23408,27 +25506,7 @@ if(data.error !== undefined){
 let data4 = data.error;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.kind === undefined){
-const err10 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4.message === undefined){
-const err11 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "message"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data4.retryable === undefined){
-const err12 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "retryable"}};
+const err12 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -23437,9 +25515,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!(((key1 === "kind") || (key1 === "message")) || (key1 === "retryable"))){
-const err13 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data4.message === undefined){
+const err13 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "message"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -23448,11 +25525,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data4.kind !== undefined){
-let data5 = data4.kind;
-if(typeof data5 !== "string"){
-const err14 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
+if(data4.retryable === undefined){
+const err14 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/required",keyword:"required",params:{missingProperty: "retryable"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -23461,8 +25535,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
-const err15 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
+for(const key1 in data4){
+if(!(((key1 === "kind") || (key1 === "message")) || (key1 === "retryable"))){
+const err15 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23472,9 +25547,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data4.message !== undefined){
-if(typeof data4.message !== "string"){
-const err16 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
+if(data4.kind !== undefined){
+let data5 = data4.kind;
+if(typeof data5 !== "string"){
+const err16 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -23483,10 +25559,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data4.retryable !== undefined){
-if(typeof data4.retryable !== "boolean"){
-const err17 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
+if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
+const err17 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23496,9 +25570,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}};
+if(data4.message !== undefined){
+if(typeof data4.message !== "string"){
+const err18 = {instancePath:instancePath+"/error/message",schemaPath:"turn_failure.json/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23508,14 +25582,38 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data4.retryable !== undefined){
+if(typeof data4.retryable !== "boolean"){
+const err19 = {instancePath:instancePath+"/error/retryable",schemaPath:"turn_failure.json/properties/retryable/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/error",schemaPath:"turn_failure.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -23776,7 +25874,7 @@ validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports.TurnFilesystemSandboxPolicy = validate121;
 
 exports.TurnGetParams = validate155;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
+const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256}}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
@@ -23823,8 +25921,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -23834,9 +25934,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err4 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -23846,14 +25945,39 @@ vErrors.push(err4);
 errors++;
 }
 }
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -24359,7 +26483,7 @@ exports.TurnItemWebFetch = validate65;
 exports.TurnItemWebSearch = validate64;
 
 exports.TurnItemsParams = validate163;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
@@ -24406,8 +26530,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -24417,9 +26543,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err4 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -24429,10 +26554,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -24441,9 +26567,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24453,11 +26579,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-if(data.limit !== undefined){
-let data3 = data.limit;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err7 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24466,9 +26591,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err8 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -24479,14 +26604,39 @@ errors++;
 }
 }
 }
-}
-else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.limit !== undefined){
+let data3 = data.limit;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err9];
 }
 else {
 vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -24496,7 +26646,7 @@ return errors === 0;
 validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemsResponse = validate164;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
@@ -24573,8 +26723,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -24584,9 +26736,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-if(typeof data.workspace_id !== "string"){
-const err7 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -24596,14 +26747,52 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(data.workspace_id !== undefined){
+let data1 = data.workspace_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+let data2 = data.turn_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -24616,37 +26805,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.sequence === undefined){
-const err9 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "sequence"}};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data4.method === undefined){
-const err10 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "method"}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data4.params === undefined){
-const err11 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "params"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data4.recorded_at === undefined){
-const err12 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "recorded_at"}};
+const err12 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "sequence"}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -24655,9 +26814,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-for(const key1 in data4){
-if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
-const err13 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(data4.method === undefined){
+const err13 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "method"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -24666,11 +26824,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-if(data4.sequence !== undefined){
-let data5 = data4.sequence;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data4.params === undefined){
+const err14 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "params"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -24679,9 +26834,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(data4.recorded_at === undefined){
+const err15 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: "recorded_at"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -24690,11 +26844,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-if(data4.method !== undefined){
-if(typeof data4.method !== "string"){
-const err16 = {instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}};
+for(const key1 in data4){
+if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
+const err16 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -24704,12 +26856,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data4.params !== undefined){
-let data7 = data4.params;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-}
-else {
-const err17 = {instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}};
+if(data4.sequence !== undefined){
+let data5 = data4.sequence;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -24718,10 +26868,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data4.recorded_at !== undefined){
-if(typeof data4.recorded_at !== "string"){
-const err18 = {instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -24732,8 +26881,9 @@ errors++;
 }
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}};
+if(data4.method !== undefined){
+if(typeof data4.method !== "string"){
+const err19 = {instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -24743,9 +26893,12 @@ vErrors.push(err19);
 errors++;
 }
 }
+if(data4.params !== undefined){
+let data7 = data4.params;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-const err20 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}};
+const err20 = {instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -24755,10 +26908,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.last_sequence !== undefined){
-let data9 = data.last_sequence;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err21 = {instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}};
+if(data4.recorded_at !== undefined){
+if(typeof data4.recorded_at !== "string"){
+const err21 = {instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -24767,9 +26919,10 @@ vErrors.push(err21);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err22 = {instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -24780,14 +26933,50 @@ errors++;
 }
 }
 }
-}
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.last_sequence !== undefined){
+let data9 = data.last_sequence;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err24 = {instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err25 = {instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -25062,7 +27251,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionApprovalRequest = validate168;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
@@ -25199,8 +27388,10 @@ errors++;
 }
 }
 if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err12 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.request_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err12 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -25210,9 +27401,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-if(typeof data.workspace_id !== "string"){
-const err13 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err13 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -25222,9 +27412,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err14 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(data.workspace_id !== undefined){
+let data1 = data.workspace_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err14 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -25234,9 +27426,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err15 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err15 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -25246,13 +27437,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.visible_thread_ids !== undefined){
-let data4 = data.visible_thread_ids;
-if(Array.isArray(data4)){
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data4[i0] !== "string"){
-const err16 = {instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}};
+if(data.thread_id !== undefined){
+let data2 = data.thread_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err16 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -25262,9 +27451,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
 else {
-const err17 = {instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}};
+const err17 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -25274,9 +27462,11 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
-const err18 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
+if(data.turn_id !== undefined){
+let data3 = data.turn_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err18 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -25286,10 +27476,8 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.action !== undefined){
-let data7 = data.action;
-if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err19 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -25298,8 +27486,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-const err20 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
+}
+if(data.visible_thread_ids !== undefined){
+let data4 = data.visible_thread_ids;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(typeof data5 === "string"){
+if(data5.length > 256){
+const err20 = {instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -25309,9 +27505,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.scope_hash !== undefined){
-if(typeof data.scope_hash !== "string"){
-const err21 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
+else {
+const err21 = {instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -25321,9 +27516,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
-const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err22 = {instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -25333,9 +27528,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.summary !== undefined){
-if(typeof data.summary !== "string"){
-const err23 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
+if(data.tool_name !== undefined){
+if(typeof data.tool_name !== "string"){
+const err23 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -25345,12 +27540,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.details !== undefined){
-let data11 = data.details;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-}
-else {
-const err24 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
+if(data.action !== undefined){
+let data7 = data.action;
+if(typeof data7 !== "string"){
+const err24 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -25359,12 +27552,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data.allowed_scopes !== undefined){
-let data12 = data.allowed_scopes;
-if(Array.isArray(data12)){
-if(data12.length < 1){
-const err25 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
+if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
+const err25 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -25373,11 +27562,10 @@ vErrors.push(err25);
 }
 errors++;
 }
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(typeof data13 !== "string"){
-const err26 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
+}
+if(data.scope_hash !== undefined){
+if(typeof data.scope_hash !== "string"){
+const err26 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -25386,8 +27574,10 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-const err27 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+}
+if(data.reason !== undefined){
+if(typeof data.reason !== "string"){
+const err27 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -25397,14 +27587,78 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}};
+if(data.summary !== undefined){
+if(typeof data.summary !== "string"){
+const err28 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.details !== undefined){
+let data11 = data.details;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+}
+else {
+const err29 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.allowed_scopes !== undefined){
+let data12 = data.allowed_scopes;
+if(Array.isArray(data12)){
+if(data12.length < 1){
+const err30 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 !== "string"){
+const err31 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
+const err32 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -25415,67 +27669,7 @@ if(Array.isArray(data14)){
 const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
 if(typeof data14[i2] !== "string"){
-const err29 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-else {
-const err30 = {instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data.sandbox_escape !== undefined){
-if(typeof data.sandbox_escape !== "boolean"){
-const err31 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err32 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
-const err33 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data.expires_at !== undefined){
-if(typeof data.expires_at !== "string"){
-const err34 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+const err34 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -25485,9 +27679,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.resolve_token !== undefined){
-if(typeof data.resolve_token !== "string"){
-const err35 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err35 = {instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -25497,14 +27691,87 @@ vErrors.push(err35);
 errors++;
 }
 }
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.sandbox_escape !== undefined){
+if(typeof data.sandbox_escape !== "boolean"){
+const err36 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.item_id !== undefined){
+let data17 = data.item_id;
+if(typeof data17 === "string"){
+if(data17.length > 256){
+const err37 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err39 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(typeof data.expires_at !== "string"){
+const err40 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.resolve_token !== undefined){
+if(typeof data.resolve_token !== "string"){
+const err41 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
 }
 errors++;
 }
@@ -25591,7 +27858,7 @@ return errors === 0;
 validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionAuditEvent = validate171;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
@@ -25678,8 +27945,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -25689,9 +27958,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -25701,10 +27969,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -25713,9 +27982,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -25725,10 +27994,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.audit_id !== undefined){
-if(typeof data.audit_id !== "string"){
-const err11 = {instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -25737,11 +28006,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.kind !== undefined){
-let data4 = data.kind;
-if(typeof data4 !== "string"){
-const err12 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -25750,8 +28017,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}};
+}
+}
+if(data.audit_id !== undefined){
+let data3 = data.audit_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err13 = {instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -25761,9 +28033,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err14 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err14 = {instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -25773,9 +28044,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.tool_name !== undefined){
-if(typeof data.tool_name !== "string"){
-const err15 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
+if(data.kind !== undefined){
+let data4 = data.kind;
+if(typeof data4 !== "string"){
+const err15 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -25784,11 +28056,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.action !== undefined){
-let data7 = data.action;
-if(typeof data7 !== "string"){
-const err16 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}};
+if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
+const err16 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -25797,8 +28066,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-const err17 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
+}
+if(data.request_id !== undefined){
+let data5 = data.request_id;
+if(typeof data5 === "string"){
+if(data5.length > 256){
+const err17 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -25808,10 +28081,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data.behavior !== undefined){
-let data8 = data.behavior;
-if(typeof data8 !== "string"){
-const err18 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err18 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -25820,8 +28091,10 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-const err19 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+}
+if(data.tool_name !== undefined){
+if(typeof data.tool_name !== "string"){
+const err19 = {instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -25831,10 +28104,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.decided_by !== undefined){
-let data9 = data.decided_by;
-if(typeof data9 !== "string"){
-const err20 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}};
+if(data.action !== undefined){
+let data7 = data.action;
+if(typeof data7 !== "string"){
+const err20 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -25843,8 +28116,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-const err21 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}};
+if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
+const err21 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -25854,9 +28127,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.reason !== undefined){
-if(typeof data.reason !== "string"){
-const err22 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(data.behavior !== undefined){
+let data8 = data.behavior;
+if(typeof data8 !== "string"){
+const err22 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -25865,10 +28139,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data.scope_hash !== undefined){
-if(typeof data.scope_hash !== "string"){
-const err23 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
+if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
+const err23 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -25878,10 +28150,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.resolution !== undefined){
-let data12 = data.resolution;
-if(typeof data12 !== "string"){
-const err24 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
+if(data.decided_by !== undefined){
+let data9 = data.decided_by;
+if(typeof data9 !== "string"){
+const err24 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -25890,13 +28162,60 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-const err25 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
+const err25 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+if(typeof data.reason !== "string"){
+const err26 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.scope_hash !== undefined){
+if(typeof data.scope_hash !== "string"){
+const err27 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.resolution !== undefined){
+let data12 = data.resolution;
+if(typeof data12 !== "string"){
+const err28 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
+const err29 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }
@@ -25909,24 +28228,24 @@ errors = vErrors.length;
 }
 if(data.recorded_at !== undefined){
 if(typeof data.recorded_at !== "string"){
-const err26 = {instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
+const err30 = {instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err30];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err30);
 }
 errors++;
 }
 }
 }
 else {
-const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err27];
+vErrors = [err31];
 }
 else {
-vErrors.push(err27);
+vErrors.push(err31);
 }
 errors++;
 }
@@ -26164,7 +28483,7 @@ return errors === 0;
 validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestOpenedNotification = validate176;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
 function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
@@ -26231,8 +28550,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26242,9 +28563,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26254,10 +28574,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26266,14 +28587,38 @@ vErrors.push(err7);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -26287,12 +28632,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err11];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -26302,7 +28647,7 @@ return errors === 0;
 validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestResolvedNotification = validate178;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
@@ -26389,8 +28734,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26400,9 +28747,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26412,10 +28758,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26424,9 +28771,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26436,10 +28783,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err11 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26448,11 +28795,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.resolution !== undefined){
-let data4 = data.resolution;
-if(typeof data4 !== "string"){
-const err12 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -26461,8 +28806,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+}
+}
+if(data.request_id !== undefined){
+let data3 = data.request_id;
+if(typeof data3 === "string"){
+if(data3.length > 256){
+const err13 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -26472,9 +28822,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data.resolved_at !== undefined){
-if(typeof data.resolved_at !== "string"){
-const err14 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+else {
+const err14 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -26484,9 +28833,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data.scope_hash !== undefined){
-if(typeof data.scope_hash !== "string"){
-const err15 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
+if(data.resolution !== undefined){
+let data4 = data.resolution;
+if(typeof data4 !== "string"){
+const err15 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -26495,15 +28845,49 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
+const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
 else {
 vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+if(typeof data.resolved_at !== "string"){
+const err17 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.scope_hash !== undefined){
+if(typeof data.scope_hash !== "string"){
+const err18 = {instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -26513,7 +28897,7 @@ return errors === 0;
 validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestRespondParams = validate179;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
@@ -26560,8 +28944,10 @@ errors++;
 }
 }
 if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err3 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.request_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -26571,10 +28957,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-if(typeof data1 !== "string"){
-const err4 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}};
+else {
+const err4 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -26583,8 +28967,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}};
+}
+if(data.resolution !== undefined){
+let data1 = data.resolution;
+if(typeof data1 !== "string"){
+const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26593,10 +28980,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-if(data.resolve_token !== undefined){
-if(typeof data.resolve_token !== "string"){
-const err6 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26606,14 +28991,26 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.resolve_token !== undefined){
+if(typeof data.resolve_token !== "string"){
+const err7 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 }
@@ -26623,7 +29020,7 @@ return errors === 0;
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestRespondResponse = validate180;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
@@ -26700,8 +29097,10 @@ errors++;
 }
 }
 if(data.request_id !== undefined){
-if(typeof data.request_id !== "string"){
-const err6 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.request_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err6 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26711,9 +29110,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err7 = {instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26723,9 +29121,11 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(data.thread_id !== undefined){
+let data1 = data.thread_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26735,10 +29135,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.resolution !== undefined){
-let data3 = data.resolution;
-if(typeof data3 !== "string"){
-const err9 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
+else {
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -26747,8 +29145,12 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-const err10 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+}
+if(data.turn_id !== undefined){
+let data2 = data.turn_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -26758,9 +29160,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.resolved_at !== undefined){
-if(typeof data.resolved_at !== "string"){
-const err11 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+else {
+const err11 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -26770,14 +29171,49 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
-else {
-const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.resolution !== undefined){
+let data3 = data.resolution;
+if(typeof data3 !== "string"){
+const err12 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
+const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+if(typeof data.resolved_at !== "string"){
+const err14 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
 }
 errors++;
 }
@@ -26789,7 +29225,7 @@ validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports.TurnProcessPolicySnapshot = validate124;
 
 exports.TurnResumeParams = validate181;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
@@ -26836,8 +29272,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err3 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -26847,9 +29285,8 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err4 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -26859,9 +29296,11 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err5 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -26871,14 +29310,50 @@ vErrors.push(err5);
 errors++;
 }
 }
-}
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
 else {
 vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.recovery_job_id !== undefined){
+let data2 = data.recovery_job_id;
+if(typeof data2 === "string"){
+if(data2.length > 256){
+const err7 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
 }
 errors++;
 }
@@ -26888,7 +29363,7 @@ return errors === 0;
 validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnResumeResponse = validate182;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
@@ -26941,8 +29416,10 @@ errors = vErrors.length;
 }
 }
 if(data.recovery_job_id !== undefined){
-if(typeof data.recovery_job_id !== "string"){
-const err3 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
+let data1 = data.recovery_job_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err3 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -26952,14 +29429,25 @@ vErrors.push(err3);
 errors++;
 }
 }
-}
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err4 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -27283,7 +29771,7 @@ validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
 exports.TurnSecurityParentCapSnapshot = validate126;
 
 exports.TurnStartParams = validate188;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
 function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
@@ -27340,8 +29828,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err4 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -27351,14 +29841,38 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err5 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err5];
 }
 else {
 vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
 }
 errors++;
 }
@@ -27375,12 +29889,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}};
+const err8 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err8];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err8);
 }
 errors++;
 }
@@ -27397,36 +29911,36 @@ errors = vErrors.length;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}};
+const err9 = {instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err9];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err9);
 }
 errors++;
 }
 }
 if(data.model !== undefined){
 if(typeof data.model !== "string"){
-const err8 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
+const err10 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err10];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err10);
 }
 errors++;
 }
 }
 if(data.model_provider !== undefined){
 if(typeof data.model_provider !== "string"){
-const err9 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
+const err11 = {instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err11];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -27442,31 +29956,7 @@ let data9 = data.cli_runtime_options;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key1 in data9){
 if(!(((((key1 === "sandbox") || (key1 === "effort")) || (key1 === "personality")) || (key1 === "summary")) || (key1 === "steer_if_active"))){
-const err10 = {instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-if(data9.sandbox !== undefined){
-if(typeof data9.sandbox !== "string"){
-const err11 = {instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-}
-if(data9.effort !== undefined){
-if(typeof data9.effort !== "string"){
-const err12 = {instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}};
+const err12 = {instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -27476,9 +29966,9 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data9.personality !== undefined){
-if(typeof data9.personality !== "string"){
-const err13 = {instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}};
+if(data9.sandbox !== undefined){
+if(typeof data9.sandbox !== "string"){
+const err13 = {instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -27488,9 +29978,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data9.summary !== undefined){
-if(typeof data9.summary !== "string"){
-const err14 = {instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}};
+if(data9.effort !== undefined){
+if(typeof data9.effort !== "string"){
+const err14 = {instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -27500,9 +29990,9 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data9.steer_if_active !== undefined){
-if(typeof data9.steer_if_active !== "boolean"){
-const err15 = {instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}};
+if(data9.personality !== undefined){
+if(typeof data9.personality !== "string"){
+const err15 = {instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -27512,14 +30002,38 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-else {
-const err16 = {instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}};
+if(data9.summary !== undefined){
+if(typeof data9.summary !== "string"){
+const err16 = {instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err16];
 }
 else {
 vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data9.steer_if_active !== undefined){
+if(typeof data9.steer_if_active !== "boolean"){
+const err17 = {instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -27534,31 +30048,7 @@ if(data.sandbox_policy !== undefined){
 let data16 = data.sandbox_policy;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.mode === undefined){
-const err17 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: "mode"}};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-for(const key2 in data16){
-if(!(key2 === "mode")){
-const err18 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-if(data16.mode !== undefined){
-let data17 = data16.mode;
-if(typeof data17 !== "string"){
-const err19 = {instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}};
+const err19 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: "mode"}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27567,8 +30057,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if("FullAccess" !== data17){
-const err20 = {instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}};
+for(const key2 in data16){
+if(!(key2 === "mode")){
+const err20 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -27578,9 +30069,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}};
+if(data16.mode !== undefined){
+let data17 = data16.mode;
+if(typeof data17 !== "string"){
+const err21 = {instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -27589,11 +30081,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data.mode !== undefined){
-let data18 = data.mode;
-if(typeof data18 !== "string"){
-const err22 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
+if("FullAccess" !== data17){
+const err22 = {instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -27602,8 +30091,10 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((data18 === "Chat") || (data18 === "Agent"))){
-const err23 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -27613,14 +30104,37 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-else {
-const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.mode !== undefined){
+let data18 = data.mode;
+if(typeof data18 !== "string"){
+const err24 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
 }
 else {
 vErrors.push(err24);
+}
+errors++;
+}
+if(!((data18 === "Chat") || (data18 === "Agent"))){
+const err25 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -27689,7 +30203,7 @@ return errors === 0;
 validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnStartedNotification = validate195;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
 function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
@@ -27756,8 +30270,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err5 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -27767,9 +30283,8 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err6 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err6 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -27779,10 +30294,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err7 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -27791,14 +30307,38 @@ vErrors.push(err7);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
 }
 errors++;
 }
@@ -27812,12 +30352,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err11];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -27865,7 +30405,7 @@ return errors === 0;
 validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnToolLoopBudgetExceededNotification = validate198;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
 function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
@@ -27952,8 +30492,10 @@ errors++;
 }
 }
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
-const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+let data0 = data.thread_id;
+if(typeof data0 === "string"){
+if(data0.length > 256){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -27963,9 +30505,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.turn_id !== undefined){
-if(typeof data.turn_id !== "string"){
-const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+else {
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -27975,10 +30516,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data2 = data.sequence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+if(typeof data1 === "string"){
+if(data1.length > 256){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -27987,9 +30529,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -27999,11 +30541,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-}
-if(data.budget !== undefined){
-let data3 = data.budget;
-if(typeof data3 !== "string"){
-const err11 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}};
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28012,8 +30553,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-const err12 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -28023,10 +30565,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.limit !== undefined){
-let data4 = data.limit;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.budget !== undefined){
+let data3 = data.budget;
+if(typeof data3 !== "string"){
+const err13 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -28035,9 +30578,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(!((data3 === "rounds") || (data3 === "tool_calls"))){
+const err14 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -28047,11 +30589,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.observed !== undefined){
-let data5 = data.observed;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}};
+if(data.limit !== undefined){
+let data4 = data.limit;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -28060,9 +30601,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -28073,14 +30614,39 @@ errors++;
 }
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.observed !== undefined){
+let data5 = data.observed;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }

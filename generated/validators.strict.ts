@@ -6,8 +6,8 @@ const compiled: Record<string, RawValidator> = {};
 (function (exports, require) {
 "use strict";
 exports.AgentActorRef = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_actor_ref.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["user","agent","system"]},"identity_id":{"type":"string"},"execution_id":{"type":"string"},"presentation":{"$ref":"agent_presentation_snapshot.json"}}};
-const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_presentation_snapshot.json","type":"object","additionalProperties":false,"required":["identity_id","execution_id","source","revision","display_name","avatar_revision","role_presentation"],"properties":{"identity_id":{"type":"string"},"execution_id":{"type":"string"},"source":{"type":"string"},"revision":{"type":"integer","minimum":0},"display_name":{"type":"string"},"nickname":{"type":"string"},"avatar_revision":{"type":["integer","null"],"minimum":0},"role_presentation":{"anyOf":[{"$ref":"agent_role_presentation.json"},{"type":"null"}]}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_actor_ref.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["user","agent","system"]},"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"presentation":{"$ref":"agent_presentation_snapshot.json"}}};
+const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_presentation_snapshot.json","type":"object","additionalProperties":false,"required":["identity_id","execution_id","source","revision","display_name","avatar_revision","role_presentation"],"properties":{"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"source":{"type":"string"},"revision":{"type":"integer","minimum":0},"display_name":{"type":"string"},"nickname":{"type":"string"},"avatar_revision":{"type":["integer","null"],"minimum":0},"role_presentation":{"anyOf":[{"$ref":"agent_role_presentation.json"},{"type":"null"}]}}};
 const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_role_presentation.json","type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string"},"label":{"type":"string"}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39,10 +39,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.identity_id !== undefined){
+let data0 = data.identity_id;
 const _errs2 = errors;
-if(typeof data.identity_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate21.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate21.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -51,10 +60,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.execution_id !== undefined){
+let data1 = data.execution_id;
 const _errs4 = errors;
-if(typeof data.execution_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate21.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate21.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -336,10 +354,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.identity_id !== undefined){
+let data1 = data.identity_id;
 const _errs4 = errors;
-if(typeof data.identity_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate20.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/identity_id",schemaPath:"#/properties/identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -348,10 +375,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.execution_id !== undefined){
+let data2 = data.execution_id;
 const _errs6 = errors;
-if(typeof data.execution_id !== "string"){
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate20.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate20.errors = [{instancePath:instancePath+"/execution_id",schemaPath:"#/properties/execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -658,7 +694,7 @@ return errors === 0;
 validate26.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.AgentDelegationRouteCreateParams = validate27;
-const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_create_params.json","type":"object","additionalProperties":false,"required":["kind","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_thread_id","destination_workspace_id","destination_gateway_id","allowed_actions","source_policy_generation","destination_policy_generation","hop_count","max_hops"],"properties":{"kind":{"$ref":"agent_delegation_route_kind.json"},"source_execution_id":{"type":"string"},"source_capsule_id":{"type":"string"},"source_thread_id":{"type":"string"},"source_workspace_id":{"type":"string"},"source_gateway_id":{"type":"string"},"destination_execution_id":{"type":"string"},"destination_capsule_id":{"type":"string"},"destination_thread_id":{"type":"string"},"destination_workspace_id":{"type":"string"},"destination_gateway_id":{"type":"string"},"destination_identity_id":{"type":"string"},"destination_execution_profile":{"type":"string"},"allowed_actions":{"type":"array","items":{"type":"string"}},"disclosure":{"$ref":"agent_delegation_disclosure_request.json"},"source_policy_generation":{"type":"integer"},"destination_policy_generation":{"type":"integer"},"hop_count":{"type":"integer"},"max_hops":{"type":"integer"},"expires_at":{"type":"string"},"return_route_id":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_create_params.json","type":"object","additionalProperties":false,"required":["kind","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_thread_id","destination_workspace_id","destination_gateway_id","allowed_actions","source_policy_generation","destination_policy_generation","hop_count","max_hops"],"properties":{"kind":{"$ref":"agent_delegation_route_kind.json"},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":"string","maxLength":256},"destination_capsule_id":{"type":"string","maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"allowed_actions":{"type":"array","items":{"type":"string"}},"disclosure":{"$ref":"agent_delegation_disclosure_request.json"},"source_policy_generation":{"type":"integer"},"destination_policy_generation":{"type":"integer"},"hop_count":{"type":"integer"},"max_hops":{"type":"integer"},"expires_at":{"type":"string"},"return_route_id":{"type":"string","maxLength":256},"idempotency_key":{"type":"string"}}};
 const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_kind.json","type":"string","enum":["execution_bound","identity_bound"]};
 const func1 = Object.prototype.hasOwnProperty;
 
@@ -708,10 +744,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_execution_id !== undefined){
+let data1 = data.source_execution_id;
 const _errs5 = errors;
-if(typeof data.source_execution_id !== "string"){
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate27.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs5 === errors;
 }
@@ -720,10 +765,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_capsule_id !== undefined){
+let data2 = data.source_capsule_id;
 const _errs7 = errors;
-if(typeof data.source_capsule_id !== "string"){
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate27.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs7 === errors;
 }
@@ -732,10 +786,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_thread_id !== undefined){
+let data3 = data.source_thread_id;
 const _errs9 = errors;
-if(typeof data.source_thread_id !== "string"){
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate27.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs9 === errors;
 }
@@ -744,10 +807,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_workspace_id !== undefined){
+let data4 = data.source_workspace_id;
 const _errs11 = errors;
-if(typeof data.source_workspace_id !== "string"){
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(data4.length > 256){
+validate27.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs11 === errors;
 }
@@ -756,10 +828,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_gateway_id !== undefined){
+let data5 = data.source_gateway_id;
 const _errs13 = errors;
-if(typeof data.source_gateway_id !== "string"){
+if(errors === _errs13){
+if(typeof data5 === "string"){
+if(data5.length > 256){
+validate27.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs13 === errors;
 }
@@ -768,10 +849,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_execution_id !== undefined){
+let data6 = data.destination_execution_id;
 const _errs15 = errors;
-if(typeof data.destination_execution_id !== "string"){
+if(errors === _errs15){
+if(typeof data6 === "string"){
+if(data6.length > 256){
+validate27.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs15 === errors;
 }
@@ -780,10 +870,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_capsule_id !== undefined){
+let data7 = data.destination_capsule_id;
 const _errs17 = errors;
-if(typeof data.destination_capsule_id !== "string"){
+if(errors === _errs17){
+if(typeof data7 === "string"){
+if(data7.length > 256){
+validate27.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs17 === errors;
 }
@@ -792,10 +891,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_thread_id !== undefined){
+let data8 = data.destination_thread_id;
 const _errs19 = errors;
-if(typeof data.destination_thread_id !== "string"){
+if(errors === _errs19){
+if(typeof data8 === "string"){
+if(data8.length > 256){
+validate27.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs19 === errors;
 }
@@ -804,10 +912,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_workspace_id !== undefined){
+let data9 = data.destination_workspace_id;
 const _errs21 = errors;
-if(typeof data.destination_workspace_id !== "string"){
+if(errors === _errs21){
+if(typeof data9 === "string"){
+if(data9.length > 256){
+validate27.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs21 === errors;
 }
@@ -816,10 +933,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_gateway_id !== undefined){
+let data10 = data.destination_gateway_id;
 const _errs23 = errors;
-if(typeof data.destination_gateway_id !== "string"){
+if(errors === _errs23){
+if(typeof data10 === "string"){
+if(data10.length > 256){
+validate27.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs23 === errors;
 }
@@ -828,10 +954,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_identity_id !== undefined){
+let data11 = data.destination_identity_id;
 const _errs25 = errors;
-if(typeof data.destination_identity_id !== "string"){
+if(errors === _errs25){
+if(typeof data11 === "string"){
+if(data11.length > 256){
+validate27.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs25 === errors;
 }
@@ -958,10 +1093,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.return_route_id !== undefined){
+let data21 = data.return_route_id;
 const _errs44 = errors;
-if(typeof data.return_route_id !== "string"){
+if(errors === _errs44){
+if(typeof data21 === "string"){
+if(data21.length > 256){
+validate27.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate27.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs44 === errors;
 }
@@ -1041,7 +1185,7 @@ return errors === 0;
 validate29.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.AgentDelegationRouteListParams = validate30;
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_params.json","type":"object","additionalProperties":false,"required":["source_execution_id"],"properties":{"source_execution_id":{"type":"string"},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":200}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_params.json","type":"object","additionalProperties":false,"required":["source_execution_id"],"properties":{"source_execution_id":{"type":"string","maxLength":256},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":200}}};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_params.json" */;
@@ -1072,10 +1216,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.source_execution_id !== undefined){
+let data0 = data.source_execution_id;
 const _errs2 = errors;
-if(typeof data.source_execution_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate30.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate30.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -1138,7 +1291,7 @@ validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.AgentDelegationRouteListResponse = validate31;
 const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_response.json","type":"object","additionalProperties":false,"required":["routes","next_cursor"],"properties":{"routes":{"type":"array","items":{"$ref":"agent_delegation_route_projection.json"}},"next_cursor":{"type":["string","null"]}}};
-const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_projection.json","type":"object","additionalProperties":false,"required":["route_id","kind","status","allowed_actions","disclosure","generation","source_policy_generation","destination_policy_generation","hop_count","max_hops","grant_fingerprint","expires_at","return_route_id","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_execution_id","destination_capsule_id","destination_thread_id","destination_workspace_id","destination_gateway_id","created_at","updated_at"],"properties":{"route_id":{"type":"string"},"kind":{"$ref":"agent_delegation_route_kind.json"},"status":{"$ref":"agent_delegation_route_status.json"},"allowed_actions":{"type":"array","items":{"$ref":"agent_delegation_route_action.json"}},"disclosure":{"$ref":"agent_delegation_disclosure_policy.json"},"generation":{"type":"integer","minimum":1},"source_policy_generation":{"type":"integer","minimum":1},"destination_policy_generation":{"type":"integer","minimum":1},"hop_count":{"type":"integer","minimum":0},"max_hops":{"type":"integer","minimum":0},"grant_fingerprint":{"type":"string"},"expires_at":{"type":["string","null"]},"return_route_id":{"type":["string","null"]},"source_execution_id":{"type":"string"},"source_capsule_id":{"type":"string"},"source_thread_id":{"type":"string"},"source_workspace_id":{"type":"string"},"source_gateway_id":{"type":"string"},"destination_execution_id":{"type":["string","null"]},"destination_capsule_id":{"type":["string","null"]},"destination_thread_id":{"type":"string"},"destination_workspace_id":{"type":"string"},"destination_gateway_id":{"type":"string"},"destination_identity_id":{"type":"string"},"destination_execution_profile":{"type":"string"},"created_at":{"type":"string"},"updated_at":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_projection.json","type":"object","additionalProperties":false,"required":["route_id","kind","status","allowed_actions","disclosure","generation","source_policy_generation","destination_policy_generation","hop_count","max_hops","grant_fingerprint","expires_at","return_route_id","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_execution_id","destination_capsule_id","destination_thread_id","destination_workspace_id","destination_gateway_id","created_at","updated_at"],"properties":{"route_id":{"type":"string","maxLength":256},"kind":{"$ref":"agent_delegation_route_kind.json"},"status":{"$ref":"agent_delegation_route_status.json"},"allowed_actions":{"type":"array","items":{"$ref":"agent_delegation_route_action.json"}},"disclosure":{"$ref":"agent_delegation_disclosure_policy.json"},"generation":{"type":"integer","minimum":1},"source_policy_generation":{"type":"integer","minimum":1},"destination_policy_generation":{"type":"integer","minimum":1},"hop_count":{"type":"integer","minimum":0},"max_hops":{"type":"integer","minimum":0},"grant_fingerprint":{"type":"string"},"expires_at":{"type":["string","null"]},"return_route_id":{"type":["string","null"],"maxLength":256},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":["string","null"],"maxLength":256},"destination_capsule_id":{"type":["string","null"],"maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"created_at":{"type":"string"},"updated_at":{"type":"string"},"idempotency_key":{"type":"string"}}};
 const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_status.json","type":"string","enum":["prepared","active","expired","revoked"]};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1170,10 +1323,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.route_id !== undefined){
+let data0 = data.route_id;
 const _errs2 = errors;
-if(typeof data.route_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate32.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -1399,6 +1561,14 @@ if((typeof data13 !== "string") && (data13 !== null)){
 validate32.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema45.properties.return_route_id.type}}];
 return false;
 }
+if(errors === _errs30){
+if(typeof data13 === "string"){
+if(data13.length > 256){
+validate32.errors = [{instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+}
 var valid0 = _errs30 === errors;
 }
 else {
@@ -1406,10 +1576,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_execution_id !== undefined){
+let data14 = data.source_execution_id;
 const _errs32 = errors;
-if(typeof data.source_execution_id !== "string"){
+if(errors === _errs32){
+if(typeof data14 === "string"){
+if(data14.length > 256){
+validate32.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/source_execution_id",schemaPath:"#/properties/source_execution_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs32 === errors;
 }
@@ -1418,10 +1597,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_capsule_id !== undefined){
+let data15 = data.source_capsule_id;
 const _errs34 = errors;
-if(typeof data.source_capsule_id !== "string"){
+if(errors === _errs34){
+if(typeof data15 === "string"){
+if(data15.length > 256){
+validate32.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/source_capsule_id",schemaPath:"#/properties/source_capsule_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs34 === errors;
 }
@@ -1430,10 +1618,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_thread_id !== undefined){
+let data16 = data.source_thread_id;
 const _errs36 = errors;
-if(typeof data.source_thread_id !== "string"){
+if(errors === _errs36){
+if(typeof data16 === "string"){
+if(data16.length > 256){
+validate32.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/source_thread_id",schemaPath:"#/properties/source_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs36 === errors;
 }
@@ -1442,10 +1639,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_workspace_id !== undefined){
+let data17 = data.source_workspace_id;
 const _errs38 = errors;
-if(typeof data.source_workspace_id !== "string"){
+if(errors === _errs38){
+if(typeof data17 === "string"){
+if(data17.length > 256){
+validate32.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/source_workspace_id",schemaPath:"#/properties/source_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs38 === errors;
 }
@@ -1454,10 +1660,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.source_gateway_id !== undefined){
+let data18 = data.source_gateway_id;
 const _errs40 = errors;
-if(typeof data.source_gateway_id !== "string"){
+if(errors === _errs40){
+if(typeof data18 === "string"){
+if(data18.length > 256){
+validate32.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/source_gateway_id",schemaPath:"#/properties/source_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs40 === errors;
 }
@@ -1472,6 +1687,14 @@ if((typeof data19 !== "string") && (data19 !== null)){
 validate32.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema45.properties.destination_execution_id.type}}];
 return false;
 }
+if(errors === _errs42){
+if(typeof data19 === "string"){
+if(data19.length > 256){
+validate32.errors = [{instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+}
 var valid0 = _errs42 === errors;
 }
 else {
@@ -1485,6 +1708,14 @@ if((typeof data20 !== "string") && (data20 !== null)){
 validate32.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema45.properties.destination_capsule_id.type}}];
 return false;
 }
+if(errors === _errs44){
+if(typeof data20 === "string"){
+if(data20.length > 256){
+validate32.errors = [{instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+}
 var valid0 = _errs44 === errors;
 }
 else {
@@ -1492,10 +1723,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_thread_id !== undefined){
+let data21 = data.destination_thread_id;
 const _errs46 = errors;
-if(typeof data.destination_thread_id !== "string"){
+if(errors === _errs46){
+if(typeof data21 === "string"){
+if(data21.length > 256){
+validate32.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/destination_thread_id",schemaPath:"#/properties/destination_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs46 === errors;
 }
@@ -1504,10 +1744,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_workspace_id !== undefined){
+let data22 = data.destination_workspace_id;
 const _errs48 = errors;
-if(typeof data.destination_workspace_id !== "string"){
+if(errors === _errs48){
+if(typeof data22 === "string"){
+if(data22.length > 256){
+validate32.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/destination_workspace_id",schemaPath:"#/properties/destination_workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs48 === errors;
 }
@@ -1516,10 +1765,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_gateway_id !== undefined){
+let data23 = data.destination_gateway_id;
 const _errs50 = errors;
-if(typeof data.destination_gateway_id !== "string"){
+if(errors === _errs50){
+if(typeof data23 === "string"){
+if(data23.length > 256){
+validate32.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/destination_gateway_id",schemaPath:"#/properties/destination_gateway_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs50 === errors;
 }
@@ -1528,10 +1786,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.destination_identity_id !== undefined){
+let data24 = data.destination_identity_id;
 const _errs52 = errors;
-if(typeof data.destination_identity_id !== "string"){
+if(errors === _errs52){
+if(typeof data24 === "string"){
+if(data24.length > 256){
+validate32.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate32.errors = [{instancePath:instancePath+"/destination_identity_id",schemaPath:"#/properties/destination_identity_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs52 === errors;
 }
@@ -1714,7 +1981,7 @@ validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.AgentDelegationRouteProjection = validate32;
 
 exports.AgentDelegationRouteRevokeParams = validate35;
-const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json","type":"object","additionalProperties":false,"required":["route_id","expected_generation"],"properties":{"route_id":{"type":"string"},"expected_generation":{"type":"integer","minimum":1},"reason":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json","type":"object","additionalProperties":false,"required":["route_id","expected_generation"],"properties":{"route_id":{"type":"string","maxLength":256},"expected_generation":{"type":"integer","minimum":1},"reason":{"type":"string"},"idempotency_key":{"type":"string"}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json" */;
@@ -1745,10 +2012,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.route_id !== undefined){
+let data0 = data.route_id;
 const _errs2 = errors;
-if(typeof data.route_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate35.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate35.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -2012,7 +2288,7 @@ return errors === 0;
 validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ContextCompressedNotification = validate39;
-const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","summarized_messages","messages_after"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"summarized_messages":{"type":"integer","minimum":0},"messages_after":{"type":"integer","minimum":0},"summary_preview":{"type":"string"}}};
+const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","summarized_messages","messages_after"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"summarized_messages":{"type":"integer","minimum":0},"messages_after":{"type":"integer","minimum":0},"summary_preview":{"type":"string"}}};
 const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compression_reason.json","type":"string","enum":["summarized","truncated"]};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2044,10 +2320,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate39.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate39.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -2056,10 +2341,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate39.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate39.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -2178,7 +2472,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ContextCompressingNotification = validate40;
-const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressing_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","messages_before","estimated_tokens"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"messages_before":{"type":"integer","minimum":0},"estimated_tokens":{"type":"integer","minimum":0}}};
+const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressing_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","messages_before","estimated_tokens"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"messages_before":{"type":"integer","minimum":0},"estimated_tokens":{"type":"integer","minimum":0}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/context_compressing_notification.json" */;
@@ -2209,10 +2503,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate40.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate40.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -2221,10 +2524,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate40.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate40.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -2358,8 +2670,8 @@ validate41.evaluated = {"dynamicProps":false,"dynamicItems":false};
 exports.ExecutionBackend = validate42;
 const schema58 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend.json","type":"object","oneOf":[{"$ref":"execution_backend_api_provider.json"},{"$ref":"execution_backend_cli_agent_runtime.json"},{"$ref":"execution_backend_acp_agent_runtime.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["apiProvider","cliAgentRuntime","acpAgentRuntime"]}}};
 const schema59 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_api_provider.json","type":"object","additionalProperties":false,"required":["type","provider"],"properties":{"type":{"type":"string","const":"apiProvider"},"provider":{"type":"string"}}};
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id","runtime_kind"],"properties":{"type":{"type":"string","const":"cliAgentRuntime"},"runtime_id":{"type":"string"},"runtime_kind":{"type":"string"}}};
-const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id"],"properties":{"type":{"type":"string","const":"acpAgentRuntime"},"runtime_id":{"type":"string"}}};
+const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id","runtime_kind"],"properties":{"type":{"type":"string","const":"cliAgentRuntime"},"runtime_id":{"type":"string","maxLength":256},"runtime_kind":{"type":"string"}}};
+const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id"],"properties":{"type":{"type":"string","const":"acpAgentRuntime"},"runtime_id":{"type":"string","maxLength":256}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend.json" */;
@@ -2490,10 +2802,19 @@ var valid7 = true;
 }
 if(valid7){
 if(data.runtime_id !== undefined){
+let data4 = data.runtime_id;
 const _errs17 = errors;
-if(typeof data.runtime_id !== "string"){
+if(errors === _errs17){
+if(typeof data4 === "string"){
+if(data4.length > 256){
+validate42.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate42.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_cli_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid7 = _errs17 === errors;
 }
@@ -2563,10 +2884,19 @@ var valid10 = true;
 }
 if(valid10){
 if(data.runtime_id !== undefined){
+let data7 = data.runtime_id;
 const _errs27 = errors;
-if(typeof data.runtime_id !== "string"){
+if(errors === _errs27){
+if(typeof data7 === "string"){
+if(data7.length > 256){
+validate42.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate42.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"execution_backend_acp_agent_runtime.json/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid10 = _errs27 === errors;
 }
@@ -2657,10 +2987,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.runtime_id !== undefined){
+let data1 = data.runtime_id;
 const _errs4 = errors;
-if(typeof data.runtime_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate43.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate43.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -2801,10 +3140,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.runtime_id !== undefined){
+let data1 = data.runtime_id;
 const _errs4 = errors;
-if(typeof data.runtime_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate45.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate45.errors = [{instancePath:instancePath+"/runtime_id",schemaPath:"#/properties/runtime_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -2839,11 +3187,12 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
-const pattern6 = new RegExp("^[^/]+$", "u");
+const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern6 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern7 = new RegExp("^[^/]+$", "u");
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
@@ -3283,7 +3632,7 @@ if(errors === _errs43){
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 const _errs45 = errors;
 for(const key7 in data17){
-if(!(((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry"))){
+if(!((((((((key7 === "default_cwd") || (key7 === "shell_timeout_ms")) || (key7 === "max_shell_timeout_ms")) || (key7 === "web_fetch_timeout_ms")) || (key7 === "restricted_max_shell_timeout_ms")) || (key7 === "execution_windows")) || (key7 === "retry")) || (key7 === "env_passthrough"))){
 validate46.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7}}];
 return false;
 break;
@@ -3735,6 +4084,46 @@ var valid8 = _errs78 === errors;
 else {
 var valid8 = true;
 }
+if(valid8){
+if(data17.env_passthrough !== undefined){
+let data38 = data17.env_passthrough;
+const _errs90 = errors;
+if(errors === _errs90){
+if(Array.isArray(data38)){
+var valid13 = true;
+const len0 = data38.length;
+for(let i0=0; i0<len0; i0++){
+let data39 = data38[i0];
+const _errs92 = errors;
+if(errors === _errs92){
+if(typeof data39 === "string"){
+if(!pattern5.test(data39)){
+validate46.errors = [{instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid13 = _errs92 === errors;
+if(!valid13){
+break;
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/tools/env_passthrough",schemaPath:"#/properties/tools/properties/env_passthrough/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid8 = _errs90 === errors;
+}
+else {
+var valid8 = true;
+}
+}
 }
 }
 }
@@ -3755,14 +4144,14 @@ var valid0 = true;
 }
 if(valid0){
 if(data.mcp_servers !== undefined){
-let data38 = data.mcp_servers;
-const _errs90 = errors;
-if(errors === _errs90){
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-for(const key11 in data38){
-const _errs92 = errors;
+let data40 = data.mcp_servers;
+const _errs94 = errors;
+if(errors === _errs94){
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key11 in data40){
+const _errs96 = errors;
 if(typeof key11 === "string"){
-if(!pattern5.test(key11)){
+if(!pattern6.test(key11)){
 const err2 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
 if(vErrors === null){
 vErrors = [err2];
@@ -3773,8 +4162,8 @@ vErrors.push(err2);
 errors++;
 }
 }
-var valid13 = _errs92 === errors;
-if(!valid13){
+var valid14 = _errs96 === errors;
+if(!valid14){
 const err3 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames",keyword:"propertyNames",params:{propertyName: key11}};
 if(vErrors === null){
 vErrors = [err3];
@@ -3788,27 +4177,27 @@ return false;
 break;
 }
 }
-if(valid13){
-for(const key12 in data38){
-let data39 = data38[key12];
-const _errs94 = errors;
-if(errors === _errs94){
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-const _errs96 = errors;
-for(const key13 in data39){
+if(valid14){
+for(const key12 in data40){
+let data41 = data40[key12];
+const _errs98 = errors;
+if(errors === _errs98){
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+const _errs100 = errors;
+for(const key13 in data41){
 if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}}];
 return false;
 break;
 }
 }
-if(_errs96 === errors){
-if(data39.command !== undefined){
-let data40 = data39.command;
-const _errs97 = errors;
-if(errors === _errs97){
-if(typeof data40 === "string"){
-if(data40.length < 1){
+if(_errs100 === errors){
+if(data41.command !== undefined){
+let data42 = data41.command;
+const _errs101 = errors;
+if(errors === _errs101){
+if(typeof data42 === "string"){
+if(data42.length < 1){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3818,27 +4207,27 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs97 === errors;
+var valid16 = _errs101 === errors;
 }
 else {
-var valid15 = true;
-}
-if(valid15){
-if(data39.args !== undefined){
-let data41 = data39.args;
-const _errs99 = errors;
-if(errors === _errs99){
-if(Array.isArray(data41)){
 var valid16 = true;
-const len0 = data41.length;
-for(let i0=0; i0<len0; i0++){
-const _errs101 = errors;
-if(typeof data41[i0] !== "string"){
-validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i0,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+}
+if(valid16){
+if(data41.args !== undefined){
+let data43 = data41.args;
+const _errs103 = errors;
+if(errors === _errs103){
+if(Array.isArray(data43)){
+var valid17 = true;
+const len1 = data43.length;
+for(let i1=0; i1<len1; i1++){
+const _errs105 = errors;
+if(typeof data43[i1] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i1,schemaPath:"#/properties/mcp_servers/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid16 = _errs101 === errors;
-if(!valid16){
+var valid17 = _errs105 === errors;
+if(!valid17){
 break;
 }
 }
@@ -3848,25 +4237,25 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs99 === errors;
+var valid16 = _errs103 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.env !== undefined){
-let data43 = data39.env;
-const _errs103 = errors;
-if(errors === _errs103){
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-for(const key14 in data43){
-const _errs106 = errors;
-if(typeof data43[key14] !== "string"){
+if(valid16){
+if(data41.env !== undefined){
+let data45 = data41.env;
+const _errs107 = errors;
+if(errors === _errs107){
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key14 in data45){
+const _errs110 = errors;
+if(typeof data45[key14] !== "string"){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key14.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid17 = _errs106 === errors;
-if(!valid17){
+var valid18 = _errs110 === errors;
+if(!valid18){
 break;
 }
 }
@@ -3876,18 +4265,18 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs103 === errors;
+var valid16 = _errs107 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.cwd !== undefined){
-let data45 = data39.cwd;
-const _errs108 = errors;
-if(errors === _errs108){
-if(typeof data45 === "string"){
-if(data45.length < 1){
+if(valid16){
+if(data41.cwd !== undefined){
+let data47 = data41.cwd;
+const _errs112 = errors;
+if(errors === _errs112){
+if(typeof data47 === "string"){
+if(data47.length < 1){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/cwd",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/cwd/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3897,18 +4286,18 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs108 === errors;
+var valid16 = _errs112 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.url !== undefined){
-let data46 = data39.url;
-const _errs110 = errors;
-if(errors === _errs110){
-if(typeof data46 === "string"){
-if(data46.length < 1){
+if(valid16){
+if(data41.url !== undefined){
+let data48 = data41.url;
+const _errs114 = errors;
+if(errors === _errs114){
+if(typeof data48 === "string"){
+if(data48.length < 1){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/url",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3918,25 +4307,25 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs110 === errors;
+var valid16 = _errs114 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.headers !== undefined){
-let data47 = data39.headers;
-const _errs112 = errors;
-if(errors === _errs112){
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-for(const key15 in data47){
-const _errs115 = errors;
-if(typeof data47[key15] !== "string"){
+if(valid16){
+if(data41.headers !== undefined){
+let data49 = data41.headers;
+const _errs116 = errors;
+if(errors === _errs116){
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+for(const key15 in data49){
+const _errs119 = errors;
+if(typeof data49[key15] !== "string"){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/headers/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid18 = _errs115 === errors;
-if(!valid18){
+var valid19 = _errs119 === errors;
+if(!valid19){
 break;
 }
 }
@@ -3946,18 +4335,18 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs112 === errors;
+var valid16 = _errs116 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.scope !== undefined){
-let data49 = data39.scope;
-const _errs117 = errors;
-if(errors === _errs117){
-if(typeof data49 === "string"){
-if(data49.length < 1){
+if(valid16){
+if(data41.scope !== undefined){
+let data51 = data41.scope;
+const _errs121 = errors;
+if(errors === _errs121){
+if(typeof data51 === "string"){
+if(data51.length < 1){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/scope",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/scope/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -3967,52 +4356,52 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid15 = _errs117 === errors;
+var valid16 = _errs121 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.startup_timeout_ms !== undefined){
-let data50 = data39.startup_timeout_ms;
-const _errs119 = errors;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+if(valid16){
+if(data41.startup_timeout_ms !== undefined){
+let data52 = data41.startup_timeout_ms;
+const _errs123 = errors;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs119){
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 < 1 || isNaN(data50)){
+if(errors === _errs123){
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 < 1 || isNaN(data52)){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs119 === errors;
+var valid16 = _errs123 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
-if(valid15){
-if(data39.tool_timeout_ms !== undefined){
-let data51 = data39.tool_timeout_ms;
-const _errs121 = errors;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+if(valid16){
+if(data41.tool_timeout_ms !== undefined){
+let data53 = data41.tool_timeout_ms;
+const _errs125 = errors;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs121){
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 < 1 || isNaN(data51)){
+if(errors === _errs125){
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 1 || isNaN(data53)){
 validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/tool_timeout_ms",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/tool_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid15 = _errs121 === errors;
+var valid16 = _errs125 === errors;
 }
 else {
-var valid15 = true;
+var valid16 = true;
 }
 }
 }
@@ -4029,8 +4418,8 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(
 return false;
 }
 }
-var valid14 = _errs94 === errors;
-if(!valid14){
+var valid15 = _errs98 === errors;
+if(!valid15){
 break;
 }
 }
@@ -4041,111 +4430,111 @@ validate46.errors = [{instancePath:instancePath+"/mcp_servers",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs90 === errors;
+var valid0 = _errs94 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.skills !== undefined){
-let data52 = data.skills;
-const _errs123 = errors;
-if(errors === _errs123){
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-const _errs125 = errors;
-for(const key16 in data52){
+let data54 = data.skills;
+const _errs127 = errors;
+if(errors === _errs127){
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+const _errs129 = errors;
+for(const key16 in data54){
 if(!(key16 === "folders")){
 validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}}];
 return false;
 break;
 }
 }
-if(_errs125 === errors){
-if(data52.folders !== undefined){
-let data53 = data52.folders;
-const _errs126 = errors;
-if(errors === _errs126){
-if(Array.isArray(data53)){
-var valid20 = true;
-const len1 = data53.length;
-for(let i1=0; i1<len1; i1++){
-let data54 = data53[i1];
-const _errs128 = errors;
-if(errors === _errs128){
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+if(_errs129 === errors){
+if(data54.folders !== undefined){
+let data55 = data54.folders;
+const _errs130 = errors;
+if(errors === _errs130){
+if(Array.isArray(data55)){
+var valid21 = true;
+const len2 = data55.length;
+for(let i2=0; i2<len2; i2++){
+let data56 = data55[i2];
+const _errs132 = errors;
+if(errors === _errs132){
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
 let missing2;
-if((data54.path === undefined) && (missing2 = "path")){
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: missing2}}];
+if((data56.path === undefined) && (missing2 = "path")){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
-const _errs130 = errors;
-for(const key17 in data54){
+const _errs134 = errors;
+for(const key17 in data56){
 if(!((key17 === "path") || (key17 === "source_kind"))){
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}}];
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}}];
 return false;
 break;
 }
 }
-if(_errs130 === errors){
-if(data54.path !== undefined){
-let data55 = data54.path;
-const _errs131 = errors;
-if(errors === _errs131){
-if(typeof data55 === "string"){
-if(data55.length < 1){
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
+if(_errs134 === errors){
+if(data56.path !== undefined){
+let data57 = data56.path;
+const _errs135 = errors;
+if(errors === _errs135){
+if(typeof data57 === "string"){
+if(data57.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 }
 else {
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}}];
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
-var valid21 = _errs131 === errors;
+var valid22 = _errs135 === errors;
 }
 else {
-var valid21 = true;
+var valid22 = true;
 }
-if(valid21){
-if(data54.source_kind !== undefined){
-let data56 = data54.source_kind;
-const _errs133 = errors;
-if(errors === _errs133){
-if(typeof data56 === "string"){
-if(data56.length < 1){
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}}];
+if(valid22){
+if(data56.source_kind !== undefined){
+let data58 = data56.source_kind;
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data58 === "string"){
+if(data58.length < 1){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 else {
-if(!pattern6.test(data56)){
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
+if(!pattern7.test(data58)){
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
 return false;
-}
-}
-}
-else {
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid21 = _errs133 === errors;
-}
-else {
-var valid21 = true;
-}
-}
 }
 }
 }
 else {
-validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i1,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}}];
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
-var valid20 = _errs128 === errors;
-if(!valid20){
+var valid22 = _errs137 === errors;
+}
+else {
+var valid22 = true;
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid21 = _errs132 === errors;
+if(!valid21){
 break;
 }
 }
@@ -4163,19 +4552,19 @@ validate46.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs123 === errors;
+var valid0 = _errs127 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.acp_agents !== undefined){
-let data57 = data.acp_agents;
-const _errs135 = errors;
-if(errors === _errs135){
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-for(const key18 in data57){
-const _errs137 = errors;
+let data59 = data.acp_agents;
+const _errs139 = errors;
+if(errors === _errs139){
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+for(const key18 in data59){
+const _errs141 = errors;
 if(typeof key18 === "string"){
 if(!pattern4.test(key18)){
 const err4 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
@@ -4188,8 +4577,8 @@ vErrors.push(err4);
 errors++;
 }
 }
-var valid22 = _errs137 === errors;
-if(!valid22){
+var valid23 = _errs141 === errors;
+if(!valid23){
 const err5 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
 if(vErrors === null){
 vErrors = [err5];
@@ -4203,33 +4592,33 @@ return false;
 break;
 }
 }
-if(valid22){
-for(const key19 in data57){
-let data58 = data57[key19];
-const _errs139 = errors;
-if(errors === _errs139){
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+if(valid23){
+for(const key19 in data59){
+let data60 = data59[key19];
+const _errs143 = errors;
+if(errors === _errs143){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
 let missing3;
-if((data58.command === undefined) && (missing3 = "command")){
+if((data60.command === undefined) && (missing3 = "command")){
 validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
-const _errs141 = errors;
-for(const key20 in data58){
+const _errs145 = errors;
+for(const key20 in data60){
 if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
 validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}}];
 return false;
 break;
 }
 }
-if(_errs141 === errors){
-if(data58.command !== undefined){
-let data59 = data58.command;
-const _errs142 = errors;
-if(errors === _errs142){
-if(typeof data59 === "string"){
-if(data59.length < 1){
+if(_errs145 === errors){
+if(data60.command !== undefined){
+let data61 = data60.command;
+const _errs146 = errors;
+if(errors === _errs146){
+if(typeof data61 === "string"){
+if(data61.length < 1){
 validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4239,27 +4628,27 @@ validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid24 = _errs142 === errors;
+var valid25 = _errs146 === errors;
 }
 else {
-var valid24 = true;
-}
-if(valid24){
-if(data58.args !== undefined){
-let data60 = data58.args;
-const _errs144 = errors;
-if(errors === _errs144){
-if(Array.isArray(data60)){
 var valid25 = true;
-const len2 = data60.length;
-for(let i2=0; i2<len2; i2++){
-const _errs146 = errors;
-if(typeof data60[i2] !== "string"){
-validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i2,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+}
+if(valid25){
+if(data60.args !== undefined){
+let data62 = data60.args;
+const _errs148 = errors;
+if(errors === _errs148){
+if(Array.isArray(data62)){
+var valid26 = true;
+const len3 = data62.length;
+for(let i3=0; i3<len3; i3++){
+const _errs150 = errors;
+if(typeof data62[i3] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid25 = _errs146 === errors;
-if(!valid25){
+var valid26 = _errs150 === errors;
+if(!valid26){
 break;
 }
 }
@@ -4269,25 +4658,25 @@ validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid24 = _errs144 === errors;
+var valid25 = _errs148 === errors;
 }
 else {
-var valid24 = true;
+var valid25 = true;
 }
-if(valid24){
-if(data58.env !== undefined){
-let data62 = data58.env;
-const _errs148 = errors;
-if(errors === _errs148){
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-for(const key21 in data62){
-const _errs151 = errors;
-if(typeof data62[key21] !== "string"){
+if(valid25){
+if(data60.env !== undefined){
+let data64 = data60.env;
+const _errs152 = errors;
+if(errors === _errs152){
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+for(const key21 in data64){
+const _errs155 = errors;
+if(typeof data64[key21] !== "string"){
 validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid26 = _errs151 === errors;
-if(!valid26){
+var valid27 = _errs155 === errors;
+if(!valid27){
 break;
 }
 }
@@ -4297,31 +4686,31 @@ validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid24 = _errs148 === errors;
+var valid25 = _errs152 === errors;
 }
 else {
-var valid24 = true;
+var valid25 = true;
 }
-if(valid24){
-if(data58.startup_timeout_ms !== undefined){
-let data64 = data58.startup_timeout_ms;
-const _errs153 = errors;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+if(valid25){
+if(data60.startup_timeout_ms !== undefined){
+let data66 = data60.startup_timeout_ms;
+const _errs157 = errors;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
 validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs153){
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 < 1 || isNaN(data64)){
+if(errors === _errs157){
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 < 1 || isNaN(data66)){
 validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid24 = _errs153 === errors;
+var valid25 = _errs157 === errors;
 }
 else {
-var valid24 = true;
+var valid25 = true;
 }
 }
 }
@@ -4334,8 +4723,8 @@ validate46.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid23 = _errs139 === errors;
-if(!valid23){
+var valid24 = _errs143 === errors;
+if(!valid24){
 break;
 }
 }
@@ -4346,19 +4735,19 @@ validate46.errors = [{instancePath:instancePath+"/acp_agents",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs135 === errors;
+var valid0 = _errs139 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.cli_runtimes !== undefined){
-let data65 = data.cli_runtimes;
-const _errs155 = errors;
-if(errors === _errs155){
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-for(const key22 in data65){
-const _errs157 = errors;
+let data67 = data.cli_runtimes;
+const _errs159 = errors;
+if(errors === _errs159){
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+for(const key22 in data67){
+const _errs161 = errors;
 if(typeof key22 === "string"){
 if(!pattern4.test(key22)){
 const err6 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
@@ -4371,8 +4760,8 @@ vErrors.push(err6);
 errors++;
 }
 }
-var valid27 = _errs157 === errors;
-if(!valid27){
+var valid28 = _errs161 === errors;
+if(!valid28){
 const err7 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
 if(vErrors === null){
 vErrors = [err7];
@@ -4386,50 +4775,50 @@ return false;
 break;
 }
 }
-if(valid27){
-for(const key23 in data65){
-let data66 = data65[key23];
-const _errs159 = errors;
-if(errors === _errs159){
-if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(valid28){
+for(const key23 in data67){
+let data68 = data67[key23];
+const _errs163 = errors;
+if(errors === _errs163){
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
 let missing4;
-if((((data66.kind === undefined) && (missing4 = "kind")) || ((data66.base_url === undefined) && (missing4 = "base_url"))) || ((data66.model === undefined) && (missing4 = "model"))){
+if((((data68.kind === undefined) && (missing4 = "kind")) || ((data68.base_url === undefined) && (missing4 = "base_url"))) || ((data68.model === undefined) && (missing4 = "model"))){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
-const _errs161 = errors;
-for(const key24 in data66){
+const _errs165 = errors;
+for(const key24 in data68){
 if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}}];
 return false;
 break;
 }
 }
-if(_errs161 === errors){
-if(data66.kind !== undefined){
-let data67 = data66.kind;
-const _errs162 = errors;
-if(typeof data67 !== "string"){
+if(_errs165 === errors){
+if(data68.kind !== undefined){
+let data69 = data68.kind;
+const _errs166 = errors;
+if(typeof data69 !== "string"){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(data67 === "codex")){
+if(!(data69 === "codex")){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}}];
 return false;
 }
-var valid29 = _errs162 === errors;
+var valid30 = _errs166 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data66.command !== undefined){
-let data68 = data66.command;
-const _errs164 = errors;
-if(errors === _errs164){
-if(typeof data68 === "string"){
-if(data68.length < 1){
+if(valid30){
+if(data68.command !== undefined){
+let data70 = data68.command;
+const _errs168 = errors;
+if(errors === _errs168){
+if(typeof data70 === "string"){
+if(data70.length < 1){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4439,27 +4828,27 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs164 === errors;
+var valid30 = _errs168 === errors;
 }
 else {
-var valid29 = true;
-}
-if(valid29){
-if(data66.args !== undefined){
-let data69 = data66.args;
-const _errs166 = errors;
-if(errors === _errs166){
-if(Array.isArray(data69)){
 var valid30 = true;
-const len3 = data69.length;
-for(let i3=0; i3<len3; i3++){
-const _errs168 = errors;
-if(typeof data69[i3] !== "string"){
-validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
+}
+if(valid30){
+if(data68.args !== undefined){
+let data71 = data68.args;
+const _errs170 = errors;
+if(errors === _errs170){
+if(Array.isArray(data71)){
+var valid31 = true;
+const len4 = data71.length;
+for(let i4=0; i4<len4; i4++){
+const _errs172 = errors;
+if(typeof data71[i4] !== "string"){
+validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid30 = _errs168 === errors;
-if(!valid30){
+var valid31 = _errs172 === errors;
+if(!valid31){
 break;
 }
 }
@@ -4469,18 +4858,18 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs166 === errors;
+var valid30 = _errs170 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data66.base_url !== undefined){
-let data71 = data66.base_url;
-const _errs170 = errors;
-if(errors === _errs170){
-if(typeof data71 === "string"){
-if(data71.length < 1){
+if(valid30){
+if(data68.base_url !== undefined){
+let data73 = data68.base_url;
+const _errs174 = errors;
+if(errors === _errs174){
+if(typeof data73 === "string"){
+if(data73.length < 1){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4490,18 +4879,18 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs170 === errors;
+var valid30 = _errs174 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data66.model !== undefined){
-let data72 = data66.model;
-const _errs172 = errors;
-if(errors === _errs172){
-if(typeof data72 === "string"){
-if(data72.length < 1){
+if(valid30){
+if(data68.model !== undefined){
+let data74 = data68.model;
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data74 === "string"){
+if(data74.length < 1){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4511,18 +4900,18 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs172 === errors;
+var valid30 = _errs176 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data66.api_key_env !== undefined){
-let data73 = data66.api_key_env;
-const _errs174 = errors;
-if(errors === _errs174){
-if(typeof data73 === "string"){
-if(data73.length < 1){
+if(valid30){
+if(data68.api_key_env !== undefined){
+let data75 = data68.api_key_env;
+const _errs178 = errors;
+if(errors === _errs178){
+if(typeof data75 === "string"){
+if(data75.length < 1){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4532,18 +4921,18 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs174 === errors;
+var valid30 = _errs178 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data66.codex_home !== undefined){
-let data74 = data66.codex_home;
-const _errs176 = errors;
-if(errors === _errs176){
-if(typeof data74 === "string"){
-if(data74.length < 1){
+if(valid30){
+if(data68.codex_home !== undefined){
+let data76 = data68.codex_home;
+const _errs180 = errors;
+if(errors === _errs180){
+if(typeof data76 === "string"){
+if(data76.length < 1){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4553,31 +4942,31 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs176 === errors;
+var valid30 = _errs180 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
-if(valid29){
-if(data66.startup_timeout_ms !== undefined){
-let data75 = data66.startup_timeout_ms;
-const _errs178 = errors;
-if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+if(valid30){
+if(data68.startup_timeout_ms !== undefined){
+let data77 = data68.startup_timeout_ms;
+const _errs182 = errors;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs178){
-if((typeof data75 == "number") && (isFinite(data75))){
-if(data75 < 1 || isNaN(data75)){
+if(errors === _errs182){
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1 || isNaN(data77)){
 validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid29 = _errs178 === errors;
+var valid30 = _errs182 === errors;
 }
 else {
-var valid29 = true;
+var valid30 = true;
 }
 }
 }
@@ -4594,8 +4983,8 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid28 = _errs159 === errors;
-if(!valid28){
+var valid29 = _errs163 === errors;
+if(!valid29){
 break;
 }
 }
@@ -4606,129 +4995,129 @@ validate46.errors = [{instancePath:instancePath+"/cli_runtimes",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs155 === errors;
+var valid0 = _errs159 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data76 = data.limits;
-const _errs180 = errors;
-if(errors === _errs180){
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-const _errs182 = errors;
-for(const key25 in data76){
+let data78 = data.limits;
+const _errs184 = errors;
+if(errors === _errs184){
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+const _errs186 = errors;
+for(const key25 in data78){
 if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
 validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}}];
 return false;
 break;
 }
 }
-if(_errs182 === errors){
-if(data76.max_frame_bytes !== undefined){
-let data77 = data76.max_frame_bytes;
-const _errs183 = errors;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+if(_errs186 === errors){
+if(data78.max_frame_bytes !== undefined){
+let data79 = data78.max_frame_bytes;
+const _errs187 = errors;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs183){
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 1024 || isNaN(data77)){
+if(errors === _errs187){
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 1024 || isNaN(data79)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
 }
-var valid31 = _errs183 === errors;
+var valid32 = _errs187 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data76.max_batch_size !== undefined){
-let data78 = data76.max_batch_size;
-const _errs185 = errors;
-if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+if(valid32){
+if(data78.max_batch_size !== undefined){
+let data80 = data78.max_batch_size;
+const _errs189 = errors;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs185){
-if((typeof data78 == "number") && (isFinite(data78))){
-if(data78 < 1 || isNaN(data78)){
+if(errors === _errs189){
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 1 || isNaN(data80)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid31 = _errs185 === errors;
+var valid32 = _errs189 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
-if(valid31){
-if(data76.max_agent_rounds !== undefined){
-let data79 = data76.max_agent_rounds;
-const _errs187 = errors;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs187){
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 1 || isNaN(data79)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid31 = _errs187 === errors;
-}
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data76.max_spawn_depth !== undefined){
-let data80 = data76.max_spawn_depth;
-const _errs189 = errors;
-if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs189){
-if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 0 || isNaN(data80)){
-validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid31 = _errs189 === errors;
-}
-else {
-var valid31 = true;
-}
-if(valid31){
-if(data76.max_tool_calls !== undefined){
-let data81 = data76.max_tool_calls;
+if(valid32){
+if(data78.max_agent_rounds !== undefined){
+let data81 = data78.max_agent_rounds;
 const _errs191 = errors;
 if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
-validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
+validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs191){
 if((typeof data81 == "number") && (isFinite(data81))){
 if(data81 < 1 || isNaN(data81)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid32 = _errs191 === errors;
+}
+else {
+var valid32 = true;
+}
+if(valid32){
+if(data78.max_spawn_depth !== undefined){
+let data82 = data78.max_spawn_depth;
+const _errs193 = errors;
+if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
+validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs193){
+if((typeof data82 == "number") && (isFinite(data82))){
+if(data82 < 0 || isNaN(data82)){
+validate46.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid32 = _errs193 === errors;
+}
+else {
+var valid32 = true;
+}
+if(valid32){
+if(data78.max_tool_calls !== undefined){
+let data83 = data78.max_tool_calls;
+const _errs195 = errors;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs195){
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 1 || isNaN(data83)){
 validate46.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid31 = _errs191 === errors;
+var valid32 = _errs195 === errors;
 }
 else {
-var valid31 = true;
+var valid32 = true;
 }
 }
 }
@@ -4741,83 +5130,83 @@ validate46.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs180 === errors;
+var valid0 = _errs184 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data82 = data.permissions;
-const _errs193 = errors;
-if(errors === _errs193){
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-const _errs195 = errors;
-for(const key26 in data82){
+let data84 = data.permissions;
+const _errs197 = errors;
+if(errors === _errs197){
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+const _errs199 = errors;
+for(const key26 in data84){
 if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
 validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}}];
 return false;
 break;
 }
 }
-if(_errs195 === errors){
-if(data82.request_timeout_ms !== undefined){
-let data83 = data82.request_timeout_ms;
-const _errs196 = errors;
-if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+if(_errs199 === errors){
+if(data84.request_timeout_ms !== undefined){
+let data85 = data84.request_timeout_ms;
+const _errs200 = errors;
+if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs196){
-if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 < 1 || isNaN(data83)){
+if(errors === _errs200){
+if((typeof data85 == "number") && (isFinite(data85))){
+if(data85 < 1 || isNaN(data85)){
 validate46.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid32 = _errs196 === errors;
+var valid33 = _errs200 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data82.require_resolve_token !== undefined){
-const _errs198 = errors;
-if(typeof data82.require_resolve_token !== "boolean"){
+if(valid33){
+if(data84.require_resolve_token !== undefined){
+const _errs202 = errors;
+if(typeof data84.require_resolve_token !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid32 = _errs198 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data82.allowed_paths !== undefined){
-let data85 = data82.allowed_paths;
-const _errs200 = errors;
-if(errors === _errs200){
-if(Array.isArray(data85)){
-var valid33 = true;
-const len4 = data85.length;
-for(let i4=0; i4<len4; i4++){
-let data86 = data85[i4];
-const _errs202 = errors;
-if(errors === _errs202){
-if(typeof data86 === "string"){
-if(data86.length < 1){
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
-return false;
-}
-}
-else {
-validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i4,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
 var valid33 = _errs202 === errors;
-if(!valid33){
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data84.allowed_paths !== undefined){
+let data87 = data84.allowed_paths;
+const _errs204 = errors;
+if(errors === _errs204){
+if(Array.isArray(data87)){
+var valid34 = true;
+const len5 = data87.length;
+for(let i5=0; i5<len5; i5++){
+let data88 = data87[i5];
+const _errs206 = errors;
+if(errors === _errs206){
+if(typeof data88 === "string"){
+if(data88.length < 1){
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid34 = _errs206 === errors;
+if(!valid34){
 break;
 }
 }
@@ -4827,18 +5216,18 @@ validate46.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid32 = _errs200 === errors;
+var valid33 = _errs204 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
-if(valid32){
-if(data82.resolve_token_secret !== undefined){
-let data87 = data82.resolve_token_secret;
-const _errs204 = errors;
-if(errors === _errs204){
-if(typeof data87 === "string"){
-if(data87.length < 16){
+if(valid33){
+if(data84.resolve_token_secret !== undefined){
+let data89 = data84.resolve_token_secret;
+const _errs208 = errors;
+if(errors === _errs208){
+if(typeof data89 === "string"){
+if(data89.length < 16){
 validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -4848,10 +5237,10 @@ validate46.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid32 = _errs204 === errors;
+var valid33 = _errs208 === errors;
 }
 else {
-var valid32 = true;
+var valid33 = true;
 }
 }
 }
@@ -4863,20 +5252,26 @@ validate46.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs193 === errors;
+var valid0 = _errs197 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data88 = data.gateway_id;
-const _errs206 = errors;
-if(errors === _errs206){
-if(typeof data88 === "string"){
-if(data88.length < 1){
+let data90 = data.gateway_id;
+const _errs210 = errors;
+if(errors === _errs210){
+if(typeof data90 === "string"){
+if(data90.length > 256){
+validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+else {
+if(data90.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
+}
 }
 }
 else {
@@ -4884,66 +5279,66 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs206 === errors;
+var valid0 = _errs210 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data89 = data.routes;
-const _errs208 = errors;
-if(errors === _errs208){
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-const _errs210 = errors;
-for(const key27 in data89){
+let data91 = data.routes;
+const _errs212 = errors;
+if(errors === _errs212){
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+const _errs214 = errors;
+for(const key27 in data91){
 if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
 validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}}];
 return false;
 break;
 }
 }
-if(_errs210 === errors){
-if(data89.max_hops !== undefined){
-let data90 = data89.max_hops;
-const _errs211 = errors;
-if(!(((typeof data90 == "number") && (!(data90 % 1) && !isNaN(data90))) && (isFinite(data90)))){
+if(_errs214 === errors){
+if(data91.max_hops !== undefined){
+let data92 = data91.max_hops;
+const _errs215 = errors;
+if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs211){
-if((typeof data90 == "number") && (isFinite(data90))){
-if(data90 < 0 || isNaN(data90)){
+if(errors === _errs215){
+if((typeof data92 == "number") && (isFinite(data92))){
+if(data92 < 0 || isNaN(data92)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid34 = _errs211 === errors;
+var valid35 = _errs215 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
-if(valid34){
-if(data89.max_routes_per_source !== undefined){
-let data91 = data89.max_routes_per_source;
-const _errs213 = errors;
-if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
+if(valid35){
+if(data91.max_routes_per_source !== undefined){
+let data93 = data91.max_routes_per_source;
+const _errs217 = errors;
+if(!(((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93))) && (isFinite(data93)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs213){
-if((typeof data91 == "number") && (isFinite(data91))){
-if(data91 < 1 || isNaN(data91)){
+if(errors === _errs217){
+if((typeof data93 == "number") && (isFinite(data93))){
+if(data93 < 1 || isNaN(data93)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid34 = _errs213 === errors;
+var valid35 = _errs217 === errors;
 }
 else {
-var valid34 = true;
+var valid35 = true;
 }
 }
 }
@@ -4953,34 +5348,40 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs208 === errors;
+var valid0 = _errs212 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data92 = data.agent;
-const _errs215 = errors;
-if(errors === _errs215){
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-const _errs217 = errors;
-for(const key28 in data92){
+let data94 = data.agent;
+const _errs219 = errors;
+if(errors === _errs219){
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+const _errs221 = errors;
+for(const key28 in data94){
 if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
 validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
 return false;
 break;
 }
 }
-if(_errs217 === errors){
-if(data92.identity_id !== undefined){
-let data93 = data92.identity_id;
-const _errs218 = errors;
-if(errors === _errs218){
-if(typeof data93 === "string"){
-if(data93.length < 1){
+if(_errs221 === errors){
+if(data94.identity_id !== undefined){
+let data95 = data94.identity_id;
+const _errs222 = errors;
+if(errors === _errs222){
+if(typeof data95 === "string"){
+if(data95.length > 256){
+validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+else {
+if(data95.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
+}
 }
 }
 else {
@@ -4988,18 +5389,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid35 = _errs218 === errors;
+var valid36 = _errs222 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data92.display_name !== undefined){
-let data94 = data92.display_name;
-const _errs220 = errors;
-if(errors === _errs220){
-if(typeof data94 === "string"){
-if(data94.length < 1){
+if(valid36){
+if(data94.display_name !== undefined){
+let data96 = data94.display_name;
+const _errs224 = errors;
+if(errors === _errs224){
+if(typeof data96 === "string"){
+if(data96.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5009,18 +5410,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid35 = _errs220 === errors;
+var valid36 = _errs224 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data92.nickname !== undefined){
-let data95 = data92.nickname;
-const _errs222 = errors;
-if(errors === _errs222){
-if(typeof data95 === "string"){
-if(data95.length < 1){
+if(valid36){
+if(data94.nickname !== undefined){
+let data97 = data94.nickname;
+const _errs226 = errors;
+if(errors === _errs226){
+if(typeof data97 === "string"){
+if(data97.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5030,60 +5431,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid35 = _errs222 === errors;
+var valid36 = _errs226 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data92.revision !== undefined){
-let data96 = data92.revision;
-const _errs224 = errors;
-if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
+if(valid36){
+if(data94.revision !== undefined){
+let data98 = data94.revision;
+const _errs228 = errors;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs224){
-if((typeof data96 == "number") && (isFinite(data96))){
-if(data96 < 0 || isNaN(data96)){
+if(errors === _errs228){
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 < 0 || isNaN(data98)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid35 = _errs224 === errors;
+var valid36 = _errs228 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data92.avatar_revision !== undefined){
-let data97 = data92.avatar_revision;
-const _errs226 = errors;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+if(valid36){
+if(data94.avatar_revision !== undefined){
+let data99 = data94.avatar_revision;
+const _errs230 = errors;
+if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs226){
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 0 || isNaN(data97)){
+if(errors === _errs230){
+if((typeof data99 == "number") && (isFinite(data99))){
+if(data99 < 0 || isNaN(data99)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid35 = _errs226 === errors;
+var valid36 = _errs230 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data92.role !== undefined){
-let data98 = data92.role;
-const _errs228 = errors;
-if(errors === _errs228){
-if(typeof data98 === "string"){
-if(data98.length < 1){
+if(valid36){
+if(data94.role !== undefined){
+let data100 = data94.role;
+const _errs232 = errors;
+if(errors === _errs232){
+if(typeof data100 === "string"){
+if(data100.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5093,10 +5494,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid35 = _errs228 === errors;
+var valid36 = _errs232 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
 }
 }
@@ -5110,66 +5511,66 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs215 === errors;
+var valid0 = _errs219 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data99 = data.context;
-const _errs230 = errors;
-if(errors === _errs230){
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-const _errs232 = errors;
-for(const key29 in data99){
+let data101 = data.context;
+const _errs234 = errors;
+if(errors === _errs234){
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+const _errs236 = errors;
+for(const key29 in data101){
 if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
 validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs232 === errors){
-if(data99.max_history_tokens !== undefined){
-let data100 = data99.max_history_tokens;
-const _errs233 = errors;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+if(_errs236 === errors){
+if(data101.max_history_tokens !== undefined){
+let data102 = data101.max_history_tokens;
+const _errs237 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs233){
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 < 1 || isNaN(data100)){
+if(errors === _errs237){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 < 1 || isNaN(data102)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid36 = _errs233 === errors;
+var valid37 = _errs237 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data99.keep_recent_messages !== undefined){
-let data101 = data99.keep_recent_messages;
-const _errs235 = errors;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+if(valid37){
+if(data101.keep_recent_messages !== undefined){
+let data103 = data101.keep_recent_messages;
+const _errs239 = errors;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs235){
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 1 || isNaN(data101)){
+if(errors === _errs239){
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 1 || isNaN(data103)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid36 = _errs235 === errors;
+var valid37 = _errs239 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
 }
 }
@@ -5179,10 +5580,71 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs230 === errors;
+var valid0 = _errs234 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.sandbox !== undefined){
+let data104 = data.sandbox;
+const _errs241 = errors;
+if(errors === _errs241){
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+const _errs243 = errors;
+for(const key30 in data104){
+if(!((key30 === "required") || (key30 === "bwrap_path"))){
+validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
+return false;
+break;
+}
+}
+if(_errs243 === errors){
+if(data104.required !== undefined){
+const _errs244 = errors;
+if(typeof data104.required !== "boolean"){
+validate46.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid38 = _errs244 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data104.bwrap_path !== undefined){
+let data106 = data104.bwrap_path;
+const _errs246 = errors;
+if(errors === _errs246){
+if(typeof data106 === "string"){
+if(data106.length < 1){
+validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid38 = _errs246 === errors;
+}
+else {
+var valid38 = true;
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs241 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -5332,9 +5794,9 @@ return errors === 0;
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemCompletedNotification = validate48;
-const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
-const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
+const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
 const schema72 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
 const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
 const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
@@ -6043,7 +6505,7 @@ return errors === 0;
 }
 validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string"},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
+const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string","maxLength":256},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
 const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
 const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
 const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_server.json","type":"object","additionalProperties":false,"required":["type","name","scopeKind"],"properties":{"type":{"type":"string","const":"mcpServer"},"name":{"type":"string"},"scopeKind":{"type":"string"}}};
@@ -6366,10 +6828,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate53.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate53.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -6462,10 +6933,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate50.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate50.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -6566,7 +7046,7 @@ return errors === 0;
 }
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
+const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_agent_message.json" */;
@@ -6614,10 +7094,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate57.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate57.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -6722,7 +7211,7 @@ return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
+const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_reasoning.json" */;
@@ -6770,10 +7259,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate58.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate58.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -6847,7 +7345,7 @@ return errors === 0;
 }
 validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_system_event.json" */;
@@ -6895,10 +7393,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate59.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate59.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -6981,7 +7488,7 @@ return errors === 0;
 }
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string"},"error":{"$ref":"turn_item_tool_error.json"}}};
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string","maxLength":256},"child_turn_id":{"type":"string","maxLength":256},"route_id":{"type":"string","maxLength":256},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string","maxLength":256},"error":{"$ref":"turn_item_tool_error.json"}}};
 const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_error.json","type":"object","additionalProperties":false,"required":["message"],"properties":{"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -7030,10 +7537,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate60.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate60.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -7092,10 +7608,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.child_thread_id !== undefined){
+let data5 = data.child_thread_id;
 const _errs13 = errors;
-if(typeof data.child_thread_id !== "string"){
+if(errors === _errs13){
+if(typeof data5 === "string"){
+if(data5.length > 256){
+validate60.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate60.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs13 === errors;
 }
@@ -7104,10 +7629,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.child_turn_id !== undefined){
+let data6 = data.child_turn_id;
 const _errs15 = errors;
-if(typeof data.child_turn_id !== "string"){
+if(errors === _errs15){
+if(typeof data6 === "string"){
+if(data6.length > 256){
+validate60.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate60.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs15 === errors;
 }
@@ -7116,10 +7650,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.route_id !== undefined){
+let data7 = data.route_id;
 const _errs17 = errors;
-if(typeof data.route_id !== "string"){
+if(errors === _errs17){
+if(typeof data7 === "string"){
+if(data7.length > 256){
+validate60.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate60.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs17 === errors;
 }
@@ -7152,10 +7695,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data10 = data.tool_call_id;
 const _errs22 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs22){
+if(typeof data10 === "string"){
+if(data10.length > 256){
+validate60.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate60.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs22 === errors;
 }
@@ -7245,7 +7797,7 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_output_policy.json","type":"object","additionalProperties":false,"required":["truncated"],"properties":{"max_display_bytes":{"type":"integer","minimum":0},"truncated":{"type":"boolean"},"total_bytes":{"type":"integer","minimum":0}}};
 const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_outcome.json","type":"string","enum":["success","error","declined","timed_out","cancelled"]};
 
@@ -7295,10 +7847,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate62.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate62.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -7439,10 +8000,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data11 = data.tool_call_id;
 const _errs25 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs25){
+if(typeof data11 === "string"){
+if(data11.length > 256){
+validate62.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate62.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs25 === errors;
 }
@@ -7709,7 +8279,7 @@ return errors === 0;
 }
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_file_change.json" */;
@@ -7757,10 +8327,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate63.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate63.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -7860,10 +8439,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data8 = data.tool_call_id;
 const _errs19 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs19){
+if(typeof data8 === "string"){
+if(data8.length > 256){
+validate63.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate63.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs19 === errors;
 }
@@ -8127,7 +8715,7 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
@@ -8175,10 +8763,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate64.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate64.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -8272,10 +8869,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data7 = data.tool_call_id;
 const _errs18 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs18){
+if(typeof data7 === "string"){
+if(data7.length > 256){
+validate64.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate64.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs18 === errors;
 }
@@ -8537,7 +9143,7 @@ return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
@@ -8585,10 +9191,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate65.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate65.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -8719,10 +9334,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data9 = data.tool_call_id;
 const _errs21 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs21){
+if(typeof data9 === "string"){
+if(data9.length > 256){
+validate65.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate65.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs21 === errors;
 }
@@ -8987,7 +9611,7 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
@@ -9035,10 +9659,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate66.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate66.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -9130,10 +9763,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data7 = data.tool_call_id;
 const _errs17 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs17){
+if(typeof data7 === "string"){
+if(data7.length > 256){
+validate66.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate66.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs17 === errors;
 }
@@ -9396,7 +10038,7 @@ return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string"},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string"},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
@@ -9444,10 +10086,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.id !== undefined){
+let data1 = data.id;
 const _errs4 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate67.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate67.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -9542,10 +10193,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.tool_call_id !== undefined){
+let data8 = data.tool_call_id;
 const _errs19 = errors;
-if(typeof data.tool_call_id !== "string"){
+if(errors === _errs19){
+if(typeof data8 === "string"){
+if(data8.length > 256){
+validate67.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate67.errors = [{instancePath:instancePath+"/tool_call_id",schemaPath:"#/properties/tool_call_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs19 === errors;
 }
@@ -9994,10 +10654,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate48.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate48.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10006,10 +10675,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate48.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate48.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10039,10 +10717,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate48.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate48.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10079,7 +10766,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemDeltaNotification = validate80;
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
 const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_stream.json","type":"string","enum":["agent_message","stdout","stderr","tool_progress","file_change","generic"]};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10111,10 +10798,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate80.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate80.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10123,10 +10819,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate80.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate80.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10156,10 +10861,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate80.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate80.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10240,7 +10954,7 @@ return errors === 0;
 validate81.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoveryAttachedNotification = validate82;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_attached_notification.json" */;
@@ -10271,10 +10985,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate82.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate82.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10283,10 +11006,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate82.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate82.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10316,10 +11048,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate82.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate82.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10328,10 +11069,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data4 = data.recovery_job_id;
 const _errs10 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(data4.length > 256){
+validate82.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate82.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs10 === errors;
 }
@@ -10378,7 +11128,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoveryExhaustedNotification = validate83;
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"]}}};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"],"maxLength":256}}};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_exhausted_notification.json" */;
@@ -10409,10 +11159,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate83.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate83.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10421,10 +11180,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate83.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate83.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10454,10 +11222,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate83.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate83.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10504,6 +11281,14 @@ const _errs14 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
 validate83.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema131.properties.recovery_job_id.type}}];
 return false;
+}
+if(errors === _errs14){
+if(typeof data6 === "string"){
+if(data6.length > 256){
+validate83.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
 }
 var valid0 = _errs14 === errors;
 }
@@ -10557,7 +11342,7 @@ return errors === 0;
 validate84.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoveryOpenedNotification = validate85;
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"recovery_job_id":{"type":"string"},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json","type":"string","enum":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window","provider_failure_continuation","runtime_shutdown_continuation"]};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10589,10 +11374,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate85.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate85.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10601,10 +11395,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate85.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate85.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10634,10 +11437,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate85.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate85.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10646,10 +11458,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data4 = data.recovery_job_id;
 const _errs10 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(data4.length > 256){
+validate85.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate85.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs10 === errors;
 }
@@ -10710,7 +11531,7 @@ return errors === 0;
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRecoverySucceededNotification = validate86;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string"}}};
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_succeeded_notification.json" */;
@@ -10741,10 +11562,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate86.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate86.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10753,10 +11583,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate86.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate86.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10786,10 +11625,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate86.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate86.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10819,10 +11667,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data5 = data.recovery_job_id;
 const _errs12 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(data5.length > 256){
+validate86.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate86.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs12 === errors;
 }
@@ -10848,7 +11705,7 @@ return errors === 0;
 validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRetryAttemptStartedNotification = validate87;
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1}}};
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_attempt_started_notification.json" */;
@@ -10879,10 +11736,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate87.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate87.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -10891,10 +11757,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate87.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate87.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -10924,10 +11799,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate87.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate87.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -10973,7 +11857,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemRetryScheduledNotification = validate88;
-const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_scheduled_notification.json" */;
@@ -11004,10 +11888,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate88.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate88.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11016,10 +11909,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate88.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate88.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -11049,10 +11951,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate88.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate88.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -11168,7 +12079,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemStartedNotification = validate89;
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_started_notification.json" */;
@@ -11199,10 +12110,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate89.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate89.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11211,10 +12131,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate89.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate89.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -11244,10 +12173,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate89.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate89.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -11284,7 +12222,7 @@ return errors === 0;
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemTimeoutDetectedNotification = validate91;
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_timeout_detected_notification.json" */;
@@ -11315,10 +12253,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate91.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate91.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11327,10 +12274,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate91.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate91.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -11360,10 +12316,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate91.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate91.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -11453,7 +12418,7 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemToolRetryExhaustedNotification = validate92;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json" */;
@@ -11484,10 +12449,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate92.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate92.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11496,10 +12470,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate92.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate92.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -11529,10 +12512,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate92.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate92.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -11604,7 +12596,7 @@ return errors === 0;
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemToolRetryResolvedNotification = validate93;
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json" */;
@@ -11635,10 +12627,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate93.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate93.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11647,10 +12648,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate93.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate93.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -11680,10 +12690,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate93.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate93.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -11760,7 +12779,7 @@ return errors === 0;
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemToolRetryScheduledNotification = validate94;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
+const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json" */;
@@ -11791,10 +12810,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate94.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate94.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11803,10 +12831,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate94.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate94.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -11836,10 +12873,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate94.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate94.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -11955,7 +13001,7 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ItemUpdatedNotification = validate95;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"item":{"$ref":"turn_item.json"}}};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_updated_notification.json" */;
@@ -11986,10 +13032,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate95.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate95.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -11998,10 +13053,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate95.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate95.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -12031,10 +13095,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data3 = data.item_id;
 const _errs8 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate95.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate95.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -12125,7 +13198,7 @@ return errors === 0;
 validate98.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.PromptManifest = validate99;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string"}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string"}}}}}};
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string","maxLength":256}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string","maxLength":256}}}}}};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
@@ -12187,10 +13260,19 @@ if(Array.isArray(data2)){
 var valid1 = true;
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
 const _errs8 = errors;
-if(typeof data2[i0] !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate99.errors = [{instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate99.errors = [{instancePath:instancePath+"/section_ids/" + i0,schemaPath:"#/properties/section_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid1 = _errs8 === errors;
 if(!valid1){
@@ -12302,10 +13384,19 @@ var valid3 = true;
 }
 if(valid3){
 if(data8.section_id !== undefined){
+let data11 = data8.section_id;
 const _errs25 = errors;
-if(typeof data8.section_id !== "string"){
+if(errors === _errs25){
+if(typeof data11 === "string"){
+if(data11.length > 256){
+validate99.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate99.errors = [{instancePath:instancePath+"/diagnostics/" + i1+"/section_id",schemaPath:"#/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid3 = _errs25 === errors;
 }
@@ -12358,7 +13449,7 @@ return errors === 0;
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.Thread = validate100;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string"},"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string"}}};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string","maxLength":256}}};
 const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_mode.json","type":"string","enum":["Chat","Agent"]};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12390,10 +13481,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate100.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate100.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -12402,10 +13502,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.workspace_id !== undefined){
+let data1 = data.workspace_id;
 const _errs4 = errors;
-if(typeof data.workspace_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate100.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate100.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -12479,10 +13588,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.active_turn_id !== undefined){
+let data7 = data.active_turn_id;
 const _errs17 = errors;
-if(typeof data.active_turn_id !== "string"){
+if(errors === _errs17){
+if(typeof data7 === "string"){
+if(data7.length > 256){
+validate100.errors = [{instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate100.errors = [{instancePath:instancePath+"/active_turn_id",schemaPath:"#/properties/active_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs17 === errors;
 }
@@ -12510,7 +13628,7 @@ return errors === 0;
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ThreadGetParams = validate101;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string"}}};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string","maxLength":256}}};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_params.json" */;
@@ -12541,9 +13659,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
-if(typeof data.thread_id !== "string"){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate101.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate101.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 }
 }
@@ -12610,7 +13738,7 @@ return errors === 0;
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.ThreadStartParams = validate104;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string"},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_params.json" */;
@@ -12635,10 +13763,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
 const _errs2 = errors;
-if(typeof data.workspace_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate104.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate104.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -13634,7 +14771,7 @@ return errors === 0;
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.Turn = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string"},"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}},"parent_turn_id":{"type":"string"},"parent_thread_id":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}},"parent_turn_id":{"type":"string","maxLength":256},"parent_thread_id":{"type":"string","maxLength":256},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
 const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
 const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
@@ -14335,7 +15472,7 @@ return errors === 0;
 }
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string"},"parent_turn_id":{"type":"string"},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
+const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string","maxLength":256},"parent_turn_id":{"type":"string","maxLength":256},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
@@ -14366,10 +15503,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.parent_thread_id !== undefined){
+let data0 = data.parent_thread_id;
 const _errs2 = errors;
-if(typeof data.parent_thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate126.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate126.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -14378,10 +15524,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.parent_turn_id !== undefined){
+let data1 = data.parent_turn_id;
 const _errs4 = errors;
-if(typeof data.parent_turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate126.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate126.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -14991,10 +16146,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
-if(typeof data.id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate113.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate113.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -15003,10 +16167,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.thread_id !== undefined){
+let data1 = data.thread_id;
 const _errs4 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate113.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate113.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -15015,10 +16188,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.workspace_id !== undefined){
+let data2 = data.workspace_id;
 const _errs6 = errors;
-if(typeof data.workspace_id !== "string"){
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate113.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate113.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -15200,9 +16382,12 @@ if(Array.isArray(data13)){
 var valid6 = true;
 const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
 const _errs35 = errors;
-if(typeof data13[i0] !== "string"){
-const err4 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
+if(errors === _errs35){
+if(typeof data14 === "string"){
+if(data14.length > 256){
+const err4 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15211,6 +16396,18 @@ vErrors.push(err4);
 }
 errors++;
 }
+}
+else {
+const err5 = {instancePath:instancePath+"/prompt_manifest/section_ids/" + i0,schemaPath:"prompt_manifest.json/properties/section_ids/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
 var valid6 = _errs35 === errors;
 if(!valid6){
 break;
@@ -15218,12 +16415,12 @@ break;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/prompt_manifest/section_ids",schemaPath:"prompt_manifest.json/properties/section_ids/type",keyword:"type",params:{type: "array"}};
+const err6 = {instancePath:instancePath+"/prompt_manifest/section_ids",schemaPath:"prompt_manifest.json/properties/section_ids/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err6];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -15237,12 +16434,12 @@ if(valid5){
 if(data10.fingerprint_stable !== undefined){
 const _errs37 = errors;
 if(typeof data10.fingerprint_stable !== "string"){
-const err6 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
+const err7 = {instancePath:instancePath+"/prompt_manifest/fingerprint_stable",schemaPath:"prompt_manifest.json/properties/fingerprint_stable/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err7];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err7);
 }
 errors++;
 }
@@ -15255,12 +16452,12 @@ if(valid5){
 if(data10.fingerprint_dynamic !== undefined){
 const _errs39 = errors;
 if(typeof data10.fingerprint_dynamic !== "string"){
-const err7 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
+const err8 = {instancePath:instancePath+"/prompt_manifest/fingerprint_dynamic",schemaPath:"prompt_manifest.json/properties/fingerprint_dynamic/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err8];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err8);
 }
 errors++;
 }
@@ -15273,12 +16470,12 @@ if(valid5){
 if(data10.fingerprint_full !== undefined){
 const _errs41 = errors;
 if(typeof data10.fingerprint_full !== "string"){
-const err8 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
+const err9 = {instancePath:instancePath+"/prompt_manifest/fingerprint_full",schemaPath:"prompt_manifest.json/properties/fingerprint_full/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err9];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err9);
 }
 errors++;
 }
@@ -15302,12 +16499,12 @@ if(errors === _errs45){
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 let missing2;
 if(((data19.severity === undefined) && (missing2 = "severity")) || ((data19.message === undefined) && (missing2 = "message"))){
-const err9 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: missing2}};
+const err10 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/required",keyword:"required",params:{missingProperty: missing2}};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err10];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err10);
 }
 errors++;
 }
@@ -15315,12 +16512,12 @@ else {
 const _errs47 = errors;
 for(const key2 in data19){
 if(!(((key2 === "severity") || (key2 === "message")) || (key2 === "section_id"))){
-const err10 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
+const err11 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err11];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err11);
 }
 errors++;
 break;
@@ -15331,22 +16528,22 @@ if(data19.severity !== undefined){
 let data20 = data19.severity;
 const _errs48 = errors;
 if(typeof data20 !== "string"){
-const err11 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
-const err12 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
+const err12 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err12];
 }
 else {
 vErrors.push(err12);
+}
+errors++;
+}
+if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
+const err13 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
 }
 errors++;
 }
@@ -15359,12 +16556,12 @@ if(valid8){
 if(data19.message !== undefined){
 const _errs50 = errors;
 if(typeof data19.message !== "string"){
-const err13 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
+const err14 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/message",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/message/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
-vErrors = [err13];
+vErrors = [err14];
 }
 else {
-vErrors.push(err13);
+vErrors.push(err14);
 }
 errors++;
 }
@@ -15375,16 +16572,31 @@ var valid8 = true;
 }
 if(valid8){
 if(data19.section_id !== undefined){
+let data22 = data19.section_id;
 const _errs52 = errors;
-if(typeof data19.section_id !== "string"){
-const err14 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
+if(errors === _errs52){
+if(typeof data22 === "string"){
+if(data22.length > 256){
+const err15 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
-vErrors = [err14];
+vErrors = [err15];
 }
 else {
-vErrors.push(err14);
+vErrors.push(err15);
 }
 errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/section_id",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/section_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
 }
 var valid8 = _errs52 === errors;
 }
@@ -15397,12 +16609,12 @@ var valid8 = true;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}};
+const err17 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1,schemaPath:"prompt_manifest.json/properties/diagnostics/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err15];
+vErrors = [err17];
 }
 else {
-vErrors.push(err15);
+vErrors.push(err17);
 }
 errors++;
 }
@@ -15414,12 +16626,12 @@ break;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/prompt_manifest/diagnostics",schemaPath:"prompt_manifest.json/properties/diagnostics/type",keyword:"type",params:{type: "array"}};
+const err18 = {instancePath:instancePath+"/prompt_manifest/diagnostics",schemaPath:"prompt_manifest.json/properties/diagnostics/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
-vErrors = [err16];
+vErrors = [err18];
 }
 else {
-vErrors.push(err16);
+vErrors.push(err18);
 }
 errors++;
 }
@@ -15439,12 +16651,12 @@ var valid5 = true;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/type",keyword:"type",params:{type: "object"}};
+const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"prompt_manifest.json/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
-vErrors = [err17];
+vErrors = [err19];
 }
 else {
-vErrors.push(err17);
+vErrors.push(err19);
 }
 errors++;
 }
@@ -15453,24 +16665,24 @@ var _valid0 = _errs25 === errors;
 valid3 = valid3 || _valid0;
 const _errs54 = errors;
 if(data10 !== null){
-const err18 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
+const err20 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
 if(vErrors === null){
-vErrors = [err18];
+vErrors = [err20];
 }
 else {
-vErrors.push(err18);
+vErrors.push(err20);
 }
 errors++;
 }
 var _valid0 = _errs54 === errors;
 valid3 = valid3 || _valid0;
 if(!valid3){
-const err19 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
+const err21 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err21];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err21);
 }
 errors++;
 validate113.errors = vErrors;
@@ -15740,10 +16952,19 @@ var valid14 = true;
 }
 if(valid14){
 if(data35.recovery_job_id !== undefined){
+let data37 = data35.recovery_job_id;
 const _errs87 = errors;
-if(typeof data35.recovery_job_id !== "string"){
+if(errors === _errs87){
+if(typeof data37 === "string"){
+if(data37.length > 256){
+validate113.errors = [{instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate113.errors = [{instancePath:instancePath+"/blocked/recovery_job_id",schemaPath:"#/properties/blocked/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid14 = _errs87 === errors;
 }
@@ -15766,10 +16987,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.parent_turn_id !== undefined){
+let data38 = data.parent_turn_id;
 const _errs89 = errors;
-if(typeof data.parent_turn_id !== "string"){
+if(errors === _errs89){
+if(typeof data38 === "string"){
+if(data38.length > 256){
+validate113.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate113.errors = [{instancePath:instancePath+"/parent_turn_id",schemaPath:"#/properties/parent_turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs89 === errors;
 }
@@ -15778,10 +17008,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.parent_thread_id !== undefined){
+let data39 = data.parent_thread_id;
 const _errs91 = errors;
-if(typeof data.parent_thread_id !== "string"){
+if(errors === _errs91){
+if(typeof data39 === "string"){
+if(data39.length > 256){
+validate113.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate113.errors = [{instancePath:instancePath+"/parent_thread_id",schemaPath:"#/properties/parent_thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs91 === errors;
 }
@@ -15932,7 +17171,7 @@ return errors === 0;
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnBlockedNotification = validate131;
-const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
@@ -15963,10 +17202,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate131.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate131.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -15975,10 +17223,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate131.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate131.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -16032,10 +17289,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data5 = data.recovery_job_id;
 const _errs11 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs11){
+if(typeof data5 === "string"){
+if(data5.length > 256){
+validate131.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate131.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs11 === errors;
 }
@@ -16061,7 +17327,7 @@ return errors === 0;
 validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnCancelParams = validate133;
-const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"reason":{"type":"string"}}};
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"reason":{"type":"string"}}};
 
 function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
@@ -16092,10 +17358,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate133.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate133.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -16104,10 +17379,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate133.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate133.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -16567,7 +17851,7 @@ return errors === 0;
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnCompletedNotification = validate140;
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
 
 function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
@@ -16598,10 +17882,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate140.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate140.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -16610,10 +17903,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate140.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate140.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -16772,7 +18074,7 @@ validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports.TurnExecutionSecuritySnapshot = validate118;
 
 exports.TurnExecutionWindowBlockedNotification = validate142;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string"}}};
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -16804,10 +18106,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate142.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate142.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -16816,10 +18127,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate142.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate142.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -16849,10 +18169,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.window_id !== undefined){
+let data3 = data.window_id;
 const _errs8 = errors;
-if(typeof data.window_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate142.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate142.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -16999,10 +18328,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data10 = data.recovery_job_id;
 const _errs25 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs25){
+if(typeof data10 === "string"){
+if(data10.length > 256){
+validate142.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate142.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs25 === errors;
 }
@@ -17029,7 +18367,7 @@ return errors === 0;
 validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowCheckpointedNotification = validate143;
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"checkpoint_id":{"type":"string"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"checkpoint_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_execution_window_status.json"}}};
 const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
 function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -17061,10 +18399,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate143.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate143.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -17073,10 +18420,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate143.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate143.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -17106,10 +18462,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.window_id !== undefined){
+let data3 = data.window_id;
 const _errs8 = errors;
-if(typeof data.window_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate143.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate143.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -17118,10 +18483,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.checkpoint_id !== undefined){
+let data4 = data.checkpoint_id;
 const _errs10 = errors;
-if(typeof data.checkpoint_id !== "string"){
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(data4.length > 256){
+validate143.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate143.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs10 === errors;
 }
@@ -17164,7 +18538,7 @@ return errors === 0;
 validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowContinuedNotification = validate144;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string"},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string","maxLength":256},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 
 function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
@@ -17195,10 +18569,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate144.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -17207,10 +18590,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate144.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -17240,10 +18632,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.previous_window_id !== undefined){
+let data3 = data.previous_window_id;
 const _errs8 = errors;
-if(typeof data.previous_window_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate144.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate144.errors = [{instancePath:instancePath+"/previous_window_id",schemaPath:"#/properties/previous_window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -17252,10 +18653,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.window_id !== undefined){
+let data4 = data.window_id;
 const _errs10 = errors;
-if(typeof data.window_id !== "string"){
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(data4.length > 256){
+validate144.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate144.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs10 === errors;
 }
@@ -17285,10 +18695,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.checkpoint_id !== undefined){
+let data6 = data.checkpoint_id;
 const _errs14 = errors;
-if(typeof data.checkpoint_id !== "string"){
+if(errors === _errs14){
+if(typeof data6 === "string"){
+if(data6.length > 256){
+validate144.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate144.errors = [{instancePath:instancePath+"/checkpoint_id",schemaPath:"#/properties/checkpoint_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs14 === errors;
 }
@@ -17462,7 +18881,7 @@ return errors === 0;
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowExhaustedNotification = validate146;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
 function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
@@ -17493,10 +18912,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate146.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate146.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -17505,10 +18933,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate146.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate146.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -17538,10 +18975,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.window_id !== undefined){
+let data3 = data.window_id;
 const _errs8 = errors;
-if(typeof data.window_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate146.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate146.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -17879,7 +19325,7 @@ return errors === 0;
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnExecutionWindowStartedNotification = validate149;
-const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string"},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
 function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
@@ -17910,10 +19356,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate149.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -17922,10 +19377,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate149.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -17955,10 +19419,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.window_id !== undefined){
+let data3 = data.window_id;
 const _errs8 = errors;
-if(typeof data.window_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate149.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate149.errors = [{instancePath:instancePath+"/window_id",schemaPath:"#/properties/window_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -18170,7 +19643,7 @@ return errors === 0;
 validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnFailedNotification = validate151;
-const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
+const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
@@ -18201,10 +19674,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate151.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate151.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -18213,10 +19695,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate151.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate151.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -18528,7 +20019,7 @@ validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports.TurnFilesystemSandboxPolicy = validate121;
 
 exports.TurnGetParams = validate155;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"}}};
+const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256}}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
@@ -18559,10 +20050,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate155.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate155.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -18571,10 +20071,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate155.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate155.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -18995,7 +20504,7 @@ exports.TurnItemWebFetch = validate65;
 exports.TurnItemWebSearch = validate64;
 
 exports.TurnItemsParams = validate163;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
@@ -19026,10 +20535,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate163.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate163.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -19038,10 +20556,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -19107,7 +20634,7 @@ return errors === 0;
 validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemsResponse = validate164;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
@@ -19138,10 +20665,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -19150,10 +20686,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.workspace_id !== undefined){
+let data1 = data.workspace_id;
 const _errs4 = errors;
-if(typeof data.workspace_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -19162,10 +20707,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data2 = data.turn_id;
 const _errs6 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -19530,7 +21084,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionApprovalRequest = validate168;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
@@ -19561,10 +21115,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs2 = errors;
-if(typeof data.request_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -19573,10 +21136,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.workspace_id !== undefined){
+let data1 = data.workspace_id;
 const _errs4 = errors;
-if(typeof data.workspace_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -19585,10 +21157,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.thread_id !== undefined){
+let data2 = data.thread_id;
 const _errs6 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -19597,10 +21178,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data3 = data.turn_id;
 const _errs8 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -19616,10 +21206,19 @@ if(Array.isArray(data4)){
 var valid1 = true;
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
 const _errs12 = errors;
-if(typeof data4[i0] !== "string"){
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(data5.length > 256){
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid1 = _errs12 === errors;
 if(!valid1){
@@ -19804,10 +21403,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
+let data17 = data.item_id;
 const _errs39 = errors;
-if(typeof data.item_id !== "string"){
+if(errors === _errs39){
+if(typeof data17 === "string"){
+if(data17.length > 256){
+validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs39 === errors;
 }
@@ -19934,7 +21542,7 @@ return errors === 0;
 validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionAuditEvent = validate171;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
@@ -19965,10 +21573,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -19977,10 +21594,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -20010,10 +21636,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.audit_id !== undefined){
+let data3 = data.audit_id;
 const _errs8 = errors;
-if(typeof data.audit_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -20039,10 +21674,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.request_id !== undefined){
+let data5 = data.request_id;
 const _errs12 = errors;
-if(typeof data.request_id !== "string"){
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(data5.length > 256){
+validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs12 === errors;
 }
@@ -20405,7 +22049,7 @@ return errors === 0;
 validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestOpenedNotification = validate176;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
 function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
@@ -20436,10 +22080,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20448,10 +22101,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -20508,7 +22170,7 @@ return errors === 0;
 validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestResolvedNotification = validate178;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
@@ -20539,10 +22201,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20551,10 +22222,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -20584,10 +22264,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.request_id !== undefined){
+let data3 = data.request_id;
 const _errs8 = errors;
-if(typeof data.request_id !== "string"){
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length > 256){
+validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs8 === errors;
 }
@@ -20655,7 +22344,7 @@ return errors === 0;
 validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestRespondParams = validate179;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
@@ -20686,10 +22375,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs2 = errors;
-if(typeof data.request_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate179.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate179.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20741,7 +22439,7 @@ return errors === 0;
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionRequestRespondResponse = validate180;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
@@ -20772,10 +22470,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs2 = errors;
-if(typeof data.request_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate180.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate180.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20784,10 +22491,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.thread_id !== undefined){
+let data1 = data.thread_id;
 const _errs4 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -20796,10 +22512,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data2 = data.turn_id;
 const _errs6 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -20855,7 +22580,7 @@ validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false}
 exports.TurnProcessPolicySnapshot = validate124;
 
 exports.TurnResumeParams = validate181;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
@@ -20886,10 +22611,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20898,10 +22632,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -20910,10 +22653,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data2 = data.recovery_job_id;
 const _errs6 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -20936,7 +22688,7 @@ return errors === 0;
 validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnResumeResponse = validate182;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
 function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
@@ -20979,10 +22731,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.recovery_job_id !== undefined){
+let data1 = data.recovery_job_id;
 const _errs3 = errors;
-if(typeof data.recovery_job_id !== "string"){
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate182.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate182.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs3 === errors;
 }
@@ -21244,7 +23005,7 @@ validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
 exports.TurnSecurityParentCapSnapshot = validate126;
 
 exports.TurnStartParams = validate188;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
 function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
@@ -21275,10 +23036,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -21287,10 +23057,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -21633,7 +23412,7 @@ return errors === 0;
 validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnStartedNotification = validate195;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
 function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
@@ -21664,10 +23443,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -21676,10 +23464,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -21762,7 +23559,7 @@ return errors === 0;
 validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnToolLoopBudgetExceededNotification = validate198;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
 function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
@@ -21793,10 +23590,19 @@ break;
 }
 if(_errs1 === errors){
 if(data.thread_id !== undefined){
+let data0 = data.thread_id;
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate198.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate198.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -21805,10 +23611,19 @@ var valid0 = true;
 }
 if(valid0){
 if(data.turn_id !== undefined){
+let data1 = data.turn_id;
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate198.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
 validate198.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs4 === errors;
 }

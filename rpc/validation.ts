@@ -83,9 +83,16 @@ export function toIssues(errors: readonly RawValidationError[], root: unknown): 
   return issues;
 }
 
+/** Characters of a received string kept on an issue: an error must not send a huge value back to whoever sent it. */
+export const RECEIVED_STRING_LIMIT = 256;
+
 function withReceived(issue: ValidationIssue, root: unknown): ValidationIssue {
   const received = valueAt(root, issue.pointer);
-  return received === MISSING ? issue : { ...issue, received };
+  if (received === MISSING) return issue;
+  if (typeof received === "string" && received.length > RECEIVED_STRING_LIMIT) {
+    return { ...issue, received: `${received.slice(0, RECEIVED_STRING_LIMIT)}… (${received.length} characters, cut)` };
+  }
+  return { ...issue, received };
 }
 
 function toIssue(error: RawValidationError, root: unknown): ValidationIssue | undefined {

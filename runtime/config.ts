@@ -55,6 +55,10 @@ export interface ResolvedConfig {
   readonly permissionRequestTimeoutMs: number;
   readonly requireResolveToken: boolean;
   readonly allowedPaths: readonly string[];
+  /** Environment variables tools get in every mode besides the built-in allow-lists (tools.env_passthrough). */
+  readonly envPassthrough: readonly string[];
+  /** The OS sandbox of restricted turns (runtime/sandbox/turn.ts). */
+  readonly sandbox: { readonly required: boolean; readonly bwrapPath: string };
   readonly resolveTokenSecret?: string;
   readonly gatewayId: string;
   readonly maxRouteHops: number;
@@ -215,8 +219,10 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     context: { maxHistoryTokens: config.context?.max_history_tokens ?? 100_000, keepRecentMessages: config.context?.keep_recent_messages ?? 8 },
     maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
-    requireResolveToken: config.permissions?.require_resolve_token ?? false,
+    requireResolveToken: config.permissions?.require_resolve_token ?? true,
     allowedPaths: config.permissions?.allowed_paths ?? [],
+    envPassthrough: envPassthrough(config.tools?.env_passthrough ?? [], openai?.apiKeyEnv),
+    sandbox: { required: config.sandbox?.required ?? false, bwrapPath: config.sandbox?.bwrap_path ?? "bwrap" },
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
     gatewayId: config.gateway_id ?? "gw_local",
     maxRouteHops: config.routes?.max_hops ?? 4,
@@ -262,4 +268,13 @@ function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<strin
 /** A string map without the absent entries its generated type allows. */
 function strings(map: Readonly<Record<string, string | undefined>> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(map ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** The operator's extra tool variables, refusing the gateway's own secrets by name. */
+function envPassthrough(names: readonly string[], providerKeyEnv: string | undefined): readonly string[] {
+  const secrets = new Set(["TURNSPEC_TOKEN", "OPENAI_API_KEY", ...(providerKeyEnv ? [providerKeyEnv] : [])]);
+  names.forEach((name, i) => {
+    if (secrets.has(name)) throw new ConfigError(`tools.env_passthrough/${i}: ${name} holds a secret of the gateway itself and is never passed to tools`);
+  });
+  return names;
 }

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { GatewayConfig } from "../generated/types.js";
-import { readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
+import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
 import { Gateway } from "./engine/gateway.js";
 import type { Connection } from "./engine/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
@@ -25,6 +25,8 @@ export interface ServeOptions {
   /** The bearer token; undefined with `noAuth` false means "generate one and print it". */
   readonly token?: string;
   readonly noAuth: boolean;
+  /** Browser origins whose pages may connect (--allow-origin); default none. */
+  readonly allowedOrigins?: readonly string[];
   readonly db: string;
   readonly memory: boolean;
   readonly configFile?: string;
@@ -60,6 +62,10 @@ export interface RunningGateway {
 }
 
 export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
+  // Without a token, whoever reaches the port runs commands: only this machine may.
+  if (options.noAuth && !options.stdio && !isLoopback(options.host)) {
+    throw new ConfigError(`--no-auth serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${options.host}`);
+  }
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
   const config = resolveConfig(fileConfig, {
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
@@ -104,6 +110,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     host: options.host,
     port: options.port ?? 0,
     token,
+    ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
     maxFrameBytes: config.maxFrameBytes,
     oversizedReply: payloadTooLargeFrame,
     onConnection: (transport) => connections.set(transport, gateway.connect(transport)),
@@ -114,6 +121,12 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
   });
   log(`listening on ws://${options.host}:${server.port}`);
   if (token && options.token === undefined) log(`token: ${token}`);
-  if (!token) log("authentication is off (--no-auth)");
+  if (!token) log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
   return { gateway, server, close: () => shutdown(server) };
+}
+
+/** Whether `host` names this machine only. */
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
 }

@@ -49,6 +49,13 @@ export interface WebSocketServerOptions {
    * or rejects refuses too, and its error goes to `onError`.
    */
   readonly authenticate?: (request: IncomingMessage) => boolean | Promise<boolean>;
+  /**
+   * Origins (`https://app.example.com`, or `null` for a page with an opaque origin) whose
+   * pages may connect. Browsers send Origin with every WebSocket upgrade, and a token alone
+   * does not stop a page on another site from using one it learned; clients outside a
+   * browser send none and are not affected. Default: no browser origin.
+   */
+  readonly allowedOrigins?: readonly string[];
   /** Largest message accepted, in bytes; a larger one is answered with `oversizedReply`. */
   readonly maxFrameBytes: number;
   /**
@@ -69,6 +76,8 @@ export interface WebSocketServerOptions {
   readonly sendOversizedAnswer?: (frame: string, transport: WebSocketTransport) => void;
   /** Errors that belong to no connection (a throwing onConnection, a failing server socket). */
   readonly onError?: (error: Error) => void;
+  /** Bytes a connection may hold unsent before it is closed (1008) as not reading. Default DEFAULT_MAX_BUFFERED_BYTES. */
+  readonly maxBufferedBytes?: number;
 }
 
 export interface RunningWebSocketServer {
@@ -78,6 +87,9 @@ export interface RunningWebSocketServer {
   /** Stops accepting, closes every connection (1001, going away) and resolves once all are closed. */
   close(): Promise<void>;
 }
+
+/** Bytes a connection may hold unsent (WebSocketServerOptions.maxBufferedBytes). */
+export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
 /** One WebSocket connection as a transport, on either side. */
 export class WebSocketTransport implements Transport {
@@ -96,6 +108,8 @@ export class WebSocketTransport implements Transport {
     private readonly socket: WebSocket,
     private readonly maxFrameBytes: number,
     private readonly oversized: (bytes: number, transport: WebSocketTransport) => void,
+    /** Bytes allowed to wait unsent for a peer that does not read; past them the connection is closed. */
+    private readonly maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
   ) {
     // Listened to from the start: ws emits messages as soon as the connection is open.
     socket.on("message", (data: RawData) => {
@@ -140,6 +154,13 @@ export class WebSocketTransport implements Transport {
   send(frame: string): Promise<void> {
     if (this.socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error("the WebSocket connection is closed"));
+    }
+    // A peer that stops reading must not make this side buffer without limit: it is
+    // dropped (1008), and a client that reconnects catches up from the event log.
+    const waiting = this.socket.bufferedAmount + Buffer.byteLength(frame);
+    if (waiting > this.maxBufferedBytes) {
+      void this.close(1008, "the peer does not read its messages");
+      return Promise.reject(new Error(`the peer does not read: ${waiting} bytes would wait to be sent, more than ${this.maxBufferedBytes}; the connection is closed`));
     }
     return new Promise<void>((resolve, reject) => {
       this.socket.send(frame, { binary: false }, (error) => (error ? reject(error) : resolve()));
@@ -186,6 +207,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   }
   const expected = options.token === undefined ? undefined : digest(options.token);
   const authenticate = options.authenticate ?? (expected ? (request: IncomingMessage) => tokenMatches(request, expected) : undefined);
+  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
   const reportError = (error: Error) => options.onError?.(error);
 
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
@@ -207,6 +229,12 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     // A client that resets the connection must not crash the gateway.
     socket.on("error", () => socket.destroy());
+    // Checked before the token: a page from another site never gets as far as using one.
+    const origin = request.headers.origin;
+    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.size ? [...origins].join(", ") : "no browser origin"}`);
+      return;
+    }
     if (!authenticate) {
       accept(request, socket, head);
       return;
@@ -238,7 +266,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
         remotePort: request.socket.remotePort,
         path: new URL(request.url ?? "/", "http://localhost").pathname,
       };
-      const transport = new WebSocketTransport(ws, maxFrameBytes, answerOversized(info));
+      const transport = new WebSocketTransport(ws, maxFrameBytes, answerOversized(info), options.maxBufferedBytes);
       connections.add(transport);
       ws.once("close", () => connections.delete(transport));
       try {

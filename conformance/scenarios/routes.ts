@@ -120,7 +120,8 @@ const admission: Scenario = {
     const answer = `child-answer-${ctx.token.slice(-6)}`;
     const task = (route_id: string) => ({ reply: { toolCalls: [{ tool: "spawn_agent", args: { prompt: `Do the delegated task [${ctx.token}]`, route_id } }] } });
     await ctx.step("ROUTE-ADMISSION", async () => {
-      const route = await ctx.client.agentRouteCreate(e.params({ disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" } }));
+      // identity_bound: the delegating turn does not exist yet, and an execution_bound route admits only its own source execution.
+      const route = await ctx.client.agentRouteCreate(e.params({ kind: "identity_bound", disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" } }));
       const script = ctx.script([task(route.route_id), { reply: { text: answer } }, { reply: { text: "Delegated." } }, task(route.route_id), { reply: { text: "Refused, as expected." } }]);
       const parent = await ctx.startTurn(e.source.id, "Delegate the task", agentTurn("full_access"));
       const end = await ctx.ended(parent.id);

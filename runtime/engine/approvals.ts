@@ -77,8 +77,9 @@ export class Approvals {
       reason: ask.reason,
       summary: ask.summary,
       details: ask.details,
-      // A sandbox escape runs only after an allow_once for that very request.
-      allowed_scopes: ask.sandboxEscape ? ["allow_once"] : ["allow_once", "allow_for_turn"],
+      // A sandbox escape, or a call reaching outside the roots, runs only after an
+      // allow_once for that very request (turn_permission_approval_request.json).
+      allowed_scopes: ask.sandboxEscape || ask.outsidePaths.length > 0 ? ["allow_once"] : ["allow_once", "allow_for_turn"],
       ...(ask.outsidePaths.length ? { outside_paths: [...ask.outsidePaths] } : {}),
       ...(ask.sandboxEscape ? { sandbox_escape: true } : {}),
       item_id: ask.itemId,

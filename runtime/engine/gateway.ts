@@ -88,7 +88,7 @@ export class Gateway {
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
     this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
-    this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
+    this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id)?.workspace_id);
     // What may run without asking is the permission configuration; a change makes older routes stale.
     const { allowedPaths, requireResolveToken } = options.config;
     this.routes.noteConfiguration(createHash("sha256").update(JSON.stringify({ allowedPaths, requireResolveToken })).digest("hex"));
@@ -124,6 +124,8 @@ export class Gateway {
       routes: this.routes,
       store: options.store,
       agent: options.config.agent,
+      maxSpawnDepth: options.config.maxSpawnDepth,
+      maxRouteHops: options.config.maxRouteHops,
     });
     const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery };
     acp = this.acp = new AcpAgents(runnerPorts, options.config, options.env ?? process.env, this.log);

@@ -6,6 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { protocolError } from "../../generated/server.js";
+import { invalidParams } from "../../rpc/index.js";
+import { MAX_INPUT_DEPTH, tooDeep } from "../input-depth.js";
 import type {
   Turn,
   TurnExecutionWindowExhaustionReason,
@@ -18,7 +20,9 @@ import type {
 } from "../../generated/types.js";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
+import { childRoots } from "../permissions/roots.js";
 import { securitySnapshot } from "../permissions/security.js";
+import { releaseTurnSandbox, sandboxForNewTurn, sandboxMissing } from "../sandbox/turn.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import type { Approvals } from "./approvals.js";
 import { isActive, type RecoveryJobState } from "./fold.js";
@@ -157,11 +161,17 @@ export class TurnLifecycle {
         active_turn_status: active.status,
       });
     }
+    // Refused before the turn exists: a turn/start that fails leaves no turn behind.
+    const deep = tooDeep(params.input, MAX_INPUT_DEPTH, "/input");
+    if (deep) throw invalidParams("turn/start", `the input nests deeper than ${MAX_INPUT_DEPTH} levels`, [{ pointer: deep, message: `nests deeper than ${MAX_INPUT_DEPTH} levels` }]);
+    const profile = this.profileFor(params, parent);
+    const missing = sandboxMissing(profile.mode, this.ports.config.sandbox);
+    if (missing) throw protocolError("sandbox_unavailable", `Turn ${params.turn_id} was not started: ${missing}`, { mode: profile.mode });
     const createdAt = this.ports.clock.nowIso();
     if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
       throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
     }
-    const profile = this.profileFor(params, parent);
+    const sandbox = sandboxForNewTurn(profile.mode, params.turn_id, this.ports.config.sandbox);
     const turn: Turn = {
       id: params.turn_id,
       thread_id: thread.id,
@@ -179,8 +189,12 @@ export class TurnLifecycle {
       security: securitySnapshot({
         profile,
         cwd: thread.cwd,
-        roots: [thread.cwd],
+        // A child never gets roots beyond its parent's (permissions/roots.ts).
+        roots: childRoots(thread.cwd, parent?.turn.security),
         allowedPaths: profile.effective_policy.allowed_paths ?? [],
+        ...(sandbox ? { sandbox } : {}),
+        sandboxRequired: this.ports.config.sandbox.required,
+        envPassthrough: this.ports.config.envPassthrough,
         // Restricted modes cap how long a command may run, below the gateway's own bound.
         shellTimeoutCapMs:
           profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),
@@ -244,6 +258,7 @@ export class TurnLifecycle {
     const { blocked: _blocked, ...current } = this.ports.log.state(turnId)!.turn;
     const manifest = outcome.promptManifest ? { prompt_manifest: outcome.promptManifest } : {};
     const turn: Turn = { ...current, ...manifest, status: outcome.status, completed_at: this.ports.clock.nowIso(), usage: outcome.usage };
+    releaseTurnSandbox(current.security);
     if (outcome.status === "Completed") {
       this.ports.log.publish(threadId, turnId, "turn/completed", { turn, usage: outcome.usage });
     } else {

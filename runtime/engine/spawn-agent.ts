@@ -24,6 +24,10 @@ export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pi
   readonly store: Pick<EventStore, "turnsOfThread">;
   /** The agent's identity and presentation, as configured. */
   readonly agent: ResolvedConfig["agent"];
+  /** Levels of sub-agents below a client's turn (limits.max_spawn_depth). */
+  readonly maxSpawnDepth: number;
+  /** Route hops a delegation chain may take on this gateway (routes.max_hops). */
+  readonly maxRouteHops: number;
 }
 
 /** How much of a result `summary_only` lets through. */
@@ -58,6 +62,12 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
     async run(args, ctx) {
       const parent = ctx.turn;
       if (!parent) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
+      // Enforced here, where the call is made: the tool list leaves spawn_agent out at the
+      // limit, but a model may call it anyway.
+      if (parent.depth >= ports.maxSpawnDepth) {
+        const message = `spawn_agent is not available at depth ${parent.depth}: sub-agents nest at most ${ports.maxSpawnDepth} levels (limits.max_spawn_depth)`;
+        return { ok: false, content: message, item: { error: { message } } };
+      }
       const parentState = ports.turnState(parent.turn_id)!;
       const parentTurn = parentState.turn;
       const parentThread = ports.thread(parent.thread_id);
@@ -67,9 +77,18 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       let disclosure = DIRECT_DELEGATION;
       const routeId = typeof args.route_id === "string" ? args.route_id : undefined;
       if (routeId !== undefined) {
-        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined);
+        // The admitting execution is the parent turn: an execution_bound route admits only its own.
+        const verdict = ports.routes.admit(routeId, parent.thread_id, "start_agent", typeof args.route_generation === "number" ? args.route_generation : undefined, parent.turn_id);
         if (!verdict.admitted) {
           const message = `route ${routeId} does not admit this delegation (${verdict.reason}): ${verdict.message}`;
+          return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
+        }
+        // Hop bounds hold where the delegation is made: the hops the chain has taken to reach
+        // this turn, counted from the turns themselves, not from what the route declares.
+        const hops = routeHopsTo(ports, parent.turn_id);
+        const bound = Math.min(verdict.route.max_hops, ports.maxRouteHops);
+        if (hops > bound) {
+          const message = `route ${routeId} does not admit this delegation (hop_limit): this turn is ${hops} route hops deep, and the route allows ${verdict.route.max_hops} (the gateway ${ports.maxRouteHops})`;
           return { ok: false, content: message, item: { route_id: routeId, error: { message } } };
         }
         threadId = verdict.route.destination_thread_id;
@@ -120,6 +139,24 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       return { ok: true, content: returnedResult(answer?.type === "agentMessage" ? answer.text : "", disclosure), item: fields };
     },
   };
+}
+
+/**
+ * How many route hops led to `turnId`: each ancestor step (parent_cap in the security
+ * snapshot) whose spawning task item names a route counts one.
+ */
+function routeHopsTo(ports: Pick<SpawnPorts, "turnState">, turnId: string): number {
+  let hops = 0;
+  let current = turnId;
+  // Bounded walk: a chain is at most max_spawn_depth long; the bound only guards against a malformed log.
+  for (let step = 0; step < 1000; step++) {
+    const parentId = ports.turnState(current)?.turn.security?.parent_cap?.parent_turn_id;
+    if (!parentId) return hops;
+    const task = ports.turnState(parentId)?.items.find((item) => item.type === "task" && item.child_turn_id === current);
+    if (task?.type === "task" && task.route_id) hops++;
+    current = parentId;
+  }
+  return hops;
 }
 
 /** The agent as the author of what it starts, with its presentation as configured now. */

@@ -6,9 +6,10 @@
  * approval request. Every decision is audited.
  */
 import type { PermissionActionKind } from "../../generated/types.js";
-import { classifyToolCall } from "../permissions/classify.js";
+import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
+import { rootsOf } from "../permissions/roots.js";
 import { scopeOf } from "../permissions/scope.js";
 import type { Approvals } from "./approvals.js";
 import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
@@ -18,7 +19,15 @@ export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, 
 }
 
 /** The gate's verdict: run, or do not, with what the model is told. */
-export type GateVerdict = { allowed: true; /** The allowance holds for the rest of the turn (an allow_for_turn grant). */ forTurn?: boolean } | { allowed: false; message: string };
+export type GateVerdict =
+  | {
+      allowed: true;
+      /** The allowance holds for the rest of the turn (an allow_for_turn grant). */
+      forTurn?: boolean;
+      /** The outside paths this one call may reach. */
+      approvedOutside?: readonly string[];
+    }
+  | { allowed: false; message: string };
 
 export class ToolGate {
   constructor(private readonly ports: ToolGatePorts) {}
@@ -39,14 +48,10 @@ export class ToolGate {
     const profile = state.turn.permission_profile;
     const classified = classifyToolCall(toolName, args, cwd);
     const call = action ? { ...classified, action } : classified;
-    const roots = [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
+    // The roots the turn's snapshot records: for a child turn, capped to its parent's.
+    const roots = state.turn.security ? rootsOf(state.turn.security) : [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
-    const scope = scopeOf(call.action, {
-      tool: toolName,
-      ...(call.command === undefined ? {} : { command: call.command }),
-      ...(call.paths[0] === undefined ? {} : { path: call.paths[0] }),
-      ...(call.domain === undefined ? {} : { domain: call.domain }),
-    });
+    const scope = scopeOf(call.action, scopeTargetOf(toolName, call));
     const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
     let behavior = decide(profile.effective_policy, toolName, call.action);
     let reason = policyReason(profile.mode, call.action, behavior);
@@ -65,7 +70,9 @@ export class ToolGate {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: true };
     }
-    if (!call.escapeSandbox && state.grants.has(scope.hash)) {
+    // A grant never covers a call that leaves the roots: such a call is approved once, for
+    // exactly the paths it names (approvals.ts offers only allow_once for it).
+    if (!call.escapeSandbox && outside.length === 0 && state.grants.has(scope.hash)) {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "turn_grant", reason: "an earlier allow_for_turn covers this scope" });
       return { allowed: true, forTurn: true };
     }
@@ -87,7 +94,8 @@ export class ToolGate {
     );
     if (resolution === "allow_once" || resolution === "allow_for_turn") {
       g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior, decided_by: "resolution", resolution, reason: `approved ${resolution}` });
-      return { allowed: true, ...(resolution === "allow_for_turn" ? { forTurn: true } : {}) };
+      // The outside paths this one call may reach: the tools open those and nothing else outside.
+      return { allowed: true, ...(resolution === "allow_for_turn" ? { forTurn: true } : {}), ...(outside.length ? { approvedOutside: outside } : {}) };
     }
     g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "resolution", resolution, reason: DECLINED[resolution] ?? resolution });
     return { allowed: false, message: `${toolName} did not run: ${DECLINED[resolution] ?? resolution}` };

@@ -14,6 +14,8 @@
 import type { TurnExtras } from "../backends/turn-backends.js";
 import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { processEnvironment } from "../permissions/security.js";
+import { sandboxOfTurn } from "../sandbox/turn.js";
+import { fileConfinementOf } from "../tools/confined-open.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
@@ -399,12 +401,16 @@ export class TurnRunner {
     }
     const security = turnNow.turn.security;
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
+    const sandbox = sandboxOfTurn(security, this.options.config.sandbox);
+    const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
     let current: Record<string, unknown> = base;
     const context: ToolContext = {
       cwd,
       signal,
       env: security ? processEnvironment(security, this.options.env ?? process.env) : (this.options.env ?? process.env),
+      ...(sandbox ? { sandbox } : {}),
+      ...(files ? { files } : {}),
       maxTimeoutMs: Math.min(timeoutCap, this.options.config.maxShellTimeoutMs),
       turn: { thread_id: threadId, turn_id: turnId, depth },
       emit: (stream, delta) => {

@@ -6,6 +6,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import type { PermissionActionKind } from "../../generated/types.js";
+import type { ScopeTarget } from "./scope.js";
 
 /** The action kind of each built-in tool; any other tool is an unknown action (the policy's default_behavior). */
 export const ACTION_OF_TOOL: Readonly<Record<string, PermissionActionKind>> = {
@@ -24,6 +25,8 @@ export interface ToolCallClassification {
   readonly command?: string;
   /** The lowercased host name of a web_fetch URL; absent when the URL does not parse. */
   readonly domain?: string;
+  /** The port a web_fetch URL connects to (the scheme's default when it names none). */
+  readonly port?: number;
   /** The call asks to run outside the sandbox: never granted by a mode or a remembered grant. */
   readonly escapeSandbox: boolean;
   /** The call creates or changes the files in `paths`. */
@@ -58,8 +61,8 @@ export function classifyToolCall(toolName: string, args: Readonly<Record<string,
     case "write_file":
       return { action, paths: at(args.path), escapeSandbox: false, write: true };
     case "web_fetch": {
-      const domain = hostOf(args.url);
-      return { action, paths: [], ...(domain === undefined ? {} : { domain }), escapeSandbox: false, write: false };
+      const target = hostOf(args.url);
+      return { action, paths: [], ...(target === undefined ? {} : target), escapeSandbox: false, write: false };
     }
     default:
       // spawn_agent and unknown tools touch nothing this layer can name.
@@ -67,14 +70,34 @@ export function classifyToolCall(toolName: string, args: Readonly<Record<string,
   }
 }
 
-/** The host name of a URL, lowercased and without a port; undefined when it does not parse or has none. */
-function hostOf(url: unknown): string | undefined {
+/** Ports a URL connects to when it names none. */
+const DEFAULT_PORT: Readonly<Record<string, number>> = { "http:": 80, "https:": 443 };
+
+/** The host name of a URL, lowercased, and its port; undefined when it does not parse or has no host. */
+function hostOf(url: unknown): { domain: string; port?: number } | undefined {
   if (typeof url !== "string") return undefined;
   try {
+    const parsed = new URL(url);
     // URL lowercases the host of http(s) URLs already; other schemes keep their case.
-    const host = new URL(url).hostname.toLowerCase();
-    return host === "" ? undefined : host;
+    const domain = parsed.hostname.toLowerCase();
+    if (domain === "") return undefined;
+    const port = parsed.port === "" ? DEFAULT_PORT[parsed.protocol] : Number(parsed.port);
+    return port === undefined ? { domain } : { domain, port };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What a call's approval scope is made of (scope.ts): its command and cwd, its path, or
+ * its host and port; the tool name for kinds with no finer target.
+ */
+export function scopeTargetOf(toolName: string, call: ToolCallClassification): ScopeTarget {
+  return {
+    tool: toolName,
+    ...(call.command === undefined ? {} : { command: call.command, ...(call.paths[0] === undefined ? {} : { cwd: call.paths[0] }) }),
+    ...(call.paths[0] === undefined ? {} : { path: call.paths[0] }),
+    ...(call.domain === undefined ? {} : { domain: call.domain }),
+    ...(call.port === undefined ? {} : { port: call.port }),
+  };
 }

@@ -3,11 +3,14 @@
  * permission mode (turns-api.md, "Permission profiles and approval requests"), and an
  * honest account of what it cannot enforce.
  *
- * This gateway runs tools as ordinary child processes, with no OS sandbox. It can hold
- * its own tools to the policy (read_file, write_file and web_fetch are checked before
- * they run, a shell's working directory and environment are chosen by the gateway), but
- * once a shell command runs, whatever it opens or connects to is beyond its reach. So the
- * restricted modes are `partially_active`, never `active`, and say where they fall short.
+ * With an OS sandbox (bubblewrap, runtime/sandbox/) the restricted modes are `active`:
+ * shell commands run with the file system read-only but for the writable roots and a
+ * per-turn temp folder, in their own PID namespace, and with no network namespace when the
+ * network is disabled. Without one the gateway can still hold its own tools to the policy
+ * (read_file, write_file and web_fetch are checked before they run, a shell's working
+ * directory and environment are chosen by the gateway), but once a shell command runs,
+ * whatever it opens or connects to is beyond its reach: the restricted modes are then
+ * `partially_active` and say where they fall short.
  */
 import { isAbsolute, resolve } from "node:path";
 import type {
@@ -29,6 +32,48 @@ import { decide } from "./policy.js";
  */
 export const RESTRICTED_ENV_ALLOWLIST: readonly string[] = ["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
 
+/**
+ * Variables a shell sees under full_access: the restricted list plus what toolchains and
+ * proxies are configured by. Still an allow-list: the gateway's own secrets (its bearer
+ * token, provider API keys) and whatever credentials the gateway's user exported stay
+ * behind in every mode; an operator passes more names with tools.env_passthrough.
+ */
+export const FULL_ACCESS_ENV_ALLOWLIST: readonly string[] = [
+  ...RESTRICTED_ENV_ALLOWLIST,
+  "COLORTERM",
+  "EDITOR",
+  "PAGER",
+  "VISUAL",
+  "LC_COLLATE",
+  "LC_MESSAGES",
+  "LC_NUMERIC",
+  "LC_TIME",
+  "XDG_CACHE_HOME",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_RUNTIME_DIR",
+  "NODE_PATH",
+  "NPM_CONFIG_PREFIX",
+  "GOPATH",
+  "GOROOT",
+  "CARGO_HOME",
+  "RUSTUP_HOME",
+  "JAVA_HOME",
+  "PYTHONPATH",
+  "VIRTUAL_ENV",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+];
+
+/** The gateway's own secret: never passed to a tool, whatever a list says. */
+export const GATEWAY_TOKEN_VARIABLE = "TURNSPEC_TOKEN";
+
 /** The name the shell tool registers under (runtime/tools/shell.ts): the process policy is the policy's answer for it. */
 const SHELL_TOOL = "shell";
 
@@ -45,6 +90,15 @@ export const NATIVE_BACKEND_CAPABILITIES: readonly string[] = [
   "web_fetch_network_policy",
   "process_environment_filtering",
   "process_timeout_cap",
+];
+
+/** What the OS sandbox adds to the native capabilities, for shell commands. */
+export const SANDBOX_CAPABILITIES: readonly string[] = [
+  "filesystem_confinement",
+  "per_turn_temp_directory",
+  "network_blocking",
+  "pid_namespace",
+  "process_tree_kill",
 ];
 
 /** Where the restricted modes fall short without an OS sandbox. */
@@ -75,14 +129,15 @@ interface ModeMapping {
   readonly sandbox: TurnSandboxMode;
   readonly rootAccess: TurnFilesystemSandboxEntry["access"];
   readonly network: TurnExecutionSecuritySnapshot["network"]["mode"];
-  readonly environment: TurnExecutionSecuritySnapshot["process"]["environment"]["mode"];
 }
 
 const MODE_MAPPING: Readonly<Record<TurnPermissionMode, ModeMapping>> = {
-  full_access: { sandbox: "unrestricted", rootAccess: "read_write", network: "enabled", environment: "inherit_all" },
+  // The environment is an allow-list in every mode (FULL_ACCESS_ENV_ALLOWLIST here): "process
+  // unrestricted" does not extend to handing the gateway's secrets to the model's commands.
+  full_access: { sandbox: "unrestricted", rootAccess: "read_write", network: "enabled" },
   // "Network disabled until granted": disabled here, and an approved network request opens it for that request (or scope).
-  auto_accept_edits: { sandbox: "workspace_write", rootAccess: "read_write", network: "disabled", environment: "allow_list" },
-  supervised: { sandbox: "read_only", rootAccess: "read_only", network: "disabled", environment: "allow_list" },
+  auto_accept_edits: { sandbox: "workspace_write", rootAccess: "read_write", network: "disabled" },
+  supervised: { sandbox: "read_only", rootAccess: "read_only", network: "disabled" },
 };
 
 export interface SecuritySnapshotInput {
@@ -102,6 +157,16 @@ export interface SecuritySnapshotInput {
   readonly parentCap?: TurnSecurityParentCapSnapshot;
   /** Upper bound in ms on one shell run, whatever the call asks for (the gateway's max shell timeout); null for none. */
   readonly shellTimeoutCapMs: number | null;
+  /**
+   * The OS sandbox the turn's shell commands run in (runtime/sandbox/), with the turn's
+   * private temp folder (absolute); absent when the host has none. Used only by the
+   * restricted modes: full_access confines nothing.
+   */
+  readonly sandbox?: { readonly backend: string; readonly tempDir: string };
+  /** Variables the operator lets through in every mode besides the built-in lists (config tools.env_passthrough). */
+  readonly envPassthrough?: readonly string[];
+  /** The gateway refuses restricted turns without an OS sandbox (config sandbox.required): recorded as backend_requirement "required". */
+  readonly sandboxRequired?: boolean;
 }
 
 /** The security snapshot of a turn. Throws when a path is not absolute, there is no root, or the timeout cap is not a positive integer. */
@@ -116,6 +181,10 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
   if (!mapping) throw new Error(`securitySnapshot: unknown permission mode ${JSON.stringify(profile.mode)}`);
   const unrestricted = mapping.sandbox === "unrestricted";
   const networkEnabled = mapping.network !== "disabled";
+  const sandbox = unrestricted ? undefined : input.sandbox;
+  if (sandbox && !isAbsolute(sandbox.tempDir)) throw new Error(`securitySnapshot: the sandbox temp folder must be absolute, got ${JSON.stringify(sandbox.tempDir)}`);
+  const entries = filesystemEntries(input.roots, input.allowedPaths ?? profile.effective_policy.allowed_paths ?? [], mapping.rootAccess);
+  if (sandbox) entries.push({ path: resolve(sandbox.tempDir), access: "read_write", kind: "temp" });
 
   return {
     permission_profile: profile,
@@ -124,25 +193,30 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
       cwd: resolve(input.cwd),
       filesystem: {
         unrestricted,
-        entries: filesystemEntries(input.roots, input.allowedPaths ?? profile.effective_policy.allowed_paths ?? [], mapping.rootAccess),
+        entries,
         // turn-lifecycle-types.md: a path outside the roots becomes an approval request
         // (for that one call), not a refusal.
         outside_roots: unrestricted ? "allow" : "ask",
       },
-      // The gateway makes no private temp directory: processes get the host's TMPDIR.
-      temp_policy: "host",
+      // Under the sandbox, a private folder made for the turn (TMPDIR inside); without it
+      // processes get the host's TMPDIR.
+      temp_policy: sandbox ? "per_turn" : "host",
       network_enabled: networkEnabled,
       // With no confinement there is nothing to leave; under one, leaving is always put to a human.
       // A sandbox escape is put to a human in every mode, full_access included.
       sandbox_escape: "review",
-      // best_effort, not required: the turn runs without an OS sandbox, with the gaps listed under enforcement.
-      backend_requirement: unrestricted ? "none" : "best_effort",
+      // required: the gateway refuses the turn without a sandbox (it got one, or it would not
+      // be running); best_effort: it runs without one, with the gaps listed under enforcement.
+      backend_requirement: unrestricted ? "none" : input.sandboxRequired ? "required" : "best_effort",
       backend_preference: null,
     },
     process: {
       // The policy's own answer for the shell tool, so denied_tools and allowed_tools count here too.
       shell: decide(profile.effective_policy, SHELL_TOOL, "shell_command"),
-      environment: mapping.environment === "allow_list" ? { mode: "allow_list", allowed_variables: [...RESTRICTED_ENV_ALLOWLIST] } : { mode: "inherit_all" },
+      environment: {
+        mode: "allow_list",
+        allowed_variables: [...new Set([...(unrestricted ? FULL_ACCESS_ENV_ALLOWLIST : RESTRICTED_ENV_ALLOWLIST), ...(input.envPassthrough ?? [])])].filter((name) => name !== GATEWAY_TOKEN_VARIABLE),
+      },
       timeout_cap_ms: shellTimeoutCapMs,
       command_risk_rules: [],
     },
@@ -150,26 +224,32 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
     // Both scopes in every mode: they are the answers a client may give, which does not
     // depend on how often the mode asks (under full_access its own policy never does).
     approval: { scopes: ["allow_once", "allow_for_turn"] },
-    backend: { kind: "native", sandbox_backend: null, capabilities: [...NATIVE_BACKEND_CAPABILITIES] },
+    backend: {
+      kind: "native",
+      sandbox_backend: sandbox ? sandbox.backend : null,
+      capabilities: [...NATIVE_BACKEND_CAPABILITIES, ...(sandbox ? SANDBOX_CAPABILITIES : [])],
+    },
     // full_access is `active` with nothing degraded: it asks for no confinement (filesystem
-    // unrestricted, network enabled, whole environment, no escape to review), so every
+    // unrestricted, network enabled, a wide environment allow-list, no escape to review), so every
     // limit it states is one the gateway does hold: the tool policy and the timeout cap.
     // `unavailable` would claim the snapshot is not enforced, which would be false.
-    enforcement: unrestricted ? { status: "active", degradations: [] } : { status: "partially_active", degradations: RESTRICTED_DEGRADATIONS.map((d) => ({ ...d })) },
+    // A restricted mode under the sandbox is `active` too: what it states, the sandbox holds.
+    enforcement: unrestricted || sandbox ? { status: "active", degradations: [] } : { status: "partially_active", degradations: RESTRICTED_DEGRADATIONS.map((d) => ({ ...d })) },
     ...(parentCap ? { parent_cap: parentCap } : {}),
   };
 }
 
 /**
- * The environment a shell gets under `snapshot`: everything under inherit_all, only the
- * allowed variables under allow_list. Unset (undefined) variables are left out.
+ * The environment a shell gets under `snapshot`: only the allowed variables under
+ * allow_list; everything under inherit_all (a snapshot this gateway no longer writes, kept
+ * readable). Unset (undefined) variables are left out, and the gateway's token always.
  */
 export function processEnvironment(
   snapshot: Pick<TurnExecutionSecuritySnapshot, "process">,
   env: Readonly<Record<string, string | undefined>>,
 ): Record<string, string> {
   const policy = snapshot.process.environment;
-  const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  const defined = Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== GATEWAY_TOKEN_VARIABLE);
   if (policy.mode === "inherit_all") return Object.fromEntries(defined);
   const allowed = new Set(policy.allowed_variables ?? []);
   return Object.fromEntries(defined.filter(([name]) => allowed.has(name)));

@@ -36,7 +36,8 @@ export class RouteService {
     private readonly store: EventStore,
     private readonly config: ResolvedConfig,
     private readonly now: () => Date,
-    private readonly threadExists: (threadId: string) => boolean,
+    /** The workspace a thread really belongs to; undefined when there is no such thread. */
+    private readonly threadWorkspace: (threadId: string) => string | undefined,
   ) {}
 
   /** The current policy generation of a workspace (see the file comment). */
@@ -83,7 +84,7 @@ export class RouteService {
     const existing = reserved === undefined ? undefined : this.route(reserved);
     if (existing) return existing;
     for (const threadId of [params.source_thread_id, params.destination_thread_id]) {
-      if (!this.threadExists(threadId)) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
+      if (this.threadWorkspace(threadId) === undefined) throw protocolError("thread_not_found", `Thread ${threadId} does not exist`, { thread_id: threadId });
     }
     const now = this.now();
     const checked = validateCreate(params, {
@@ -94,6 +95,20 @@ export class RouteService {
       route: (id) => this.route(id),
     });
     if (!checked.ok) throw protocolError("route_validation_failed", checked.message, { detail: checked.detail, ...checked.data });
+    // The declared workspaces must be the threads' own: a route is checked against where
+    // its threads really are, not where the caller says they are.
+    for (const [side, threadId, declared] of [
+      ["source", params.source_thread_id, params.source_workspace_id],
+      ["destination", params.destination_thread_id, params.destination_workspace_id],
+    ] as const) {
+      const workspace = this.threadWorkspace(threadId);
+      if (workspace !== declared) {
+        throw protocolError("route_validation_failed", `The ${side} thread ${threadId} belongs to workspace ${workspace}, not to the declared ${declared}`, {
+          detail: "workspace_mismatch",
+          thread_id: threadId,
+        });
+      }
+    }
 
     const live = this.store.allRoutes().map((r) => this.view(r)).filter((r) => r.status === "active");
     if (!isReturnOnly(checked.actions)) {
@@ -106,9 +121,11 @@ export class RouteService {
         });
       }
     }
-    const fromSource = live.filter((r) => r.source_execution_id === params.source_execution_id).length;
+    // Counted per source thread, which is checked to exist: execution ids are the caller's
+    // word, and made-up ones would each start a fresh count.
+    const fromSource = live.filter((r) => r.source_thread_id === params.source_thread_id).length;
     if (fromSource >= this.config.maxRoutesPerSource) {
-      throw protocolError("route_validation_failed", `Execution ${params.source_execution_id} already has ${fromSource} live routes, the most this gateway allows`, {
+      throw protocolError("route_validation_failed", `Thread ${params.source_thread_id} is already the source of ${fromSource} live routes, the most this gateway allows`, {
         detail: "edge_limit_exceeded",
         limit: this.config.maxRoutesPerSource,
       });
@@ -205,7 +222,7 @@ export class RouteService {
   }
 
   /** Whether a delegation from `sourceThreadId` may use the route now; the reason when not. */
-  admit(routeId: string, sourceThreadId: string, action: AgentDelegationRouteAction, expectedGeneration?: number) {
+  admit(routeId: string, sourceThreadId: string, action: AgentDelegationRouteAction, expectedGeneration?: number, executionId?: string) {
     const route = this.route(routeId);
     if (!route) return { admitted: false as const, reason: "not_found", message: `route ${routeId} does not exist` };
     const verdict = admission(route, {
@@ -214,6 +231,7 @@ export class RouteService {
       ...(expectedGeneration === undefined ? {} : { expectedGeneration }),
       action,
       sourceThreadId,
+      ...(executionId === undefined ? {} : { executionId }),
     });
     return verdict.admitted ? { admitted: true as const, route } : verdict;
   }

@@ -34,6 +34,7 @@ export const ADMISSION_REFUSALS = [
   "source_policy_changed",
   "destination_policy_changed",
   "action_not_allowed",
+  "wrong_execution",
 ] as const;
 
 export type AdmissionRefusal = (typeof ADMISSION_REFUSALS)[number];
@@ -50,6 +51,12 @@ export interface AdmissionContext {
   readonly action: AgentDelegationRouteAction;
   /** The thread the caller acts from. */
   readonly sourceThreadId: string;
+  /**
+   * The execution (turn) the caller acts from. An execution_bound route admits only its
+   * own source execution: without this, any turn of the source thread, or a caller naming
+   * none, could use a route granted to one.
+   */
+  readonly executionId?: string;
 }
 
 /** The fields admission reads; a route projection fits, with its stored or derived status. */
@@ -65,6 +72,8 @@ export type AdmissionRoute = Pick<
   | "source_workspace_id"
   | "destination_workspace_id"
   | "source_thread_id"
+  | "kind"
+  | "source_execution_id"
 >;
 
 /**
@@ -73,7 +82,8 @@ export type AdmissionRoute = Pick<
  * nothing else about a route that is not its own), then revoked, expired, not active (prepared), a generation other than
  * the expected one, a source or destination policy generation other than the current one
  * of its workspace (the grant was judged under a policy that no longer holds), an action
- * the route does not allow.
+ * the route does not allow, and for an execution_bound route, an execution other than its
+ * source execution.
  */
 export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admission {
   const refuse = (reason: AdmissionRefusal, message: string): Admission => ({ admitted: false, reason, message: `route ${route.route_id} ${message}` });
@@ -100,6 +110,9 @@ export function admission(route: AdmissionRoute, ctx: AdmissionContext): Admissi
   }
   if (!route.allowed_actions.includes(ctx.action)) {
     return refuse("action_not_allowed", `does not allow ${ctx.action}; it allows ${route.allowed_actions.join(", ")}`);
+  }
+  if (route.kind === "execution_bound" && ctx.executionId !== route.source_execution_id) {
+    return refuse("wrong_execution", `is bound to execution ${route.source_execution_id}, not to ${ctx.executionId ?? "a caller that names none"}`);
   }
   return { admitted: true };
 }

@@ -50,7 +50,7 @@ import { parseRfc3339 } from "./rfc3339.js";
 
 /**
  * Every detail of route_validation_failed, in the order of schemas/errors.json (a test
- * compares the two). cycle_detected and edge_limit_exceeded are reported by the caller,
+ * compares the two). cycle_detected, edge_limit_exceeded and workspace_mismatch are reported by the caller (route service),
  * never by validateCreate.
  */
 export const ROUTE_REJECTIONS = [
@@ -61,6 +61,7 @@ export const ROUTE_REJECTIONS = [
   "invalid_expiry",
   "missing_disclosure",
   "cross_workspace_destination",
+  "workspace_mismatch",
   "cross_gateway_destination",
   "invalid_hop_bounds",
   "incompatible_result_return",

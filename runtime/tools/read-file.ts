@@ -2,8 +2,8 @@
  * `read_file`: returns a text file's content. There is no TurnItem kind for reading, so
  * its calls are shown as dynamic tool calls, the content as their `output`.
  */
-import { open } from "node:fs/promises";
 import { resolve } from "node:path";
+import { openConfined, PathRefused } from "./confined-open.js";
 import type { Tool, ToolResult } from "./tool.js";
 
 /** Bytes read at most: a huge file would flood the model's context and the event log. */
@@ -39,8 +39,10 @@ export const readFileTool: Tool = {
     const failed = (message: string): ToolResult => ({ ok: false, content: message, item: { tool_name: TOOL_NAME, output: message, error: { message } } });
     let file;
     try {
-      file = await open(path, "r");
+      // Resolved once and opened without following a link swapped in since the check.
+      file = (await openConfined(path, "read", ctx.files)).handle;
     } catch (error) {
+      if (error instanceof PathRefused) return failed(`cannot read: ${error.message}`);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return failed(`no such file: ${path}`);
       if (code === "EACCES") return failed(`permission denied: ${path}`);

@@ -1,11 +1,15 @@
 /**
- * `shell`: runs a command line with `/bin/sh -c` and streams its output. The command runs
- * in its own process group, so a timeout or a cancelled turn kills everything it started,
- * not only the shell.
+ * `shell`: runs a command line with `/bin/sh -c` and streams its output. When the turn has
+ * an OS sandbox (ctx.sandbox) the command runs inside it (runtime/sandbox/); a call that
+ * sets `escape_sandbox`, which the gate only lets through after a one-time approval, runs
+ * unconfined. Either way the command leads its own process group, and that group is
+ * killed at the timeout, when the turn is cancelled, and as soon as the shell itself
+ * exits, so a job it left in the background does not outlive the call.
  */
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import { sandboxedCommand } from "../sandbox/command.js";
 import { OutputCapture, truncateMiddle } from "./output-limit.js";
 import type { Tool, ToolContext, ToolResult } from "./tool.js";
 
@@ -15,6 +19,13 @@ export const DEFAULT_SHELL_TIMEOUT_MS = 30_000;
 export const SHELL_CAPTURE_LIMIT = 200_000;
 /** Characters of each stream the model sees. */
 export const SHELL_MODEL_LIMIT = 10_000;
+/**
+ * Characters of each stream streamed as deltas. Every delta is stored in the turn's log and
+ * sent to every client of the thread, so a command printing without end would grow both
+ * without end; past this the stream says so once and the rest is read and dropped (the
+ * item keeps its start and end, SHELL_CAPTURE_LIMIT).
+ */
+export const SHELL_STREAM_LIMIT = 1_000_000;
 
 export interface ShellArguments {
   readonly command: string;
@@ -45,8 +56,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
           cwd: { type: "string", description: "Working directory; a relative path resolves against the thread's directory." },
           timeout_ms: { type: "integer", minimum: 1, description: `Milliseconds before the command is killed (default ${defaultTimeoutMs}).` },
           // Read by the permission layer before the call runs (permissions/classify.ts): an
-          // escape is always put to a human, once. There is no OS sandbox here, so the tool
-          // itself runs the command the same way either way.
+          // escape is always put to a human, once; once approved, the tool runs it unconfined.
           escape_sandbox: { type: "boolean", description: "Run outside the sandbox; always needs an explicit one-time approval." },
         },
       },
@@ -60,6 +70,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
 
     async run(args, ctx) {
       const { command, cwd: cwdArg, timeout_ms } = args as unknown as ShellArguments;
+      const escape = (args as { escape_sandbox?: unknown }).escape_sandbox === true;
       const cwd = resolve(ctx.cwd, cwdArg ?? ".");
       const timeoutMs = Math.min(timeout_ms ?? defaultTimeoutMs, ctx.maxTimeoutMs);
       const notRun = (message: string): ToolResult => ({
@@ -72,33 +83,48 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const where = await stat(cwd).catch(() => undefined);
       if (!where) return notRun(`the command was not run: cwd ${cwd} does not exist`);
       if (!where.isDirectory()) return notRun(`the command was not run: cwd ${cwd} is not a directory`);
-      return runCommand(command, cwd, timeoutMs, ctx);
+      const env = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
+      const argv = ctx.sandbox && !escape ? sandboxedCommand(ctx.sandbox, cwd, ["/bin/sh", "-c", command], env) : { file: "/bin/sh", args: ["-c", command], env };
+      return runCommand(command, cwd, argv, timeoutMs, ctx);
     },
   };
 }
 
 export const shellTool: Tool = createShellTool();
 
-function runCommand(command: string, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<ToolResult> {
+function runCommand(
+  command: string,
+  cwd: string,
+  argv: { readonly file: string; readonly args: readonly string[]; readonly env: Record<string, string> },
+  timeoutMs: number,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const started = performance.now();
   const stdout = new OutputCapture(SHELL_CAPTURE_LIMIT);
   const stderr = new OutputCapture(SHELL_CAPTURE_LIMIT);
-  const env = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
 
   return new Promise((done) => {
-    // detached: the shell leads a new process group, which is what gets killed. stdin is
-    // closed so a command that reads it ends instead of waiting for the timeout.
-    const child = spawn("/bin/sh", ["-c", command], { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    // detached: the shell (or bwrap) leads a new process group, which is what gets killed.
+    // stdin is closed so a command that reads it ends instead of waiting for the timeout.
+    const child = spawn(argv.file, [...argv.args], { cwd, env: argv.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let killedFor: "timeout" | "cancel" | undefined;
-    const kill = (why: "timeout" | "cancel") => {
-      if (killedFor || child.pid === undefined) return;
-      killedFor = why;
+    const killGroup = () => {
+      if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, "SIGKILL");
       } catch {
         // ESRCH: the group is already gone.
       }
     };
+    const kill = (why: "timeout" | "cancel") => {
+      if (killedFor || child.pid === undefined) return;
+      killedFor = why;
+      killGroup();
+    };
+    // The shell is done: whatever it left running in its group goes with it (hole: a
+    // background job outliving the call and the turn). Under the sandbox the PID namespace
+    // already ends with the shell; this covers unconfined runs too.
+    child.on("exit", killGroup);
     const timer = setTimeout(() => kill("timeout"), timeoutMs);
     const onAbort = () => kill("cancel");
     ctx.signal.addEventListener("abort", onAbort, { once: true });
@@ -107,13 +133,21 @@ function runCommand(command: string, cwd: string, timeoutMs: number, ctx: ToolCo
     // utf8 decoding on the stream keeps a character split across two reads whole.
     child.stdout.setEncoding("utf8");
     child.stderr.setEncoding("utf8");
+    const streamed = { stdout: 0, stderr: 0 };
+    const stream = (name: "stdout" | "stderr", chunk: string) => {
+      const before = streamed[name];
+      streamed[name] += chunk.length;
+      if (before >= SHELL_STREAM_LIMIT) return;
+      if (streamed[name] <= SHELL_STREAM_LIMIT) return ctx.emit(name, chunk);
+      ctx.emit(name, `${chunk.slice(0, SHELL_STREAM_LIMIT - before)}\n[… ${name} past ${SHELL_STREAM_LIMIT} characters is not streamed; the command goes on]\n`);
+    };
     child.stdout.on("data", (chunk: string) => {
       stdout.push(chunk);
-      ctx.emit("stdout", chunk);
+      stream("stdout", chunk);
     });
     child.stderr.on("data", (chunk: string) => {
       stderr.push(chunk);
-      ctx.emit("stderr", chunk);
+      stream("stderr", chunk);
     });
 
     let finished = false;

@@ -6,6 +6,8 @@
  */
 import type { PermissionActionKind } from "../../generated/types.js";
 import type { ToolSpec } from "../providers/provider.js";
+import type { Sandbox } from "../sandbox/command.js";
+import type { FileConfinement } from "./confined-open.js";
 
 /** Where and how a tool runs. */
 export interface ToolContext {
@@ -17,6 +19,10 @@ export interface ToolContext {
   readonly emit: (stream: "stdout" | "stderr" | "tool_progress" | "file_change", delta: string) => void;
   /** Environment for processes the tool starts. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** The OS sandbox processes run in, when the turn has one (absent: processes run unconfined). */
+  readonly sandbox?: Sandbox;
+  /** Where file tools may reach in this call (absent: anywhere, as under full_access). */
+  readonly files?: FileConfinement;
   /** Upper bound for `timeout_ms` (a tool's own default applies below it). */
   readonly maxTimeoutMs: number;
   /** Publishes fields learned while the tool runs (e.g. a child turn's ids) as item/updated. */

@@ -3,9 +3,10 @@
  * as a unified diff.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import { isAbsolute, relative, resolve } from "node:path";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
+import { openConfined, PathRefused } from "./confined-open.js";
 import type { Tool, ToolResult } from "./tool.js";
 
 /** Lines of context around each change in the diff, as `diff -u` and git use. */
@@ -45,19 +46,29 @@ export const writeFileTool: Tool = {
   async run(args, ctx) {
     const { path: pathArg, content } = args as unknown as WriteFileArguments;
     const path = resolve(ctx.cwd, pathArg);
-    const existing = await stat(path).catch(() => undefined);
-    const changeKind = existing ? "modify" : "add";
-    const failed = (message: string): ToolResult => ({ ok: false, content: message, item: { path, change_kind: changeKind, output: message, error: { message } } });
-    if (existing?.isDirectory()) return failed(`cannot write ${path}: it is a directory`);
+    const seen = await stat(path).catch(() => undefined);
+    const failed = (message: string, kind: "add" | "modify" = seen ? "modify" : "add"): ToolResult => ({ ok: false, content: message, item: { path, change_kind: kind, output: message, error: { message } } });
+    if (seen?.isDirectory()) return failed(`cannot write ${path}: it is a directory`);
 
+    // Resolved once and opened without following a link swapped in since the check; the
+    // content is read and replaced through that one open file.
+    let existing: boolean;
     let before = "";
     try {
-      if (existing) before = await readFile(path, "utf8");
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, content, "utf8");
+      const file = await openConfined(path, "write", ctx.files);
+      existing = file.existed;
+      try {
+        if (existing) before = await file.handle.readFile("utf8");
+        await file.handle.truncate(0);
+        await file.handle.write(content, 0, "utf8");
+      } finally {
+        await file.handle.close();
+      }
     } catch (error) {
+      if (error instanceof PathRefused) return failed(`cannot write: ${error.message}`);
       return failed(`cannot write ${path}: ${(error as Error).message}`);
     }
+    const changeKind = existing ? "modify" : "add";
 
     const change = unifiedDiff(label(path, ctx.cwd), existing ? before : undefined, content);
     let output: string;

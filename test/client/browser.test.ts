@@ -66,7 +66,8 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
   beforeAll(async () => {
     code = await bundle();
     h = await startHarness();
-    server = await startWebSocketServer({ token: "browser-token", maxFrameBytes: 1024 * 1024, onConnection: (t) => h.gateway.connect(t) });
+    // The test page is set with setContent: its origin is opaque ("null").
+    server = await startWebSocketServer({ token: "browser-token", allowedOrigins: ["null"], maxFrameBytes: 1024 * 1024, onConnection: (t) => h.gateway.connect(t) });
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
   }, 120_000);
 

@@ -104,7 +104,7 @@ async function runAndKill(seed: number): Promise<Crash> {
     const approved = new Set(turns.filter((t) => t.client === c && t.approve).map((t) => t.turnId));
     session.client.onAny((n) => {
       if (n.method === "turn/permission/request/opened" && approved.has(n.params.turn_id)) {
-        void session.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolution: "allow_once" }).catch(() => undefined);
+        void session.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" }).catch(() => undefined);
       }
     });
   }
@@ -149,7 +149,7 @@ describe.each(SEEDS)("a gateway killed with SIGKILL mid-flight (seed %i), restar
     // The cut-off turns come back Blocked, and turn/resume runs them to the end. With no
     // one left to ask, the resumed turns have their approvals granted by this client.
     reader.client.onAny((n) => {
-      if (n.method === "turn/permission/request/opened") void reader.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolution: "allow_once" }).catch(() => undefined);
+      if (n.method === "turn/permission/request/opened") void reader.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" }).catch(() => undefined);
     });
     let resumed = 0;
     for (const turn of cutOff) {

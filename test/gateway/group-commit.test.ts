@@ -191,7 +191,7 @@ describe("frame order", () => {
     h = await startHarness({ store, clientTransport: (t) => recording(t, frames) });
     const thread = await h.thread();
     h.client.on("turn/permission/request/opened", ({ request }) => {
-      void h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+      void h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
     });
     await h.runTurn({
       thread_id: thread,
@@ -251,7 +251,7 @@ describe("a failed commit and an approval's answer", () => {
     h.client.on("turn/permission/request/opened", ({ request }) => {
       // The group holding the answer's first event fails to commit.
       store.doom("turn/permission/request/resolved");
-      h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" }).then(
+      h!.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" }).then(
         () => answers.push("answered"),
         (error: { code: number }) => answers.push(error.code),
       );

@@ -21,9 +21,9 @@ describe("responding", () => {
     await expect(h.client.turnPermissionRequestRespond({ request_id: "perm_nope", resolution: "deny" })).rejects.toMatchObject({ code: -32010, reason: "permission_request_not_found" });
     const request = await startAndWaitForRequest({ thread_id: thread, turn_id: "trn_twice", permission_profile: { mode: "supervised" }, input: text(script({ tool: "shell", args: { command: "echo once" } }, { say: "ok" })) });
     const raw = h.client.rpc;
-    await expect(raw.request("turn/permission/request/respond", { request_id: request.request_id, resolution: "expired" })).rejects.toMatchObject({ kind: "invalid_outgoing" });
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
-    const again = await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" }).catch((e: RpcError) => e);
+    await expect(raw.request("turn/permission/request/respond", { request_id: request.request_id, resolve_token: request.resolve_token, resolution: "expired" })).rejects.toMatchObject({ kind: "invalid_outgoing" });
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+    const again = await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" }).catch((e: RpcError) => e);
     expect(again).toMatchObject({ code: -32011, reason: "permission_request_resolved", data: { resolution: "allow_once" } });
     await terminalOf("trn_twice");
     expect(completed(ofTurn(h.received, "trn_twice"), "commandExecution")).toHaveLength(1);
@@ -58,12 +58,12 @@ describe("rules no mode overrides", () => {
     const escape = { tool: "shell", args: { command: "echo out", escape_sandbox: true } };
     const request = await startAndWaitForRequest({ thread_id: thread, turn_id: "trn_escape", input: text(script(escape, escape, { say: "ok" })) });
     expect(request).toMatchObject({ sandbox_escape: true, allowed_scopes: ["allow_once"] });
-    const forTurn = await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_for_turn" }).catch((e: RpcError) => e);
+    const forTurn = await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_for_turn" }).catch((e: RpcError) => e);
     expect(forTurn).toMatchObject({ code: -32602 });
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
     const next = (await h.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== request.request_id)) as Opened;
     expect(next.params.request.sandbox_escape).toBe(true);
-    await h.client.turnPermissionRequestRespond({ request_id: next.params.request.request_id, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({ request_id: next.params.request.request_id, resolve_token: next.params.request.resolve_token, resolution: "deny" });
     await terminalOf("trn_escape");
   });
 
@@ -81,10 +81,10 @@ describe("rules no mode overrides", () => {
     });
     expect(request.outside_paths?.[0]).toContain(outsideDir.split("/").at(-1));
     expect(request.outside_paths?.[0]).not.toContain("/link/");
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" });
     const second = (await h.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== request.request_id)) as Opened;
     expect(second.params.request.outside_paths?.[0]).toMatch(/secret\.txt$/);
-    await h.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolve_token: second.params.request.resolve_token, resolution: "deny" });
     await terminalOf("trn_outside");
     // Allowed paths and full_access read without asking.
     await h.runTurn({ thread_id: thread, turn_id: "trn_allowed", permission_profile: { mode: "auto_accept_edits", allowed_paths: [outsideDir] }, input: text(script({ tool: "read_file", args: { path: "link/secret.txt" } }, { say: "ok" })) });
@@ -119,7 +119,8 @@ describe("child turns", () => {
     // spawn_agent (task_subagent) asks under auto_accept_edits: approve each launch.
     for (let n = 1; n <= 2; n++) {
       await h.waitFor(() => opened(ofTurn(h.received, "trn_parent")).length >= n);
-      await h.client.turnPermissionRequestRespond({ request_id: opened(ofTurn(h.received, "trn_parent"))[n - 1]!.request_id, resolution: "allow_once" });
+      const request = opened(ofTurn(h.received, "trn_parent"))[n - 1]!;
+      await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
     }
     await terminalOf("trn_parent");
     const tasks = completed(ofTurn(h.received, "trn_parent"), "task") as Extract<TurnItem, { type: "task" }>[];

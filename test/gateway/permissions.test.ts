@@ -29,7 +29,7 @@ describe("an approval request", () => {
     expect(request.summary).toContain("echo approved");
     // The item is open and waits: nothing ran yet.
     expect(completed(ofTurn(h.received, "trn_ask"), "commandExecution")).toEqual([]);
-    const answer = await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+    const answer = await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
     expect(answer).toMatchObject({ request_id: request.request_id, thread_id: thread, turn_id: "trn_ask", resolution: "allow_once" });
     await terminalOf("trn_ask");
     const events = ofTurn(h.received, "trn_ask");
@@ -53,7 +53,7 @@ describe("an approval request", () => {
       permission_profile: { mode: "supervised" },
       input: text(script({ tool: "shell", args: { command: "echo no" } }, { say: "fine" })),
     });
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" });
     const end = await terminalOf("trn_deny");
     expect(end.method).toBe("turn/completed");
     const item = completed(ofTurn(h.received, "trn_deny"), "commandExecution")[0] as { status: string; tool_result: string; stdout?: string };
@@ -72,12 +72,12 @@ describe("an approval request", () => {
       permission_profile: { mode: "supervised" },
       input: text(script(same, { tool: "shell", args: { command: "echo same" } }, { tool: "shell", args: { command: "echo other" } }, { say: "done" })),
     });
-    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_for_turn" });
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_for_turn" });
     const second = await h.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== request.request_id);
     const other = (second as Opened).params.request;
     expect(other.summary).toContain("echo other");
     expect(other.scope_hash).not.toBe(request.scope_hash);
-    await h.client.turnPermissionRequestRespond({ request_id: other.request_id, resolution: "allow_once" });
+    await h.client.turnPermissionRequestRespond({ request_id: other.request_id, resolve_token: other.resolve_token, resolution: "allow_once" });
     await terminalOf("trn_grant");
     const events = ofTurn(h.received, "trn_grant");
     expect(opened(events)).toHaveLength(2);
@@ -91,7 +91,7 @@ describe("an approval request", () => {
       input: text(script(same, { say: "again" })),
     });
     expect(next.scope_hash).toBe(request.scope_hash);
-    await h.client.turnPermissionRequestRespond({ request_id: next.request_id, resolution: "deny" });
+    await h.client.turnPermissionRequestRespond({ request_id: next.request_id, resolve_token: next.resolve_token, resolution: "deny" });
     await terminalOf("trn_grant_next");
   });
 
@@ -110,7 +110,7 @@ describe("an approval request", () => {
     const { turn } = await h.client.turnCancel({ thread_id: thread, turn_id: "trn_cx" });
     expect(turn.status).toBe("Interrupted");
     expect(ofTurn(h.received, "trn_cx").find((n) => n.method === "turn/permission/request/resolved")?.params).toMatchObject({ request_id: request.request_id, resolution: "cancelled" });
-    await expect(h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" })).rejects.toMatchObject({ code: -32011, reason: "permission_request_resolved" });
+    await expect(h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" })).rejects.toMatchObject({ code: -32011, reason: "permission_request_resolved" });
   });
 });
 
@@ -125,13 +125,14 @@ describe("the process policy", () => {
         permission_profile: { mode: "supervised" },
         input: text(script({ tool: "shell", args: { command: 'echo "[$TURNSPEC_TEST_SECRET]" "$PATH"' } }, { say: "ok" })),
       });
-      await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+      await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
       await terminalOf("trn_env");
       const stdout = (completed(ofTurn(h.received, "trn_env"), "commandExecution")[0] as { stdout: string }).stdout;
       expect(stdout.startsWith("[] ")).toBe(true);
       expect(stdout).toContain(process.env.PATH!.split(":")[0]!);
       await h.runTurn({ thread_id: thread, turn_id: "trn_env_full", input: text(script({ tool: "shell", args: { command: 'echo "[$TURNSPEC_TEST_SECRET]"' } }, { say: "ok" })) });
-      expect(completed(ofTurn(h.received, "trn_env_full"), "commandExecution")[0]).toMatchObject({ stdout: "[do-not-leak]\n" });
+      // full_access has a wider allow-list, still not the whole environment (hole 14).
+      expect(completed(ofTurn(h.received, "trn_env_full"), "commandExecution")[0]).toMatchObject({ stdout: "[]\n" });
     } finally {
       delete process.env.TURNSPEC_TEST_SECRET;
     }
@@ -140,7 +141,8 @@ describe("the process policy", () => {
 
 describe("the security snapshot", () => {
   it("is on every turn and honest about what this gateway cannot enforce", async () => {
-    const thread = await setup();
+    // A host without an OS sandbox (test/sandbox covers the host with one).
+    const thread = await setup({ config: { sandbox: { bwrap_path: "/nonexistent/bwrap" } } });
     const supervised = (await h.client.turnStart({ thread_id: thread, turn_id: "trn_sec", permission_profile: { mode: "supervised" }, input: text(script({ say: "hi" })) })).turn;
     expect(supervised.security).toMatchObject({ sandbox: { mode: "read_only" }, network: { mode: "disabled" }, approval: { scopes: ["allow_once", "allow_for_turn"] }, enforcement: { status: "partially_active" } });
     expect(supervised.security!.enforcement.degradations.length).toBeGreaterThan(0);

@@ -47,6 +47,9 @@ function routeParams(source: string, destination: string, overrides: Partial<Age
   };
 }
 
+/** A route several turns of the source thread delegate over: identity_bound, since an execution_bound route admits its own source execution only. */
+const delegationRoute = (source: string, destination: string, overrides: Partial<AgentDelegationRouteCreateParams> = {}) => routeParams(source, destination, { kind: "identity_bound", ...overrides });
+
 const completedTasks = (h: Harness, turnId: string) =>
   ofTurn(h.received, turnId)
     .filter((n) => n.method === "item/completed")
@@ -137,7 +140,7 @@ describe("admission through spawn_agent", () => {
   it("runs the child in the route's destination thread, and refuses revoked, expired, foreign and action-less routes", async () => {
     const h = await harness();
     const [a, b] = [await h.thread(), await h.thread()];
-    const route = await h.client.agentRouteCreate(routeParams(a, b));
+    const route = await h.client.agentRouteCreate(delegationRoute(a, b));
     const ok = await delegate(h, a, "trn_d1", { prompt: "hello child", route_id: route.route_id });
     expect(ok).toMatchObject({ status: "completed", child_thread_id: b, route_id: route.route_id, result: expect.stringContaining("hello child") });
 
@@ -145,12 +148,12 @@ describe("admission through spawn_agent", () => {
     expect(wrongGeneration).toMatchObject({ status: "failed", error: { message: expect.stringContaining("generation_mismatch") } });
     const foreign = await delegate(h, b, "trn_d3", { prompt: "x", route_id: route.route_id });
     expect(foreign.error?.message).toContain("wrong_source");
-    const resultOnly = await h.client.agentRouteCreate(routeParams(a, b, { allowed_actions: ["deliver_result"] }));
+    const resultOnly = await h.client.agentRouteCreate(delegationRoute(a, b, { allowed_actions: ["deliver_result"] }));
     expect((await delegate(h, a, "trn_d4", { prompt: "x", route_id: resultOnly.route_id })).error?.message).toContain("action_not_allowed");
     // Far enough ahead to be in the future when the gateway checks it, even on a busy machine;
     // then the test waits until just past it.
     const expiresAt = Date.now() + 1_500;
-    const shortLived = await h.client.agentRouteCreate(routeParams(a, b, { expires_at: new Date(expiresAt).toISOString() }));
+    const shortLived = await h.client.agentRouteCreate(delegationRoute(a, b, { expires_at: new Date(expiresAt).toISOString() }));
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now() + 20)));
     expect((await h.client.agentRouteList({ source_execution_id: "trn_source" })).routes.find((r) => r.route_id === shortLived.route_id)?.status).toBe("expired");
     expect((await delegate(h, a, "trn_d5", { prompt: "x", route_id: shortLived.route_id })).error?.message).toContain("expired");
@@ -161,22 +164,22 @@ describe("admission through spawn_agent", () => {
   it("discloses only what the route allows and returns the result as resultReturn says", async () => {
     const h = await harness();
     const [a, b] = [await h.thread(), await h.thread()];
-    const secretive = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: false, artifacts: false, context: false, userInput: false, resultReturn: "full_result" } }));
+    const secretive = await h.client.agentRouteCreate(delegationRoute(a, b, { disclosure: { text: false, artifacts: false, context: false, userInput: false, resultReturn: "full_result" } }));
     const hidden = await delegate(h, a, "trn_hide", { prompt: "the secret plan", route_id: secretive.route_id });
     expect(hidden.result).not.toContain("the secret plan");
     expect(hidden.result).toContain("not disclosed");
-    const silent = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "none" } }));
+    const silent = await h.client.agentRouteCreate(delegationRoute(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "none" } }));
     const none = await delegate(h, a, "trn_none", { prompt: "work quietly", route_id: silent.route_id });
     expect(none.result).not.toContain("work quietly");
     expect(none.result).toContain("returns no result");
-    const open_ = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: true, resultReturn: "summary_only" } }));
+    const open_ = await h.client.agentRouteCreate(delegationRoute(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: true, resultReturn: "summary_only" } }));
     const shared = await delegate(h, a, "trn_share", { prompt: "x".repeat(300), route_id: open_.route_id });
     expect(shared.result!.length).toBeLessThanOrEqual(200);
-    const withInput = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: true, resultReturn: "full_result" } }));
+    const withInput = await h.client.agentRouteCreate(delegationRoute(a, b, { disclosure: { text: true, artifacts: false, context: false, userInput: true, resultReturn: "full_result" } }));
     expect((await delegate(h, a, "trn_input", { prompt: "short", route_id: withInput.route_id })).result).toContain("User input to the delegating agent");
     // Context: the thread's earlier answers cross only when the route allows it.
     await h.runTurn({ thread_id: a, turn_id: "trn_earlier", input: text(script({ say: "the earlier answer" })) });
-    const withContext = await h.client.agentRouteCreate(routeParams(a, b, { disclosure: { text: true, artifacts: false, context: true, userInput: false, resultReturn: "full_result" } }));
+    const withContext = await h.client.agentRouteCreate(delegationRoute(a, b, { disclosure: { text: true, artifacts: false, context: true, userInput: false, resultReturn: "full_result" } }));
     expect((await delegate(h, a, "trn_ctx", { prompt: "short", route_id: withContext.route_id })).result).toContain("the earlier answer");
     expect((await delegate(h, a, "trn_noctx", { prompt: "short", route_id: withInput.route_id })).result).not.toContain("the earlier answer");
   });
@@ -185,7 +188,7 @@ describe("admission through spawn_agent", () => {
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-routes-")), "gateway.sqlite");
     const first = await harness({ store: new SqliteEventStore(file) });
     const [a, b] = [await first.thread(), await first.thread()];
-    const route = await first.client.agentRouteCreate(routeParams(a, b));
+    const route = await first.client.agentRouteCreate(delegationRoute(a, b));
     await first.close();
     open.splice(open.indexOf(first), 1);
     first.store.close();
@@ -201,8 +204,8 @@ describe("admission through spawn_agent", () => {
     const refused = await delegate(changed, a, "trn_changed", { prompt: "x", route_id: route.route_id });
     expect(refused.error?.message).toMatch(/policy/);
     // A route made now captures the new generation.
-    await expect(changed.client.agentRouteCreate(routeParams(a, b))).rejects.toMatchObject({ data: { detail: "invalid_generation" } });
-    expect((await changed.client.agentRouteCreate(routeParams(a, b, { source_policy_generation: 2, destination_policy_generation: 2 }))).status).toBe("active");
+    await expect(changed.client.agentRouteCreate(delegationRoute(a, b))).rejects.toMatchObject({ data: { detail: "invalid_generation" } });
+    expect((await changed.client.agentRouteCreate(delegationRoute(a, b, { source_policy_generation: 2, destination_policy_generation: 2 }))).status).toBe("active");
     changed.store.close();
   });
 });

@@ -85,7 +85,8 @@ describe("turn/work/page and turn/work/items/get", () => {
     const opened = await h.waitFor((n) => n.method === "turn/permission/request/opened");
     const page = await h.client.turnWorkPage({ threadId: thread, turnId: "trn_wait", anchor: { kind: "newest" } });
     expect(page.work.state).toBe("awaiting_approval");
-    await h.client.turnPermissionRequestRespond({ request_id: (opened.params as { request: { request_id: string } }).request.request_id, resolution: "deny" });
+    const { request } = opened.params as { request: { request_id: string; resolve_token?: string } };
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" });
     await h.waitFor((n) => n.method === "turn/completed");
   });
 });

@@ -59,7 +59,7 @@ export async function recordTurn(steps: readonly ScriptStep[], mode: TurnPermiss
   const frames = await recordSession(async (h) => {
     const answers: Promise<unknown>[] = [];
     h.client.on("turn/permission/request/opened", ({ request }) => {
-      answers.push(h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: answer }));
+      answers.push(h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: answer }));
     });
     threadId = await h.thread();
     const terminal = await h.runTurn({ thread_id: threadId, turn_id: turnId, permission_profile: { mode }, input: text(script(...steps)) });

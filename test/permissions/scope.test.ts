@@ -15,6 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 mkdirSync(join(dir, "src"));
 writeFileSync(join(dir, "src", "a.txt"), "a");
 symlinkSync(join(dir, "src", "a.txt"), join(dir, "alias.txt"));
+symlinkSync(join(dir, "loop"), join(dir, "loop"));
 
 type Row = [PermissionActionKind, ScopeTarget];
 
@@ -27,11 +28,13 @@ describe("scopeOf", () => {
 
   const same: [string, Row, Row][] = [
     ["a command with other spacing", ["shell_command", { command: "git  status\t--short" }], ["shell_command", { command: "  git status --short\n" }]],
+    ["a command in a cwd spelled through a link", ["shell_command", { command: "make", cwd: join(dir, "src") }], ["shell_command", { command: "make", cwd: `${dir}/src/../src` }]],
+    ["a URL's host with its default port named or not", ["network", { domain: "example.com", port: 443 }], ["network", { domain: "EXAMPLE.com.", port: 443 }]],
     ["a path spelled with `..`", ["file_read", { path: join(dir, "src", "a.txt") }], ["file_read", { path: `${dir}/src/../src/./a.txt` }]],
     ["a path through a link", ["file_write", { path: join(dir, "src", "a.txt") }], ["file_write", { path: join(dir, "alias.txt") }]],
     ["a domain in another case or with a trailing dot", ["network", { domain: "Example.COM." }], ["network", { domain: "example.com" }]],
     // Only the action's own target counts, so a classification can be passed whole.
-    ["a shell command in another cwd", ["shell_command", { command: "make", path: "/a" }], ["shell_command", { command: "make", path: "/b" }]],
+    ["a shell command with another path field", ["shell_command", { command: "make", path: "/a" }], ["shell_command", { command: "make", path: "/b" }]],
   ];
   it.each(same)("is the same for %s", (_name, [actionA, a], [actionB, b]) => {
     expect(scopeOf(actionA, a)).toEqual(scopeOf(actionB, b));
@@ -46,13 +49,23 @@ describe("scopeOf", () => {
     ["another tool of an unknown kind", ["unknown", { tool: "mcp__a" }], ["unknown", { tool: "mcp__b" }]],
     ["the same tool name under another kind", ["unknown", { tool: "x" }], ["task_subagent", { tool: "x" }]],
     ["a target and none", ["network", { domain: "example.com" }], ["network", {}]],
+    // Hole 2: a grant for a command in the workspace does not cover it in another cwd.
+    ["the same command in another cwd", ["shell_command", { command: "make", cwd: "/a" }], ["shell_command", { command: "make", cwd: "/b" }]],
+    // Hole 3: a newline separates commands, so it never folds into a space.
+    ["a newline where a space was", ["shell_command", { command: "echo cat /x" }], ["shell_command", { command: "echo\ncat /x" }]],
+    // Hole 17: a grant for one port of a host is not one for another port.
+    ["another port of the same host", ["network", { domain: "127.0.0.1", port: 9 }], ["network", { domain: "127.0.0.1", port: 8080 }]],
   ];
   it.each(different)("differs for %s", (_name, [actionA, a], [actionB, b]) => {
     expect(scopeOf(actionA, a).hash).not.toBe(scopeOf(actionB, b).hash);
   });
 
   it("normalizes each kind of target", () => {
-    expect(scopeOf("shell_command", { command: " a \t b\n\nc " }).normalized).toBe("a b c");
+    expect(scopeOf("shell_command", { command: " a \t b\n\nc " }).normalized).toBe("a b\n\nc");
+    expect(scopeOf("shell_command", { command: "make", cwd: join(dir, "src", "..") }).normalized).toBe(`make\ncwd=${dir}`);
+    expect(scopeOf("network", { domain: "Example.org", port: 8443 }).normalized).toBe("example.org:8443");
+    // A path that cannot be resolved (a loop) is kept as written, not thrown: the call fails, not the turn (hole 13).
+    expect(scopeOf("file_read", { path: join(dir, "loop", "x") }).normalized).toBe(join(dir, "loop", "x"));
     expect(scopeOf("file_read", { path: join(dir, "alias.txt") }).normalized).toBe(join(dir, "src", "a.txt"));
     expect(scopeOf("file_write", { path: join(dir, "new", "file.txt") }).normalized).toBe(join(dir, "new", "file.txt"));
     expect(scopeOf("network", { domain: "WWW.Example.org." }).normalized).toBe("www.example.org");

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "../../generated/types.js";
 import { validate } from "../../generated/validators.js";
 import { materializeProfile, policyForMode } from "../../runtime/permissions/policy.js";
-import { processEnvironment, RESTRICTED_ENV_ALLOWLIST, securitySnapshot, type SecuritySnapshotInput } from "../../runtime/permissions/security.js";
+import { FULL_ACCESS_ENV_ALLOWLIST, processEnvironment, RESTRICTED_ENV_ALLOWLIST, securitySnapshot, type SecuritySnapshotInput } from "../../runtime/permissions/security.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-security-")));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,13 +38,13 @@ describe("securitySnapshot", () => {
     strictlyValid(securitySnapshot(input(mode, { shellTimeoutCapMs: null, roots: [ws] })));
   });
 
-  it("full_access: unrestricted, network on, whole environment, nothing to escape, active with nothing degraded", () => {
+  it("full_access: unrestricted, network on, the wide environment allow-list, nothing to escape, active with nothing degraded", () => {
     const s = securitySnapshot(input("full_access"));
     expect(s.permission_profile.mode).toBe("full_access");
     expect(s.sandbox).toMatchObject({ mode: "unrestricted", cwd: ws, network_enabled: true, sandbox_escape: "review", backend_requirement: "none", backend_preference: null });
     expect(s.sandbox.filesystem).toMatchObject({ unrestricted: true, outside_roots: "allow" });
     expect(s.network).toEqual({ mode: "enabled", allow_domains: [], deny_domains: [] });
-    expect(s.process).toEqual({ shell: "allow", environment: { mode: "inherit_all" }, timeout_cap_ms: 600_000, command_risk_rules: [] });
+    expect(s.process).toEqual({ shell: "allow", environment: { mode: "allow_list", allowed_variables: [...FULL_ACCESS_ENV_ALLOWLIST] }, timeout_cap_ms: 600_000, command_risk_rules: [] });
     expect(s.approval.scopes).toEqual(["allow_once", "allow_for_turn"]);
     expect(s.backend).toMatchObject({ kind: "native", sandbox_backend: null });
     expect(s.enforcement).toEqual({ status: "active", degradations: [] });
@@ -135,8 +135,19 @@ describe("processEnvironment", () => {
     expect(processEnvironment(securitySnapshot(input(mode)), env)).toEqual({ PATH: "/usr/bin", HOME: "/home/u", LANG: "C.UTF-8" });
   });
 
-  it("full_access passes everything that is set", () => {
-    expect(processEnvironment(securitySnapshot(input("full_access")), env)).toEqual({ PATH: "/usr/bin", HOME: "/home/u", LANG: "C.UTF-8", OPENAI_API_KEY: "sk-secret", AWS_SECRET_ACCESS_KEY: "aws", SSH_AUTH_SOCK: "/tmp/agent" });
+  it("full_access passes its wider allow-list, never credentials or the gateway's token (hole 14)", () => {
+    const withToolchain = { ...env, EDITOR: "vi", HTTPS_PROXY: "http://proxy:3128", TURNSPEC_TOKEN: "gateway-token" };
+    expect(processEnvironment(securitySnapshot(input("full_access")), withToolchain)).toEqual({ PATH: "/usr/bin", HOME: "/home/u", LANG: "C.UTF-8", EDITOR: "vi", HTTPS_PROXY: "http://proxy:3128" });
+  });
+
+  it("adds the operator's passthrough names in every mode, and never the gateway's token", () => {
+    const extra = { ...env, GITHUB_TOKEN: "ghp", TURNSPEC_TOKEN: "gateway-token" };
+    for (const mode of ["full_access", "supervised"] as const) {
+      const snapshot = securitySnapshot(input(mode, { envPassthrough: ["GITHUB_TOKEN", "TURNSPEC_TOKEN"] }));
+      expect(processEnvironment(snapshot, extra)).toMatchObject({ GITHUB_TOKEN: "ghp" });
+      expect(processEnvironment(snapshot, extra).TURNSPEC_TOKEN).toBeUndefined();
+      expect(snapshot.process.environment.allowed_variables).not.toContain("TURNSPEC_TOKEN");
+    }
   });
 
   it("follows the snapshot's own list", () => {

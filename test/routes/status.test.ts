@@ -42,6 +42,8 @@ describe("admission", () => {
     source_workspace_id: "ws_src",
     destination_workspace_id: "ws_dst",
     source_thread_id: "th_src",
+    kind: "identity_bound",
+    source_execution_id: "ex_src",
   });
   // Different generations per workspace, so a swap of source and destination would show.
   const POLICY: Record<string, number> = { ws_src: 3, ws_dst: 5 };
@@ -75,6 +77,10 @@ describe("admission", () => {
     ["a revoked route, asked from another thread", { route: { status: "revoked" }, ctx: { sourceThreadId: "th_x" }, want: "wrong_source" }],
     ["a stale generation on a prepared route", { route: { status: "prepared" }, ctx: { expectedGeneration: 1 }, want: "not_active" }],
     ["an unallowed action from another thread", { ctx: { action: "deliver_result", sourceThreadId: "th_x" }, want: "wrong_source" }],
+    // Hole 9: an execution_bound route admits its own source execution only.
+    ["an execution_bound route used by another execution", { route: { kind: "execution_bound" }, ctx: { executionId: "ex_other" }, want: "wrong_execution", says: "is bound to execution ex_src, not to ex_other" }],
+    ["an execution_bound route used by a caller naming none", { route: { kind: "execution_bound" }, want: "wrong_execution" }],
+    ["an execution_bound route used by its own execution", { route: { kind: "execution_bound" }, ctx: { executionId: "ex_src" }, want: undefined }],
   ];
 
   it.each(rows)("%s", (_name, row) => {

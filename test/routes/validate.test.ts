@@ -218,7 +218,7 @@ describe("validateCreate", () => {
   });
 
   it("has, for every rule it checks, a row that breaks it and a neighbour that passes", () => {
-    const byGraph: RouteRejection[] = ["cycle_detected", "edge_limit_exceeded"];
+    const byGraph: RouteRejection[] = ["cycle_detected", "edge_limit_exceeded", "workspace_mismatch"];
     expect(rules.map(([rule]) => rule).sort()).toEqual(ROUTE_REJECTIONS.filter((r) => !byGraph.includes(r)).sort());
     for (const [rule, group] of rules) {
       expect(group.some(([, row]) => row.want === rule), `${rule} has a failing row`).toBe(true);

@@ -1,0 +1,34 @@
+/**
+ * What an OS sandbox confines one shell run to, derived from the turn's security snapshot
+ * alone: the snapshot is the record of what the turn enforces, so the sandbox reads it
+ * rather than a second copy of the mode mapping.
+ */
+import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
+
+export interface Confinement {
+  /** The OS sandbox mechanism (the snapshot's backend.sandbox_backend). */
+  readonly backend: string;
+  /** Paths bound writable: read_write roots and the turn's temp folder. */
+  readonly writable: readonly string[];
+  /** Paths bound read-only on top of a writable parent (a read_only root inside a writable one). */
+  readonly readOnly: readonly string[];
+  /** The turn's private temp folder (TMPDIR inside the sandbox), if it has one. */
+  readonly tempDir?: string;
+  /** false: the process gets its own network namespace with nothing but loopback. */
+  readonly network: boolean;
+}
+
+/** The confinement of a turn's shell runs, or undefined when the snapshot names no OS sandbox. */
+export function confinementOf(snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox" | "backend"> | undefined): Confinement | undefined {
+  const backend = snapshot?.backend.sandbox_backend;
+  if (!snapshot || !backend || snapshot.sandbox.filesystem.unrestricted) return undefined;
+  const entries = snapshot.sandbox.filesystem.entries;
+  const temp = entries.find((e) => e.kind === "temp");
+  return {
+    backend,
+    writable: entries.filter((e) => e.access === "read_write").map((e) => e.path),
+    readOnly: entries.filter((e) => e.access === "read_only").map((e) => e.path),
+    ...(temp ? { tempDir: temp.path } : {}),
+    network: snapshot.sandbox.network_enabled,
+  };
+}

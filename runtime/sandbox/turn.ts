@@ -1,0 +1,54 @@
+/**
+ * The sandbox of one turn, from its start to its end: whether the host has one (and the
+ * configuration requires it), the temp folder made for the turn, the Sandbox a tool runs
+ * under (read back from the turn's security snapshot), and the cleanup at the end.
+ */
+import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "../../generated/types.js";
+import { BUBBLEWRAP, detectBubblewrap } from "./bubblewrap.js";
+import type { Sandbox } from "./command.js";
+import { confinementOf } from "./confinement.js";
+import { createTurnTempDir, removeTurnTempDir } from "./temp.js";
+
+export interface SandboxSettings {
+  /** Refuse restricted turns when no sandbox is available (config sandbox.required). */
+  readonly required: boolean;
+  /** The bubblewrap binary (config sandbox.bwrap_path; default "bwrap" from PATH). */
+  readonly bwrapPath: string;
+}
+
+/**
+ * The sandbox a new turn in `mode` gets: the backend's name and a fresh temp folder, or
+ * undefined when the mode confines nothing (full_access) or the host has no working
+ * bubblewrap. The caller refuses the turn when settings.required and this is undefined
+ * for a restricted mode (sandboxMissing).
+ */
+export function sandboxForNewTurn(mode: TurnPermissionMode, turnId: string, settings: SandboxSettings): { backend: string; tempDir: string } | undefined {
+  if (mode === "full_access" || !detectBubblewrap(settings.bwrapPath)) return undefined;
+  return { backend: BUBBLEWRAP, tempDir: createTurnTempDir(turnId) };
+}
+
+/** Why a restricted turn cannot run under `settings.required`, or undefined when it can. */
+export function sandboxMissing(mode: TurnPermissionMode, settings: SandboxSettings): string | undefined {
+  if (!settings.required || mode === "full_access" || detectBubblewrap(settings.bwrapPath)) return undefined;
+  return (
+    `the gateway requires an OS sandbox for ${mode} turns (sandbox.required), and bubblewrap ` +
+    `(${JSON.stringify(settings.bwrapPath)}) is missing or cannot create namespaces on this host`
+  );
+}
+
+/** The Sandbox a turn's tools run under, as its snapshot records it; undefined when it has none. */
+export function sandboxOfTurn(snapshot: TurnExecutionSecuritySnapshot | undefined, settings: SandboxSettings): Sandbox | undefined {
+  const confinement = confinementOf(snapshot);
+  if (!confinement) return undefined;
+  const bwrap = detectBubblewrap(settings.bwrapPath);
+  // The snapshot promised a sandbox this host no longer has (a turn resumed elsewhere):
+  // refuse to run confined commands unconfined.
+  if (!bwrap) throw new Error(`the turn's security snapshot names the ${confinement.backend} sandbox, which is not available on this host any more`);
+  return { confinement, executable: bwrap.path };
+}
+
+/** Removes what a turn's sandbox left: its temp folder. */
+export function releaseTurnSandbox(snapshot: TurnExecutionSecuritySnapshot | undefined): void {
+  const temp = snapshot?.sandbox.filesystem.entries.find((e) => e.kind === "temp");
+  if (temp) removeTurnTempDir(temp.path);
+}
