@@ -91,11 +91,11 @@ describe("a turn on an ACP agent", () => {
     const first = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_perm");
     if (first.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(first.params.request).toMatchObject({ tool_name: "write_file", action: "file_write" });
-    await gw.client.turnPermissionRequestRespond({ request_id: first.params.request.request_id, resolution: "allow_for_turn" });
+    await gw.client.turnPermissionRequestRespond({ request_id: first.params.request.request_id, resolve_token: first.params.request.resolve_token, resolution: "allow_for_turn" });
     const second = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.request.request_id !== first.params.request.request_id);
     if (second.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(second.params.request).toMatchObject({ tool_name: "write_file", action: "file_write", summary: expect.stringContaining("denied.txt") });
-    await gw.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolution: "deny" });
+    await gw.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolve_token: second.params.request.resolve_token, resolution: "deny" });
     const end = await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_perm");
     expect(end.method).toBe("turn/completed");
     const events = ofTurn(gw.received, "trn_perm");

@@ -206,7 +206,7 @@ describe("skills", () => {
       if (opened.method !== "turn/permission/request/opened") throw new Error("unreachable");
       answered.add(opened.params.request.request_id);
       expect(opened.params.request).toMatchObject({ tool_name: "read_skill", action: "dynamic_skill_tool" });
-      await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolution: "allow_once" });
+      await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolve_token: opened.params.request.resolve_token, resolution: "allow_once" });
     }
     const end = await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_skill");
     const calls = items(ofTurn(gw.received, "trn_skill"), "dynamicToolCall");

@@ -72,7 +72,7 @@ describe.skipIf(!existsSync(CODEX) || !existsSync(PLATFORM_PACKAGE))("a turn on 
     const opened = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_ask");
     if (opened.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(opened.params.request).toMatchObject({ tool_name: "shell", action: "shell_command", summary: expect.stringContaining("echo hi-from-codex") });
-    await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolution: "allow_once" });
+    await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolve_token: opened.params.request.resolve_token, resolution: "allow_once" });
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_ask");
     const command = completed(ofTurn(gw.received, "trn_ask")).find((i): i is Extract<TurnItem, { type: "commandExecution" }> => i.type === "commandExecution");
     expect(command).toMatchObject({ command: "echo hi-from-codex", cwd: dir, status: "completed", outcome: "success", exit_code: 0, stdout: expect.stringContaining("hi-from-codex") });
@@ -80,7 +80,7 @@ describe.skipIf(!existsSync(CODEX) || !existsSync(PLATFORM_PACKAGE))("a turn on 
     await gw.client.turnStart(onCodex(thread, "trn_deny", "Run another", { permission_profile: { mode: "supervised" } }));
     const second = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_deny");
     if (second.method !== "turn/permission/request/opened") throw new Error("unreachable");
-    await gw.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolution: "deny" });
+    await gw.client.turnPermissionRequestRespond({ request_id: second.params.request.request_id, resolve_token: second.params.request.resolve_token, resolution: "deny" });
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_deny");
     const denied = completed(ofTurn(gw.received, "trn_deny")).find((i) => i.type === "commandExecution");
     expect(denied).toMatchObject({ status: "declined" });

@@ -89,7 +89,7 @@ describe("an MCP server selected for a turn", () => {
     const opened = await gw.waitFor((n) => n.method === "turn/permission/request/opened" && n.params.turn_id === "trn_ask");
     if (opened.method !== "turn/permission/request/opened") throw new Error("unreachable");
     expect(opened.params.request).toMatchObject({ tool_name: "mcp__fs__write_file", action: "mcp_write_or_unknown" });
-    await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolution: "deny" });
+    await gw.client.turnPermissionRequestRespond({ request_id: opened.params.request.request_id, resolve_token: opened.params.request.resolve_token, resolution: "deny" });
     await gw.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === "trn_ask");
     const events = ofTurn(gw.received, "trn_ask");
     expect(events.filter((n) => n.method === "turn/permission/request/opened")).toHaveLength(1);
