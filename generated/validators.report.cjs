@@ -22822,6 +22822,250 @@ return errors === 0;
 }
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+exports.TurnHandoffStartedNotification = validate157;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_handoff_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","child_agent_id","child_thread_id","child_turn_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"child_agent_id":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"reason":{"type":"string"}}};
+
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate157.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.item_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.child_agent_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "child_agent_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.child_thread_id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "child_thread_id"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.child_turn_id === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "child_turn_id"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.reason === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema231.properties, key0))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.child_agent_id !== undefined){
+if(typeof data.child_agent_id !== "string"){
+const err14 = {instancePath:instancePath+"/child_agent_id",schemaPath:"#/properties/child_agent_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.child_thread_id !== undefined){
+if(typeof data.child_thread_id !== "string"){
+const err15 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.child_turn_id !== undefined){
+if(typeof data.child_turn_id !== "string"){
+const err16 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.route_id !== undefined){
+if(typeof data.route_id !== "string"){
+const err17 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+if(typeof data.reason !== "string"){
+const err18 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate157.errors = vErrors;
+return errors === 0;
+}
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 exports.TurnItem = validate49;
 
 exports.TurnItemAgentMessage = validate57;
@@ -22832,14 +23076,14 @@ exports.TurnItemDownload = validate66;
 
 exports.TurnItemDynamicToolCall = validate67;
 
-exports.TurnItemEvent = validate157;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate158;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22974,20 +23218,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate157.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemFileChange = validate63;
 
-exports.TurnItemOutputPolicy = validate158;
+exports.TurnItemOutputPolicy = validate159;
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23090,20 +23334,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemReasoning = validate58;
 
-exports.TurnItemStatus = validate159;
+exports.TurnItemStatus = validate160;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23130,22 +23374,22 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate160;
+exports.TurnItemToolError = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23210,18 +23454,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemToolOutcome = validate161;
+exports.TurnItemToolOutcome = validate162;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23248,10 +23492,10 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemUserMessage = validate50;
 
@@ -23259,14 +23503,14 @@ exports.TurnItemWebFetch = validate65;
 
 exports.TurnItemWebSearch = validate64;
 
-exports.TurnItemsParams = validate162;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemsParams = validate163;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23391,19 +23635,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate163;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemsResponse = validate164;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23692,19 +23936,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate164;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate165;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23768,18 +24012,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate165;
+exports.TurnMode = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23806,18 +24050,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate166;
+exports.TurnNetworkPolicySnapshot = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23957,19 +24201,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate167;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate168;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24088,7 +24332,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema242.properties, key0))){
+if(!(func1.call(schema243.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err11];
@@ -24409,19 +24653,19 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalResolution = validate168;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
+exports.TurnPermissionApprovalResolution = validate169;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24439,7 +24683,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -24448,18 +24692,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate169;
+exports.TurnPermissionApprovalScope = validate170;
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24486,19 +24730,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate170;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionAuditEvent = validate171;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24567,7 +24811,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema247.properties, key0))){
+if(!(func1.call(schema248.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -24652,7 +24896,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}};
+const err13 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema248.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -24745,7 +24989,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-const err21 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}};
+const err21 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema248.properties.decided_by.enum}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -24792,7 +25036,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-const err25 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err25 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -24831,18 +25075,18 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate172;
+exports.TurnPermissionMode = validate173;
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24869,19 +25113,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate173;
-const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate174;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25019,20 +25263,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionProfileSnapshot = validate114;
 
-exports.TurnPermissionProfileSource = validate174;
+exports.TurnPermissionProfileSource = validate175;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25059,19 +25303,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate175;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate176;
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25181,8 +25425,8 @@ errors++;
 }
 }
 if(data.request !== undefined){
-if(!(validate167(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 }
@@ -25197,19 +25441,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate177;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate178;
+const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25363,7 +25607,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -25408,19 +25652,19 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate178.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondParams = validate178;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate179;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25485,7 +25729,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}};
+const err5 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema259.properties.resolution.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -25518,19 +25762,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate179;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondResponse = validate180;
+const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25649,7 +25893,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-const err10 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err10 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -25682,21 +25926,1500 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnProcessPolicySnapshot = validate123;
 
-exports.TurnResumeParams = validate180;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+exports.TurnQuestion = validate181;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate181.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.call_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.index === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.header === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "header"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.question === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "question"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.options === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "options"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.args_json === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "args_json"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.answer_token === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "answer_token"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.expires_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_at"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema262.properties, key0))){
+const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err10 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data1 = data.index;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2 || isNaN(data1)){
+const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err13 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.header !== undefined){
+let data2 = data.header;
+if(typeof data2 === "string"){
+if(data2.length < 1){
+const err14 = {instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.question !== undefined){
+let data3 = data.question;
+if(typeof data3 === "string"){
+if(data3.length < 1){
+const err16 = {instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.options !== undefined){
+let data4 = data.options;
+if(Array.isArray(data4)){
+if(data4.length > 4){
+const err18 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data4.length < 2){
+const err19 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.id === undefined){
+const err20 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data5.label === undefined){
+const err21 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: "label"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
+const err22 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data5.id !== undefined){
+let data6 = data5.id;
+if(typeof data6 === "string"){
+if(data6.length < 1){
+const err23 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data5.label !== undefined){
+let data7 = data5.label;
+if(typeof data7 === "string"){
+if(data7.length < 1){
+const err25 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data5.description !== undefined){
+if(typeof data5.description !== "string"){
+const err27 = {instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.args_json !== undefined){
+if(typeof data.args_json !== "string"){
+const err30 = {instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.answer_token !== undefined){
+if(typeof data.answer_token !== "string"){
+const err31 = {instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err32 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(typeof data.expires_at !== "string"){
+const err33 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+validate181.errors = vErrors;
+return errors === 0;
+}
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionOpenedNotification = validate182;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate182.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.index === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.question === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "question"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.already_surfaced === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "already_surfaced"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err12 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data4 = data.index;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err13 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.question !== undefined){
+if(!(validate181(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+errors = vErrors.length;
+}
+}
+if(data.already_surfaced !== undefined){
+if(typeof data.already_surfaced !== "boolean"){
+const err16 = {instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate182.errors = vErrors;
+return errors === 0;
+}
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionOption = validate184;
+
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate184.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.label === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(data0.length < 1){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.label !== undefined){
+let data1 = data.label;
+if(typeof data1 === "string"){
+if(data1.length < 1){
+const err5 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate184.errors = vErrors;
+return errors === 0;
+}
+validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionResolution = validate185;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate185.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema266.enum}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate185.errors = vErrors;
+return errors === 0;
+}
+validate185.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionResolvedNotification = validate186;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate186.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.index === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.resolution === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolution"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.resolved_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolved_at"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err12 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data4 = data.index;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err13 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.resolution !== undefined){
+let data5 = data.resolution;
+if(typeof data5 !== "string"){
+const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
+const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema266.enum}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.option_id !== undefined){
+if(typeof data.option_id !== "string"){
+const err18 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+if(typeof data.resolved_at !== "string"){
+const err19 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate186.errors = vErrors;
+return errors === 0;
+}
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondParams = validate187;
+const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.index === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.option_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "option_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.answer_token === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "answer_token"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err9 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data3 = data.index;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.option_id !== undefined){
+let data4 = data.option_id;
+if(typeof data4 === "string"){
+if(data4.length < 1){
+const err13 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.answer_token !== undefined){
+if(typeof data.answer_token !== "string"){
+const err15 = {instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondResponse = validate188;
+const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.index === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.option_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "option_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.resolved_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolved_at"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err9 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data3 = data.index;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.option_id !== undefined){
+if(typeof data.option_id !== "string"){
+const err13 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+if(typeof data.resolved_at !== "string"){
+const err14 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeParams = validate189;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate189.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25783,19 +27506,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate181;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+exports.TurnResumeResponse = validate190;
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25864,18 +27587,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate183;
+exports.TurnSandboxMode = validate192;
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate192.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25902,20 +27625,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate192.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnSandboxSnapshot = validate119;
 
-exports.TurnSecurityBackendSnapshot = validate184;
+exports.TurnSecurityBackendSnapshot = validate193;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26040,18 +27763,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate185;
+exports.TurnSecurityDegradation = validate194;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26138,18 +27861,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate186;
+exports.TurnSecurityEnforcementStatus = validate195;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26176,21 +27899,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnSecurityParentCapSnapshot = validate125;
 
-exports.TurnStartParams = validate187;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate196;
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26229,7 +27952,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema267.properties, key0))){
+if(!(func1.call(schema277.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -26426,8 +28149,8 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate173(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
 }
@@ -26525,19 +28248,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate192;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate201;
+const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26584,19 +28307,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate192.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate194;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate203;
+const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26722,18 +28445,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate196;
+exports.TurnStatus = validate205;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26760,19 +28483,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate197;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+exports.TurnToolLoopBudgetExceededNotification = validate206;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26914,7 +28637,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-const err12 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}};
+const err12 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema284.properties.budget.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -26985,18 +28708,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate198;
+exports.TurnUsage = validate207;
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27132,21 +28855,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate199;
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
-const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWorkBlock = validate208;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27235,7 +28958,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema276.properties, key0))){
+if(!(func1.call(schema286.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err8];
@@ -27366,7 +29089,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}};
+const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema288.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -27581,7 +29304,7 @@ errors++;
 if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}};
+const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.oldest.type}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -27594,7 +29317,7 @@ errors++;
 if(data12.newest !== undefined){
 let data14 = data12.newest;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}};
+const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.newest.type}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -27702,18 +29425,18 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate200;
+exports.TurnWorkBlockPresentation = validate209;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27800,18 +29523,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate201;
+exports.TurnWorkBlockState = validate210;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27829,7 +29552,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -27838,19 +29561,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate202;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate211;
+const schema291 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27949,7 +29672,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema281.properties, key0))){
+if(!(func1.call(schema291.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -28151,19 +29874,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate204;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsChangedNotification = validate213;
+const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
+const evaluated0 = validate213.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28409,19 +30132,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetParams = validate205;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+exports.TurnWorkItemsGetParams = validate214;
+const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28544,19 +30267,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate206;
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetResponse = validate215;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28772,8 +30495,8 @@ let data6 = data.items;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate202(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate211(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
 }
@@ -28828,23 +30551,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate208;
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+exports.TurnWorkPageAnchor = validate217;
+const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema300 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
+const evaluated0 = validate217.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28865,7 +30588,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}};
+const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema296.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -29199,19 +30922,19 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate217.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate217.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorAfter = validate209;
+exports.TurnWorkPageAnchorAfter = validate218;
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29297,18 +31020,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate210;
+exports.TurnWorkPageAnchorBefore = validate219;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29394,18 +31117,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate211;
+exports.TurnWorkPageAnchorNewest = validate220;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29469,18 +31192,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate212;
+exports.TurnWorkPageAnchorOldest = validate221;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate221.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29544,19 +31267,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate213;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageParams = validate222;
+const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29631,8 +31354,8 @@ errors++;
 }
 }
 if(data.anchor !== undefined){
-if(!(validate208(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+if(!(validate217(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
 errors = vErrors.length;
 }
 }
@@ -29682,20 +31405,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate215;
-const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkPageResponse = validate224;
+const schema306 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema307 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
+const evaluated0 = validate224.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29794,7 +31517,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema296.properties, key0))){
+if(!(func1.call(schema306.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -29917,8 +31640,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate208(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 }
@@ -29927,8 +31650,8 @@ let data7 = data.items;
 if(Array.isArray(data7)){
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate202(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+if(!(validate211(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
 }
@@ -30002,7 +31725,7 @@ errors++;
 if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}};
+const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -30015,7 +31738,7 @@ errors++;
 if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}};
+const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -30072,18 +31795,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate224.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate218;
+exports.TurnWorkPageState = validate227;
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
+const evaluated0 = validate227.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30146,7 +31869,7 @@ errors++;
 if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}};
+const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -30159,7 +31882,7 @@ errors++;
 if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}};
+const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -30204,19 +31927,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate218.errors = vErrors;
+validate227.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate219;
-const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkStateChangedNotification = validate228;
+const schema309 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30396,8 +32119,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+if(!(validate208(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
 errors = vErrors.length;
 }
 }
@@ -30412,20 +32135,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.UserInput = validate51;
 
-exports.UserInputArtifact = validate221;
+exports.UserInputArtifact = validate230;
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
+const evaluated0 = validate230.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30511,18 +32234,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate230.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate222;
+exports.UserInputAudio = validate231;
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30620,18 +32343,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate223;
+exports.UserInputFile = validate232;
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30741,18 +32464,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate224;
+exports.UserInputImage = validate233;
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30838,18 +32561,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate225;
+exports.UserInputLocalFile = validate234;
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30935,18 +32658,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate226;
+exports.UserInputLocalImage = validate235;
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate235.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31032,18 +32755,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate227;
+exports.UserInputMention = validate236;
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31151,18 +32874,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate228;
+exports.UserInputText = validate237;
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31279,18 +33002,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate229;
+exports.UserInputVideo = validate238;
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31388,8 +33111,8 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

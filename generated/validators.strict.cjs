@@ -17616,21 +17616,11 @@ return errors === 0;
 }
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItem = validate49;
-
-exports.TurnItemAgentMessage = validate57;
-
-exports.TurnItemCommandExecution = validate62;
-
-exports.TurnItemDownload = validate66;
-
-exports.TurnItemDynamicToolCall = validate67;
-
-exports.TurnItemEvent = validate157;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnHandoffStartedNotification = validate157;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_handoff_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","child_agent_id","child_thread_id","child_turn_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"child_agent_id":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"reason":{"type":"string"}}};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate157.evaluated;
@@ -17643,34 +17633,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
+if(((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.child_agent_id === undefined) && (missing0 = "child_agent_id"))) || ((data.child_thread_id === undefined) && (missing0 = "child_thread_id"))) || ((data.child_turn_id === undefined) && (missing0 = "child_turn_id"))) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
+if(!(func1.call(schema231.properties, key0))){
 validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.sequence !== undefined){
-let data0 = data.sequence;
+if(data.thread_id !== undefined){
 const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.thread_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 1 || isNaN(data0)){
-validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
 }
 var valid0 = _errs2 === errors;
 }
@@ -17678,10 +17659,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.method !== undefined){
+if(data.turn_id !== undefined){
 const _errs4 = errors;
-if(typeof data.method !== "string"){
-validate157.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turn_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17690,15 +17671,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.params !== undefined){
-let data2 = data.params;
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs6 = errors;
-if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate157.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate157.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
 }
 }
 var valid0 = _errs6 === errors;
@@ -17707,16 +17692,81 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.recorded_at !== undefined){
-const _errs9 = errors;
-if(typeof data.recorded_at !== "string"){
-validate157.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+if(data.item_id !== undefined){
+const _errs8 = errors;
+if(typeof data.item_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.child_agent_id !== undefined){
+const _errs10 = errors;
+if(typeof data.child_agent_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/child_agent_id",schemaPath:"#/properties/child_agent_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.child_thread_id !== undefined){
+const _errs12 = errors;
+if(typeof data.child_thread_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.child_turn_id !== undefined){
+const _errs14 = errors;
+if(typeof data.child_turn_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.route_id !== undefined){
+const _errs16 = errors;
+if(typeof data.route_id !== "string"){
+validate157.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs18 = errors;
+if(typeof data.reason !== "string"){
+validate157.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -17734,12 +17784,21 @@ return errors === 0;
 }
 validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemFileChange = validate63;
+exports.TurnItem = validate49;
 
-exports.TurnItemOutputPolicy = validate158;
+exports.TurnItemAgentMessage = validate57;
+
+exports.TurnItemCommandExecution = validate62;
+
+exports.TurnItemDownload = validate66;
+
+exports.TurnItemDynamicToolCall = validate67;
+
+exports.TurnItemEvent = validate158;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate158.evaluated;
@@ -17752,31 +17811,31 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.truncated === undefined) && (missing0 = "truncated")){
+if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
 validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
+if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
 validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.max_display_bytes !== undefined){
-let data0 = data.max_display_bytes;
+if(data.sequence !== undefined){
+let data0 = data.sequence;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate158.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-validate158.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data0 < 1 || isNaN(data0)){
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -17787,10 +17846,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.truncated !== undefined){
+if(data.method !== undefined){
 const _errs4 = errors;
-if(typeof data.truncated !== "boolean"){
-validate158.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data.method !== "string"){
+validate158.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17799,25 +17858,34 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.total_bytes !== undefined){
-let data2 = data.total_bytes;
+if(data.params !== undefined){
+let data2 = data.params;
 const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate158.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
 if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate158.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
+else {
+validate158.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+return false;
 }
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.recorded_at !== undefined){
+const _errs9 = errors;
+if(typeof data.recorded_at !== "string"){
+validate158.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -17834,12 +17902,12 @@ return errors === 0;
 }
 validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemReasoning = validate58;
+exports.TurnItemFileChange = validate63;
 
-exports.TurnItemStatus = validate159;
+exports.TurnItemOutputPolicy = validate159;
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate159.evaluated;
@@ -17849,30 +17917,130 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.truncated === undefined) && (missing0 = "truncated")){
+validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-validate159.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
+validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.max_display_bytes !== undefined){
+let data0 = data.max_display_bytes;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.truncated !== undefined){
+const _errs4 = errors;
+if(typeof data.truncated !== "boolean"){
+validate159.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.total_bytes !== undefined){
+let data2 = data.total_bytes;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate159.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemReasoning = validate58;
+
+exports.TurnItemStatus = validate160;
+
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate160.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
+validate160.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+return false;
+}
+validate160.errors = vErrors;
+return errors === 0;
+}
+validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate160;
+exports.TurnItemToolError = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17883,14 +18051,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.message === undefined) && (missing0 = "message")){
-validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "message") || (key0 === "retryable"))){
-validate160.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -17899,7 +18067,7 @@ if(_errs1 === errors){
 if(data.message !== undefined){
 const _errs2 = errors;
 if(typeof data.message !== "string"){
-validate160.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+validate161.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -17911,7 +18079,7 @@ if(valid0){
 if(data.retryable !== undefined){
 const _errs4 = errors;
 if(typeof data.retryable !== "boolean"){
-validate160.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+validate161.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -17924,52 +18092,19 @@ var valid0 = true;
 }
 }
 else {
-validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate160.errors = vErrors;
-return errors === 0;
-}
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnItemToolOutcome = validate161;
-
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate161.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
-return false;
 }
 validate161.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemUserMessage = validate50;
-
-exports.TurnItemWebFetch = validate65;
-
-exports.TurnItemWebSearch = validate64;
-
-exports.TurnItemsParams = validate162;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemToolOutcome = validate162;
 
 function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate162.evaluated;
@@ -17979,109 +18114,30 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
-validate162.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
+validate162.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
 return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate162.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate162.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate162.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate162.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-validate162.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate162.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate163;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemUserMessage = validate50;
+
+exports.TurnItemWebFetch = validate65;
+
+exports.TurnItemWebSearch = validate64;
+
+exports.TurnItemsParams = validate163;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate163.evaluated;
@@ -18094,14 +18150,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
 validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -18120,10 +18176,122 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemsResponse = validate164;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string"},"workspace_id":{"type":"string"},"turn_id":{"type":"string"},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate164.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.workspace_id !== undefined){
 const _errs4 = errors;
 if(typeof data.workspace_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -18135,7 +18303,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs6 = errors;
 if(typeof data.turn_id !== "string"){
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -18159,14 +18327,14 @@ if(errors === _errs11){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((((data4.sequence === undefined) && (missing1 = "sequence")) || ((data4.method === undefined) && (missing1 = "method"))) || ((data4.params === undefined) && (missing1 = "params"))) || ((data4.recorded_at === undefined) && (missing1 = "recorded_at"))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs13 = errors;
 for(const key1 in data4){
 if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -18176,13 +18344,13 @@ if(data4.sequence !== undefined){
 let data5 = data4.sequence;
 const _errs14 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -18196,7 +18364,7 @@ if(valid3){
 if(data4.method !== undefined){
 const _errs16 = errors;
 if(typeof data4.method !== "string"){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs16 === errors;
@@ -18212,7 +18380,7 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18225,7 +18393,7 @@ if(valid3){
 if(data4.recorded_at !== undefined){
 const _errs21 = errors;
 if(typeof data4.recorded_at !== "string"){
-validate163.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs21 === errors;
@@ -18240,7 +18408,7 @@ var valid3 = true;
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18251,7 +18419,7 @@ break;
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
+validate164.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18265,13 +18433,13 @@ if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
 const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate163.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
+validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate163.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -18289,23 +18457,23 @@ var valid0 = true;
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate164;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate165;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18316,14 +18484,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.mode === undefined) && (missing0 = "mode")){
-validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "mode")){
-validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18332,11 +18500,11 @@ if(_errs1 === errors){
 if(data.mode !== undefined){
 let data0 = data.mode;
 if(typeof data0 !== "string"){
-validate164.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data0){
-validate164.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -18344,22 +18512,22 @@ return false;
 }
 }
 else {
-validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate165;
+exports.TurnMode = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18367,25 +18535,25 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-validate165.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate166.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate166;
+exports.TurnNetworkPolicySnapshot = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18396,14 +18564,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.allow_domains === undefined) && (missing0 = "allow_domains"))) || ((data.deny_domains === undefined) && (missing0 = "deny_domains"))){
-validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "allow_domains")) || (key0 === "deny_domains"))){
-validate166.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18413,11 +18581,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
+validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18436,7 +18604,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
 if(typeof data1[i0] !== "string"){
-validate166.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs6 === errors;
@@ -18446,7 +18614,7 @@ break;
 }
 }
 else {
-validate166.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate167.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18466,7 +18634,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs10 = errors;
 if(typeof data3[i1] !== "string"){
-validate166.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -18476,7 +18644,7 @@ break;
 }
 }
 else {
-validate166.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate167.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18491,23 +18659,23 @@ var valid0 = true;
 }
 }
 else {
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate167;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate168;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18518,14 +18686,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.tool_name === undefined) && (missing0 = "tool_name"))) || ((data.action === undefined) && (missing0 = "action"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.allowed_scopes === undefined) && (missing0 = "allowed_scopes"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema242.properties, key0))){
-validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema243.properties, key0))){
+validate168.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18534,7 +18702,7 @@ if(_errs1 === errors){
 if(data.request_id !== undefined){
 const _errs2 = errors;
 if(typeof data.request_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18546,7 +18714,7 @@ if(valid0){
 if(data.workspace_id !== undefined){
 const _errs4 = errors;
 if(typeof data.workspace_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -18558,7 +18726,7 @@ if(valid0){
 if(data.thread_id !== undefined){
 const _errs6 = errors;
 if(typeof data.thread_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -18570,7 +18738,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs8 = errors;
 if(typeof data.turn_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -18589,7 +18757,7 @@ const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
 const _errs12 = errors;
 if(typeof data4[i0] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs12 === errors;
@@ -18599,7 +18767,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18612,7 +18780,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate167.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -18625,11 +18793,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate167.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -18641,7 +18809,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs19 = errors;
 if(typeof data.scope_hash !== "string"){
-validate167.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -18653,7 +18821,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs21 = errors;
 if(typeof data.reason !== "string"){
-validate167.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -18665,7 +18833,7 @@ if(valid0){
 if(data.summary !== undefined){
 const _errs23 = errors;
 if(typeof data.summary !== "string"){
-validate167.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -18681,7 +18849,7 @@ if(errors === _errs25){
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -18697,7 +18865,7 @@ const _errs28 = errors;
 if(errors === _errs28){
 if(Array.isArray(data12)){
 if(data12.length < 1){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
 }
 else {
@@ -18707,11 +18875,11 @@ for(let i1=0; i1<len1; i1++){
 let data13 = data12[i1];
 const _errs30 = errors;
 if(typeof data13 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
 return false;
 }
 var valid3 = _errs30 === errors;
@@ -18722,7 +18890,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18742,7 +18910,7 @@ const len2 = data14.length;
 for(let i2=0; i2<len2; i2++){
 const _errs35 = errors;
 if(typeof data14[i2] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs35 === errors;
@@ -18752,7 +18920,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -18765,7 +18933,7 @@ if(valid0){
 if(data.sandbox_escape !== undefined){
 const _errs37 = errors;
 if(typeof data.sandbox_escape !== "boolean"){
-validate167.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+validate168.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs37 === errors;
@@ -18777,7 +18945,7 @@ if(valid0){
 if(data.item_id !== undefined){
 const _errs39 = errors;
 if(typeof data.item_id !== "string"){
-validate167.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs39 === errors;
@@ -18789,7 +18957,7 @@ if(valid0){
 if(data.created_at !== undefined){
 const _errs41 = errors;
 if(typeof data.created_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs41 === errors;
@@ -18801,7 +18969,7 @@ if(valid0){
 if(data.expires_at !== undefined){
 const _errs43 = errors;
 if(typeof data.expires_at !== "string"){
-validate167.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs43 === errors;
@@ -18813,7 +18981,7 @@ if(valid0){
 if(data.resolve_token !== undefined){
 const _errs45 = errors;
 if(typeof data.resolve_token !== "string"){
-validate167.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs45 === errors;
@@ -18842,46 +19010,20 @@ var valid0 = true;
 }
 }
 else {
-validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate167.errors = vErrors;
-return errors === 0;
-}
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionApprovalResolution = validate168;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
-
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate168.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-validate168.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
 }
 validate168.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate169;
+exports.TurnPermissionApprovalResolution = validate169;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
 function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate169.evaluated;
@@ -18895,8 +19037,8 @@ if(typeof data !== "string"){
 validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data === "allow_once") || (data === "allow_for_turn"))){
-validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
+validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
 return false;
 }
 validate169.errors = vErrors;
@@ -18904,14 +19046,40 @@ return errors === 0;
 }
 validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate170;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalScope = validate170;
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate170.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data === "allow_once") || (data === "allow_for_turn"))){
+validate170.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+return false;
+}
+validate170.errors = vErrors;
+return errors === 0;
+}
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnPermissionAuditEvent = validate171;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string"},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string"},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18922,14 +19090,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.audit_id === undefined) && (missing0 = "audit_id"))) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate170.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema247.properties, key0))){
-validate170.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema248.properties, key0))){
+validate171.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -18938,7 +19106,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -18950,7 +19118,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -18963,13 +19131,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate170.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate170.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -18983,7 +19151,7 @@ if(valid0){
 if(data.audit_id !== undefined){
 const _errs8 = errors;
 if(typeof data.audit_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -18996,11 +19164,11 @@ if(data.kind !== undefined){
 let data4 = data.kind;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-validate170.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}}];
+validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema248.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -19012,7 +19180,7 @@ if(valid0){
 if(data.request_id !== undefined){
 const _errs12 = errors;
 if(typeof data.request_id !== "string"){
-validate170.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -19024,7 +19192,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate170.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -19037,11 +19205,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate170.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -19054,11 +19222,11 @@ if(data.behavior !== undefined){
 let data8 = data.behavior;
 const _errs19 = errors;
 if(typeof data8 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-validate170.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -19071,11 +19239,11 @@ if(data.decided_by !== undefined){
 let data9 = data.decided_by;
 const _errs22 = errors;
 if(typeof data9 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-validate170.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}}];
+validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema248.properties.decided_by.enum}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -19087,7 +19255,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs24 = errors;
 if(typeof data.reason !== "string"){
-validate170.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs24 === errors;
@@ -19099,7 +19267,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs26 = errors;
 if(typeof data.scope_hash !== "string"){
-validate170.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs26 === errors;
@@ -19112,11 +19280,11 @@ if(data.resolution !== undefined){
 let data12 = data.resolution;
 const _errs28 = errors;
 if(typeof data12 !== "string"){
-validate170.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-validate170.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -19140,7 +19308,7 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs32 = errors;
 if(typeof data.recorded_at !== "string"){
-validate170.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate171.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs32 === errors;
@@ -19166,22 +19334,22 @@ var valid0 = true;
 }
 }
 else {
-validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate170.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate172;
+exports.TurnPermissionMode = validate173;
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
+const evaluated0 = validate173.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19189,26 +19357,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-validate172.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate173.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
-validate172.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate173;
-const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate174;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19220,7 +19388,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
-validate173.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate174.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19230,11 +19398,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate173.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate173.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19253,7 +19421,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
 if(typeof data1[i0] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs7 === errors;
@@ -19263,7 +19431,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19283,7 +19451,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs11 = errors;
 if(typeof data3[i1] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs11 === errors;
@@ -19293,7 +19461,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19313,7 +19481,7 @@ const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
 const _errs15 = errors;
 if(typeof data5[i2] !== "string"){
-validate173.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs15 === errors;
@@ -19323,7 +19491,7 @@ break;
 }
 }
 else {
-validate173.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+validate174.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -19338,24 +19506,24 @@ var valid0 = true;
 }
 }
 else {
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionProfileSnapshot = validate114;
 
-exports.TurnPermissionProfileSource = validate174;
+exports.TurnPermissionProfileSource = validate175;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19363,26 +19531,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-validate174.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate175.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate175;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate176;
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19393,14 +19561,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
-validate175.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request"))){
-validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19409,7 +19577,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate175.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19421,7 +19589,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate175.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19434,13 +19602,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate175.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate175.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19453,8 +19621,8 @@ var valid0 = true;
 if(valid0){
 if(data.request !== undefined){
 const _errs8 = errors;
-if(!(validate167(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs8 === errors;
@@ -19469,23 +19637,23 @@ var valid0 = true;
 }
 }
 else {
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate177;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate178;
+const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
+const evaluated0 = validate178.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19496,14 +19664,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request_id")) || (key0 === "resolution")) || (key0 === "resolved_at")) || (key0 === "scope_hash"))){
-validate177.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate178.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -19512,7 +19680,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19524,7 +19692,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19537,13 +19705,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -19557,7 +19725,7 @@ if(valid0){
 if(data.request_id !== undefined){
 const _errs8 = errors;
 if(typeof data.request_id !== "string"){
-validate177.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -19570,11 +19738,11 @@ if(data.resolution !== undefined){
 let data4 = data.resolution;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate177.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-validate177.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -19586,7 +19754,7 @@ if(valid0){
 if(data.resolved_at !== undefined){
 const _errs13 = errors;
 if(typeof data.resolved_at !== "string"){
-validate177.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -19598,7 +19766,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs15 = errors;
 if(typeof data.scope_hash !== "string"){
-validate177.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate178.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -19616,92 +19784,6 @@ var valid0 = true;
 }
 }
 else {
-validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate177.errors = vErrors;
-return errors === 0;
-}
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionRequestRespondParams = validate178;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
-
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate178.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
-validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
-validate178.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-const _errs2 = errors;
-if(typeof data.request_id !== "string"){
-validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolve_token !== undefined){
-const _errs6 = errors;
-if(typeof data.resolve_token !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
 validate178.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -19711,11 +19793,11 @@ return errors === 0;
 }
 validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate179;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate179;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string"},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
 function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate179.evaluated;
@@ -19728,14 +19810,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
 validate179.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
+if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
 validate179.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -19754,10 +19836,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.thread_id !== undefined){
+if(data.resolution !== undefined){
+let data1 = data.resolution;
 const _errs4 = errors;
-if(typeof data.thread_id !== "string"){
-validate179.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data1 !== "string"){
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema259.properties.resolution.enum}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19766,47 +19853,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.resolve_token !== undefined){
 const _errs6 = errors;
-if(typeof data.turn_id !== "string"){
-validate179.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.resolve_token !== "string"){
+validate179.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data3 = data.resolution;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs11 = errors;
-if(typeof data.resolved_at !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -19823,13 +19879,11 @@ return errors === 0;
 }
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnProcessPolicySnapshot = validate123;
-
-exports.TurnResumeParams = validate180;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+exports.TurnPermissionRequestRespondResponse = validate180;
+const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate180.evaluated;
@@ -19842,24 +19896,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
 validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
+if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
 validate180.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
+if(data.request_id !== undefined){
 const _errs2 = errors;
-if(typeof data.thread_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.request_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -19868,10 +19922,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
+if(data.thread_id !== undefined){
 const _errs4 = errors;
-if(typeof data.turn_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.thread_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -19880,16 +19934,47 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.recovery_job_id !== undefined){
+if(data.turn_id !== undefined){
 const _errs6 = errors;
-if(typeof data.recovery_job_id !== "string"){
-validate180.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turn_id !== "string"){
+validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data3 = data.resolution;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs11 = errors;
+if(typeof data.resolved_at !== "string"){
+validate180.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -19906,11 +19991,14 @@ return errors === 0;
 }
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate181;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+exports.TurnProcessPolicySnapshot = validate123;
+
+exports.TurnQuestion = validate181;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate181.evaluated;
@@ -19923,25 +20011,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+if((((((((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.index === undefined) && (missing0 = "index"))) || ((data.header === undefined) && (missing0 = "header"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.options === undefined) && (missing0 = "options"))) || ((data.args_json === undefined) && (missing0 = "args_json"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.expires_at === undefined) && (missing0 = "expires_at"))){
 validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
+if(!(func1.call(schema262.properties, key0))){
 validate181.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.turn !== undefined){
+if(data.call_id !== undefined){
 const _errs2 = errors;
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-errors = vErrors.length;
+if(typeof data.call_id !== "string"){
+validate181.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
 }
 var valid0 = _errs2 === errors;
 }
@@ -19949,16 +20037,248 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.recovery_job_id !== undefined){
-const _errs3 = errors;
-if(typeof data.recovery_job_id !== "string"){
-validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+if(data.index !== undefined){
+let data1 = data.index;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate181.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-var valid0 = _errs3 === errors;
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2 || isNaN(data1)){
+validate181.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate181.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.header !== undefined){
+let data2 = data.header;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length < 1){
+validate181.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate181.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.question !== undefined){
+let data3 = data.question;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length < 1){
+validate181.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate181.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.options !== undefined){
+let data4 = data.options;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data4)){
+if(data4.length > 4){
+validate181.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}}];
+return false;
+}
+else {
+if(data4.length < 2){
+validate181.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((data5.id === undefined) && (missing1 = "id")) || ((data5.label === undefined) && (missing1 = "label"))){
+validate181.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key1 in data5){
+if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
+validate181.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.id !== undefined){
+let data6 = data5.id;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data6 === "string"){
+if(data6.length < 1){
+validate181.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate181.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs16 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.label !== undefined){
+let data7 = data5.label;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data7 === "string"){
+if(data7.length < 1){
+validate181.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate181.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.description !== undefined){
+const _errs20 = errors;
+if(typeof data5.description !== "string"){
+validate181.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate181.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs12 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+}
+else {
+validate181.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.args_json !== undefined){
+const _errs22 = errors;
+if(typeof data.args_json !== "string"){
+validate181.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answer_token !== undefined){
+const _errs24 = errors;
+if(typeof data.answer_token !== "string"){
+validate181.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+const _errs26 = errors;
+if(typeof data.created_at !== "string"){
+validate181.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expires_at !== undefined){
+const _errs28 = errors;
+if(typeof data.expires_at !== "string"){
+validate181.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs28 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -19974,38 +20294,167 @@ return errors === 0;
 }
 validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate183;
+exports.TurnQuestionOpenedNotification = validate182;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
+const evaluated0 = validate182.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.already_surfaced === undefined) && (missing0 = "already_surfaced"))){
+validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-validate183.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
+validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate182.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-validate183.errors = vErrors;
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate182.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate182.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate182.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs8 = errors;
+if(typeof data.call_id !== "string"){
+validate182.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data4 = data.index;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate182.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate182.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate182.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.question !== undefined){
+const _errs12 = errors;
+if(!(validate181(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.already_surfaced !== undefined){
+const _errs13 = errors;
+if(typeof data.already_surfaced !== "boolean"){
+validate182.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxSnapshot = validate119;
-
-exports.TurnSecurityBackendSnapshot = validate184;
+exports.TurnQuestionOption = validate184;
 
 function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate184.evaluated;
@@ -20018,30 +20467,34 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
+if(((data.id === undefined) && (missing0 = "id")) || ((data.label === undefined) && (missing0 = "label"))){
 validate184.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "kind") || (key0 === "sandbox_backend")) || (key0 === "capabilities"))){
+if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
 validate184.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate184.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length < 1){
+validate184.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
-if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-validate184.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+}
+else {
+validate184.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
 return false;
+}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20049,12 +20502,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sandbox_backend !== undefined){
-let data1 = data.sandbox_backend;
+if(data.label !== undefined){
+let data1 = data.label;
 const _errs4 = errors;
-if((typeof data1 !== "string") && (data1 !== null)){
-validate184.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length < 1){
+validate184.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
+}
+}
+else {
+validate184.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
 }
 var valid0 = _errs4 === errors;
 }
@@ -20062,29 +20523,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.capabilities !== undefined){
-let data2 = data.capabilities;
+if(data.description !== undefined){
 const _errs6 = errors;
-if(errors === _errs6){
-if(Array.isArray(data2)){
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs8 = errors;
-if(typeof data2[i0] !== "string"){
-validate184.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.description !== "string"){
+validate184.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-var valid1 = _errs8 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate184.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
 }
 var valid0 = _errs6 === errors;
 }
@@ -20106,10 +20549,11 @@ return errors === 0;
 }
 validate184.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate185;
+exports.TurnQuestionResolution = validate185;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
 
 function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate185.evaluated;
@@ -20119,77 +20563,24 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate185.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
-validate185.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
+validate185.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema266.enum}}];
 return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.capability !== undefined){
-const _errs2 = errors;
-if(typeof data.capability !== "string"){
-validate185.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-const _errs4 = errors;
-if(typeof data.reason !== "string"){
-validate185.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.detail !== undefined){
-const _errs6 = errors;
-if(typeof data.detail !== "string"){
-validate185.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate185.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate185.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate185.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate186;
+exports.TurnQuestionResolvedNotification = validate186;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
 
 function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate186.evaluated;
@@ -20199,26 +20590,172 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate186.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-validate186.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+validate186.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate186.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate186.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate186.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate186.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs8 = errors;
+if(typeof data.call_id !== "string"){
+validate186.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data4 = data.index;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate186.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate186.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate186.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data5 = data.resolution;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
+validate186.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
+validate186.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema266.enum}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs15 = errors;
+if(typeof data.option_id !== "string"){
+validate186.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs17 = errors;
+if(typeof data.resolved_at !== "string"){
+validate186.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate186.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityParentCapSnapshot = validate125;
-
-exports.TurnStartParams = validate187;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnQuestionRespondParams = validate187;
+const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
 
 function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate187.evaluated;
@@ -20231,14 +20768,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))){
 validate187.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema267.properties, key0))){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
 validate187.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -20269,6 +20806,674 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.call_id !== undefined){
+const _errs6 = errors;
+if(typeof data.call_id !== "string"){
+validate187.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate187.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate187.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate187.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+let data4 = data.option_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(data4.length < 1){
+validate187.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate187.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answer_token !== undefined){
+const _errs12 = errors;
+if(typeof data.answer_token !== "string"){
+validate187.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondResponse = validate188;
+const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs6 = errors;
+if(typeof data.call_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate188.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate188.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate188.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs10 = errors;
+if(typeof data.option_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs12 = errors;
+if(typeof data.resolved_at !== "string"){
+validate188.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeParams = validate189;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"recovery_job_id":{"type":"string"}}};
+
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate189.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
+validate189.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+const _errs6 = errors;
+if(typeof data.recovery_job_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate189.errors = vErrors;
+return errors === 0;
+}
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeResponse = validate190;
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string"}}};
+
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate190.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
+validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.turn !== undefined){
+const _errs2 = errors;
+if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+const _errs3 = errors;
+if(typeof data.recovery_job_id !== "string"){
+validate190.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate190.errors = vErrors;
+return errors === 0;
+}
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSandboxMode = validate192;
+
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate192.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
+validate192.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+return false;
+}
+validate192.errors = vErrors;
+return errors === 0;
+}
+validate192.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSandboxSnapshot = validate119;
+
+exports.TurnSecurityBackendSnapshot = validate193;
+
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate193.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
+validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "kind") || (key0 === "sandbox_backend")) || (key0 === "capabilities"))){
+validate193.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate193.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
+validate193.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sandbox_backend !== undefined){
+let data1 = data.sandbox_backend;
+const _errs4 = errors;
+if((typeof data1 !== "string") && (data1 !== null)){
+validate193.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capabilities !== undefined){
+let data2 = data.capabilities;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs8 = errors;
+if(typeof data2[i0] !== "string"){
+validate193.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate193.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate193.errors = vErrors;
+return errors === 0;
+}
+validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSecurityDegradation = validate194;
+
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate194.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
+validate194.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.capability !== undefined){
+const _errs2 = errors;
+if(typeof data.capability !== "string"){
+validate194.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs4 = errors;
+if(typeof data.reason !== "string"){
+validate194.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined){
+const _errs6 = errors;
+if(typeof data.detail !== "string"){
+validate194.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate194.errors = vErrors;
+return errors === 0;
+}
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSecurityEnforcementStatus = validate195;
+
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate195.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
+validate195.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+return false;
+}
+validate195.errors = vErrors;
+return errors === 0;
+}
+validate195.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnSecurityParentCapSnapshot = validate125;
+
+exports.TurnStartParams = validate196;
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate196.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
+validate196.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func1.call(schema277.properties, key0))){
+validate196.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate196.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.input !== undefined){
 let data2 = data.input;
 const _errs6 = errors;
@@ -20289,7 +21494,7 @@ break;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
+validate196.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20319,7 +21524,7 @@ break;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate196.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20332,7 +21537,7 @@ if(valid0){
 if(data.model !== undefined){
 const _errs12 = errors;
 if(typeof data.model !== "string"){
-validate187.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -20344,7 +21549,7 @@ if(valid0){
 if(data.model_provider !== undefined){
 const _errs14 = errors;
 if(typeof data.model_provider !== "string"){
-validate187.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -20374,7 +21579,7 @@ if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 const _errs20 = errors;
 for(const key1 in data9){
 if(!(((((key1 === "sandbox") || (key1 === "effort")) || (key1 === "personality")) || (key1 === "summary")) || (key1 === "steer_if_active"))){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -20383,7 +21588,7 @@ if(_errs20 === errors){
 if(data9.sandbox !== undefined){
 const _errs21 = errors;
 if(typeof data9.sandbox !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs21 === errors;
@@ -20395,7 +21600,7 @@ if(valid4){
 if(data9.effort !== undefined){
 const _errs23 = errors;
 if(typeof data9.effort !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs23 === errors;
@@ -20407,7 +21612,7 @@ if(valid4){
 if(data9.personality !== undefined){
 const _errs25 = errors;
 if(typeof data9.personality !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -20419,7 +21624,7 @@ if(valid4){
 if(data9.summary !== undefined){
 const _errs27 = errors;
 if(typeof data9.summary !== "string"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs27 === errors;
@@ -20431,7 +21636,7 @@ if(valid4){
 if(data9.steer_if_active !== undefined){
 const _errs29 = errors;
 if(typeof data9.steer_if_active !== "boolean"){
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid4 = _errs29 === errors;
@@ -20446,7 +21651,7 @@ var valid4 = true;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
+validate196.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20458,8 +21663,8 @@ var valid0 = true;
 if(valid0){
 if(data.permission_profile !== undefined){
 const _errs31 = errors;
-if(!(validate173(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs31 === errors;
@@ -20476,14 +21681,14 @@ if(errors === _errs33){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
 if((data16.mode === undefined) && (missing1 = "mode")){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate196.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs35 = errors;
 for(const key2 in data16){
 if(!(key2 === "mode")){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate196.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -20492,11 +21697,11 @@ if(_errs35 === errors){
 if(data16.mode !== undefined){
 let data17 = data16.mode;
 if(typeof data17 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data17){
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate196.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -20504,7 +21709,7 @@ return false;
 }
 }
 else {
-validate187.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
+validate196.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20518,11 +21723,11 @@ if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs38 = errors;
 if(typeof data18 !== "string"){
-validate187.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-validate187.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate196.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
 var valid0 = _errs38 === errors;
@@ -20544,23 +21749,23 @@ var valid0 = true;
 }
 }
 else {
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate187.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate192;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate201;
+const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate192.evaluated;
+const evaluated0 = validate201.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20571,14 +21776,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.turn === undefined) && (missing0 = "turn")){
-validate192.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
-validate192.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20594,23 +21799,23 @@ errors = vErrors.length;
 }
 }
 else {
-validate192.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate192.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate192.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate194;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate203;
+const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
+const evaluated0 = validate203.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20621,14 +21826,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
-validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn"))){
-validate194.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate203.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20637,7 +21842,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate194.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20649,7 +21854,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate194.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate203.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20662,13 +21867,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate194.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate203.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate194.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate203.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20697,22 +21902,22 @@ var valid0 = true;
 }
 }
 else {
-validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate194.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate196;
+exports.TurnStatus = validate205;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
+const evaluated0 = validate205.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20720,26 +21925,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-validate196.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
+validate205.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
 return false;
 }
-validate196.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate205.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate197;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+exports.TurnToolLoopBudgetExceededNotification = validate206;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20750,14 +21955,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.budget === undefined) && (missing0 = "budget"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.observed === undefined) && (missing0 = "observed"))){
-validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate206.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "budget")) || (key0 === "limit")) || (key0 === "observed"))){
-validate197.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate206.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20766,7 +21971,7 @@ if(_errs1 === errors){
 if(data.thread_id !== undefined){
 const _errs2 = errors;
 if(typeof data.thread_id !== "string"){
-validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate206.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20778,7 +21983,7 @@ if(valid0){
 if(data.turn_id !== undefined){
 const _errs4 = errors;
 if(typeof data.turn_id !== "string"){
-validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate206.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20791,13 +21996,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate206.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate197.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate206.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20812,11 +22017,11 @@ if(data.budget !== undefined){
 let data3 = data.budget;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate197.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
+validate206.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-validate197.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}}];
+validate206.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema284.properties.budget.enum}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -20829,13 +22034,13 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate197.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate206.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate197.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate206.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20850,13 +22055,13 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate197.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
+validate206.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate197.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate206.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20875,22 +22080,22 @@ var valid0 = true;
 }
 }
 else {
-validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate197.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate198;
+exports.TurnUsage = validate207;
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20901,14 +22106,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))) || ((data.total_tokens === undefined) && (missing0 = "total_tokens"))){
-validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "input_tokens") || (key0 === "output_tokens")) || (key0 === "total_tokens"))){
-validate198.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20918,13 +22123,13 @@ if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate198.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-validate198.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20939,13 +22144,13 @@ if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate198.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate198.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20960,13 +22165,13 @@ if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate198.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate198.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20982,25 +22187,25 @@ var valid0 = true;
 }
 }
 else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate198.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate199;
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
-const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWorkBlock = validate208;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21011,14 +22216,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.blockId === undefined) && (missing0 = "blockId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.presentation === undefined) && (missing0 = "presentation"))) || ((data.state === undefined) && (missing0 = "state"))) || ((data.counts === undefined) && (missing0 = "counts"))) || ((data.cursors === undefined) && (missing0 = "cursors"))) || ((data.startedAtUnixMicros === undefined) && (missing0 = "startedAtUnixMicros"))) || ((data.elapsedMs === undefined) && (missing0 = "elapsedMs"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema276.properties, key0))){
-validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema286.properties, key0))){
+validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21027,7 +22232,7 @@ if(_errs1 === errors){
 if(data.blockId !== undefined){
 const _errs2 = errors;
 if(typeof data.blockId !== "string"){
-validate199.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
+validate208.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21039,7 +22244,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs4 = errors;
 if(typeof data.turnId !== "string"){
-validate199.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate208.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -21056,14 +22261,14 @@ if(errors === _errs7){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if(((data2.title === undefined) && (missing1 = "title")) || ((data2.collapsed === undefined) && (missing1 = "collapsed"))){
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate208.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "title") || (key1 === "subtitle")) || (key1 === "collapsed"))){
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate208.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -21072,7 +22277,7 @@ if(_errs9 === errors){
 if(data2.title !== undefined){
 const _errs10 = errors;
 if(typeof data2.title !== "string"){
-validate199.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate208.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -21084,7 +22289,7 @@ if(valid2){
 if(data2.subtitle !== undefined){
 const _errs12 = errors;
 if(typeof data2.subtitle !== "string"){
-validate199.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate208.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs12 === errors;
@@ -21096,7 +22301,7 @@ if(valid2){
 if(data2.collapsed !== undefined){
 const _errs14 = errors;
 if(typeof data2.collapsed !== "boolean"){
-validate199.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate208.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs14 === errors;
@@ -21110,7 +22315,7 @@ var valid2 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
+validate208.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21124,11 +22329,11 @@ if(data.state !== undefined){
 let data6 = data.state;
 const _errs16 = errors;
 if(typeof data6 !== "string"){
-validate199.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
+validate208.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-validate199.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate208.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema288.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -21144,14 +22349,14 @@ if(errors === _errs19){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((((data7.total === undefined) && (missing2 = "total")) || ((data7.inProgress === undefined) && (missing2 = "inProgress"))) || ((data7.completed === undefined) && (missing2 = "completed"))) || ((data7.failed === undefined) && (missing2 = "failed"))){
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
+validate208.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs21 = errors;
 for(const key2 in data7){
 if(!((((key2 === "total") || (key2 === "inProgress")) || (key2 === "completed")) || (key2 === "failed"))){
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate208.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -21161,13 +22366,13 @@ if(data7.total !== undefined){
 let data8 = data7.total;
 const _errs22 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate199.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate199.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21182,13 +22387,13 @@ if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
 const _errs24 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate199.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate199.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21203,13 +22408,13 @@ if(data7.completed !== undefined){
 let data10 = data7.completed;
 const _errs26 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate199.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-validate199.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21224,13 +22429,13 @@ if(data7.failed !== undefined){
 let data11 = data7.failed;
 const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate199.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-validate199.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21247,7 +22452,7 @@ var valid4 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
+validate208.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21264,14 +22469,14 @@ if(errors === _errs30){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if(((data12.oldest === undefined) && (missing3 = "oldest")) || ((data12.newest === undefined) && (missing3 = "newest"))){
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
+validate208.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
 const _errs32 = errors;
 for(const key3 in data12){
 if(!((key3 === "oldest") || (key3 === "newest"))){
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+validate208.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
@@ -21281,7 +22486,7 @@ if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 const _errs33 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-validate199.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}}];
+validate208.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.oldest.type}}];
 return false;
 }
 var valid5 = _errs33 === errors;
@@ -21294,7 +22499,7 @@ if(data12.newest !== undefined){
 let data14 = data12.newest;
 const _errs35 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate199.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}}];
+validate208.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.newest.type}}];
 return false;
 }
 var valid5 = _errs35 === errors;
@@ -21307,7 +22512,7 @@ var valid5 = true;
 }
 }
 else {
-validate199.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
+validate208.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21321,13 +22526,13 @@ if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
 const _errs37 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate199.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-validate199.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21342,13 +22547,13 @@ if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
 const _errs39 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate199.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs39){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-validate199.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21363,13 +22568,13 @@ if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
 const _errs41 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate199.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs41){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-validate199.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21391,22 +22596,22 @@ var valid0 = true;
 }
 }
 else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate199.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate200;
+exports.TurnWorkBlockPresentation = validate209;
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21417,14 +22622,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.title === undefined) && (missing0 = "title")) || ((data.collapsed === undefined) && (missing0 = "collapsed"))){
-validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "title") || (key0 === "subtitle")) || (key0 === "collapsed"))){
-validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate209.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21433,7 +22638,7 @@ if(_errs1 === errors){
 if(data.title !== undefined){
 const _errs2 = errors;
 if(typeof data.title !== "string"){
-validate200.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21445,7 +22650,7 @@ if(valid0){
 if(data.subtitle !== undefined){
 const _errs4 = errors;
 if(typeof data.subtitle !== "string"){
-validate200.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -21457,7 +22662,7 @@ if(valid0){
 if(data.collapsed !== undefined){
 const _errs6 = errors;
 if(typeof data.collapsed !== "boolean"){
-validate200.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate209.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -21471,22 +22676,22 @@ var valid0 = true;
 }
 }
 else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate200.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate201;
+exports.TurnWorkBlockState = validate210;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21494,26 +22699,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-validate201.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate210.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum}}];
 return false;
 }
-validate201.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate202;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate211;
+const schema291 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21524,14 +22729,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workItemId === undefined) && (missing0 = "workItemId")) || ((data.item === undefined) && (missing0 = "item"))) || ((data.status === undefined) && (missing0 = "status"))) || ((data.itemType === undefined) && (missing0 = "itemType"))) || ((data.orderKey === undefined) && (missing0 = "orderKey"))) || ((data.createdAtUnixMicros === undefined) && (missing0 = "createdAtUnixMicros"))) || ((data.updatedAtUnixMicros === undefined) && (missing0 = "updatedAtUnixMicros"))) || ((data.sourceSequence === undefined) && (missing0 = "sourceSequence"))) || ((data.sourceUpdatedAtUnixMicros === undefined) && (missing0 = "sourceUpdatedAtUnixMicros"))){
-validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema281.properties, key0))){
-validate202.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema291.properties, key0))){
+validate211.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21540,7 +22745,7 @@ if(_errs1 === errors){
 if(data.workItemId !== undefined){
 const _errs2 = errors;
 if(typeof data.workItemId !== "string"){
-validate202.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
+validate211.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21565,11 +22770,11 @@ if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate202.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
+validate211.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-validate202.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+validate211.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -21581,7 +22786,7 @@ if(valid0){
 if(data.itemType !== undefined){
 const _errs8 = errors;
 if(typeof data.itemType !== "string"){
-validate202.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
+validate211.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -21593,7 +22798,7 @@ if(valid0){
 if(data.orderKey !== undefined){
 const _errs10 = errors;
 if(typeof data.orderKey !== "string"){
-validate202.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
+validate211.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -21606,13 +22811,13 @@ if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate202.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate211.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate202.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate211.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21627,13 +22832,13 @@ if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate202.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate211.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate202.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate211.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21648,13 +22853,13 @@ if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
 const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate202.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
+validate211.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-validate202.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate211.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21669,13 +22874,13 @@ if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
 const _errs18 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate202.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate211.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate202.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate211.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -21693,7 +22898,7 @@ if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate202.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+validate211.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -21715,980 +22920,6 @@ var valid0 = true;
 }
 }
 else {
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate202.errors = vErrors;
-return errors === 0;
-}
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsChangedNotification = validate204;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate204.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
-validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
-validate204.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate204.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate204.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate204.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate204.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate204.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate204.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate204.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate204.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.changedWorkItemIds !== undefined){
-let data5 = data.changedWorkItemIds;
-const _errs12 = errors;
-if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs14 = errors;
-if(typeof data5[i0] !== "string"){
-validate204.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate204.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data7 = data.removedWorkItemIds;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs18 = errors;
-if(typeof data7[i1] !== "string"){
-validate204.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs18 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate204.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate204.errors = vErrors;
-return errors === 0;
-}
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsGetParams = validate205;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
-
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate205.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
-validate205.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
-validate205.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate205.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate205.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.workItemIds !== undefined){
-let data2 = data.workItemIds;
-const _errs6 = errors;
-if(errors === _errs6){
-if(Array.isArray(data2)){
-if(data2.length < 1){
-validate205.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs8 = errors;
-if(typeof data2[i0] !== "string"){
-validate205.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs8 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate205.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate205.errors = vErrors;
-return errors === 0;
-}
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsGetResponse = validate206;
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate206.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
-validate206.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
-validate206.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.workspaceId !== undefined){
-const _errs2 = errors;
-if(typeof data.workspaceId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.threadId !== undefined){
-const _errs4 = errors;
-if(typeof data.threadId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs6 = errors;
-if(typeof data.turnId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data3 = data.projectionVersion;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate206.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-validate206.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data4 = data.sourceHighWatermark;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate206.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate206.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data5 = data.projectionUpdatedAtUnixMicros;
-const _errs12 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate206.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs12){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-validate206.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.items !== undefined){
-let data6 = data.items;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data6)){
-var valid1 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-const _errs16 = errors;
-if(!(validate202(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs16 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate206.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data8 = data.removedWorkItemIds;
-const _errs17 = errors;
-if(errors === _errs17){
-if(Array.isArray(data8)){
-var valid2 = true;
-const len1 = data8.length;
-for(let i1=0; i1<len1; i1++){
-const _errs19 = errors;
-if(typeof data8[i1] !== "string"){
-validate206.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs19 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate206.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate206.errors = vErrors;
-return errors === 0;
-}
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageAnchor = validate208;
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
-
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate208.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-const tag0 = data.kind;
-if(typeof tag0 == "string"){
-if(tag0 === "newest"){
-const _errs4 = errors;
-if(errors === _errs4){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.kind === undefined) && (missing1 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-const _errs6 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs6 === errors){
-if(data.kind !== undefined){
-let data1 = data.kind;
-if(typeof data1 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data1){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var props0 = true;
-}
-else if(tag0 === "oldest"){
-const _errs10 = errors;
-if(errors === _errs10){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if((data.kind === undefined) && (missing2 = "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
-return false;
-}
-else {
-const _errs12 = errors;
-for(const key1 in data){
-if(!(key1 === "kind")){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
-break;
-}
-}
-if(_errs12 === errors){
-if(data.kind !== undefined){
-let data2 = data.kind;
-if(typeof data2 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data2){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "before"){
-const _errs16 = errors;
-if(errors === _errs16){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
-return false;
-}
-else {
-const _errs18 = errors;
-for(const key2 in data){
-if(!((key2 === "kind") || (key2 === "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
-return false;
-break;
-}
-}
-if(_errs18 === errors){
-if(data.kind !== undefined){
-let data3 = data.kind;
-const _errs19 = errors;
-if(typeof data3 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data3){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid10 = _errs19 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-const _errs21 = errors;
-if(typeof data.cursor !== "string"){
-validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid10 = _errs21 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "after"){
-const _errs24 = errors;
-if(errors === _errs24){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
-return false;
-}
-else {
-const _errs26 = errors;
-for(const key3 in data){
-if(!((key3 === "kind") || (key3 === "cursor"))){
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
-return false;
-break;
-}
-}
-if(_errs26 === errors){
-if(data.kind !== undefined){
-let data5 = data.kind;
-const _errs27 = errors;
-if(typeof data5 !== "string"){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data5){
-validate208.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid13 = _errs27 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.cursor !== undefined){
-const _errs29 = errors;
-if(typeof data.cursor !== "string"){
-validate208.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid13 = _errs29 === errors;
-}
-else {
-var valid13 = true;
-}
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-}
-}
-else {
-validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate208.errors = vErrors;
-evaluated0.props = props0;
-return errors === 0;
-}
-validate208.evaluated = {"dynamicProps":true,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorAfter = validate209;
-
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate209.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data0){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate209.errors = vErrors;
-return errors === 0;
-}
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorBefore = validate210;
-
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate210.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate210.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate210.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data0){
-validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate210.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate210.errors = vErrors;
-return errors === 0;
-}
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorNewest = validate211;
-
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate211.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate211.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data0){
-validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
 validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -22698,65 +22929,11 @@ return errors === 0;
 }
 validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate212;
-
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate212.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data0){
-validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate212.errors = vErrors;
-return errors === 0;
-}
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageParams = validate213;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkItemsChangedNotification = validate213;
+const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
 function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate213.evaluated;
@@ -22769,14 +22946,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
 validate213.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
+if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
 validate213.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -22807,11 +22984,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.anchor !== undefined){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
 const _errs6 = errors;
-if(!(validate208(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
-errors = vErrors.length;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate213.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate213.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -22819,31 +23005,109 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs7 = errors;
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate213.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs7){
+if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 500 || isNaN(data3)){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate213.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data3 < 0 || isNaN(data3)){
+validate213.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-}
-var valid0 = _errs7 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate213.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate213.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.changedWorkItemIds !== undefined){
+let data5 = data.changedWorkItemIds;
+const _errs12 = errors;
+if(errors === _errs12){
+if(Array.isArray(data5)){
+var valid1 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs14 = errors;
+if(typeof data5[i0] !== "string"){
+validate213.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs14 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate213.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.removedWorkItemIds !== undefined){
+let data7 = data.removedWorkItemIds;
+const _errs16 = errors;
+if(errors === _errs16){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs18 = errors;
+if(typeof data7[i1] !== "string"){
+validate213.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs18 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate213.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -22861,12 +23125,116 @@ return errors === 0;
 }
 validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate215;
-const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkItemsGetParams = validate214;
+const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate214.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
+validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
+validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate214.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.workItemIds !== undefined){
+let data2 = data.workItemIds;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length < 1){
+validate214.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs8 = errors;
+if(typeof data2[i0] !== "string"){
+validate214.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate214.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate214.errors = vErrors;
+return errors === 0;
+}
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkItemsGetResponse = validate215;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
 function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate215.evaluated;
@@ -22879,14 +23247,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
+if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
 validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema296.properties, key0))){
+if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
 validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -22992,32 +23360,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.work !== undefined){
-const _errs14 = errors;
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.items !== undefined){
-let data7 = data.items;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data7)){
+let data6 = data.items;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data6)){
 var valid1 = true;
-const len0 = data7.length;
+const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate202(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+const _errs16 = errors;
+if(!(validate211(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
 errors = vErrors.length;
 }
-var valid1 = _errs17 === errors;
+var valid1 = _errs16 === errors;
 if(!valid1){
 break;
 }
@@ -23028,98 +23384,40 @@ validate215.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs15 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.page !== undefined){
-let data9 = data.page;
-const _errs18 = errors;
+if(data.removedWorkItemIds !== undefined){
+let data8 = data.removedWorkItemIds;
+const _errs17 = errors;
+if(errors === _errs17){
+if(Array.isArray(data8)){
+var valid2 = true;
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
 const _errs19 = errors;
-if(errors === _errs19){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-let missing1;
-if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+if(typeof data8[i1] !== "string"){
+validate215.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs21 = errors;
-for(const key1 in data9){
-if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
+var valid2 = _errs19 === errors;
+if(!valid2){
 break;
 }
 }
-if(_errs21 === errors){
-if(data9.beforeCursor !== undefined){
-let data10 = data9.beforeCursor;
-const _errs22 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate215.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
-return false;
-}
-var valid3 = _errs22 === errors;
 }
 else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.afterCursor !== undefined){
-let data11 = data9.afterCursor;
-const _errs24 = errors;
-if((typeof data11 !== "string") && (data11 !== null)){
-validate215.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
-return false;
-}
-var valid3 = _errs24 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreBefore !== undefined){
-const _errs26 = errors;
-if(typeof data9.hasMoreBefore !== "boolean"){
-validate215.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs26 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreAfter !== undefined){
-const _errs28 = errors;
-if(typeof data9.hasMoreAfter !== "boolean"){
-validate215.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs28 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate215.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+validate215.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -23141,10 +23439,276 @@ return errors === 0;
 }
 validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate218;
+exports.TurnWorkPageAnchor = validate217;
+const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema300 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate217.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate217.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema296.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "newest"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.kind === undefined) && (missing1 = "kind")){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data1){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var props0 = true;
+}
+else if(tag0 === "oldest"){
+const _errs10 = errors;
+if(errors === _errs10){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.kind === undefined) && (missing2 = "kind")){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs12 = errors;
+for(const key1 in data){
+if(!(key1 === "kind")){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs12 === errors){
+if(data.kind !== undefined){
+let data2 = data.kind;
+if(typeof data2 !== "string"){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data2){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "before"){
+const _errs16 = errors;
+if(errors === _errs16){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing3;
+if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
+return false;
+}
+else {
+const _errs18 = errors;
+for(const key2 in data){
+if(!((key2 === "kind") || (key2 === "cursor"))){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+return false;
+break;
+}
+}
+if(_errs18 === errors){
+if(data.kind !== undefined){
+let data3 = data.kind;
+const _errs19 = errors;
+if(typeof data3 !== "string"){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data3){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+return false;
+}
+var valid10 = _errs19 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data.cursor !== undefined){
+const _errs21 = errors;
+if(typeof data.cursor !== "string"){
+validate217.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid10 = _errs21 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "after"){
+const _errs24 = errors;
+if(errors === _errs24){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing4;
+if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+const _errs26 = errors;
+for(const key3 in data){
+if(!((key3 === "kind") || (key3 === "cursor"))){
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+return false;
+break;
+}
+}
+if(_errs26 === errors){
+if(data.kind !== undefined){
+let data5 = data.kind;
+const _errs27 = errors;
+if(typeof data5 !== "string"){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data5){
+validate217.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+return false;
+}
+var valid13 = _errs27 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.cursor !== undefined){
+const _errs29 = errors;
+if(typeof data.cursor !== "string"){
+validate217.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid13 = _errs29 === errors;
+}
+else {
+var valid13 = true;
+}
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+}
+}
+else {
+validate217.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate217.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate217.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+exports.TurnWorkPageAnchorAfter = validate218;
 
 function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate218.evaluated;
@@ -23157,25 +23721,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
+if(!((key0 === "kind") || (key0 === "cursor"))){
 validate218.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.beforeCursor !== undefined){
-let data0 = data.beforeCursor;
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs2 = errors;
-if((typeof data0 !== "string") && (data0 !== null)){
-validate218.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
+if(typeof data0 !== "string"){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data0){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23184,43 +23752,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.afterCursor !== undefined){
-let data1 = data.afterCursor;
+if(data.cursor !== undefined){
 const _errs4 = errors;
-if((typeof data1 !== "string") && (data1 !== null)){
-validate218.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
+if(typeof data.cursor !== "string"){
+validate218.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreBefore !== undefined){
-const _errs6 = errors;
-if(typeof data.hasMoreBefore !== "boolean"){
-validate218.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreAfter !== undefined){
-const _errs8 = errors;
-if(typeof data.hasMoreAfter !== "boolean"){
-validate218.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -23236,11 +23777,10 @@ return errors === 0;
 }
 validate218.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate219;
-const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkPageAnchorBefore = validate219;
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate219.evaluated;
@@ -23253,24 +23793,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
+if(!((key0 === "kind") || (key0 === "cursor"))){
 validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.threadId !== undefined){
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate219.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data0 !== "string"){
+validate219.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data0){
+validate219.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23279,95 +23824,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turnId !== undefined){
+if(data.cursor !== undefined){
 const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate219.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.cursor !== "string"){
+validate219.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate219.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate219.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate219.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate219.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate219.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate219.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.work !== undefined){
-const _errs12 = errors;
-if(!(validate199(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
 }
 }
 }
@@ -23383,12 +23849,64 @@ return errors === 0;
 }
 validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInput = validate51;
+exports.TurnWorkPageAnchorNewest = validate220;
 
-exports.UserInputArtifact = validate221;
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate220.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate220.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate220.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data0){
+validate220.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate220.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate220.errors = vErrors;
+return errors === 0;
+}
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkPageAnchorOldest = validate221;
 
 function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate221.evaluated;
@@ -23401,47 +23919,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
+if((data.kind === undefined) && (missing0 = "kind")){
 validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "artifactId"))){
+if(!(key0 === "kind")){
 validate221.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
+if(data.kind !== undefined){
+let data0 = data.kind;
 if(typeof data0 !== "string"){
-validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate221.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("artifact" !== data0){
-validate221.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+if("oldest" !== data0){
+validate221.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.artifactId !== undefined){
-const _errs4 = errors;
-if(typeof data.artifactId !== "string"){
-validate221.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -23457,10 +23957,11 @@ return errors === 0;
 }
 validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate222;
+exports.TurnWorkPageParams = validate222;
+const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate222.evaluated;
@@ -23473,29 +23974,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
 validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
+if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
 validate222.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.threadId !== undefined){
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("audio" !== data0){
-validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+if(typeof data.threadId !== "string"){
+validate222.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23504,10 +24000,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.turnId !== undefined){
 const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate222.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turnId !== "string"){
+validate222.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -23516,16 +24012,44 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mimeType !== undefined){
+if(data.anchor !== undefined){
 const _errs6 = errors;
-if(typeof data.mimeType !== "string"){
-validate222.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
+if(!(validate217(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate222.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 500 || isNaN(data3)){
+validate222.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate222.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -23542,108 +24066,12 @@ return errors === 0;
 }
 validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate223;
-
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate223.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
-validate223.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("file" !== data0){
-validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.url !== undefined){
-const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate223.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined){
-const _errs6 = errors;
-if(typeof data.name !== "string"){
-validate223.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs8 = errors;
-if(typeof data.mimeType !== "string"){
-validate223.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate223.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate223.errors = vErrors;
-return errors === 0;
-}
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputImage = validate224;
+exports.TurnWorkPageResponse = validate224;
+const schema306 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema307 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
 function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate224.evaluated;
@@ -23656,29 +24084,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
 validate224.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "url"))){
+if(!(func1.call(schema306.properties, key0))){
 validate224.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.workspaceId !== undefined){
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("image" !== data0){
-validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+if(typeof data.workspaceId !== "string"){
+validate224.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23687,16 +24110,227 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.threadId !== undefined){
 const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate224.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.threadId !== "string"){
+validate224.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs6 = errors;
+if(typeof data.turnId !== "string"){
+validate224.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data3 = data.projectionVersion;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate224.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+validate224.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data4 = data.sourceHighWatermark;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate224.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate224.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data5 = data.projectionUpdatedAtUnixMicros;
+const _errs12 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate224.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs12){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate224.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs14 = errors;
+if(!(validate208(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.items !== undefined){
+let data7 = data.items;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data7)){
+var valid1 = true;
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate211(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs17 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate224.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.page !== undefined){
+let data9 = data.page;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing1;
+if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
+validate224.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs21 = errors;
+for(const key1 in data9){
+if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
+validate224.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs21 === errors){
+if(data9.beforeCursor !== undefined){
+let data10 = data9.beforeCursor;
+const _errs22 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate224.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}}];
+return false;
+}
+var valid3 = _errs22 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.afterCursor !== undefined){
+let data11 = data9.afterCursor;
+const _errs24 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate224.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}}];
+return false;
+}
+var valid3 = _errs24 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreBefore !== undefined){
+const _errs26 = errors;
+if(typeof data9.hasMoreBefore !== "boolean"){
+validate224.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreAfter !== undefined){
+const _errs28 = errors;
+if(typeof data9.hasMoreAfter !== "boolean"){
+validate224.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs28 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate224.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -23712,154 +24346,10 @@ return errors === 0;
 }
 validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate225;
-
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate225.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "path"))){
-validate225.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("localFile" !== data0){
-validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.path !== undefined){
-const _errs4 = errors;
-if(typeof data.path !== "string"){
-validate225.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate225.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate225.errors = vErrors;
-return errors === 0;
-}
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputLocalImage = validate226;
-
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate226.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "path"))){
-validate226.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("localImage" !== data0){
-validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.path !== undefined){
-const _errs4 = errors;
-if(typeof data.path !== "string"){
-validate226.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate226.errors = vErrors;
-return errors === 0;
-}
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputMention = validate227;
+exports.TurnWorkPageState = validate227;
 
 function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate227.evaluated;
@@ -23872,29 +24362,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
+if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
 validate227.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
+if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
 validate227.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.beforeCursor !== undefined){
+let data0 = data.beforeCursor;
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("mention" !== data0){
-validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+if((typeof data0 !== "string") && (data0 !== null)){
+validate227.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23903,10 +24389,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.afterCursor !== undefined){
+let data1 = data.afterCursor;
 const _errs4 = errors;
-if(typeof data.name !== "string"){
-validate227.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+if((typeof data1 !== "string") && (data1 !== null)){
+validate227.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -23915,16 +24402,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.path !== undefined){
+if(data.hasMoreBefore !== undefined){
 const _errs6 = errors;
-if(typeof data.path !== "string"){
-validate227.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.hasMoreBefore !== "boolean"){
+validate227.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.hasMoreAfter !== undefined){
+const _errs8 = errors;
+if(typeof data.hasMoreAfter !== "boolean"){
+validate227.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -23941,10 +24441,11 @@ return errors === 0;
 }
 validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate228;
+exports.TurnWorkStateChangedNotification = validate228;
+const schema309 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate228.evaluated;
@@ -23957,15 +24458,163 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
 validate228.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
+if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
 validate228.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate228.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate228.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate228.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate228.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate228.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate228.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate228.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate228.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs12 = errors;
+if(!(validate208(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate228.errors = vErrors;
+return errors === 0;
+}
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInput = validate51;
+
+exports.UserInputArtifact = validate230;
+
+function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate230.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
+validate230.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "artifactId"))){
+validate230.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23975,11 +24624,567 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("artifact" !== data0){
+validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.artifactId !== undefined){
+const _errs4 = errors;
+if(typeof data.artifactId !== "string"){
+validate230.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate230.errors = vErrors;
+return errors === 0;
+}
+validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputAudio = validate231;
+
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate231.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate231.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
+validate231.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate231.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("audio" !== data0){
+validate231.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate231.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs6 = errors;
+if(typeof data.mimeType !== "string"){
+validate231.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate231.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate231.errors = vErrors;
+return errors === 0;
+}
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputFile = validate232;
+
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate232.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
+validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate232.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("file" !== data0){
+validate232.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate232.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs6 = errors;
+if(typeof data.name !== "string"){
+validate232.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs8 = errors;
+if(typeof data.mimeType !== "string"){
+validate232.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate232.errors = vErrors;
+return errors === 0;
+}
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputImage = validate233;
+
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate233.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate233.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "url"))){
+validate233.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate233.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("image" !== data0){
+validate233.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate233.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate233.errors = vErrors;
+return errors === 0;
+}
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputLocalFile = validate234;
+
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate234.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
+validate234.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "path"))){
+validate234.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate234.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("localFile" !== data0){
+validate234.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs4 = errors;
+if(typeof data.path !== "string"){
+validate234.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate234.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate234.errors = vErrors;
+return errors === 0;
+}
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputLocalImage = validate235;
+
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate235.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
+validate235.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "path"))){
+validate235.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate235.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("localImage" !== data0){
+validate235.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs4 = errors;
+if(typeof data.path !== "string"){
+validate235.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate235.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate235.errors = vErrors;
+return errors === 0;
+}
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputMention = validate236;
+
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate236.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
+validate236.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
+validate236.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate236.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("mention" !== data0){
+validate236.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs4 = errors;
+if(typeof data.name !== "string"){
+validate236.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs6 = errors;
+if(typeof data.path !== "string"){
+validate236.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate236.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate236.errors = vErrors;
+return errors === 0;
+}
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputText = validate237;
+
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate237.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+validate237.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
+validate237.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate237.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("text" !== data0){
-validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+validate237.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23991,7 +25196,7 @@ if(valid0){
 if(data.text !== undefined){
 const _errs4 = errors;
 if(typeof data.text !== "string"){
-validate228.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate237.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -24014,7 +25219,7 @@ if(errors === _errs8){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 }
 else {
-validate228.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
+validate237.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24025,7 +25230,7 @@ break;
 }
 }
 else {
-validate228.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
+validate237.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -24040,22 +25245,22 @@ var valid0 = true;
 }
 }
 else {
-validate228.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate237.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate228.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate229;
+exports.UserInputVideo = validate238;
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24066,14 +25271,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate229.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate238.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
-validate229.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate238.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24083,11 +25288,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate238.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("video" !== data0){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
+validate238.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -24099,7 +25304,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate229.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate238.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -24111,7 +25316,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs6 = errors;
 if(typeof data.mimeType !== "string"){
-validate229.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate238.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -24125,12 +25330,12 @@ var valid0 = true;
 }
 }
 else {
-validate229.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate229.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
