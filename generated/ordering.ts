@@ -267,11 +267,11 @@ export const orderingRules = [
       "key": "/index"
     }
   },
-  /** A turn's context/compressed comes at most once, and before any item of the turn (so before any text delta): the context is compacted before the turn runs. */
+  /** A turn's context/compressed comes at most once, and before any output delta of the turn (so before any text delta): the context is compacted before the turn's first model call. */
   {
     "id": "TURN-ORDER-COMPACTED-FIRST",
     "requirement": "TURN-ORDER-COMPACTED-FIRST",
-    "description": "A turn's context/compressed comes at most once, and before any item of the turn (so before any text delta): the context is compacted before the turn runs.",
+    "description": "A turn's context/compressed comes at most once, and before any output delta of the turn (so before any text delta): the context is compacted before the turn's first model call.",
     "kind": "leads",
     "scope": [
       {
@@ -285,9 +285,10 @@ export const orderingRules = [
     ],
     "notification": "context/compressed",
     "before": [
-      "item/started",
       "item/agent_message/delta",
-      "item/completed"
+      "item/command_execution/output_delta",
+      "item/file_change/output_delta",
+      "item/tool/progress"
     ]
   },
   /** A turn's event sequence goes up by exactly one from each notification that carries it to the next, and from each event to the next in a turn/items result. */

@@ -11,10 +11,11 @@
  * (`afterCommit`), in the order it was sent. So a client is only ever told about events
  * that are in the log, and a kill can lose only events nobody was sent.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createDispatcher } from "../../generated/server.js";
 import type { Dispatcher, Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
+import { AnswerTokens } from "../permissions/answer-tokens.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import type { EventStore } from "../store/store.js";
@@ -32,6 +33,8 @@ import { TurnLifecycle } from "./lifecycle.js";
 import { Threads } from "./threads.js";
 import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
+import { askQuestionTool } from "./ask-question.js";
+import { Questions } from "./questions.js";
 import type { Clock, EventLog } from "./ports.js";
 
 export interface GatewayOptions {
@@ -54,6 +57,7 @@ export class Gateway {
   readonly turnLog: TurnLog;
   private readonly lifecycle: TurnLifecycle;
   readonly approvals: Approvals;
+  readonly questions: Questions;
   readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
   private readonly threads: Threads;
@@ -79,6 +83,9 @@ export class Gateway {
     const thread = (threadId: string) => this.threads.thread(threadId);
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
     this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
+    // Answer tokens are signed under the configured secret too; their claims keep them apart from resolve tokens.
+    const answerTokens = new AnswerTokens(options.config.resolveTokenSecret ?? randomBytes(32));
+    this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.permissionRequestTimeoutMs, answerTokens);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
     // What may run without asking is the permission configuration; a change makes older routes stale.
@@ -107,10 +114,11 @@ export class Gateway {
       routes: this.routes,
       store: options.store,
       agent: options.config.agent,
+      handoff: (threadId, turnId, notice) => void log.publish(threadId, turnId, "turn/handoff/started", notice),
     });
     runner = new TurnRunner(
       { ...eventLog, turnState, thread, ...clock, nextItemId, finish: (threadId, turnId, outcome) => lifecycle.finish(threadId, turnId, outcome), approvals: this.approvals, recovery: this.recovery },
-      { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent], store: options.store, ...(options.env ? { env: options.env } : {}) },
+      { config: options.config, providers: options.providers, tools: [...options.tools, spawnAgent, askQuestionTool(this.questions)], store: options.store, ...(options.env ? { env: options.env } : {}) },
     );
     const handlers = gatewayHandlers({
       threads: this.threads,
@@ -118,6 +126,7 @@ export class Gateway {
       store: options.store,
       work: (threadId, turnId) => log.work(threadId, turnId),
       approvals: this.approvals,
+      questions: this.questions,
       routes: this.routes,
       lifecycle: { start: (params) => lifecycle.startTurn(params), cancel: (turnId, reason) => lifecycle.cancelTurn(turnId, reason), resume: (params) => lifecycle.resume(params) },
       follow: (connection, threadId) => this.connections.follow(connection, threadId),

@@ -22,6 +22,9 @@ export interface ToolContext {
   readonly update?: (fields: Record<string, unknown>) => void;
   /** The turn the call belongs to; `depth` is 0 for a client's turn and grows with each spawn_agent level. */
   readonly turn?: { readonly thread_id: string; readonly turn_id: string; readonly depth: number };
+  /** The model's id of this tool call, and the id of the item that shows it. */
+  readonly callId?: string;
+  readonly itemId?: string;
 }
 
 /**
@@ -44,6 +47,8 @@ export interface Tool {
   /** The TurnItem `type` this tool's calls are shown as (`commandExecution`, `fileChange`, `webFetch`, …). */
   readonly itemType: "commandExecution" | "fileChange" | "webFetch" | "dynamicToolCall" | "task";
   /** Item fields known before the tool runs (e.g. `command`, `cwd`, `path`, `url`), from the parsed arguments. */
+  /** The call is itself a question to the user (ask_question): the permission gate does not ask about asking. */
+  readonly asksUser?: boolean;
   describe(args: Record<string, unknown>, ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
