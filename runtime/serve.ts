@@ -55,7 +55,8 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
+/** The gateway of a configuration, on its store, not yet serving any transport (for an in-process client, such as the AG-UI bridge). */
+export function openGateway(options: Pick<ServeOptions, "db" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes">, log: (message: string) => void): { gateway: Gateway; config: ResolvedConfig; close(): Promise<void> } {
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
   const config = resolveConfig(fileConfig, {
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
@@ -63,10 +64,21 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
   });
   const store = openStore(options.memory ? { memory: true } : { file: options.db });
   const gateway = createGateway(store, config, log);
+  return {
+    gateway,
+    config,
+    close: async () => {
+      await gateway.close();
+      store.close();
+    },
+  };
+}
+
+export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
+  const { gateway, config, close } = openGateway(options, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
     await server?.close();
-    await gateway.close();
-    store.close();
+    await close();
   };
 
   if (options.stdio) {
