@@ -109,7 +109,7 @@ const cli = yargs(hideBin(process.argv))
   )
   .command(
     "serve",
-    "Run the reference gateway over stdio or WebSocket",
+    "Run the reference gateway over stdio, WebSocket or AG-UI (HTTP and SSE)",
     (y) =>
       y
         .option("stdio", { type: "boolean", default: false, describe: "Serve one client on stdin/stdout (one JSON message per line)" })
