@@ -2963,6 +2963,31 @@ export interface TurnPermissionApprovalRequest {
    */
   reason: string;
   /**
+   * Display label of the tool for the approval prompt. May be empty; the client then derives one from tool_name, which stays the field of record.
+   */
+  title?: string;
+  /**
+   * The tool call's arguments as JSON text, for the approval prompt and the audit.
+   */
+  args_json?: string;
+  /**
+   * Present only when the pause overrides a call the policy would have allowed (it leaves the sandbox, or reaches paths outside the turn's roots): why, for the approval card. Absent for an ordinary gated call.
+   */
+  override_reason?: string;
+  /**
+   * A preview of what the call would do, when the gateway can compute one (shell, write_file, web_fetch).
+   */
+  preview?: {
+    /**
+     * What the preview shows: the command, the file written, the URL.
+     */
+    title: string;
+    /**
+     * The preview itself, computed by the gateway from the arguments (never from the model's narration), cut to a few hundred characters.
+     */
+    text: string;
+  };
+  /**
    * One-line human description of the action.
    */
   summary?: string;

@@ -24207,7 +24207,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionApprovalRequest = validate168;
-const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
@@ -24478,9 +24478,9 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.summary !== undefined){
-if(typeof data.summary !== "string"){
-const err23 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -24490,12 +24490,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.details !== undefined){
-let data11 = data.details;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-}
-else {
-const err24 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
+if(data.args_json !== undefined){
+if(typeof data.args_json !== "string"){
+const err24 = {instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -24505,11 +24502,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.allowed_scopes !== undefined){
-let data12 = data.allowed_scopes;
-if(Array.isArray(data12)){
+if(data.override_reason !== undefined){
+let data12 = data.override_reason;
+if(typeof data12 === "string"){
 if(data12.length < 1){
-const err25 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
+const err25 = {instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -24518,11 +24515,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(typeof data13 !== "string"){
-const err26 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err26 = {instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -24531,8 +24526,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-const err27 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+}
+if(data.preview !== undefined){
+let data13 = data.preview;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.title === undefined){
+const err27 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: "title"}};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -24541,10 +24540,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}};
+if(data13.text === undefined){
+const err28 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: "text"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -24553,14 +24550,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data.outside_paths !== undefined){
-let data14 = data.outside_paths;
-if(Array.isArray(data14)){
-const len2 = data14.length;
-for(let i2=0; i2<len2; i2++){
-if(typeof data14[i2] !== "string"){
-const err29 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
+for(const key1 in data13){
+if(!((key1 === "title") || (key1 === "text"))){
+const err29 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -24570,9 +24562,9 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
-else {
-const err30 = {instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}};
+if(data13.title !== undefined){
+if(typeof data13.title !== "string"){
+const err30 = {instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -24582,9 +24574,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.sandbox_escape !== undefined){
-if(typeof data.sandbox_escape !== "boolean"){
-const err31 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
+if(data13.text !== undefined){
+if(typeof data13.text !== "string"){
+const err31 = {instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -24594,9 +24586,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.item_id !== undefined){
-if(typeof data.item_id !== "string"){
-const err32 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err32 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -24606,9 +24598,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
-const err33 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(data.summary !== undefined){
+if(typeof data.summary !== "string"){
+const err33 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -24618,9 +24610,12 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-if(typeof data.expires_at !== "string"){
-const err34 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(data.details !== undefined){
+let data17 = data.details;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+const err34 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -24630,9 +24625,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.resolve_token !== undefined){
-if(typeof data.resolve_token !== "string"){
-const err35 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+if(data.allowed_scopes !== undefined){
+let data18 = data.allowed_scopes;
+if(Array.isArray(data18)){
+if(data18.length < 1){
+const err35 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -24641,15 +24638,138 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(typeof data19 !== "string"){
+const err36 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
+const err37 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data.outside_paths !== undefined){
+let data20 = data.outside_paths;
+if(Array.isArray(data20)){
+const len2 = data20.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data20[i2] !== "string"){
+const err39 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.sandbox_escape !== undefined){
+if(typeof data.sandbox_escape !== "boolean"){
+const err41 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err42 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err43 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(typeof data.expires_at !== "string"){
+const err44 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.resolve_token !== undefined){
+if(typeof data.resolve_token !== "string"){
+const err45 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
 }
 errors++;
 }

@@ -18669,7 +18669,7 @@ return errors === 0;
 validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionApprovalRequest = validate168;
-const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string"},"workspace_id":{"type":"string"},"thread_id":{"type":"string"},"turn_id":{"type":"string"},"visible_thread_ids":{"type":"array","items":{"type":"string"}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
 function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
@@ -18830,10 +18830,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.summary !== undefined){
+if(data.title !== undefined){
 const _errs23 = errors;
-if(typeof data.summary !== "string"){
-validate168.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.title !== "string"){
+validate168.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -18842,16 +18842,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.details !== undefined){
-let data11 = data.details;
+if(data.args_json !== undefined){
 const _errs25 = errors;
-if(errors === _errs25){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-}
-else {
-validate168.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+if(typeof data.args_json !== "string"){
+validate168.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
 }
 var valid0 = _errs25 === errors;
 }
@@ -18859,31 +18854,139 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.allowed_scopes !== undefined){
-let data12 = data.allowed_scopes;
-const _errs28 = errors;
-if(errors === _errs28){
-if(Array.isArray(data12)){
+if(data.override_reason !== undefined){
+let data12 = data.override_reason;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data12 === "string"){
 if(data12.length < 1){
+validate168.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.preview !== undefined){
+let data13 = data.preview;
+const _errs29 = errors;
+if(errors === _errs29){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing1;
+if(((data13.title === undefined) && (missing1 = "title")) || ((data13.text === undefined) && (missing1 = "text"))){
+validate168.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs31 = errors;
+for(const key1 in data13){
+if(!((key1 === "title") || (key1 === "text"))){
+validate168.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs31 === errors){
+if(data13.title !== undefined){
+const _errs32 = errors;
+if(typeof data13.title !== "string"){
+validate168.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs32 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data13.text !== undefined){
+const _errs34 = errors;
+if(typeof data13.text !== "string"){
+validate168.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs34 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs29 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.summary !== undefined){
+const _errs36 = errors;
+if(typeof data.summary !== "string"){
+validate168.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs36 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.details !== undefined){
+let data17 = data.details;
+const _errs38 = errors;
+if(errors === _errs38){
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+validate168.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs38 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.allowed_scopes !== undefined){
+let data18 = data.allowed_scopes;
+const _errs41 = errors;
+if(errors === _errs41){
+if(Array.isArray(data18)){
+if(data18.length < 1){
 validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
 }
 else {
-var valid3 = true;
-const len1 = data12.length;
+var valid4 = true;
+const len1 = data18.length;
 for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-const _errs30 = errors;
-if(typeof data13 !== "string"){
+let data19 = data18[i1];
+const _errs43 = errors;
+if(typeof data19 !== "string"){
 validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
+if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
 validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
 return false;
 }
-var valid3 = _errs30 === errors;
-if(!valid3){
+var valid4 = _errs43 === errors;
+if(!valid4){
 break;
 }
 }
@@ -18894,27 +18997,27 @@ validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#
 return false;
 }
 }
-var valid0 = _errs28 === errors;
+var valid0 = _errs41 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.outside_paths !== undefined){
-let data14 = data.outside_paths;
-const _errs33 = errors;
-if(errors === _errs33){
-if(Array.isArray(data14)){
-var valid5 = true;
-const len2 = data14.length;
+let data20 = data.outside_paths;
+const _errs46 = errors;
+if(errors === _errs46){
+if(Array.isArray(data20)){
+var valid6 = true;
+const len2 = data20.length;
 for(let i2=0; i2<len2; i2++){
-const _errs35 = errors;
-if(typeof data14[i2] !== "string"){
+const _errs48 = errors;
+if(typeof data20[i2] !== "string"){
 validate168.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid5 = _errs35 === errors;
-if(!valid5){
+var valid6 = _errs48 === errors;
+if(!valid6){
 break;
 }
 }
@@ -18924,70 +19027,74 @@ validate168.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/
 return false;
 }
 }
-var valid0 = _errs33 === errors;
+var valid0 = _errs46 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox_escape !== undefined){
-const _errs37 = errors;
+const _errs50 = errors;
 if(typeof data.sandbox_escape !== "boolean"){
 validate168.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid0 = _errs37 === errors;
+var valid0 = _errs50 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.item_id !== undefined){
-const _errs39 = errors;
+const _errs52 = errors;
 if(typeof data.item_id !== "string"){
 validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs39 === errors;
+var valid0 = _errs52 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.created_at !== undefined){
-const _errs41 = errors;
+const _errs54 = errors;
 if(typeof data.created_at !== "string"){
 validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs41 === errors;
+var valid0 = _errs54 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.expires_at !== undefined){
-const _errs43 = errors;
+const _errs56 = errors;
 if(typeof data.expires_at !== "string"){
 validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs43 === errors;
+var valid0 = _errs56 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.resolve_token !== undefined){
-const _errs45 = errors;
+const _errs58 = errors;
 if(typeof data.resolve_token !== "string"){
 validate168.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs45 === errors;
+var valid0 = _errs58 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
