@@ -75,8 +75,8 @@ export class Questions {
           clearTimeout(timer);
           signal.removeEventListener("abort", cancel);
           try {
-            // Recorded for the request when answered: a commit the turn lost is left for the turn to report.
-            g.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.nowIso() }, optionId === undefined ? undefined : "request");
+            // Recorded for the question, not by the turn (an answer, a timer, the cancellation): a commit the turn lost is left for the turn to report.
+            g.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.nowIso() }, "request");
           } finally {
             const option = ask.options.find((o) => o.id === optionId);
             resolve({ resolution, ...(option ? { option } : {}) });
