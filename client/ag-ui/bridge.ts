@@ -157,6 +157,8 @@ export class AgUiBridge {
       openText = undefined;
     };
     const interrupts = new Map<string, Pending>();
+    // The AG-UI tool call id (the model's call id) of each tool item seen in this run.
+    const callOfItem = new Map<string, string>();
     const interrupt = function* (this: AgUiBridge, found: Interrupt[]) {
       yield* endText();
       this.pending.set(threadId, interrupts);
@@ -196,6 +198,7 @@ export class AgUiBridge {
             break;
           case "tool_started": {
             const id = toolCallId(event.item);
+            callOfItem.set(event.item.id, id);
             yield { type: "TOOL_CALL_START", toolCallId: id, toolCallName: event.name } as BaseEvent;
             const args = (event.item as { arguments?: unknown; prompt?: unknown }).arguments ?? ((event.item as { prompt?: unknown }).prompt === undefined ? undefined : { prompt: (event.item as { prompt: unknown }).prompt });
             if (args !== undefined) yield { type: "TOOL_CALL_ARGS", toolCallId: id, delta: JSON.stringify(args) } as BaseEvent;
@@ -214,8 +217,8 @@ export class AgUiBridge {
               {
                 id: request.request_id,
                 reason: "tool_approval",
-                message: request.summary ?? `${request.tool_name}: ${request.reason}`,
-                ...(request.item_id ? { toolCallId: request.item_id } : {}),
+                message: request.summary ?? (request.title || request.tool_name),
+                ...(request.item_id && callOfItem.has(request.item_id) ? { toolCallId: callOfItem.get(request.item_id)! } : {}),
                 responseSchema: { type: "object", required: ["resolution"], properties: { resolution: { enum: [...(request.allowed_scopes ?? ["allow_once"]), "deny"] } } },
                 ...(request.expires_at ? { expiresAt: request.expires_at } : {}),
                 metadata: { tool_name: request.tool_name, action: request.action, reason: request.reason },

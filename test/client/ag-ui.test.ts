@@ -67,9 +67,11 @@ describe("the AG-UI bridge", () => {
     await setup({}, { permission_profile: { mode: "supervised" } });
     const agent = userAgent(script({ tool: "shell", args: { command: "echo approved-run" } }, { say: "It ran." }));
     const first = await run(agent, { runId: "run_a" });
-    const finished = first.events.at(-1) as unknown as { type: string; outcome: { type: string; interrupts: { id: string; reason: string }[] } };
+    const finished = first.events.at(-1) as unknown as { type: string; outcome: { type: string; interrupts: { id: string; reason: string; toolCallId?: string }[] } };
     expect(finished).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ reason: "tool_approval" }] } });
     const id = finished.outcome.interrupts[0]!.id;
+    const started = first.events.find((e) => e.type === "TOOL_CALL_START") as unknown as { toolCallId: string };
+    expect(finished.outcome.interrupts[0]).toMatchObject({ toolCallId: started.toolCallId });
     const second = await run(agent, { runId: "run_b", resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] });
     expect(second.types[0]).toBe("RUN_STARTED");
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
