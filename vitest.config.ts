@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^turnspec\/transport$/, replacement: source("./transport/index.ts") },
       { find: /^turnspec\/generated$/, replacement: source("./generated/index.ts") },
       { find: /^turnspec\/client\/browser$/, replacement: source("./client/browser.ts") },
+      { find: /^turnspec\/client\/ag-ui$/, replacement: source("./client/ag-ui/index.ts") },
       { find: /^turnspec\/client$/, replacement: source("./client/index.ts") },
       { find: /^turnspec\/generator$/, replacement: source("./generator/index.ts") },
     ],

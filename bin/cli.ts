@@ -117,11 +117,12 @@ const cli = yargs(hideBin(process.argv))
   )
   .command(
     "serve",
-    "Run the reference gateway over stdio or WebSocket",
+    "Run the reference gateway over stdio, WebSocket or AG-UI (HTTP and SSE)",
     (y) =>
       y
         .option("stdio", { type: "boolean", default: false, describe: "Serve one client on stdin/stdout (one JSON message per line)" })
         .option("port", { type: "number", describe: "Serve WebSocket on this port (0 picks a free one)" })
+        .option("ag-ui", { type: "number", describe: "Serve AG-UI clients over HTTP and SSE on this port (0 picks a free one)" })
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
         .option("token", { type: "string", describe: "Bearer token clients must present (visible in the process list: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
         .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
@@ -134,7 +135,9 @@ const cli = yargs(hideBin(process.argv))
         .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
-          if (argv.stdio === (argv.port !== undefined)) return "Choose one transport: --stdio or --port N.";
+          if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
+          const agUi = argv["ag-ui"];
+          if (agUi !== undefined && (!Number.isInteger(agUi) || agUi < 0 || agUi > 65535)) return `--ag-ui must be an integer from 0 to 65535, got ${agUi}`;
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           return true;
         }),
@@ -143,6 +146,18 @@ const cli = yargs(hideBin(process.argv))
       const { ConfigError } = await import("../runtime/config.js");
       const { serveToken } = await import("../runtime/serve-token.js");
       try {
+        if (argv["ag-ui"] !== undefined) {
+          const { serveAgUiGateway } = await import("./serve-ag-ui.js");
+          await serveAgUiGateway({
+            port: argv["ag-ui"],
+            host: argv.host,
+            db: argv.db,
+            memory: argv.memory,
+            ...(argv.config === undefined ? {} : { configFile: argv.config }),
+            ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
+          });
+          return;
+        }
         const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         await serve({
           stdio: argv.stdio,

@@ -11,5 +11,5 @@ export { accumulateItem, accumulateItems, applyDelta, deltaField, emptyItems, ty
 export { streamEventsOf, toolName, type ApprovalAnswer, type TurnStreamEvent } from "./events.js";
 export { followTurn, isTerminal, replayedNotifications, type FollowOptions, type TurnFeed, type TurnFeedSink, type TurnNotification } from "./turn-feed.js";
 export { streamExistingTurn, streamTurn, type ResumeStreamParams, type StreamTurnOptions } from "./stream-turn.js";
-export { foldTurnStatus, initialTurnStatus, turnStatusOf, wireStatus, type TurnDomainStatus, type TurnStatusState } from "./status.js";
+export { foldTurnStatus, initialTurnStatus, lifecycleWireStatus, setWatching, turnStatusOf, wireStatus, type TurnDomainStatus, type TurnStatusState, type WireTurnStatus } from "./status.js";
 export { emptyTimeline, reduceTimeline, timelineRows, type TimelineFreshness, type TimelineInput, type TimelineState } from "./timeline.js";

@@ -14,6 +14,10 @@ import type {
   TurnPermissionApprovalResolution,
   TurnPermissionRequestRespondParams,
   TurnPermissionRequestRespondResponse,
+  TurnHandoffStartedNotification,
+  TurnQuestion,
+  TurnQuestionResolution,
+  TurnQuestionRespondResponse,
   TurnStatus,
   TurnUsage,
 } from "../generated/types.js";
@@ -47,7 +51,24 @@ export type TurnStreamEvent =
     })
   /** A request was answered, cancelled or expired. */
   | (Base & { readonly type: "approval_resolved"; readonly requestId: string; readonly resolution: TurnPermissionApprovalResolution })
-  /** The thread's history was compacted for this turn. */
+  /**
+   * The model asked the user a question; the turn waits for the answer. `answer` sends the
+   * chosen option with the question's answer token unmodified. `alreadySurfaced` is true
+   * when this still-open question was delivered before (by the gateway's say, or to this
+   * connection already, on a replay or a reconnect): render a compact reminder, not a second card.
+   */
+  | (Base & {
+      readonly type: "question_pending";
+      readonly turnId: string;
+      readonly question: TurnQuestion;
+      readonly alreadySurfaced: boolean;
+      answer(optionId: string): Promise<TurnQuestionRespondResponse>;
+    })
+  /** A question was answered (with `optionId`), cancelled with the turn, or expired. */
+  | (Base & { readonly type: "question_resolved"; readonly callId: string; readonly index: number; readonly resolution: TurnQuestionResolution; readonly optionId?: string })
+  /** The turn delegates to a sub-agent: render "delegating…" rather than going silent. Once per delegation. */
+  | (Base & { readonly type: "handoff_started" } & Pick<TurnHandoffStartedNotification, "child_agent_id" | "child_thread_id" | "child_turn_id" | "reason" | "route_id">)
+  /** The thread's history was compacted for this turn: the first event of the turn's output, before any text. */
   | (Base & { readonly type: "context_compacted" } & Pick<ContextCompressedNotification, "reason" | "summarized_messages" | "messages_after" | "summary_preview">)
   /** The turn stopped in a recoverable state; `turn/resume` continues it. */
   | (Base & { readonly type: "blocked"; readonly reason: string; readonly recoveryJobId: string })
@@ -67,6 +88,9 @@ export function toolName(item: TurnItem): string {
 /** What the stream needs besides the notification: the items so far and how to answer a request. */
 export interface StreamContext {
   readonly respond: (request: TurnPermissionApprovalRequest, resolution: ApprovalAnswer) => Promise<TurnPermissionRequestRespondResponse>;
+  readonly answer: (threadId: string, turnId: string, question: TurnQuestion, optionId: string) => Promise<TurnQuestionRespondResponse>;
+  /** Notes that a question was surfaced; true when it had been before. Default: never before. */
+  readonly surfaced?: (threadId: string, turnId: string, question: TurnQuestion) => boolean;
 }
 
 /**
@@ -105,6 +129,34 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
     case "turn/permission/request/resolved":
       events.push({ type: "approval_resolved", sequence, requestId: n.params.request_id, resolution: n.params.resolution });
       break;
+    case "turn/question/opened": {
+      const { thread_id: threadId, turn_id: turnId, question } = n.params;
+      const before = context.surfaced?.(threadId, turnId, question) ?? false;
+      events.push({
+        type: "question_pending",
+        sequence,
+        turnId,
+        question,
+        alreadySurfaced: n.params.already_surfaced || before,
+        answer: (optionId) => context.answer(threadId, turnId, question, optionId),
+      });
+      break;
+    }
+    case "turn/question/resolved":
+      events.push({
+        type: "question_resolved",
+        sequence,
+        callId: n.params.call_id,
+        index: n.params.index,
+        resolution: n.params.resolution,
+        ...(n.params.option_id === undefined ? {} : { optionId: n.params.option_id }),
+      });
+      break;
+    case "turn/handoff/started": {
+      const { child_agent_id, child_thread_id, child_turn_id, reason, route_id } = n.params;
+      events.push({ type: "handoff_started", sequence, child_agent_id, child_thread_id, child_turn_id, reason, ...(route_id === undefined ? {} : { route_id }) });
+      break;
+    }
     case "context/compressed": {
       const { reason, summarized_messages, messages_after, summary_preview } = n.params;
       events.push({ type: "context_compacted", sequence, reason, summarized_messages, messages_after, ...(summary_preview === undefined ? {} : { summary_preview }) });

@@ -8,7 +8,7 @@
  * iteration then runs on to the turn's `failed` (kind cancelled) and `done`. A gateway
  * error, or a connection lost for good, ends the iteration by throwing a `TurnClientError`.
  */
-import type { TurnPermissionApprovalRequest, TurnStartParams } from "../generated/types.js";
+import type { TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "../generated/types.js";
 import { RpcError } from "turnspec/rpc";
 import type { GatewayConnection } from "./connection.js";
 import { TurnClientError } from "./errors.js";
@@ -111,7 +111,7 @@ async function* eventStream(
         await new Promise<void>((resolve) => (wake = resolve));
         continue;
       }
-      const step = streamEventsOf(items, n, { respond });
+      const step = streamEventsOf(items, n, { respond, answer: connectionAnswerer(connection), surfaced: (threadId, turnId, question) => noteSurfaced(connection, threadId, turnId, question) });
       items = step.items;
       for (const event of step.events) {
         yield event;
@@ -122,6 +122,25 @@ async function* eventStream(
     feed.stop();
     if (listening) signal?.removeEventListener("abort", cancel);
   }
+}
+
+/** The questions each connection has surfaced already: a second delivery (replay, reconnect, another stream of the turn) is a reminder. */
+const surfacedOn = new WeakMap<GatewayConnection, Set<string>>();
+
+function noteSurfaced(connection: GatewayConnection, threadId: string, turnId: string, question: TurnQuestion): boolean {
+  let seen = surfacedOn.get(connection);
+  if (!seen) surfacedOn.set(connection, (seen = new Set()));
+  const key = JSON.stringify([threadId, turnId, question.call_id, question.index]);
+  if (seen.has(key)) return true;
+  seen.add(key);
+  return false;
+}
+
+/** Answers a question on whichever connection is open when the caller answers. */
+function connectionAnswerer(connection: GatewayConnection) {
+  return (threadId: string, turnId: string, question: TurnQuestion, optionId: string) =>
+    // The token goes back exactly as the gateway sent it: it is signed over the question.
+    connection.client.turnQuestionRespond({ thread_id: threadId, turn_id: turnId, call_id: question.call_id, index: question.index, option_id: optionId, answer_token: question.answer_token });
 }
 
 /** Answers a permission request on whichever connection is open when the caller answers. */

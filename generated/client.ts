@@ -165,6 +165,11 @@ export class ProtocolClient {
     return this.request("turn/permission/request/respond", params, options);
   }
 
+  /** Answer an open question the model asked (turnspec's own extension). (`turn/question/respond`) */
+  turnQuestionRespond(params: T.TurnQuestionRespondParams, options?: RequestOptions): Promise<T.TurnQuestionRespondResponse> {
+    return this.request("turn/question/respond", params, options);
+  }
+
   /** Create a bounded delegation route from an agent execution to a destination thread. (`agent/route/create`) */
   agentRouteCreate(params: T.AgentDelegationRouteCreateParams, options?: RequestOptions): Promise<T.AgentDelegationRouteProjection> {
     return this.request("agent/route/create", params, options);

@@ -43,6 +43,9 @@ export const orderingRules = [
       "turn/permission/request/opened",
       "turn/permission/request/resolved",
       "turn/permission/audit",
+      "turn/question/opened",
+      "turn/question/resolved",
+      "turn/handoff/started",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",
@@ -126,6 +129,9 @@ export const orderingRules = [
       "turn/permission/request/opened",
       "turn/permission/request/resolved",
       "turn/permission/audit",
+      "turn/question/opened",
+      "turn/question/resolved",
+      "turn/handoff/started",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",
@@ -178,6 +184,9 @@ export const orderingRules = [
       "turn/permission/request/opened",
       "turn/permission/request/resolved",
       "turn/permission/audit",
+      "turn/question/opened",
+      "turn/question/resolved",
+      "turn/handoff/started",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",
@@ -228,6 +237,60 @@ export const orderingRules = [
       "key": "/request_id"
     }
   },
+  /** Every question a turn opens is resolved exactly once (answered, cancelled with the turn, or expired), after it was opened. */
+  {
+    "id": "TURN-QUESTION-ORDER-RESOLVED-ONCE",
+    "requirement": "TURN-QUESTION-ORDER-RESOLVED-ONCE",
+    "description": "Every question a turn opens is resolved exactly once (answered, cancelled with the turn, or expired), after it was opened.",
+    "kind": "paired",
+    "scope": [
+      {
+        "name": "thread",
+        "pointer": "/thread_id"
+      },
+      {
+        "name": "turn",
+        "pointer": "/turn_id"
+      },
+      {
+        "name": "call",
+        "pointer": "/call_id"
+      }
+    ],
+    "subject": "question",
+    "open": {
+      "notification": "turn/question/opened",
+      "key": "/index"
+    },
+    "close": {
+      "notification": "turn/question/resolved",
+      "key": "/index"
+    }
+  },
+  /** A turn's context/compressed comes at most once, and before any output delta of the turn (so before any text delta): the context is compacted before the turn's first model call. */
+  {
+    "id": "TURN-ORDER-COMPACTED-FIRST",
+    "requirement": "TURN-ORDER-COMPACTED-FIRST",
+    "description": "A turn's context/compressed comes at most once, and before any output delta of the turn (so before any text delta): the context is compacted before the turn's first model call.",
+    "kind": "leads",
+    "scope": [
+      {
+        "name": "thread",
+        "pointer": "/thread_id"
+      },
+      {
+        "name": "turn",
+        "pointer": "/turn_id"
+      }
+    ],
+    "notification": "context/compressed",
+    "before": [
+      "item/agent_message/delta",
+      "item/command_execution/output_delta",
+      "item/file_change/output_delta",
+      "item/tool/progress"
+    ]
+  },
   /** A turn's event sequence goes up by exactly one from each notification that carries it to the next, and from each event to the next in a turn/items result. */
   {
     "id": "TURN-ORDER-SEQUENCE",
@@ -260,6 +323,9 @@ export const orderingRules = [
       "turn/permission/request/opened",
       "turn/permission/request/resolved",
       "turn/permission/audit",
+      "turn/question/opened",
+      "turn/question/resolved",
+      "turn/handoff/started",
       "turn/execution_window/started",
       "turn/execution_window/exhausted",
       "turn/execution_window/checkpointed",

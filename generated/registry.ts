@@ -42,6 +42,7 @@ export interface MethodTypes {
   "turn/work/page": { params: T.TurnWorkPageParams; result: T.TurnWorkPageResponse; };
   "turn/work/items/get": { params: T.TurnWorkItemsGetParams; result: T.TurnWorkItemsGetResponse; };
   "turn/permission/request/respond": { params: T.TurnPermissionRequestRespondParams; result: T.TurnPermissionRequestRespondResponse; };
+  "turn/question/respond": { params: T.TurnQuestionRespondParams; result: T.TurnQuestionRespondResponse; };
   "agent/route/create": { params: T.AgentDelegationRouteCreateParams; result: T.AgentDelegationRouteProjection; };
   "agent/route/list": { params: T.AgentDelegationRouteListParams; result: T.AgentDelegationRouteListResponse; };
   "agent/route/revoke": { params: T.AgentDelegationRouteRevokeParams; result: T.AgentDelegationRouteProjection; };
@@ -141,6 +142,14 @@ export const methods = {
     result: "TurnPermissionRequestRespondResponse",
     errors: ["permission_request_not_found", "permission_request_resolved", "unauthorized"],
   },
+  "turn/question/respond": {
+    name: "turn/question/respond",
+    direction: "client_to_server",
+    summary: "Answer an open question the model asked (turnspec's own extension).",
+    params: "TurnQuestionRespondParams",
+    result: "TurnQuestionRespondResponse",
+    errors: ["thread_not_found", "turn_not_found", "question_not_found", "question_resolved", "unauthorized"],
+  },
   "agent/route/create": {
     name: "agent/route/create",
     direction: "client_to_server",
@@ -186,6 +195,9 @@ export interface NotificationTypes {
   "turn/permission/request/opened": T.TurnPermissionRequestOpenedNotification;
   "turn/permission/request/resolved": T.TurnPermissionRequestResolvedNotification;
   "turn/permission/audit": T.TurnPermissionAuditEvent;
+  "turn/question/opened": T.TurnQuestionOpenedNotification;
+  "turn/question/resolved": T.TurnQuestionResolvedNotification;
+  "turn/handoff/started": T.TurnHandoffStartedNotification;
   "turn/execution_window/started": T.TurnExecutionWindowStartedNotification;
   "turn/execution_window/exhausted": T.TurnExecutionWindowExhaustedNotification;
   "turn/execution_window/checkpointed": T.TurnExecutionWindowCheckpointedNotification;
@@ -312,6 +324,24 @@ export const notifications = {
     direction: "server_to_client",
     summary: "A durable audit record of a permission decision.",
     params: "TurnPermissionAuditEvent",
+  },
+  "turn/question/opened": {
+    name: "turn/question/opened",
+    direction: "server_to_client",
+    summary: "The model asked the user a question; the turn waits for the answer (turnspec's own extension).",
+    params: "TurnQuestionOpenedNotification",
+  },
+  "turn/question/resolved": {
+    name: "turn/question/resolved",
+    direction: "server_to_client",
+    summary: "A question was answered, cancelled with its turn, or expired (turnspec's own extension).",
+    params: "TurnQuestionResolvedNotification",
+  },
+  "turn/handoff/started": {
+    name: "turn/handoff/started",
+    direction: "server_to_client",
+    summary: "The turn delegates to a sub-agent (turnspec's own extension).",
+    params: "TurnHandoffStartedNotification",
   },
   "turn/execution_window/started": {
     name: "turn/execution_window/started",
@@ -557,6 +587,22 @@ export const errors = {
     code: -32011,
     message: "Permission request already resolved",
     description: "The permission request was already resolved; error.data.resolution carries how. Nothing runs twice.",
+    standard: false,
+    anyMethod: false,
+    details: [],
+  },
+  question_not_found: {
+    code: -32012,
+    message: "Question not found",
+    description: "No question of the given thread and turn has the given call_id and index.",
+    standard: false,
+    anyMethod: false,
+    details: [],
+  },
+  question_resolved: {
+    code: -32013,
+    message: "Question already resolved",
+    description: "The question was already answered, cancelled or expired; error.data.resolution carries how. The answer is not recorded twice.",
     standard: false,
     anyMethod: false,
     details: [],

@@ -2358,6 +2358,48 @@ export interface TurnGetResponse {
 }
 
 /**
+ * Params of turn/handoff/started: the turn delegates to a sub-agent (spawn_agent, directly or over a delegation route), sent once per delegation so a surface can render "delegating…" instead of going silent. This is turnspec's own extension: the references describe HandoffStarted without giving it a wire form.
+ */
+export interface TurnHandoffStartedNotification {
+  /**
+   * Thread of the delegating turn.
+   */
+  thread_id: string;
+  /**
+   * The delegating turn.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The spawn_agent tool call item that delegates.
+   */
+  item_id: string;
+  /**
+   * The child agent chosen; empty selects the parent's default agent.
+   */
+  child_agent_id: string;
+  /**
+   * The thread the child turn runs in.
+   */
+  child_thread_id: string;
+  /**
+   * The child turn.
+   */
+  child_turn_id: string;
+  /**
+   * The delegation route used, when the delegation went over one.
+   */
+  route_id?: string;
+  /**
+   * Free-form reason for the delegation, for operator visibility; may be empty.
+   */
+  reason: string;
+}
+
+/**
  * One object of a turn's timeline, as clients render it: a message, reasoning, a notice, a delegated task or a tool call. Distinguished by type.
  */
 export type TurnItem = (TurnItemUserMessage | TurnItemAgentMessage | TurnItemReasoning | TurnItemSystemEvent | TurnItemTask | TurnItemCommandExecution | TurnItemFileChange | TurnItemWebSearch | TurnItemWebFetch | TurnItemDownload | TurnItemDynamicToolCall);
@@ -3093,6 +3135,31 @@ export interface TurnPermissionApprovalRequest {
    */
   reason: string;
   /**
+   * Display label of the tool for the approval prompt. May be empty; the client then derives one from tool_name, which stays the field of record.
+   */
+  title?: string;
+  /**
+   * The tool call's arguments as JSON text, for the approval prompt and the audit.
+   */
+  args_json?: string;
+  /**
+   * Present only when the pause overrides a call the policy would have allowed (it leaves the sandbox, or reaches paths outside the turn's roots): why, for the approval card. Absent for an ordinary gated call.
+   */
+  override_reason?: string;
+  /**
+   * A preview of what the call would do, when the gateway can compute one (shell, write_file, web_fetch).
+   */
+  preview?: {
+    /**
+     * What the preview shows: the command, the file written, the URL.
+     */
+    title: string;
+    /**
+     * The preview itself, computed by the gateway from the arguments (never from the model's narration), cut to a few hundred characters.
+     */
+    text: string;
+  };
+  /**
    * One-line human description of the action.
    */
   summary?: string;
@@ -3395,6 +3462,200 @@ export interface TurnProcessPolicySnapshot {
      */
     reason?: string;
   }[];
+}
+
+/**
+ * A multiple-choice question the model asked with the ask_question tool. Its identity is (turn_id, call_id, index): one call asks one to three questions. This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export interface TurnQuestion {
+  /**
+   * The ask_question call the question came from; several questions can share it.
+   */
+  call_id: string;
+  /**
+   * The question's position in its call's questions array (0-based).
+   */
+  index: number;
+  /**
+   * Short label of the question, fit for a button-row heading.
+   */
+  header: string;
+  /**
+   * The one-sentence question.
+   */
+  question: string;
+  /**
+   * Two to four mutually exclusive options.
+   * 
+   * @minItems 2
+   * @maxItems 4
+   */
+  options: TurnQuestionOption[];
+  /**
+   * The ask_question call's full arguments JSON (every question of the call), the binding a signed answer is checked against.
+   */
+  args_json: string;
+  /**
+   * Short-lived signed capability scoped to turn_id + call_id + index + thread. Opaque: send it back unmodified with turn/question/respond; a missing, expired, altered or misdirected token is refused.
+   */
+  answer_token: string;
+  /**
+   * When the question was opened.
+   */
+  created_at: string;
+  /**
+   * When the question expires unanswered; the turn then goes on with the question marked expired.
+   */
+  expires_at: string;
+}
+
+/**
+ * Params of turn/question/opened: the turn waits for the user to answer a question the model asked. This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export interface TurnQuestionOpenedNotification {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * Turn that asked.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The ask_question call (the same as question.call_id).
+   */
+  call_id: string;
+  /**
+   * The question's index in its call (the same as question.index).
+   */
+  index: number;
+  question: TurnQuestion;
+  /**
+   * Whether this still-open question was delivered before. The stored event says false; a client that sees it again (replay, reconnect) renders a compact reminder rather than a second card.
+   */
+  already_surfaced: boolean;
+}
+
+/**
+ * One of the two to four mutually exclusive answers a question offers. This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export interface TurnQuestionOption {
+  /**
+   * The option's id, unique within its question; the answer names it.
+   */
+  id: string;
+  /**
+   * Short display text of the option.
+   */
+  label: string;
+  /**
+   * A longer explanation of what choosing the option means.
+   */
+  description?: string;
+}
+
+/**
+ * How a question ended: answered by the user, cancelled with its turn, or expired unanswered. This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export type TurnQuestionResolution = ("answered" | "cancelled" | "expired");
+
+/**
+ * Params of turn/question/resolved: an open question was answered, cancelled with its turn, or expired. Every opened question is resolved exactly once. This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export interface TurnQuestionResolvedNotification {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * Turn the question belonged to.
+   */
+  turn_id: string;
+  /**
+   * Position of this event in the turn's event sequence; the same number the event carries in turn/items.
+   */
+  sequence: number;
+  /**
+   * The ask_question call.
+   */
+  call_id: string;
+  /**
+   * The question's index in its call.
+   */
+  index: number;
+  resolution: TurnQuestionResolution;
+  /**
+   * The option chosen; present exactly when resolution is answered.
+   */
+  option_id?: string;
+  /**
+   * When the question was resolved.
+   */
+  resolved_at: string;
+}
+
+/**
+ * Params of turn/question/respond: the user's answer to an open question, identified by (thread, turn, call, index). This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export interface TurnQuestionRespondParams {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * Turn that asked.
+   */
+  turn_id: string;
+  /**
+   * The ask_question call.
+   */
+  call_id: string;
+  /**
+   * The question's index in its call.
+   */
+  index: number;
+  /**
+   * The chosen option's id.
+   */
+  option_id: string;
+  /**
+   * The question's answer_token, sent back unchanged.
+   */
+  answer_token: string;
+}
+
+/**
+ * Result of turn/question/respond: the question is answered and the turn goes on with the chosen option as the tool result. This is turnspec's own extension: the references describe questions (QuestionPending, QuestionService.Respond) without giving them a wire form.
+ */
+export interface TurnQuestionRespondResponse {
+  /**
+   * Thread of the turn.
+   */
+  thread_id: string;
+  /**
+   * Turn that asked.
+   */
+  turn_id: string;
+  /**
+   * The ask_question call.
+   */
+  call_id: string;
+  /**
+   * The question's index in its call.
+   */
+  index: number;
+  /**
+   * The option recorded.
+   */
+  option_id: string;
+  /**
+   * When the question was answered.
+   */
+  resolved_at: string;
 }
 
 /**

@@ -26045,6 +26045,250 @@ return errors === 0;
 }
 validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+exports.TurnHandoffStartedNotification = validate158;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_handoff_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","child_agent_id","child_thread_id","child_turn_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"child_agent_id":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"reason":{"type":"string"}}};
+
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate158.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.item_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "item_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.child_agent_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "child_agent_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.child_thread_id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "child_thread_id"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.child_turn_id === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "child_turn_id"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.reason === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reason"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema231.properties, key0))){
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err9 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err10 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.item_id !== undefined){
+if(typeof data.item_id !== "string"){
+const err13 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.child_agent_id !== undefined){
+if(typeof data.child_agent_id !== "string"){
+const err14 = {instancePath:instancePath+"/child_agent_id",schemaPath:"#/properties/child_agent_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.child_thread_id !== undefined){
+if(typeof data.child_thread_id !== "string"){
+const err15 = {instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.child_turn_id !== undefined){
+if(typeof data.child_turn_id !== "string"){
+const err16 = {instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.route_id !== undefined){
+if(typeof data.route_id !== "string"){
+const err17 = {instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.reason !== undefined){
+if(typeof data.reason !== "string"){
+const err18 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate158.errors = vErrors;
+return errors === 0;
+}
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 exports.TurnItem = validate49;
 
 exports.TurnItemAgentMessage = validate57;
@@ -26055,14 +26299,14 @@ exports.TurnItemDownload = validate66;
 
 exports.TurnItemDynamicToolCall = validate67;
 
-exports.TurnItemEvent = validate158;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate159;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26197,20 +26441,20 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemFileChange = validate63;
 
-exports.TurnItemOutputPolicy = validate159;
+exports.TurnItemOutputPolicy = validate160;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26313,20 +26557,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemReasoning = validate58;
 
-exports.TurnItemStatus = validate160;
+exports.TurnItemStatus = validate161;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26353,22 +26597,22 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate161;
+exports.TurnItemToolError = validate162;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26433,18 +26677,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemToolOutcome = validate162;
+exports.TurnItemToolOutcome = validate163;
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26471,10 +26715,10 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemUserMessage = validate50;
 
@@ -26482,14 +26726,14 @@ exports.TurnItemWebFetch = validate65;
 
 exports.TurnItemWebSearch = validate64;
 
-exports.TurnItemsParams = validate163;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemsParams = validate164;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26640,19 +26884,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate164;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemsResponse = validate165;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate165.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26980,19 +27224,19 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate165;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate166;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27056,18 +27300,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate166;
+exports.TurnMode = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27094,18 +27338,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate167;
+exports.TurnNetworkPolicySnapshot = validate168;
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27245,19 +27489,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate168;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate169;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27376,7 +27620,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema242.properties, key0))){
+if(!(func1.call(schema243.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err11];
@@ -27587,9 +27831,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.summary !== undefined){
-if(typeof data.summary !== "string"){
-const err28 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
+if(data.title !== undefined){
+if(typeof data.title !== "string"){
+const err28 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -27599,12 +27843,9 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.details !== undefined){
-let data11 = data.details;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-}
-else {
-const err29 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
+if(data.args_json !== undefined){
+if(typeof data.args_json !== "string"){
+const err29 = {instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -27614,11 +27855,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data.allowed_scopes !== undefined){
-let data12 = data.allowed_scopes;
-if(Array.isArray(data12)){
+if(data.override_reason !== undefined){
+let data12 = data.override_reason;
+if(typeof data12 === "string"){
 if(data12.length < 1){
-const err30 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
+const err30 = {instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -27627,11 +27868,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(typeof data13 !== "string"){
-const err31 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err31 = {instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -27640,8 +27879,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-const err32 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+}
+if(data.preview !== undefined){
+let data13 = data.preview;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.title === undefined){
+const err32 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: "title"}};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -27650,10 +27893,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}};
+if(data13.text === undefined){
+const err33 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: "text"}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -27662,14 +27903,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-if(data.outside_paths !== undefined){
-let data14 = data.outside_paths;
-if(Array.isArray(data14)){
-const len2 = data14.length;
-for(let i2=0; i2<len2; i2++){
-if(typeof data14[i2] !== "string"){
-const err34 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
+for(const key1 in data13){
+if(!((key1 === "title") || (key1 === "text"))){
+const err34 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -27679,9 +27915,9 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}};
+if(data13.title !== undefined){
+if(typeof data13.title !== "string"){
+const err35 = {instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -27691,9 +27927,9 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data.sandbox_escape !== undefined){
-if(typeof data.sandbox_escape !== "boolean"){
-const err36 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
+if(data13.text !== undefined){
+if(typeof data13.text !== "string"){
+const err36 = {instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -27703,11 +27939,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data.item_id !== undefined){
-let data17 = data.item_id;
-if(typeof data17 === "string"){
-if(data17.length > 256){
-const err37 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+}
+else {
+const err37 = {instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -27717,8 +27951,9 @@ vErrors.push(err37);
 errors++;
 }
 }
-else {
-const err38 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(data.summary !== undefined){
+if(typeof data.summary !== "string"){
+const err38 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -27728,9 +27963,12 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.created_at !== undefined){
-if(typeof data.created_at !== "string"){
-const err39 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(data.details !== undefined){
+let data17 = data.details;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+const err39 = {instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -27740,9 +27978,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.expires_at !== undefined){
-if(typeof data.expires_at !== "string"){
-const err40 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(data.allowed_scopes !== undefined){
+let data18 = data.allowed_scopes;
+if(Array.isArray(data18)){
+if(data18.length < 1){
+const err40 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -27751,10 +27991,11 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-if(data.resolve_token !== undefined){
-if(typeof data.resolve_token !== "string"){
-const err41 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(typeof data19 !== "string"){
+const err41 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -27763,10 +28004,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-}
-else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
+const err42 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -27775,19 +28014,144 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate168.errors = vErrors;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.outside_paths !== undefined){
+let data20 = data.outside_paths;
+if(Array.isArray(data20)){
+const len2 = data20.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data20[i2] !== "string"){
+const err44 = {instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.sandbox_escape !== undefined){
+if(typeof data.sandbox_escape !== "boolean"){
+const err46 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.item_id !== undefined){
+let data23 = data.item_id;
+if(typeof data23 === "string"){
+if(data23.length > 256){
+const err47 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err49 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(typeof data.expires_at !== "string"){
+const err50 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.resolve_token !== undefined){
+if(typeof data.resolve_token !== "string"){
+const err51 = {instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalResolution = validate169;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
+exports.TurnPermissionApprovalResolution = validate170;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
+const evaluated0 = validate170.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27805,7 +28169,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -27814,18 +28178,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate170;
+exports.TurnPermissionApprovalScope = validate171;
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
+const evaluated0 = validate171.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27852,19 +28216,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate171.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate171;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionAuditEvent = validate172;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate171.evaluated;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27933,7 +28297,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema247.properties, key0))){
+if(!(func1.call(schema248.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -28057,7 +28421,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-const err16 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}};
+const err16 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema248.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -28163,7 +28527,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-const err25 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}};
+const err25 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema248.properties.decided_by.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -28210,7 +28574,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-const err29 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err29 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -28249,18 +28613,18 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate173;
+exports.TurnPermissionMode = validate174;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28287,19 +28651,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate174;
-const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate175;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28437,20 +28801,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionProfileSnapshot = validate115;
 
-exports.TurnPermissionProfileSource = validate175;
+exports.TurnPermissionProfileSource = validate176;
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28477,19 +28841,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate176;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate177;
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28625,8 +28989,8 @@ errors++;
 }
 }
 if(data.request !== undefined){
-if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate169(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
 }
@@ -28641,19 +29005,19 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate178;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate179;
+const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28846,7 +29210,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -28891,19 +29255,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate178.errors = vErrors;
+validate179.errors = vErrors;
 return errors === 0;
 }
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondParams = validate179;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate180;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
+const evaluated0 = validate180.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28981,7 +29345,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}};
+const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema259.properties.resolution.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29014,19 +29378,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate180.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate180;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondResponse = validate181;
+const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
+const evaluated0 = validate181.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29184,7 +29548,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}};
+const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29217,21 +29581,1500 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate181.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnProcessPolicySnapshot = validate124;
 
-exports.TurnResumeParams = validate181;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnQuestion = validate182;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate182.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.call_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.index === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.header === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "header"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.question === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "question"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.options === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "options"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.args_json === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "args_json"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.answer_token === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "answer_token"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.created_at === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_at"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.expires_at === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expires_at"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func1.call(schema262.properties, key0))){
+const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err10 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data1 = data.index;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2 || isNaN(data1)){
+const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err13 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.header !== undefined){
+let data2 = data.header;
+if(typeof data2 === "string"){
+if(data2.length < 1){
+const err14 = {instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.question !== undefined){
+let data3 = data.question;
+if(typeof data3 === "string"){
+if(data3.length < 1){
+const err16 = {instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.options !== undefined){
+let data4 = data.options;
+if(Array.isArray(data4)){
+if(data4.length > 4){
+const err18 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data4.length < 2){
+const err19 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.id === undefined){
+const err20 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data5.label === undefined){
+const err21 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: "label"}};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key1 in data5){
+if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
+const err22 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data5.id !== undefined){
+let data6 = data5.id;
+if(typeof data6 === "string"){
+if(data6.length < 1){
+const err23 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data5.label !== undefined){
+let data7 = data5.label;
+if(typeof data7 === "string"){
+if(data7.length < 1){
+const err25 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data5.description !== undefined){
+if(typeof data5.description !== "string"){
+const err27 = {instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.args_json !== undefined){
+if(typeof data.args_json !== "string"){
+const err30 = {instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.answer_token !== undefined){
+if(typeof data.answer_token !== "string"){
+const err31 = {instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.created_at !== undefined){
+if(typeof data.created_at !== "string"){
+const err32 = {instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.expires_at !== undefined){
+if(typeof data.expires_at !== "string"){
+const err33 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+validate182.errors = vErrors;
+return errors === 0;
+}
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionOpenedNotification = validate183;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate183.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.index === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.question === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "question"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.already_surfaced === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "already_surfaced"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err12 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data4 = data.index;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err13 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.question !== undefined){
+if(!(validate182(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+errors = vErrors.length;
+}
+}
+if(data.already_surfaced !== undefined){
+if(typeof data.already_surfaced !== "boolean"){
+const err16 = {instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+else {
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+validate183.errors = vErrors;
+return errors === 0;
+}
+validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionOption = validate185;
+
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate185.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.label === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data0 = data.id;
+if(typeof data0 === "string"){
+if(data0.length < 1){
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.label !== undefined){
+let data1 = data.label;
+if(typeof data1 === "string"){
+if(data1.length < 1){
+const err5 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate185.errors = vErrors;
+return errors === 0;
+}
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionResolution = validate186;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate186.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema266.enum}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+validate186.errors = vErrors;
+return errors === 0;
+}
+validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionResolvedNotification = validate187;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.index === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.resolution === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolution"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.resolved_at === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolved_at"}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err8 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err9 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err12 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data4 = data.index;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err13 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.resolution !== undefined){
+let data5 = data.resolution;
+if(typeof data5 !== "string"){
+const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
+const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema266.enum}};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.option_id !== undefined){
+if(typeof data.option_id !== "string"){
+const err18 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+if(typeof data.resolved_at !== "string"){
+const err19 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondParams = validate188;
+const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.index === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.option_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "option_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.answer_token === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "answer_token"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err9 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data3 = data.index;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.option_id !== undefined){
+let data4 = data.option_id;
+if(typeof data4 === "string"){
+if(data4.length < 1){
+const err13 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.answer_token !== undefined){
+if(typeof data.answer_token !== "string"){
+const err15 = {instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondResponse = validate189;
+const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate189.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.thread_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turn_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn_id"}};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.call_id === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.index === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"}};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.option_id === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "option_id"}};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.resolved_at === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "resolved_at"}};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.thread_id !== undefined){
+if(typeof data.thread_id !== "string"){
+const err7 = {instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.turn_id !== undefined){
+if(typeof data.turn_id !== "string"){
+const err8 = {instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.call_id !== undefined){
+if(typeof data.call_id !== "string"){
+const err9 = {instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data3 = data.index;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err10 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+const err11 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.option_id !== undefined){
+if(typeof data.option_id !== "string"){
+const err13 = {instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.resolved_at !== undefined){
+if(typeof data.resolved_at !== "string"){
+const err14 = {instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+validate189.errors = vErrors;
+return errors === 0;
+}
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeParams = validate190;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
+const evaluated0 = validate190.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29357,19 +31200,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate182;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeResponse = validate191;
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
+const evaluated0 = validate191.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29451,18 +31294,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate191.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate184;
+exports.TurnSandboxMode = validate193;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29489,20 +31332,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate184.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnSandboxSnapshot = validate120;
 
-exports.TurnSecurityBackendSnapshot = validate185;
+exports.TurnSecurityBackendSnapshot = validate194;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29627,18 +31470,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate186;
+exports.TurnSecurityDegradation = validate195;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29725,18 +31568,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate187;
+exports.TurnSecurityEnforcementStatus = validate196;
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29763,21 +31606,21 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnSecurityParentCapSnapshot = validate126;
 
-exports.TurnStartParams = validate188;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate197;
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29816,7 +31659,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema267.properties, key0))){
+if(!(func1.call(schema277.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -30039,8 +31882,8 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
+if(!(validate175(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
 errors = vErrors.length;
 }
 }
@@ -30138,19 +31981,19 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate188.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate193;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate202;
+const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30197,19 +32040,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate195;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate204;
+const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30361,18 +32204,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate197;
+exports.TurnStatus = validate206;
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30399,19 +32242,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate198;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+exports.TurnToolLoopBudgetExceededNotification = validate207;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30579,7 +32422,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-const err14 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}};
+const err14 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema284.properties.budget.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -30650,18 +32493,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate198.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate199;
+exports.TurnUsage = validate208;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30797,21 +32640,21 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate199.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate200;
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
-const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWorkBlock = validate209;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30900,7 +32743,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema276.properties, key0))){
+if(!(func1.call(schema286.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err8];
@@ -31031,7 +32874,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}};
+const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema288.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -31246,7 +33089,7 @@ errors++;
 if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}};
+const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.oldest.type}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -31259,7 +33102,7 @@ errors++;
 if(data12.newest !== undefined){
 let data14 = data12.newest;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}};
+const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.newest.type}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -31367,18 +33210,18 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate200.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate201;
+exports.TurnWorkBlockPresentation = validate210;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31465,18 +33308,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate201.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate202;
+exports.TurnWorkBlockState = validate211;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31494,7 +33337,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -31503,19 +33346,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate203;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate212;
+const schema291 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31614,7 +33457,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema281.properties, key0))){
+if(!(func1.call(schema291.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -31816,19 +33659,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate203.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate205;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsChangedNotification = validate214;
+const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate205.evaluated;
+const evaluated0 = validate214.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32074,19 +33917,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate205.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetParams = validate206;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+exports.TurnWorkItemsGetParams = validate215;
+const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
+const evaluated0 = validate215.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32209,19 +34052,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate207;
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetResponse = validate216;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
+const evaluated0 = validate216.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32437,8 +34280,8 @@ let data6 = data.items;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate203(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate212(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
 errors = vErrors.length;
 }
 }
@@ -32493,23 +34336,23 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate209;
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+exports.TurnWorkPageAnchor = validate218;
+const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema300 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
+const evaluated0 = validate218.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32530,7 +34373,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}};
+const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema296.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -32864,19 +34707,19 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate218.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate218.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorAfter = validate210;
+exports.TurnWorkPageAnchorAfter = validate219;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
+const evaluated0 = validate219.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32962,18 +34805,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate211;
+exports.TurnWorkPageAnchorBefore = validate220;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
+const evaluated0 = validate220.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33059,18 +34902,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate220.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate212;
+exports.TurnWorkPageAnchorNewest = validate221;
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
+const evaluated0 = validate221.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33134,18 +34977,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate221.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate213;
+exports.TurnWorkPageAnchorOldest = validate222;
 
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate213.evaluated;
+const evaluated0 = validate222.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33209,19 +35052,19 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate213.errors = vErrors;
+validate222.errors = vErrors;
 return errors === 0;
 }
-validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate214;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageParams = validate223;
+const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
+const evaluated0 = validate223.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33296,8 +35139,8 @@ errors++;
 }
 }
 if(data.anchor !== undefined){
-if(!(validate209(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate218(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
 errors = vErrors.length;
 }
 }
@@ -33347,20 +35190,20 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate223.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate216;
-const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkPageResponse = validate225;
+const schema306 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema307 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
+const evaluated0 = validate225.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33459,7 +35302,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema296.properties, key0))){
+if(!(func1.call(schema306.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -33582,8 +35425,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+if(!(validate209(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
 }
@@ -33592,8 +35435,8 @@ let data7 = data.items;
 if(Array.isArray(data7)){
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate203(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+if(!(validate212(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
 errors = vErrors.length;
 }
 }
@@ -33667,7 +35510,7 @@ errors++;
 if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}};
+const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -33680,7 +35523,7 @@ errors++;
 if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}};
+const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -33737,18 +35580,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate225.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate219;
+exports.TurnWorkPageState = validate228;
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
+const evaluated0 = validate228.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33811,7 +35654,7 @@ errors++;
 if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}};
+const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -33824,7 +35667,7 @@ errors++;
 if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}};
+const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -33869,19 +35712,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate228.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate220;
-const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkStateChangedNotification = validate229;
+const schema309 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
+const evaluated0 = validate229.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34061,8 +35904,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+if(!(validate209(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
 errors = vErrors.length;
 }
 }
@@ -34077,20 +35920,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate229.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.UserInput = validate51;
 
-exports.UserInputArtifact = validate222;
+exports.UserInputArtifact = validate231;
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
+const evaluated0 = validate231.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34176,18 +36019,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate231.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate223;
+exports.UserInputAudio = validate232;
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
+const evaluated0 = validate232.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34285,18 +36128,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate232.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate224;
+exports.UserInputFile = validate233;
 
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate224.evaluated;
+const evaluated0 = validate233.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34406,18 +36249,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate224.errors = vErrors;
+validate233.errors = vErrors;
 return errors === 0;
 }
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate225;
+exports.UserInputImage = validate234;
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
+const evaluated0 = validate234.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34503,18 +36346,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate234.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate226;
+exports.UserInputLocalFile = validate235;
 
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate226.evaluated;
+const evaluated0 = validate235.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34600,18 +36443,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate226.errors = vErrors;
+validate235.errors = vErrors;
 return errors === 0;
 }
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate227;
+exports.UserInputLocalImage = validate236;
 
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate227.evaluated;
+const evaluated0 = validate236.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34697,18 +36540,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate227.errors = vErrors;
+validate236.errors = vErrors;
 return errors === 0;
 }
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate228;
+exports.UserInputMention = validate237;
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
+const evaluated0 = validate237.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34816,18 +36659,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate237.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate229;
+exports.UserInputText = validate238;
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
+const evaluated0 = validate238.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34944,18 +36787,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate230;
+exports.UserInputVideo = validate239;
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35053,10 +36896,10 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate230.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 })(compiled, undefined);
 
 export const AgentActorRef: RawValidator = compiled.AgentActorRef;
@@ -35139,6 +36982,7 @@ export const TurnFilesystemSandboxEntry: RawValidator = compiled.TurnFilesystemS
 export const TurnFilesystemSandboxPolicy: RawValidator = compiled.TurnFilesystemSandboxPolicy;
 export const TurnGetParams: RawValidator = compiled.TurnGetParams;
 export const TurnGetResponse: RawValidator = compiled.TurnGetResponse;
+export const TurnHandoffStartedNotification: RawValidator = compiled.TurnHandoffStartedNotification;
 export const TurnItem: RawValidator = compiled.TurnItem;
 export const TurnItemAgentMessage: RawValidator = compiled.TurnItemAgentMessage;
 export const TurnItemCommandExecution: RawValidator = compiled.TurnItemCommandExecution;
@@ -35174,6 +37018,13 @@ export const TurnPermissionRequestResolvedNotification: RawValidator = compiled.
 export const TurnPermissionRequestRespondParams: RawValidator = compiled.TurnPermissionRequestRespondParams;
 export const TurnPermissionRequestRespondResponse: RawValidator = compiled.TurnPermissionRequestRespondResponse;
 export const TurnProcessPolicySnapshot: RawValidator = compiled.TurnProcessPolicySnapshot;
+export const TurnQuestion: RawValidator = compiled.TurnQuestion;
+export const TurnQuestionOpenedNotification: RawValidator = compiled.TurnQuestionOpenedNotification;
+export const TurnQuestionOption: RawValidator = compiled.TurnQuestionOption;
+export const TurnQuestionResolution: RawValidator = compiled.TurnQuestionResolution;
+export const TurnQuestionResolvedNotification: RawValidator = compiled.TurnQuestionResolvedNotification;
+export const TurnQuestionRespondParams: RawValidator = compiled.TurnQuestionRespondParams;
+export const TurnQuestionRespondResponse: RawValidator = compiled.TurnQuestionRespondResponse;
 export const TurnResumeParams: RawValidator = compiled.TurnResumeParams;
 export const TurnResumeResponse: RawValidator = compiled.TurnResumeResponse;
 export const TurnSandboxMode: RawValidator = compiled.TurnSandboxMode;

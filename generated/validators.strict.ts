@@ -20154,21 +20154,11 @@ return errors === 0;
 }
 validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItem = validate49;
-
-exports.TurnItemAgentMessage = validate57;
-
-exports.TurnItemCommandExecution = validate62;
-
-exports.TurnItemDownload = validate66;
-
-exports.TurnItemDynamicToolCall = validate67;
-
-exports.TurnItemEvent = validate158;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnHandoffStartedNotification = validate158;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_handoff_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","child_agent_id","child_thread_id","child_turn_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"child_agent_id":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"reason":{"type":"string"}}};
 
 function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate158.evaluated;
@@ -20181,34 +20171,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
+if(((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.item_id === undefined) && (missing0 = "item_id"))) || ((data.child_agent_id === undefined) && (missing0 = "child_agent_id"))) || ((data.child_thread_id === undefined) && (missing0 = "child_thread_id"))) || ((data.child_turn_id === undefined) && (missing0 = "child_turn_id"))) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
+if(!(func1.call(schema231.properties, key0))){
 validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.sequence !== undefined){
-let data0 = data.sequence;
+if(data.thread_id !== undefined){
 const _errs2 = errors;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.thread_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-if(errors === _errs2){
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 1 || isNaN(data0)){
-validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
 }
 var valid0 = _errs2 === errors;
 }
@@ -20216,10 +20197,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.method !== undefined){
+if(data.turn_id !== undefined){
 const _errs4 = errors;
-if(typeof data.method !== "string"){
-validate158.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turn_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20228,15 +20209,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.params !== undefined){
-let data2 = data.params;
+if(data.sequence !== undefined){
+let data2 = data.sequence;
 const _errs6 = errors;
-if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-}
-else {
-validate158.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate158.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
 }
 }
 var valid0 = _errs6 === errors;
@@ -20245,16 +20230,81 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.recorded_at !== undefined){
-const _errs9 = errors;
-if(typeof data.recorded_at !== "string"){
-validate158.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+if(data.item_id !== undefined){
+const _errs8 = errors;
+if(typeof data.item_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs9 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.child_agent_id !== undefined){
+const _errs10 = errors;
+if(typeof data.child_agent_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/child_agent_id",schemaPath:"#/properties/child_agent_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.child_thread_id !== undefined){
+const _errs12 = errors;
+if(typeof data.child_thread_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/child_thread_id",schemaPath:"#/properties/child_thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.child_turn_id !== undefined){
+const _errs14 = errors;
+if(typeof data.child_turn_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/child_turn_id",schemaPath:"#/properties/child_turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.route_id !== undefined){
+const _errs16 = errors;
+if(typeof data.route_id !== "string"){
+validate158.errors = [{instancePath:instancePath+"/route_id",schemaPath:"#/properties/route_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+const _errs18 = errors;
+if(typeof data.reason !== "string"){
+validate158.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -20272,12 +20322,21 @@ return errors === 0;
 }
 validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemFileChange = validate63;
+exports.TurnItem = validate49;
 
-exports.TurnItemOutputPolicy = validate159;
+exports.TurnItemAgentMessage = validate57;
+
+exports.TurnItemCommandExecution = validate62;
+
+exports.TurnItemDownload = validate66;
+
+exports.TurnItemDynamicToolCall = validate67;
+
+exports.TurnItemEvent = validate159;
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
 function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate159.evaluated;
@@ -20290,31 +20349,31 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.truncated === undefined) && (missing0 = "truncated")){
+if(((((data.sequence === undefined) && (missing0 = "sequence")) || ((data.method === undefined) && (missing0 = "method"))) || ((data.params === undefined) && (missing0 = "params"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
 validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
+if(!((((key0 === "sequence") || (key0 === "method")) || (key0 === "params")) || (key0 === "recorded_at"))){
 validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.max_display_bytes !== undefined){
-let data0 = data.max_display_bytes;
+if(data.sequence !== undefined){
+let data0 = data.sequence;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-validate159.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data0 < 1 || isNaN(data0)){
+validate159.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20325,10 +20384,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.truncated !== undefined){
+if(data.method !== undefined){
 const _errs4 = errors;
-if(typeof data.truncated !== "boolean"){
-validate159.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+if(typeof data.method !== "string"){
+validate159.errors = [{instancePath:instancePath+"/method",schemaPath:"#/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20337,25 +20396,34 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.total_bytes !== undefined){
-let data2 = data.total_bytes;
+if(data.params !== undefined){
+let data2 = data.params;
 const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
 if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate159.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 }
+else {
+validate159.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"}}];
+return false;
 }
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.recorded_at !== undefined){
+const _errs9 = errors;
+if(typeof data.recorded_at !== "string"){
+validate159.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -20372,12 +20440,12 @@ return errors === 0;
 }
 validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemReasoning = validate58;
+exports.TurnItemFileChange = validate63;
 
-exports.TurnItemStatus = validate160;
+exports.TurnItemOutputPolicy = validate160;
 
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate160.evaluated;
@@ -20387,30 +20455,130 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(typeof data !== "string"){
-validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.truncated === undefined) && (missing0 = "truncated")){
+validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
-if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-validate160.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "max_display_bytes") || (key0 === "truncated")) || (key0 === "total_bytes"))){
+validate160.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.max_display_bytes !== undefined){
+let data0 = data.max_display_bytes;
+const _errs2 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate160.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs2){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+validate160.errors = [{instancePath:instancePath+"/max_display_bytes",schemaPath:"#/properties/max_display_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.truncated !== undefined){
+const _errs4 = errors;
+if(typeof data.truncated !== "boolean"){
+validate160.errors = [{instancePath:instancePath+"/truncated",schemaPath:"#/properties/truncated/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.total_bytes !== undefined){
+let data2 = data.total_bytes;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate160.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate160.errors = [{instancePath:instancePath+"/total_bytes",schemaPath:"#/properties/total_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
 }
 validate160.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemReasoning = validate58;
+
+exports.TurnItemStatus = validate161;
+
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate161.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
+validate161.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+return false;
+}
+validate161.errors = vErrors;
+return errors === 0;
+}
+validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnItemSystemEvent = validate59;
 
 exports.TurnItemTask = validate60;
 
-exports.TurnItemToolError = validate161;
+exports.TurnItemToolError = validate162;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20421,14 +20589,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.message === undefined) && (missing0 = "message")){
-validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "message") || (key0 === "retryable"))){
-validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate162.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20437,7 +20605,7 @@ if(_errs1 === errors){
 if(data.message !== undefined){
 const _errs2 = errors;
 if(typeof data.message !== "string"){
-validate161.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
+validate162.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -20449,7 +20617,7 @@ if(valid0){
 if(data.retryable !== undefined){
 const _errs4 = errors;
 if(typeof data.retryable !== "boolean"){
-validate161.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
+validate162.errors = [{instancePath:instancePath+"/retryable",schemaPath:"#/properties/retryable/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -20462,52 +20630,19 @@ var valid0 = true;
 }
 }
 else {
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate161.errors = vErrors;
-return errors === 0;
-}
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnItemToolOutcome = validate162;
-
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate162.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-validate162.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
-return false;
 }
 validate162.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemUserMessage = validate50;
-
-exports.TurnItemWebFetch = validate65;
-
-exports.TurnItemWebSearch = validate64;
-
-exports.TurnItemsParams = validate163;
-const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemToolOutcome = validate163;
 
 function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate163.evaluated;
@@ -20517,127 +20652,30 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
-validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+if(typeof data !== "string"){
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
-validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
+validate163.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}}];
 return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(data0.length > 256){
-validate163.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate163.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(data1.length > 256){
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate163.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.after_sequence !== undefined){
-let data2 = data.after_sequence;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate163.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-validate163.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
 }
 validate163.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate164;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemUserMessage = validate50;
+
+exports.TurnItemWebFetch = validate65;
+
+exports.TurnItemWebSearch = validate64;
+
+exports.TurnItemsParams = validate164;
+const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate164.evaluated;
@@ -20650,14 +20688,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
 validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "after_sequence")) || (key0 === "limit"))){
 validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -20685,18 +20723,148 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.after_sequence !== undefined){
+let data2 = data.after_sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate164.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate164.errors = [{instancePath:instancePath+"/after_sequence",schemaPath:"#/properties/after_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate164.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+validate164.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate164.errors = vErrors;
+return errors === 0;
+}
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnItemsResponse = validate165;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate165.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.events === undefined) && (missing0 = "events"))) || ((data.last_sequence === undefined) && (missing0 = "last_sequence"))){
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "thread_id") || (key0 === "workspace_id")) || (key0 === "turn_id")) || (key0 === "events")) || (key0 === "last_sequence"))){
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate165.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate165.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.workspace_id !== undefined){
 let data1 = data.workspace_id;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate165.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -20712,12 +20880,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(data2.length > 256){
-validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate165.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -20742,14 +20910,14 @@ if(errors === _errs11){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if(((((data4.sequence === undefined) && (missing1 = "sequence")) || ((data4.method === undefined) && (missing1 = "method"))) || ((data4.params === undefined) && (missing1 = "params"))) || ((data4.recorded_at === undefined) && (missing1 = "recorded_at"))){
-validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs13 = errors;
 for(const key1 in data4){
 if(!((((key1 === "sequence") || (key1 === "method")) || (key1 === "params")) || (key1 === "recorded_at"))){
-validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -20759,13 +20927,13 @@ if(data4.sequence !== undefined){
 let data5 = data4.sequence;
 const _errs14 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0+"/sequence",schemaPath:"turn_item_event.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -20779,7 +20947,7 @@ if(valid3){
 if(data4.method !== undefined){
 const _errs16 = errors;
 if(typeof data4.method !== "string"){
-validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0+"/method",schemaPath:"turn_item_event.json/properties/method/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs16 === errors;
@@ -20795,7 +20963,7 @@ if(errors === _errs18){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0+"/params",schemaPath:"turn_item_event.json/properties/params/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20808,7 +20976,7 @@ if(valid3){
 if(data4.recorded_at !== undefined){
 const _errs21 = errors;
 if(typeof data4.recorded_at !== "string"){
-validate164.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0+"/recorded_at",schemaPath:"turn_item_event.json/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs21 === errors;
@@ -20823,7 +20991,7 @@ var valid3 = true;
 }
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
+validate165.errors = [{instancePath:instancePath+"/events/" + i0,schemaPath:"turn_item_event.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -20834,7 +21002,7 @@ break;
 }
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
+validate165.errors = [{instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -20848,13 +21016,13 @@ if(data.last_sequence !== undefined){
 let data9 = data.last_sequence;
 const _errs23 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
+validate165.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate164.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate165.errors = [{instancePath:instancePath+"/last_sequence",schemaPath:"#/properties/last_sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -20872,23 +21040,23 @@ var valid0 = true;
 }
 }
 else {
-validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate164.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate165;
-const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate166;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20899,14 +21067,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.mode === undefined) && (missing0 = "mode")){
-validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "mode")){
-validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate166.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20915,11 +21083,11 @@ if(_errs1 === errors){
 if(data.mode !== undefined){
 let data0 = data.mode;
 if(typeof data0 !== "string"){
-validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data0){
-validate165.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate166.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -20927,22 +21095,22 @@ return false;
 }
 }
 else {
-validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate166;
+exports.TurnMode = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20950,25 +21118,25 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-validate166.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate167.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate167;
+exports.TurnNetworkPolicySnapshot = validate168;
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20979,14 +21147,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.mode === undefined) && (missing0 = "mode")) || ((data.allow_domains === undefined) && (missing0 = "allow_domains"))) || ((data.deny_domains === undefined) && (missing0 = "deny_domains"))){
-validate167.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "mode") || (key0 === "allow_domains")) || (key0 === "deny_domains"))){
-validate167.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate168.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -20996,11 +21164,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-validate167.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
+validate168.errors = [{instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21019,7 +21187,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs6 = errors;
 if(typeof data1[i0] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/allow_domains/" + i0,schemaPath:"#/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs6 === errors;
@@ -21029,7 +21197,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/allow_domains",schemaPath:"#/properties/allow_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21049,7 +21217,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs10 = errors;
 if(typeof data3[i1] !== "string"){
-validate167.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
+validate168.errors = [{instancePath:instancePath+"/deny_domains/" + i1,schemaPath:"#/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -21059,7 +21227,7 @@ break;
 }
 }
 else {
-validate167.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
+validate168.errors = [{instancePath:instancePath+"/deny_domains",schemaPath:"#/properties/deny_domains/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21074,23 +21242,23 @@ var valid0 = true;
 }
 }
 else {
-validate167.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate167.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate168;
-const schema242 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate169;
+const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21101,14 +21269,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.workspace_id === undefined) && (missing0 = "workspace_id"))) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.tool_name === undefined) && (missing0 = "tool_name"))) || ((data.action === undefined) && (missing0 = "action"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.allowed_scopes === undefined) && (missing0 = "allowed_scopes"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate168.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate169.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema242.properties, key0))){
-validate168.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema243.properties, key0))){
+validate169.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21120,12 +21288,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate169.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21141,12 +21309,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate169.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21162,12 +21330,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(data2.length > 256){
-validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate169.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21183,12 +21351,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(data3.length > 256){
-validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate169.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21211,12 +21379,12 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(data5.length > 256){
-validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate169.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/visible_thread_ids/" + i0,schemaPath:"#/properties/visible_thread_ids/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21227,7 +21395,7 @@ break;
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
+validate169.errors = [{instancePath:instancePath+"/visible_thread_ids",schemaPath:"#/properties/visible_thread_ids/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21240,7 +21408,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate168.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -21253,11 +21421,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate168.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate169.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -21269,7 +21437,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs19 = errors;
 if(typeof data.scope_hash !== "string"){
-validate168.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -21281,7 +21449,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs21 = errors;
 if(typeof data.reason !== "string"){
-validate168.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -21290,10 +21458,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.summary !== undefined){
+if(data.title !== undefined){
 const _errs23 = errors;
-if(typeof data.summary !== "string"){
-validate168.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.title !== "string"){
+validate169.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs23 === errors;
@@ -21302,16 +21470,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.details !== undefined){
-let data11 = data.details;
+if(data.args_json !== undefined){
 const _errs25 = errors;
-if(errors === _errs25){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-}
-else {
-validate168.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
+if(typeof data.args_json !== "string"){
+validate169.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
 }
 var valid0 = _errs25 === errors;
 }
@@ -21319,115 +21482,148 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.allowed_scopes !== undefined){
-let data12 = data.allowed_scopes;
-const _errs28 = errors;
-if(errors === _errs28){
-if(Array.isArray(data12)){
+if(data.override_reason !== undefined){
+let data12 = data.override_reason;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data12 === "string"){
 if(data12.length < 1){
-validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
+validate169.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
+}
+}
+else {
+validate169.errors = [{instancePath:instancePath+"/override_reason",schemaPath:"#/properties/override_reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs27 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.preview !== undefined){
+let data13 = data.preview;
+const _errs29 = errors;
+if(errors === _errs29){
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+let missing1;
+if(((data13.title === undefined) && (missing1 = "title")) || ((data13.text === undefined) && (missing1 = "text"))){
+validate169.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs31 = errors;
+for(const key1 in data13){
+if(!((key1 === "title") || (key1 === "text"))){
+validate169.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs31 === errors){
+if(data13.title !== undefined){
+const _errs32 = errors;
+if(typeof data13.title !== "string"){
+validate169.errors = [{instancePath:instancePath+"/preview/title",schemaPath:"#/properties/preview/properties/title/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs32 === errors;
 }
 else {
 var valid3 = true;
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-const _errs30 = errors;
-if(typeof data13 !== "string"){
-validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+}
+if(valid3){
+if(data13.text !== undefined){
+const _errs34 = errors;
+if(typeof data13.text !== "string"){
+validate169.errors = [{instancePath:instancePath+"/preview/text",schemaPath:"#/properties/preview/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data13 === "allow_once") || (data13 === "allow_for_turn"))){
-validate168.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
-return false;
+var valid3 = _errs34 === errors;
 }
-var valid3 = _errs30 === errors;
-if(!valid3){
-break;
+else {
+var valid3 = true;
+}
 }
 }
 }
 }
 else {
-validate168.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+validate169.errors = [{instancePath:instancePath+"/preview",schemaPath:"#/properties/preview/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-var valid0 = _errs28 === errors;
+var valid0 = _errs29 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.outside_paths !== undefined){
-let data14 = data.outside_paths;
-const _errs33 = errors;
-if(errors === _errs33){
-if(Array.isArray(data14)){
-var valid5 = true;
-const len2 = data14.length;
-for(let i2=0; i2<len2; i2++){
-const _errs35 = errors;
-if(typeof data14[i2] !== "string"){
-validate168.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
+if(data.summary !== undefined){
+const _errs36 = errors;
+if(typeof data.summary !== "string"){
+validate169.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid5 = _errs35 === errors;
-if(!valid5){
-break;
-}
-}
-}
-else {
-validate168.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs33 === errors;
+var valid0 = _errs36 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.sandbox_escape !== undefined){
-const _errs37 = errors;
-if(typeof data.sandbox_escape !== "boolean"){
-validate168.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+if(data.details !== undefined){
+let data17 = data.details;
+const _errs38 = errors;
+if(errors === _errs38){
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+}
+else {
+validate169.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-var valid0 = _errs37 === errors;
+}
+var valid0 = _errs38 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.item_id !== undefined){
-let data17 = data.item_id;
-const _errs39 = errors;
-if(errors === _errs39){
-if(typeof data17 === "string"){
-if(data17.length > 256){
-validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate168.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs39 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.created_at !== undefined){
+if(data.allowed_scopes !== undefined){
+let data18 = data.allowed_scopes;
 const _errs41 = errors;
-if(typeof data.created_at !== "string"){
-validate168.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+if(errors === _errs41){
+if(Array.isArray(data18)){
+if(data18.length < 1){
+validate169.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/minItems",keyword:"minItems",params:{limit: 1}}];
 return false;
+}
+else {
+var valid4 = true;
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+const _errs43 = errors;
+if(typeof data19 !== "string"){
+validate169.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
+validate169.errors = [{instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+return false;
+}
+var valid4 = _errs43 === errors;
+if(!valid4){
+break;
+}
+}
+}
+}
+else {
+validate169.errors = [{instancePath:instancePath+"/allowed_scopes",schemaPath:"#/properties/allowed_scopes/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
 }
 var valid0 = _errs41 === errors;
 }
@@ -21435,25 +21631,100 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.expires_at !== undefined){
-const _errs43 = errors;
-if(typeof data.expires_at !== "string"){
-validate168.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+if(data.outside_paths !== undefined){
+let data20 = data.outside_paths;
+const _errs46 = errors;
+if(errors === _errs46){
+if(Array.isArray(data20)){
+var valid6 = true;
+const len2 = data20.length;
+for(let i2=0; i2<len2; i2++){
+const _errs48 = errors;
+if(typeof data20[i2] !== "string"){
+validate169.errors = [{instancePath:instancePath+"/outside_paths/" + i2,schemaPath:"#/properties/outside_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs43 === errors;
+var valid6 = _errs48 === errors;
+if(!valid6){
+break;
+}
+}
+}
+else {
+validate169.errors = [{instancePath:instancePath+"/outside_paths",schemaPath:"#/properties/outside_paths/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs46 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sandbox_escape !== undefined){
+const _errs50 = errors;
+if(typeof data.sandbox_escape !== "boolean"){
+validate169.errors = [{instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs50 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.item_id !== undefined){
+let data23 = data.item_id;
+const _errs52 = errors;
+if(errors === _errs52){
+if(typeof data23 === "string"){
+if(data23.length > 256){
+validate169.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate169.errors = [{instancePath:instancePath+"/item_id",schemaPath:"#/properties/item_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs52 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+const _errs54 = errors;
+if(typeof data.created_at !== "string"){
+validate169.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs54 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expires_at !== undefined){
+const _errs56 = errors;
+if(typeof data.expires_at !== "string"){
+validate169.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs56 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.resolve_token !== undefined){
-const _errs45 = errors;
+const _errs58 = errors;
 if(typeof data.resolve_token !== "string"){
-validate168.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
+validate169.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid0 = _errs45 === errors;
+var valid0 = _errs58 === errors;
 }
 else {
 var valid0 = true;
@@ -21478,47 +21749,25 @@ var valid0 = true;
 }
 }
 }
+}
+}
+}
+}
 else {
-validate168.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
-}
-validate168.errors = vErrors;
-return errors === 0;
-}
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionApprovalResolution = validate169;
-const schema245 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
-
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate169.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(typeof data !== "string"){
-validate169.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-validate169.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
 }
 validate169.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate170;
+exports.TurnPermissionApprovalResolution = validate170;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
 function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate170.evaluated;
@@ -21532,8 +21781,8 @@ if(typeof data !== "string"){
 validate170.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data === "allow_once") || (data === "allow_for_turn"))){
-validate170.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
+validate170.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
 return false;
 }
 validate170.errors = vErrors;
@@ -21541,14 +21790,40 @@ return errors === 0;
 }
 validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate171;
-const schema247 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalScope = validate171;
 
 function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate171.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data === "allow_once") || (data === "allow_for_turn"))){
+validate171.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}}];
+return false;
+}
+validate171.errors = vErrors;
+return errors === 0;
+}
+validate171.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnPermissionAuditEvent = validate172;
+const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+
+function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate172.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21559,14 +21834,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.audit_id === undefined) && (missing0 = "audit_id"))) || ((data.kind === undefined) && (missing0 = "kind"))) || ((data.recorded_at === undefined) && (missing0 = "recorded_at"))){
-validate171.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate172.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema247.properties, key0))){
-validate171.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema248.properties, key0))){
+validate172.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21578,12 +21853,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate172.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate171.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21599,12 +21874,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate172.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate171.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21618,13 +21893,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate172.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate171.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate172.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -21641,12 +21916,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(data3.length > 256){
-validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate172.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate171.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/audit_id",schemaPath:"#/properties/audit_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21660,11 +21935,11 @@ if(data.kind !== undefined){
 let data4 = data.kind;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-validate171.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema247.properties.kind.enum}}];
+validate172.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema248.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -21679,12 +21954,12 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(data5.length > 256){
-validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate172.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate171.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -21697,7 +21972,7 @@ if(valid0){
 if(data.tool_name !== undefined){
 const _errs14 = errors;
 if(typeof data.tool_name !== "string"){
-validate171.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/tool_name",schemaPath:"#/properties/tool_name/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -21710,11 +21985,11 @@ if(data.action !== undefined){
 let data7 = data.action;
 const _errs16 = errors;
 if(typeof data7 !== "string"){
-validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-validate171.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
+validate172.errors = [{instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -21727,11 +22002,11 @@ if(data.behavior !== undefined){
 let data8 = data.behavior;
 const _errs19 = errors;
 if(typeof data8 !== "string"){
-validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-validate171.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
+validate172.errors = [{instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -21744,11 +22019,11 @@ if(data.decided_by !== undefined){
 let data9 = data.decided_by;
 const _errs22 = errors;
 if(typeof data9 !== "string"){
-validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-validate171.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema247.properties.decided_by.enum}}];
+validate172.errors = [{instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema248.properties.decided_by.enum}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -21760,7 +22035,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs24 = errors;
 if(typeof data.reason !== "string"){
-validate171.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs24 === errors;
@@ -21772,7 +22047,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs26 = errors;
 if(typeof data.scope_hash !== "string"){
-validate171.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs26 === errors;
@@ -21785,11 +22060,11 @@ if(data.resolution !== undefined){
 let data12 = data.resolution;
 const _errs28 = errors;
 if(typeof data12 !== "string"){
-validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-validate171.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate172.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
 return false;
 }
 var valid0 = _errs28 === errors;
@@ -21813,7 +22088,7 @@ if(valid0){
 if(data.recorded_at !== undefined){
 const _errs32 = errors;
 if(typeof data.recorded_at !== "string"){
-validate171.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
+validate172.errors = [{instancePath:instancePath+"/recorded_at",schemaPath:"#/properties/recorded_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs32 === errors;
@@ -21839,22 +22114,22 @@ var valid0 = true;
 }
 }
 else {
-validate171.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate172.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate171.errors = vErrors;
+validate172.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate173;
+exports.TurnPermissionMode = validate174;
 
-function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate173.evaluated;
+const evaluated0 = validate174.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21862,26 +22137,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate173.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-validate173.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate174.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
-validate173.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate173.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate174;
-const schema252 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate175;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
+const evaluated0 = validate175.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21893,7 +22168,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
-validate174.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate175.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -21903,11 +22178,11 @@ if(data.mode !== undefined){
 let data0 = data.mode;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-validate174.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
+validate175.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -21926,7 +22201,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 const _errs7 = errors;
 if(typeof data1[i0] !== "string"){
-validate174.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath:instancePath+"/allowed_tools/" + i0,schemaPath:"#/properties/allowed_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs7 === errors;
@@ -21936,7 +22211,7 @@ break;
 }
 }
 else {
-validate174.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
+validate175.errors = [{instancePath:instancePath+"/allowed_tools",schemaPath:"#/properties/allowed_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21956,7 +22231,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 const _errs11 = errors;
 if(typeof data3[i1] !== "string"){
-validate174.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath:instancePath+"/denied_tools/" + i1,schemaPath:"#/properties/denied_tools/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid3 = _errs11 === errors;
@@ -21966,7 +22241,7 @@ break;
 }
 }
 else {
-validate174.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
+validate175.errors = [{instancePath:instancePath+"/denied_tools",schemaPath:"#/properties/denied_tools/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -21986,7 +22261,7 @@ const len2 = data5.length;
 for(let i2=0; i2<len2; i2++){
 const _errs15 = errors;
 if(typeof data5[i2] !== "string"){
-validate174.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
+validate175.errors = [{instancePath:instancePath+"/allowed_paths/" + i2,schemaPath:"#/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs15 === errors;
@@ -21996,7 +22271,7 @@ break;
 }
 }
 else {
-validate174.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
+validate175.errors = [{instancePath:instancePath+"/allowed_paths",schemaPath:"#/properties/allowed_paths/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22011,24 +22286,24 @@ var valid0 = true;
 }
 }
 else {
-validate174.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate174.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnPermissionProfileSnapshot = validate115;
 
-exports.TurnPermissionProfileSource = validate175;
+exports.TurnPermissionProfileSource = validate176;
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
+const evaluated0 = validate176.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22036,26 +22311,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate175.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-validate175.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
+validate176.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}}];
 return false;
 }
-validate175.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate176;
-const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate177;
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
+const evaluated0 = validate177.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22066,14 +22341,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request === undefined) && (missing0 = "request"))){
-validate176.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate177.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request"))){
-validate176.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate177.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22085,12 +22360,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate176.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate177.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22106,12 +22381,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate176.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate177.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22125,13 +22400,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate176.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate177.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -22144,8 +22419,8 @@ var valid0 = true;
 if(valid0){
 if(data.request !== undefined){
 const _errs8 = errors;
-if(!(validate168(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+if(!(validate169(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs8 === errors;
@@ -22160,23 +22435,23 @@ var valid0 = true;
 }
 }
 else {
-validate176.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate177.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate176.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate178;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate179;
+const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate178.evaluated;
+const evaluated0 = validate179.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22187,14 +22462,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.request_id === undefined) && (missing0 = "request_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
-validate178.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate179.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "request_id")) || (key0 === "resolution")) || (key0 === "resolved_at")) || (key0 === "scope_hash"))){
-validate178.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate179.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22206,12 +22481,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate179.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate178.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22227,12 +22502,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate179.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate178.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22246,13 +22521,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate179.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate178.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate179.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -22269,12 +22544,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(data3.length > 256){
-validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate179.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate178.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22288,11 +22563,11 @@ if(data.resolution !== undefined){
 let data4 = data.resolution;
 const _errs10 = errors;
 if(typeof data4 !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-validate178.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
+validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -22304,7 +22579,7 @@ if(valid0){
 if(data.resolved_at !== undefined){
 const _errs13 = errors;
 if(typeof data.resolved_at !== "string"){
-validate178.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -22316,7 +22591,7 @@ if(valid0){
 if(data.scope_hash !== undefined){
 const _errs15 = errors;
 if(typeof data.scope_hash !== "string"){
-validate178.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
+validate179.errors = [{instancePath:instancePath+"/scope_hash",schemaPath:"#/properties/scope_hash/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs15 === errors;
@@ -22334,101 +22609,6 @@ var valid0 = true;
 }
 }
 else {
-validate178.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate178.errors = vErrors;
-return errors === 0;
-}
-validate178.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnPermissionRequestRespondParams = validate179;
-const schema258 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
-
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate179.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
-validate179.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
-validate179.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(data0.length > 256){
-validate179.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
-return false;
-}
-}
-else {
-validate179.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data1 = data.resolution;
-const _errs4 = errors;
-if(typeof data1 !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-validate179.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema258.properties.resolution.enum}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolve_token !== undefined){
-const _errs6 = errors;
-if(typeof data.resolve_token !== "string"){
-validate179.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
 validate179.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -22438,11 +22618,11 @@ return errors === 0;
 }
 validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate180;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate180;
+const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
 function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate180.evaluated;
@@ -22455,14 +22635,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.resolution === undefined) && (missing0 = "resolution"))){
 validate180.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
+if(!(((key0 === "request_id") || (key0 === "resolution")) || (key0 === "resolve_token"))){
 validate180.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -22490,20 +22670,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.thread_id !== undefined){
-let data1 = data.thread_id;
+if(data.resolution !== undefined){
+let data1 = data.resolution;
 const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(data1.length > 256){
-validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+if(typeof data1 !== "string"){
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-}
-else {
-validate180.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
+validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema259.properties.resolution.enum}}];
 return false;
-}
 }
 var valid0 = _errs4 === errors;
 }
@@ -22511,56 +22687,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
-let data2 = data.turn_id;
+if(data.resolve_token !== undefined){
 const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data2 === "string"){
-if(data2.length > 256){
-validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+if(typeof data.resolve_token !== "string"){
+validate180.errors = [{instancePath:instancePath+"/resolve_token",schemaPath:"#/properties/resolve_token/type",keyword:"type",params:{type: "string"}}];
 return false;
-}
-}
-else {
-validate180.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.resolution !== undefined){
-let data3 = data.resolution;
-const _errs8 = errors;
-if(typeof data3 !== "string"){
-validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-validate180.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema245.enum}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.resolved_at !== undefined){
-const _errs11 = errors;
-if(typeof data.resolved_at !== "string"){
-validate180.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -22577,13 +22713,11 @@ return errors === 0;
 }
 validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnProcessPolicySnapshot = validate124;
-
-exports.TurnResumeParams = validate181;
-const schema261 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnPermissionRequestRespondResponse = validate181;
+const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
 function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate181.evaluated;
@@ -22596,32 +22730,32 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+if((((((data.request_id === undefined) && (missing0 = "request_id")) || ((data.thread_id === undefined) && (missing0 = "thread_id"))) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
 validate181.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
+if(!(((((key0 === "request_id") || (key0 === "thread_id")) || (key0 === "turn_id")) || (key0 === "resolution")) || (key0 === "resolved_at"))){
 validate181.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.thread_id !== undefined){
-let data0 = data.thread_id;
+if(data.request_id !== undefined){
+let data0 = data.request_id;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate181.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/request_id",schemaPath:"#/properties/request_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22631,18 +22765,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turn_id !== undefined){
-let data1 = data.turn_id;
+if(data.thread_id !== undefined){
+let data1 = data.thread_id;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22652,18 +22786,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.recovery_job_id !== undefined){
-let data2 = data.recovery_job_id;
+if(data.turn_id !== undefined){
+let data2 = data.turn_id;
 const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(data2.length > 256){
-validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate181.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate181.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22671,6 +22805,37 @@ var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data3 = data.resolution;
+const _errs8 = errors;
+if(typeof data3 !== "string"){
+validate181.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
+validate181.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs11 = errors;
+if(typeof data.resolved_at !== "string"){
+validate181.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -22687,11 +22852,14 @@ return errors === 0;
 }
 validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate182;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnProcessPolicySnapshot = validate124;
+
+exports.TurnQuestion = validate182;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
 function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate182.evaluated;
@@ -22704,15 +22872,1159 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+if((((((((((data.call_id === undefined) && (missing0 = "call_id")) || ((data.index === undefined) && (missing0 = "index"))) || ((data.header === undefined) && (missing0 = "header"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.options === undefined) && (missing0 = "options"))) || ((data.args_json === undefined) && (missing0 = "args_json"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.expires_at === undefined) && (missing0 = "expires_at"))){
 validate182.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
+if(!(func1.call(schema262.properties, key0))){
 validate182.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.call_id !== undefined){
+const _errs2 = errors;
+if(typeof data.call_id !== "string"){
+validate182.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data1 = data.index;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate182.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 2 || isNaN(data1)){
+validate182.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data1 < 0 || isNaN(data1)){
+validate182.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.header !== undefined){
+let data2 = data.header;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length < 1){
+validate182.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate182.errors = [{instancePath:instancePath+"/header",schemaPath:"#/properties/header/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.question !== undefined){
+let data3 = data.question;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(data3.length < 1){
+validate182.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate182.errors = [{instancePath:instancePath+"/question",schemaPath:"#/properties/question/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.options !== undefined){
+let data4 = data.options;
+const _errs10 = errors;
+if(errors === _errs10){
+if(Array.isArray(data4)){
+if(data4.length > 4){
+validate182.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 4}}];
+return false;
+}
+else {
+if(data4.length < 2){
+validate182.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/minItems",keyword:"minItems",params:{limit: 2}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((data5.id === undefined) && (missing1 = "id")) || ((data5.label === undefined) && (missing1 = "label"))){
+validate182.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key1 in data5){
+if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
+validate182.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.id !== undefined){
+let data6 = data5.id;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data6 === "string"){
+if(data6.length < 1){
+validate182.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate182.errors = [{instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"turn_question_option.json/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs16 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.label !== undefined){
+let data7 = data5.label;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data7 === "string"){
+if(data7.length < 1){
+validate182.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate182.errors = [{instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"turn_question_option.json/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid3 = _errs18 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.description !== undefined){
+const _errs20 = errors;
+if(typeof data5.description !== "string"){
+validate182.errors = [{instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"turn_question_option.json/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid3 = _errs20 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate182.errors = [{instancePath:instancePath+"/options/" + i0,schemaPath:"turn_question_option.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs12 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+}
+else {
+validate182.errors = [{instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.args_json !== undefined){
+const _errs22 = errors;
+if(typeof data.args_json !== "string"){
+validate182.errors = [{instancePath:instancePath+"/args_json",schemaPath:"#/properties/args_json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answer_token !== undefined){
+const _errs24 = errors;
+if(typeof data.answer_token !== "string"){
+validate182.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+const _errs26 = errors;
+if(typeof data.created_at !== "string"){
+validate182.errors = [{instancePath:instancePath+"/created_at",schemaPath:"#/properties/created_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expires_at !== undefined){
+const _errs28 = errors;
+if(typeof data.expires_at !== "string"){
+validate182.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs28 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate182.errors = vErrors;
+return errors === 0;
+}
+validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionOpenedNotification = validate183;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+
+function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate183.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.question === undefined) && (missing0 = "question"))) || ((data.already_surfaced === undefined) && (missing0 = "already_surfaced"))){
+validate183.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "question")) || (key0 === "already_surfaced"))){
+validate183.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate183.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate183.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate183.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate183.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs8 = errors;
+if(typeof data.call_id !== "string"){
+validate183.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data4 = data.index;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate183.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate183.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate183.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.question !== undefined){
+const _errs12 = errors;
+if(!(validate182(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.already_surfaced !== undefined){
+const _errs13 = errors;
+if(typeof data.already_surfaced !== "boolean"){
+validate183.errors = [{instancePath:instancePath+"/already_surfaced",schemaPath:"#/properties/already_surfaced/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate183.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate183.errors = vErrors;
+return errors === 0;
+}
+validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionOption = validate185;
+
+function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate185.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.id === undefined) && (missing0 = "id")) || ((data.label === undefined) && (missing0 = "label"))){
+validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "label")) || (key0 === "description"))){
+validate185.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length < 1){
+validate185.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate185.errors = [{instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined){
+let data1 = data.label;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length < 1){
+validate185.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate185.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.description !== undefined){
+const _errs6 = errors;
+if(typeof data.description !== "string"){
+validate185.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate185.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate185.errors = vErrors;
+return errors === 0;
+}
+validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionResolution = validate186;
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate186.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(typeof data !== "string"){
+validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
+validate186.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema266.enum}}];
+return false;
+}
+validate186.errors = vErrors;
+return errors === 0;
+}
+validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionResolvedNotification = validate187;
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate187.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.resolution === undefined) && (missing0 = "resolution"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate187.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "resolution")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+validate187.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate187.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate187.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate187.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs8 = errors;
+if(typeof data.call_id !== "string"){
+validate187.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data4 = data.index;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate187.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 2 || isNaN(data4)){
+validate187.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate187.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolution !== undefined){
+let data5 = data.resolution;
+const _errs12 = errors;
+if(typeof data5 !== "string"){
+validate187.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
+validate187.errors = [{instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema266.enum}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs15 = errors;
+if(typeof data.option_id !== "string"){
+validate187.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs17 = errors;
+if(typeof data.resolved_at !== "string"){
+validate187.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate187.errors = vErrors;
+return errors === 0;
+}
+validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondParams = validate188;
+const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate188.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.answer_token === undefined) && (missing0 = "answer_token"))){
+validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "answer_token"))){
+validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs6 = errors;
+if(typeof data.call_id !== "string"){
+validate188.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate188.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate188.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate188.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+let data4 = data.option_id;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(data4.length < 1){
+validate188.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/minLength",keyword:"minLength",params:{limit: 1}}];
+return false;
+}
+}
+else {
+validate188.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.answer_token !== undefined){
+const _errs12 = errors;
+if(typeof data.answer_token !== "string"){
+validate188.errors = [{instancePath:instancePath+"/answer_token",schemaPath:"#/properties/answer_token/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate188.errors = vErrors;
+return errors === 0;
+}
+validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnQuestionRespondResponse = validate189;
+const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate189.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.call_id === undefined) && (missing0 = "call_id"))) || ((data.index === undefined) && (missing0 = "index"))) || ((data.option_id === undefined) && (missing0 = "option_id"))) || ((data.resolved_at === undefined) && (missing0 = "resolved_at"))){
+validate189.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "call_id")) || (key0 === "index")) || (key0 === "option_id")) || (key0 === "resolved_at"))){
+validate189.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+const _errs2 = errors;
+if(typeof data.thread_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+const _errs4 = errors;
+if(typeof data.turn_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.call_id !== undefined){
+const _errs6 = errors;
+if(typeof data.call_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/call_id",schemaPath:"#/properties/call_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.index !== undefined){
+let data3 = data.index;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate189.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 2 || isNaN(data3)){
+validate189.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2}}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate189.errors = [{instancePath:instancePath+"/index",schemaPath:"#/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.option_id !== undefined){
+const _errs10 = errors;
+if(typeof data.option_id !== "string"){
+validate189.errors = [{instancePath:instancePath+"/option_id",schemaPath:"#/properties/option_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.resolved_at !== undefined){
+const _errs12 = errors;
+if(typeof data.resolved_at !== "string"){
+validate189.errors = [{instancePath:instancePath+"/resolved_at",schemaPath:"#/properties/resolved_at/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate189.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate189.errors = vErrors;
+return errors === 0;
+}
+validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeParams = validate190;
+const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate190.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))){
+validate190.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "recovery_job_id"))){
+validate190.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.thread_id !== undefined){
+let data0 = data.thread_id;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(data0.length > 256){
+validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate190.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turn_id !== undefined){
+let data1 = data.turn_id;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(data1.length > 256){
+validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate190.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.recovery_job_id !== undefined){
+let data2 = data.recovery_job_id;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(data2.length > 256){
+validate190.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+return false;
+}
+}
+else {
+validate190.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate190.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate190.errors = vErrors;
+return errors === 0;
+}
+validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnResumeResponse = validate191;
+const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate191.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.turn === undefined) && (missing0 = "turn")) || ((data.recovery_job_id === undefined) && (missing0 = "recovery_job_id"))){
+validate191.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "turn") || (key0 === "recovery_job_id"))){
+validate191.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22736,12 +24048,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate182.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate191.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate182.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
+validate191.errors = [{instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -22755,22 +24067,22 @@ var valid0 = true;
 }
 }
 else {
-validate182.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate191.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate182.errors = vErrors;
+validate191.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate184;
+exports.TurnSandboxMode = validate193;
 
-function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate184.evaluated;
+const evaluated0 = validate193.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22778,27 +24090,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate184.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-validate184.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
+validate193.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}}];
 return false;
 }
-validate184.errors = vErrors;
+validate193.errors = vErrors;
 return errors === 0;
 }
-validate184.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate193.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnSandboxSnapshot = validate120;
 
-exports.TurnSecurityBackendSnapshot = validate185;
+exports.TurnSecurityBackendSnapshot = validate194;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
+const evaluated0 = validate194.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22809,14 +24121,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.kind === undefined) && (missing0 = "kind")) || ((data.sandbox_backend === undefined) && (missing0 = "sandbox_backend"))) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
-validate185.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate194.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "kind") || (key0 === "sandbox_backend")) || (key0 === "capabilities"))){
-validate185.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate194.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22826,11 +24138,11 @@ if(data.kind !== undefined){
 let data0 = data.kind;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate185.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+validate194.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-validate185.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
+validate194.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22843,7 +24155,7 @@ if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate185.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
+validate194.errors = [{instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -22862,7 +24174,7 @@ const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
 const _errs8 = errors;
 if(typeof data2[i0] !== "string"){
-validate185.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
+validate194.errors = [{instancePath:instancePath+"/capabilities/" + i0,schemaPath:"#/properties/capabilities/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid1 = _errs8 === errors;
@@ -22872,7 +24184,7 @@ break;
 }
 }
 else {
-validate185.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate194.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -22887,22 +24199,22 @@ var valid0 = true;
 }
 }
 else {
-validate185.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate194.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate185.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate186;
+exports.TurnSecurityDegradation = validate195;
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
+const evaluated0 = validate195.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22913,14 +24225,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.capability === undefined) && (missing0 = "capability")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate186.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "capability") || (key0 === "reason")) || (key0 === "detail"))){
-validate186.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -22929,7 +24241,7 @@ if(_errs1 === errors){
 if(data.capability !== undefined){
 const _errs2 = errors;
 if(typeof data.capability !== "string"){
-validate186.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/capability",schemaPath:"#/properties/capability/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -22941,7 +24253,7 @@ if(valid0){
 if(data.reason !== undefined){
 const _errs4 = errors;
 if(typeof data.reason !== "string"){
-validate186.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -22953,7 +24265,7 @@ if(valid0){
 if(data.detail !== undefined){
 const _errs6 = errors;
 if(typeof data.detail !== "string"){
-validate186.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
+validate195.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/properties/detail/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -22967,22 +24279,22 @@ var valid0 = true;
 }
 }
 else {
-validate186.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate186.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate187;
+exports.TurnSecurityEnforcementStatus = validate196;
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
+const evaluated0 = validate196.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22990,28 +24302,28 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate187.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate196.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-validate187.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
+validate196.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}}];
 return false;
 }
-validate187.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 exports.TurnSecurityParentCapSnapshot = validate126;
 
-exports.TurnStartParams = validate188;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate197;
+const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
+const evaluated0 = validate197.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23022,14 +24334,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.input === undefined) && (missing0 = "input"))){
-validate188.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate197.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema267.properties, key0))){
-validate188.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema277.properties, key0))){
+validate197.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23041,12 +24353,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23062,12 +24374,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23097,7 +24409,7 @@ break;
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
+validate197.errors = [{instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -23127,7 +24439,7 @@ break;
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
+validate197.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -23140,7 +24452,7 @@ if(valid0){
 if(data.model !== undefined){
 const _errs12 = errors;
 if(typeof data.model !== "string"){
-validate188.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -23152,7 +24464,7 @@ if(valid0){
 if(data.model_provider !== undefined){
 const _errs14 = errors;
 if(typeof data.model_provider !== "string"){
-validate188.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/model_provider",schemaPath:"#/properties/model_provider/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs14 === errors;
@@ -23182,7 +24494,7 @@ if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 const _errs20 = errors;
 for(const key1 in data9){
 if(!(((((key1 === "sandbox") || (key1 === "effort")) || (key1 === "personality")) || (key1 === "summary")) || (key1 === "steer_if_active"))){
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -23191,7 +24503,7 @@ if(_errs20 === errors){
 if(data9.sandbox !== undefined){
 const _errs21 = errors;
 if(typeof data9.sandbox !== "string"){
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options/sandbox",schemaPath:"cli_runtime_options.json/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs21 === errors;
@@ -23203,7 +24515,7 @@ if(valid4){
 if(data9.effort !== undefined){
 const _errs23 = errors;
 if(typeof data9.effort !== "string"){
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options/effort",schemaPath:"cli_runtime_options.json/properties/effort/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs23 === errors;
@@ -23215,7 +24527,7 @@ if(valid4){
 if(data9.personality !== undefined){
 const _errs25 = errors;
 if(typeof data9.personality !== "string"){
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options/personality",schemaPath:"cli_runtime_options.json/properties/personality/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs25 === errors;
@@ -23227,7 +24539,7 @@ if(valid4){
 if(data9.summary !== undefined){
 const _errs27 = errors;
 if(typeof data9.summary !== "string"){
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options/summary",schemaPath:"cli_runtime_options.json/properties/summary/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid4 = _errs27 === errors;
@@ -23239,7 +24551,7 @@ if(valid4){
 if(data9.steer_if_active !== undefined){
 const _errs29 = errors;
 if(typeof data9.steer_if_active !== "boolean"){
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options/steer_if_active",schemaPath:"cli_runtime_options.json/properties/steer_if_active/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid4 = _errs29 === errors;
@@ -23254,7 +24566,7 @@ var valid4 = true;
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
+validate197.errors = [{instancePath:instancePath+"/cli_runtime_options",schemaPath:"cli_runtime_options.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23266,8 +24578,8 @@ var valid0 = true;
 if(valid0){
 if(data.permission_profile !== undefined){
 const _errs31 = errors;
-if(!(validate174(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
+if(!(validate175(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs31 === errors;
@@ -23284,14 +24596,14 @@ if(errors === _errs33){
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 let missing1;
 if((data16.mode === undefined) && (missing1 = "mode")){
-validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate197.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs35 = errors;
 for(const key2 in data16){
 if(!(key2 === "mode")){
-validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate197.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -23300,11 +24612,11 @@ if(_errs35 === errors){
 if(data16.mode !== undefined){
 let data17 = data16.mode;
 if(typeof data17 !== "string"){
-validate188.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("FullAccess" !== data17){
-validate188.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
+validate197.errors = [{instancePath:instancePath+"/sandbox_policy/mode",schemaPath:"turn_legacy_sandbox_policy.json/properties/mode/const",keyword:"const",params:{allowedValue: "FullAccess"}}];
 return false;
 }
 }
@@ -23312,7 +24624,7 @@ return false;
 }
 }
 else {
-validate188.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
+validate197.errors = [{instancePath:instancePath+"/sandbox_policy",schemaPath:"turn_legacy_sandbox_policy.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23326,11 +24638,11 @@ if(data.mode !== undefined){
 let data18 = data.mode;
 const _errs38 = errors;
 if(typeof data18 !== "string"){
-validate188.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
+validate197.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-validate188.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
+validate197.errors = [{instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}}];
 return false;
 }
 var valid0 = _errs38 === errors;
@@ -23352,23 +24664,23 @@ var valid0 = true;
 }
 }
 else {
-validate188.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate188.errors = vErrors;
+validate197.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate193;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate202;
+const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
+const evaluated0 = validate202.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23379,14 +24691,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.turn === undefined) && (missing0 = "turn")){
-validate193.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate202.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "turn")){
-validate193.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate202.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23402,23 +24714,23 @@ errors = vErrors.length;
 }
 }
 else {
-validate193.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate193.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate195;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate204;
+const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
+const evaluated0 = validate204.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23429,14 +24741,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.turn === undefined) && (missing0 = "turn"))){
-validate195.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate204.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "turn"))){
-validate195.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate204.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23448,12 +24760,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate204.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate195.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate204.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23469,12 +24781,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate204.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate195.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate204.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23488,13 +24800,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate204.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate195.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate204.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -23523,22 +24835,22 @@ var valid0 = true;
 }
 }
 else {
-validate195.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate204.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate195.errors = vErrors;
+validate204.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate197;
+exports.TurnStatus = validate206;
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
+const evaluated0 = validate206.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23546,26 +24858,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate197.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-validate197.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
+validate206.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}}];
 return false;
 }
-validate197.errors = vErrors;
+validate206.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate206.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate198;
-const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+exports.TurnToolLoopBudgetExceededNotification = validate207;
+const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate198.evaluated;
+const evaluated0 = validate207.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23576,14 +24888,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.thread_id === undefined) && (missing0 = "thread_id")) || ((data.turn_id === undefined) && (missing0 = "turn_id"))) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.budget === undefined) && (missing0 = "budget"))) || ((data.limit === undefined) && (missing0 = "limit"))) || ((data.observed === undefined) && (missing0 = "observed"))){
-validate198.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "thread_id") || (key0 === "turn_id")) || (key0 === "sequence")) || (key0 === "budget")) || (key0 === "limit")) || (key0 === "observed"))){
-validate198.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23595,12 +24907,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(data0.length > 256){
-validate198.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate207.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate198.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/thread_id",schemaPath:"#/properties/thread_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23616,12 +24928,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(data1.length > 256){
-validate198.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
+validate207.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 }
 else {
-validate198.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/turn_id",schemaPath:"#/properties/turn_id/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 }
@@ -23635,13 +24947,13 @@ if(data.sequence !== undefined){
 let data2 = data.sequence;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate198.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate198.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate207.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -23656,11 +24968,11 @@ if(data.budget !== undefined){
 let data3 = data.budget;
 const _errs8 = errors;
 if(typeof data3 !== "string"){
-validate198.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
+validate207.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-validate198.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema274.properties.budget.enum}}];
+validate207.errors = [{instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema284.properties.budget.enum}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -23673,13 +24985,13 @@ if(data.limit !== undefined){
 let data4 = data.limit;
 const _errs10 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate198.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate198.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23694,13 +25006,13 @@ if(data.observed !== undefined){
 let data5 = data.observed;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate198.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
+validate207.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate198.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate207.errors = [{instancePath:instancePath+"/observed",schemaPath:"#/properties/observed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23719,22 +25031,22 @@ var valid0 = true;
 }
 }
 else {
-validate198.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate198.errors = vErrors;
+validate207.errors = vErrors;
 return errors === 0;
 }
-validate198.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate199;
+exports.TurnUsage = validate208;
 
-function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate199.evaluated;
+const evaluated0 = validate208.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23745,14 +25057,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.input_tokens === undefined) && (missing0 = "input_tokens")) || ((data.output_tokens === undefined) && (missing0 = "output_tokens"))) || ((data.total_tokens === undefined) && (missing0 = "total_tokens"))){
-validate199.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate208.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "input_tokens") || (key0 === "output_tokens")) || (key0 === "total_tokens"))){
-validate199.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate208.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23762,13 +25074,13 @@ if(data.input_tokens !== undefined){
 let data0 = data.input_tokens;
 const _errs2 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate199.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs2){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-validate199.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/input_tokens",schemaPath:"#/properties/input_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23783,13 +25095,13 @@ if(data.output_tokens !== undefined){
 let data1 = data.output_tokens;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate199.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate199.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/output_tokens",schemaPath:"#/properties/output_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23804,13 +25116,13 @@ if(data.total_tokens !== undefined){
 let data2 = data.total_tokens;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate199.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
+validate208.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate199.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate208.errors = [{instancePath:instancePath+"/total_tokens",schemaPath:"#/properties/total_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -23826,25 +25138,25 @@ var valid0 = true;
 }
 }
 else {
-validate199.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate208.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate199.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate199.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate200;
-const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
-const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWorkBlock = validate209;
+const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
+const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate200.evaluated;
+const evaluated0 = validate209.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23855,14 +25167,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((((data.blockId === undefined) && (missing0 = "blockId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.presentation === undefined) && (missing0 = "presentation"))) || ((data.state === undefined) && (missing0 = "state"))) || ((data.counts === undefined) && (missing0 = "counts"))) || ((data.cursors === undefined) && (missing0 = "cursors"))) || ((data.startedAtUnixMicros === undefined) && (missing0 = "startedAtUnixMicros"))) || ((data.elapsedMs === undefined) && (missing0 = "elapsedMs"))){
-validate200.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema276.properties, key0))){
-validate200.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema286.properties, key0))){
+validate209.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -23871,7 +25183,7 @@ if(_errs1 === errors){
 if(data.blockId !== undefined){
 const _errs2 = errors;
 if(typeof data.blockId !== "string"){
-validate200.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/blockId",schemaPath:"#/properties/blockId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -23883,7 +25195,7 @@ if(valid0){
 if(data.turnId !== undefined){
 const _errs4 = errors;
 if(typeof data.turnId !== "string"){
-validate200.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -23900,14 +25212,14 @@ if(errors === _errs7){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if(((data2.title === undefined) && (missing1 = "title")) || ((data2.collapsed === undefined) && (missing1 = "collapsed"))){
-validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
+validate209.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
 const _errs9 = errors;
 for(const key1 in data2){
 if(!(((key1 === "title") || (key1 === "subtitle")) || (key1 === "collapsed"))){
-validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+validate209.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
@@ -23916,7 +25228,7 @@ if(_errs9 === errors){
 if(data2.title !== undefined){
 const _errs10 = errors;
 if(typeof data2.title !== "string"){
-validate200.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/presentation/title",schemaPath:"turn_work_block_presentation.json/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs10 === errors;
@@ -23928,7 +25240,7 @@ if(valid2){
 if(data2.subtitle !== undefined){
 const _errs12 = errors;
 if(typeof data2.subtitle !== "string"){
-validate200.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/presentation/subtitle",schemaPath:"turn_work_block_presentation.json/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid2 = _errs12 === errors;
@@ -23940,7 +25252,7 @@ if(valid2){
 if(data2.collapsed !== undefined){
 const _errs14 = errors;
 if(typeof data2.collapsed !== "boolean"){
-validate200.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate209.errors = [{instancePath:instancePath+"/presentation/collapsed",schemaPath:"turn_work_block_presentation.json/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid2 = _errs14 === errors;
@@ -23954,7 +25266,7 @@ var valid2 = true;
 }
 }
 else {
-validate200.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath:instancePath+"/presentation",schemaPath:"turn_work_block_presentation.json/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -23968,11 +25280,11 @@ if(data.state !== undefined){
 let data6 = data.state;
 const _errs16 = errors;
 if(typeof data6 !== "string"){
-validate200.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
+validate209.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-validate200.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate209.errors = [{instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema288.enum}}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -23988,14 +25300,14 @@ if(errors === _errs19){
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 let missing2;
 if(((((data7.total === undefined) && (missing2 = "total")) || ((data7.inProgress === undefined) && (missing2 = "inProgress"))) || ((data7.completed === undefined) && (missing2 = "completed"))) || ((data7.failed === undefined) && (missing2 = "failed"))){
-validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
+validate209.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
 const _errs21 = errors;
 for(const key2 in data7){
 if(!((((key2 === "total") || (key2 === "inProgress")) || (key2 === "completed")) || (key2 === "failed"))){
-validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+validate209.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
@@ -24005,13 +25317,13 @@ if(data7.total !== undefined){
 let data8 = data7.total;
 const _errs22 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate200.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate200.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/counts/total",schemaPath:"#/properties/counts/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24026,13 +25338,13 @@ if(data7.inProgress !== undefined){
 let data9 = data7.inProgress;
 const _errs24 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate200.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate200.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/counts/inProgress",schemaPath:"#/properties/counts/properties/inProgress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24047,13 +25359,13 @@ if(data7.completed !== undefined){
 let data10 = data7.completed;
 const _errs26 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate200.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-validate200.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/counts/completed",schemaPath:"#/properties/counts/properties/completed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24068,13 +25380,13 @@ if(data7.failed !== undefined){
 let data11 = data7.failed;
 const _errs28 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate200.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-validate200.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/counts/failed",schemaPath:"#/properties/counts/properties/failed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24091,7 +25403,7 @@ var valid4 = true;
 }
 }
 else {
-validate200.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath:instancePath+"/counts",schemaPath:"#/properties/counts/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24108,14 +25420,14 @@ if(errors === _errs30){
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 let missing3;
 if(((data12.oldest === undefined) && (missing3 = "oldest")) || ((data12.newest === undefined) && (missing3 = "newest"))){
-validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
+validate209.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
 const _errs32 = errors;
 for(const key3 in data12){
 if(!((key3 === "oldest") || (key3 === "newest"))){
-validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+validate209.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
@@ -24125,7 +25437,7 @@ if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 const _errs33 = errors;
 if((typeof data13 !== "string") && (data13 !== null)){
-validate200.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.oldest.type}}];
+validate209.errors = [{instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.oldest.type}}];
 return false;
 }
 var valid5 = _errs33 === errors;
@@ -24138,7 +25450,7 @@ if(data12.newest !== undefined){
 let data14 = data12.newest;
 const _errs35 = errors;
 if((typeof data14 !== "string") && (data14 !== null)){
-validate200.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema276.properties.cursors.properties.newest.type}}];
+validate209.errors = [{instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.newest.type}}];
 return false;
 }
 var valid5 = _errs35 === errors;
@@ -24151,7 +25463,7 @@ var valid5 = true;
 }
 }
 else {
-validate200.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath:instancePath+"/cursors",schemaPath:"#/properties/cursors/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24165,13 +25477,13 @@ if(data.startedAtUnixMicros !== undefined){
 let data15 = data.startedAtUnixMicros;
 const _errs37 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate200.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-validate200.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/startedAtUnixMicros",schemaPath:"#/properties/startedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24186,13 +25498,13 @@ if(data.endedAtUnixMicros !== undefined){
 let data16 = data.endedAtUnixMicros;
 const _errs39 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate200.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs39){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-validate200.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/endedAtUnixMicros",schemaPath:"#/properties/endedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24207,13 +25519,13 @@ if(data.elapsedMs !== undefined){
 let data17 = data.elapsedMs;
 const _errs41 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate200.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
+validate209.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs41){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-validate200.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate209.errors = [{instancePath:instancePath+"/elapsedMs",schemaPath:"#/properties/elapsedMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24235,22 +25547,22 @@ var valid0 = true;
 }
 }
 else {
-validate200.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate200.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate200.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate201;
+exports.TurnWorkBlockPresentation = validate210;
 
-function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate201.evaluated;
+const evaluated0 = validate210.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24261,14 +25573,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.title === undefined) && (missing0 = "title")) || ((data.collapsed === undefined) && (missing0 = "collapsed"))){
-validate201.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate210.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "title") || (key0 === "subtitle")) || (key0 === "collapsed"))){
-validate201.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate210.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24277,7 +25589,7 @@ if(_errs1 === errors){
 if(data.title !== undefined){
 const _errs2 = errors;
 if(typeof data.title !== "string"){
-validate201.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
+validate210.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -24289,7 +25601,7 @@ if(valid0){
 if(data.subtitle !== undefined){
 const _errs4 = errors;
 if(typeof data.subtitle !== "string"){
-validate201.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
+validate210.errors = [{instancePath:instancePath+"/subtitle",schemaPath:"#/properties/subtitle/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -24301,7 +25613,7 @@ if(valid0){
 if(data.collapsed !== undefined){
 const _errs6 = errors;
 if(typeof data.collapsed !== "boolean"){
-validate201.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
+validate210.errors = [{instancePath:instancePath+"/collapsed",schemaPath:"#/properties/collapsed/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -24315,22 +25627,22 @@ var valid0 = true;
 }
 }
 else {
-validate201.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate201.errors = vErrors;
+validate210.errors = vErrors;
 return errors === 0;
 }
-validate201.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate202;
+exports.TurnWorkBlockState = validate211;
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
+const evaluated0 = validate211.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24338,26 +25650,26 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(typeof data !== "string"){
-validate202.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
+validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-validate202.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema278.enum}}];
+validate211.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum}}];
 return false;
 }
-validate202.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate203;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate212;
+const schema291 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate203.evaluated;
+const evaluated0 = validate212.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24368,14 +25680,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((data.workItemId === undefined) && (missing0 = "workItemId")) || ((data.item === undefined) && (missing0 = "item"))) || ((data.status === undefined) && (missing0 = "status"))) || ((data.itemType === undefined) && (missing0 = "itemType"))) || ((data.orderKey === undefined) && (missing0 = "orderKey"))) || ((data.createdAtUnixMicros === undefined) && (missing0 = "createdAtUnixMicros"))) || ((data.updatedAtUnixMicros === undefined) && (missing0 = "updatedAtUnixMicros"))) || ((data.sourceSequence === undefined) && (missing0 = "sourceSequence"))) || ((data.sourceUpdatedAtUnixMicros === undefined) && (missing0 = "sourceUpdatedAtUnixMicros"))){
-validate203.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema281.properties, key0))){
-validate203.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+if(!(func1.call(schema291.properties, key0))){
+validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -24384,7 +25696,7 @@ if(_errs1 === errors){
 if(data.workItemId !== undefined){
 const _errs2 = errors;
 if(typeof data.workItemId !== "string"){
-validate203.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/workItemId",schemaPath:"#/properties/workItemId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -24409,11 +25721,11 @@ if(data.status !== undefined){
 let data2 = data.status;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate203.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-validate203.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
+validate212.errors = [{instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -24425,7 +25737,7 @@ if(valid0){
 if(data.itemType !== undefined){
 const _errs8 = errors;
 if(typeof data.itemType !== "string"){
-validate203.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/itemType",schemaPath:"#/properties/itemType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -24437,7 +25749,7 @@ if(valid0){
 if(data.orderKey !== undefined){
 const _errs10 = errors;
 if(typeof data.orderKey !== "string"){
-validate203.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
+validate212.errors = [{instancePath:instancePath+"/orderKey",schemaPath:"#/properties/orderKey/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -24450,13 +25762,13 @@ if(data.createdAtUnixMicros !== undefined){
 let data5 = data.createdAtUnixMicros;
 const _errs12 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate203.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate212.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate203.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate212.errors = [{instancePath:instancePath+"/createdAtUnixMicros",schemaPath:"#/properties/createdAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24471,13 +25783,13 @@ if(data.updatedAtUnixMicros !== undefined){
 let data6 = data.updatedAtUnixMicros;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate203.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate212.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate203.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate212.errors = [{instancePath:instancePath+"/updatedAtUnixMicros",schemaPath:"#/properties/updatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24492,13 +25804,13 @@ if(data.sourceSequence !== undefined){
 let data7 = data.sourceSequence;
 const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate203.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
+validate212.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 1 || isNaN(data7)){
-validate203.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate212.errors = [{instancePath:instancePath+"/sourceSequence",schemaPath:"#/properties/sourceSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -24513,13 +25825,13 @@ if(data.sourceUpdatedAtUnixMicros !== undefined){
 let data8 = data.sourceUpdatedAtUnixMicros;
 const _errs18 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate203.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+validate212.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs18){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-validate203.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate212.errors = [{instancePath:instancePath+"/sourceUpdatedAtUnixMicros",schemaPath:"#/properties/sourceUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -24537,7 +25849,7 @@ if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 }
 else {
-validate203.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
+validate212.errors = [{instancePath:instancePath+"/metadata",schemaPath:"#/properties/metadata/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -24559,980 +25871,6 @@ var valid0 = true;
 }
 }
 else {
-validate203.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate203.errors = vErrors;
-return errors === 0;
-}
-validate203.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsChangedNotification = validate205;
-const schema283 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate205.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
-validate205.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
-validate205.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate205.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate205.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate205.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate205.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate205.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.changedWorkItemIds !== undefined){
-let data5 = data.changedWorkItemIds;
-const _errs12 = errors;
-if(errors === _errs12){
-if(Array.isArray(data5)){
-var valid1 = true;
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-const _errs14 = errors;
-if(typeof data5[i0] !== "string"){
-validate205.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs14 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate205.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data7 = data.removedWorkItemIds;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data7)){
-var valid2 = true;
-const len1 = data7.length;
-for(let i1=0; i1<len1; i1++){
-const _errs18 = errors;
-if(typeof data7[i1] !== "string"){
-validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs18 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate205.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs16 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate205.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate205.errors = vErrors;
-return errors === 0;
-}
-validate205.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsGetParams = validate206;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
-
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate206.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
-validate206.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
-validate206.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.threadId !== undefined){
-const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate206.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.workItemIds !== undefined){
-let data2 = data.workItemIds;
-const _errs6 = errors;
-if(errors === _errs6){
-if(Array.isArray(data2)){
-if(data2.length < 1){
-validate206.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data2.length;
-for(let i0=0; i0<len0; i0++){
-const _errs8 = errors;
-if(typeof data2[i0] !== "string"){
-validate206.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid1 = _errs8 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate206.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate206.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate206.errors = vErrors;
-return errors === 0;
-}
-validate206.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkItemsGetResponse = validate207;
-const schema285 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
-
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate207.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
-validate207.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
-validate207.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.workspaceId !== undefined){
-const _errs2 = errors;
-if(typeof data.workspaceId !== "string"){
-validate207.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.threadId !== undefined){
-const _errs4 = errors;
-if(typeof data.threadId !== "string"){
-validate207.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.turnId !== undefined){
-const _errs6 = errors;
-if(typeof data.turnId !== "string"){
-validate207.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data3 = data.projectionVersion;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate207.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-validate207.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data4 = data.sourceHighWatermark;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate207.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate207.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data5 = data.projectionUpdatedAtUnixMicros;
-const _errs12 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate207.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs12){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-validate207.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.items !== undefined){
-let data6 = data.items;
-const _errs14 = errors;
-if(errors === _errs14){
-if(Array.isArray(data6)){
-var valid1 = true;
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-const _errs16 = errors;
-if(!(validate203(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs16 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate207.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.removedWorkItemIds !== undefined){
-let data8 = data.removedWorkItemIds;
-const _errs17 = errors;
-if(errors === _errs17){
-if(Array.isArray(data8)){
-var valid2 = true;
-const len1 = data8.length;
-for(let i1=0; i1<len1; i1++){
-const _errs19 = errors;
-if(typeof data8[i1] !== "string"){
-validate207.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid2 = _errs19 === errors;
-if(!valid2){
-break;
-}
-}
-}
-else {
-validate207.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
-return false;
-}
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate207.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate207.errors = vErrors;
-return errors === 0;
-}
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageAnchor = validate209;
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema289 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema290 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
-
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate209.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate209.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema286.properties.kind.enum}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-const tag0 = data.kind;
-if(typeof tag0 == "string"){
-if(tag0 === "newest"){
-const _errs4 = errors;
-if(errors === _errs4){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.kind === undefined) && (missing1 = "kind")){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
-return false;
-}
-else {
-const _errs6 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs6 === errors){
-if(data.kind !== undefined){
-let data1 = data.kind;
-if(typeof data1 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data1){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-var props0 = true;
-}
-else if(tag0 === "oldest"){
-const _errs10 = errors;
-if(errors === _errs10){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if((data.kind === undefined) && (missing2 = "kind")){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
-return false;
-}
-else {
-const _errs12 = errors;
-for(const key1 in data){
-if(!(key1 === "kind")){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
-break;
-}
-}
-if(_errs12 === errors){
-if(data.kind !== undefined){
-let data2 = data.kind;
-if(typeof data2 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data2){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "before"){
-const _errs16 = errors;
-if(errors === _errs16){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
-return false;
-}
-else {
-const _errs18 = errors;
-for(const key2 in data){
-if(!((key2 === "kind") || (key2 === "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
-return false;
-break;
-}
-}
-if(_errs18 === errors){
-if(data.kind !== undefined){
-let data3 = data.kind;
-const _errs19 = errors;
-if(typeof data3 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data3){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid10 = _errs19 === errors;
-}
-else {
-var valid10 = true;
-}
-if(valid10){
-if(data.cursor !== undefined){
-const _errs21 = errors;
-if(typeof data.cursor !== "string"){
-validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid10 = _errs21 === errors;
-}
-else {
-var valid10 = true;
-}
-}
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else if(tag0 === "after"){
-const _errs24 = errors;
-if(errors === _errs24){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
-return false;
-}
-else {
-const _errs26 = errors;
-for(const key3 in data){
-if(!((key3 === "kind") || (key3 === "cursor"))){
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
-return false;
-break;
-}
-}
-if(_errs26 === errors){
-if(data.kind !== undefined){
-let data5 = data.kind;
-const _errs27 = errors;
-if(typeof data5 !== "string"){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data5){
-validate209.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid13 = _errs27 === errors;
-}
-else {
-var valid13 = true;
-}
-if(valid13){
-if(data.cursor !== undefined){
-const _errs29 = errors;
-if(typeof data.cursor !== "string"){
-validate209.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid13 = _errs29 === errors;
-}
-else {
-var valid13 = true;
-}
-}
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-if(props0 !== true){
-props0 = true;
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
-return false;
-}
-}
-}
-}
-else {
-validate209.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate209.errors = vErrors;
-evaluated0.props = props0;
-return errors === 0;
-}
-validate209.evaluated = {"dynamicProps":true,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorAfter = validate210;
-
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate210.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate210.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate210.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("after" !== data0){
-validate210.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate210.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate210.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate210.errors = vErrors;
-return errors === 0;
-}
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorBefore = validate211;
-
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate211.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
-validate211.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "kind") || (key0 === "cursor"))){
-validate211.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("before" !== data0){
-validate211.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.cursor !== undefined){
-const _errs4 = errors;
-if(typeof data.cursor !== "string"){
-validate211.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate211.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate211.errors = vErrors;
-return errors === 0;
-}
-validate211.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageAnchorNewest = validate212;
-
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate212.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate212.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate212.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("newest" !== data0){
-validate212.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
 validate212.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
@@ -25542,65 +25880,11 @@ return errors === 0;
 }
 validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate213;
-
-function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate213.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.kind === undefined) && (missing0 = "kind")){
-validate213.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "kind")){
-validate213.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.kind !== undefined){
-let data0 = data.kind;
-if(typeof data0 !== "string"){
-validate213.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("oldest" !== data0){
-validate213.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate213.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate213.errors = vErrors;
-return errors === 0;
-}
-validate213.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.TurnWorkPageParams = validate214;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkItemsChangedNotification = validate214;
+const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
 function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate214.evaluated;
@@ -25613,14 +25897,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.changedWorkItemIds === undefined) && (missing0 = "changedWorkItemIds"))){
 validate214.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
+if(!(((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "changedWorkItemIds")) || (key0 === "removedWorkItemIds"))){
 validate214.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -25651,11 +25935,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.anchor !== undefined){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
 const _errs6 = errors;
-if(!(validate209(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
-errors = vErrors.length;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate214.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
 }
 var valid0 = _errs6 === errors;
 }
@@ -25663,31 +25956,109 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limit !== undefined){
-let data3 = data.limit;
-const _errs7 = errors;
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs7){
+if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 500 || isNaN(data3)){
-validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
-return false;
-}
-else {
-if(data3 < 1 || isNaN(data3)){
-validate214.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data3 < 0 || isNaN(data3)){
+validate214.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-}
-var valid0 = _errs7 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate214.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.changedWorkItemIds !== undefined){
+let data5 = data.changedWorkItemIds;
+const _errs12 = errors;
+if(errors === _errs12){
+if(Array.isArray(data5)){
+var valid1 = true;
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+const _errs14 = errors;
+if(typeof data5[i0] !== "string"){
+validate214.errors = [{instancePath:instancePath+"/changedWorkItemIds/" + i0,schemaPath:"#/properties/changedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs14 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/changedWorkItemIds",schemaPath:"#/properties/changedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.removedWorkItemIds !== undefined){
+let data7 = data.removedWorkItemIds;
+const _errs16 = errors;
+if(errors === _errs16){
+if(Array.isArray(data7)){
+var valid2 = true;
+const len1 = data7.length;
+for(let i1=0; i1<len1; i1++){
+const _errs18 = errors;
+if(typeof data7[i1] !== "string"){
+validate214.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs18 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate214.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
 }
 }
 }
@@ -25705,12 +26076,116 @@ return errors === 0;
 }
 validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate216;
-const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkItemsGetParams = validate215;
+const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate215.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.workItemIds === undefined) && (missing0 = "workItemIds"))){
+validate215.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "threadId") || (key0 === "turnId")) || (key0 === "workItemIds"))){
+validate215.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate215.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate215.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.workItemIds !== undefined){
+let data2 = data.workItemIds;
+const _errs6 = errors;
+if(errors === _errs6){
+if(Array.isArray(data2)){
+if(data2.length < 1){
+validate215.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/minItems",keyword:"minItems",params:{limit: 1}}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+const _errs8 = errors;
+if(typeof data2[i0] !== "string"){
+validate215.errors = [{instancePath:instancePath+"/workItemIds/" + i0,schemaPath:"#/properties/workItemIds/items/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate215.errors = [{instancePath:instancePath+"/workItemIds",schemaPath:"#/properties/workItemIds/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate215.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate215.errors = vErrors;
+return errors === 0;
+}
+validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkItemsGetResponse = validate216;
+const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
 function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate216.evaluated;
@@ -25723,14 +26198,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
+if(((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.removedWorkItemIds === undefined) && (missing0 = "removedWorkItemIds"))){
 validate216.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema296.properties, key0))){
+if(!((((((((key0 === "workspaceId") || (key0 === "threadId")) || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "items")) || (key0 === "removedWorkItemIds"))){
 validate216.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -25836,32 +26311,20 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.work !== undefined){
-const _errs14 = errors;
-if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.items !== undefined){
-let data7 = data.items;
-const _errs15 = errors;
-if(errors === _errs15){
-if(Array.isArray(data7)){
+let data6 = data.items;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data6)){
 var valid1 = true;
-const len0 = data7.length;
+const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-const _errs17 = errors;
-if(!(validate203(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+const _errs16 = errors;
+if(!(validate212(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
 errors = vErrors.length;
 }
-var valid1 = _errs17 === errors;
+var valid1 = _errs16 === errors;
 if(!valid1){
 break;
 }
@@ -25872,98 +26335,40 @@ validate216.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs15 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.page !== undefined){
-let data9 = data.page;
-const _errs18 = errors;
+if(data.removedWorkItemIds !== undefined){
+let data8 = data.removedWorkItemIds;
+const _errs17 = errors;
+if(errors === _errs17){
+if(Array.isArray(data8)){
+var valid2 = true;
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
 const _errs19 = errors;
-if(errors === _errs19){
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-let missing1;
-if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
-validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+if(typeof data8[i1] !== "string"){
+validate216.errors = [{instancePath:instancePath+"/removedWorkItemIds/" + i1,schemaPath:"#/properties/removedWorkItemIds/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-else {
-const _errs21 = errors;
-for(const key1 in data9){
-if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
-validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
-return false;
+var valid2 = _errs19 === errors;
+if(!valid2){
 break;
 }
 }
-if(_errs21 === errors){
-if(data9.beforeCursor !== undefined){
-let data10 = data9.beforeCursor;
-const _errs22 = errors;
-if((typeof data10 !== "string") && (data10 !== null)){
-validate216.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
-return false;
-}
-var valid3 = _errs22 === errors;
 }
 else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.afterCursor !== undefined){
-let data11 = data9.afterCursor;
-const _errs24 = errors;
-if((typeof data11 !== "string") && (data11 !== null)){
-validate216.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
-return false;
-}
-var valid3 = _errs24 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreBefore !== undefined){
-const _errs26 = errors;
-if(typeof data9.hasMoreBefore !== "boolean"){
-validate216.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs26 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data9.hasMoreAfter !== undefined){
-const _errs28 = errors;
-if(typeof data9.hasMoreAfter !== "boolean"){
-validate216.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid3 = _errs28 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate216.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+validate216.errors = [{instancePath:instancePath+"/removedWorkItemIds",schemaPath:"#/properties/removedWorkItemIds/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
-var valid0 = _errs18 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -25985,10 +26390,276 @@ return errors === 0;
 }
 validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate219;
+exports.TurnWorkPageAnchor = validate218;
+const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema300 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate218.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate218.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+if(data.kind !== undefined){
+let data0 = data.kind;
+const _errs2 = errors;
+if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema296.properties.kind.enum}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+const tag0 = data.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "newest"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.kind === undefined) && (missing1 = "kind")){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(typeof data1 !== "string"){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data1){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_newest.json/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_newest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var props0 = true;
+}
+else if(tag0 === "oldest"){
+const _errs10 = errors;
+if(errors === _errs10){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing2;
+if((data.kind === undefined) && (missing2 = "kind")){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs12 = errors;
+for(const key1 in data){
+if(!(key1 === "kind")){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs12 === errors){
+if(data.kind !== undefined){
+let data2 = data.kind;
+if(typeof data2 !== "string"){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("oldest" !== data2){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_oldest.json/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_oldest.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "before"){
+const _errs16 = errors;
+if(errors === _errs16){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing3;
+if(((data.kind === undefined) && (missing3 = "kind")) || ((data.cursor === undefined) && (missing3 = "cursor"))){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/required",keyword:"required",params:{missingProperty: missing3}}];
+return false;
+}
+else {
+const _errs18 = errors;
+for(const key2 in data){
+if(!((key2 === "kind") || (key2 === "cursor"))){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+return false;
+break;
+}
+}
+if(_errs18 === errors){
+if(data.kind !== undefined){
+let data3 = data.kind;
+const _errs19 = errors;
+if(typeof data3 !== "string"){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data3){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_before.json/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
+return false;
+}
+var valid10 = _errs19 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data.cursor !== undefined){
+const _errs21 = errors;
+if(typeof data.cursor !== "string"){
+validate218.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_before.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid10 = _errs21 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_before.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "after"){
+const _errs24 = errors;
+if(errors === _errs24){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing4;
+if(((data.kind === undefined) && (missing4 = "kind")) || ((data.cursor === undefined) && (missing4 = "cursor"))){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/required",keyword:"required",params:{missingProperty: missing4}}];
+return false;
+}
+else {
+const _errs26 = errors;
+for(const key3 in data){
+if(!((key3 === "kind") || (key3 === "cursor"))){
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+return false;
+break;
+}
+}
+if(_errs26 === errors){
+if(data.kind !== undefined){
+let data5 = data.kind;
+const _errs27 = errors;
+if(typeof data5 !== "string"){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data5){
+validate218.errors = [{instancePath:instancePath+"/kind",schemaPath:"turn_work_page_anchor_after.json/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
+return false;
+}
+var valid13 = _errs27 === errors;
+}
+else {
+var valid13 = true;
+}
+if(valid13){
+if(data.cursor !== undefined){
+const _errs29 = errors;
+if(typeof data.cursor !== "string"){
+validate218.errors = [{instancePath:instancePath+"/cursor",schemaPath:"turn_work_page_anchor_after.json/properties/cursor/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid13 = _errs29 === errors;
+}
+else {
+var valid13 = true;
+}
+}
+}
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"turn_work_page_anchor_after.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0}}];
+return false;
+}
+}
+}
+}
+else {
+validate218.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate218.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate218.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+exports.TurnWorkPageAnchorAfter = validate219;
 
 function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate219.evaluated;
@@ -26001,25 +26672,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate219.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
+if(!((key0 === "kind") || (key0 === "cursor"))){
 validate219.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.beforeCursor !== undefined){
-let data0 = data.beforeCursor;
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs2 = errors;
-if((typeof data0 !== "string") && (data0 !== null)){
-validate219.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema297.properties.beforeCursor.type}}];
+if(typeof data0 !== "string"){
+validate219.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("after" !== data0){
+validate219.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "after"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26028,43 +26703,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.afterCursor !== undefined){
-let data1 = data.afterCursor;
+if(data.cursor !== undefined){
 const _errs4 = errors;
-if((typeof data1 !== "string") && (data1 !== null)){
-validate219.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema297.properties.afterCursor.type}}];
+if(typeof data.cursor !== "string"){
+validate219.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreBefore !== undefined){
-const _errs6 = errors;
-if(typeof data.hasMoreBefore !== "boolean"){
-validate219.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.hasMoreAfter !== undefined){
-const _errs8 = errors;
-if(typeof data.hasMoreAfter !== "boolean"){
-validate219.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
 }
 }
 }
@@ -26080,11 +26728,10 @@ return errors === 0;
 }
 validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate220;
-const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkPageAnchorBefore = validate220;
 
 function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate220.evaluated;
@@ -26097,24 +26744,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
+if(((data.kind === undefined) && (missing0 = "kind")) || ((data.cursor === undefined) && (missing0 = "cursor"))){
 validate220.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
+if(!((key0 === "kind") || (key0 === "cursor"))){
 validate220.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.threadId !== undefined){
+if(data.kind !== undefined){
+let data0 = data.kind;
 const _errs2 = errors;
-if(typeof data.threadId !== "string"){
-validate220.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data0 !== "string"){
+validate220.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("before" !== data0){
+validate220.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "before"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26123,95 +26775,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.turnId !== undefined){
+if(data.cursor !== undefined){
 const _errs4 = errors;
-if(typeof data.turnId !== "string"){
-validate220.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.cursor !== "string"){
+validate220.errors = [{instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.projectionVersion !== undefined){
-let data2 = data.projectionVersion;
-const _errs6 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate220.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs6){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-validate220.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.sourceHighWatermark !== undefined){
-let data3 = data.sourceHighWatermark;
-const _errs8 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate220.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate220.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.projectionUpdatedAtUnixMicros !== undefined){
-let data4 = data.projectionUpdatedAtUnixMicros;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate220.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate220.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.work !== undefined){
-const _errs12 = errors;
-if(!(validate200(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
 }
 }
 }
@@ -26227,12 +26800,64 @@ return errors === 0;
 }
 validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInput = validate51;
+exports.TurnWorkPageAnchorNewest = validate221;
 
-exports.UserInputArtifact = validate222;
+function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate221.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.kind === undefined) && (missing0 = "kind")){
+validate221.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "kind")){
+validate221.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(typeof data0 !== "string"){
+validate221.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("newest" !== data0){
+validate221.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "newest"}}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate221.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate221.errors = vErrors;
+return errors === 0;
+}
+validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.TurnWorkPageAnchorOldest = validate222;
 
 function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate222.evaluated;
@@ -26245,47 +26870,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
+if((data.kind === undefined) && (missing0 = "kind")){
 validate222.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "artifactId"))){
+if(!(key0 === "kind")){
 validate222.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
+if(data.kind !== undefined){
+let data0 = data.kind;
 if(typeof data0 !== "string"){
-validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate222.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if("artifact" !== data0){
-validate222.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+if("oldest" !== data0){
+validate222.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "oldest"}}];
 return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.artifactId !== undefined){
-const _errs4 = errors;
-if(typeof data.artifactId !== "string"){
-validate222.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -26301,10 +26908,11 @@ return errors === 0;
 }
 validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate223;
+exports.TurnWorkPageParams = validate223;
+const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
 function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate223.evaluated;
@@ -26317,29 +26925,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+if((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.anchor === undefined) && (missing0 = "anchor"))){
 validate223.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
+if(!((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "anchor")) || (key0 === "limit"))){
 validate223.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.threadId !== undefined){
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("audio" !== data0){
-validate223.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+if(typeof data.threadId !== "string"){
+validate223.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26348,10 +26951,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.turnId !== undefined){
 const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate223.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.turnId !== "string"){
+validate223.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -26360,16 +26963,44 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.mimeType !== undefined){
+if(data.anchor !== undefined){
 const _errs6 = errors;
-if(typeof data.mimeType !== "string"){
-validate223.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
+if(!(validate218(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.limit !== undefined){
+let data3 = data.limit;
+const _errs7 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate223.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 500 || isNaN(data3)){
+validate223.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 500}}];
+return false;
+}
+else {
+if(data3 < 1 || isNaN(data3)){
+validate223.errors = [{instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -26386,108 +27017,12 @@ return errors === 0;
 }
 validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate224;
-
-function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate224.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate224.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
-validate224.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("file" !== data0){
-validate224.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.url !== undefined){
-const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate224.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.name !== undefined){
-const _errs6 = errors;
-if(typeof data.name !== "string"){
-validate224.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.mimeType !== undefined){
-const _errs8 = errors;
-if(typeof data.mimeType !== "string"){
-validate224.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate224.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate224.errors = vErrors;
-return errors === 0;
-}
-validate224.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputImage = validate225;
+exports.TurnWorkPageResponse = validate225;
+const schema306 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema307 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
 function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate225.evaluated;
@@ -26500,29 +27035,24 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+if((((((((((data.workspaceId === undefined) && (missing0 = "workspaceId")) || ((data.threadId === undefined) && (missing0 = "threadId"))) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))) || ((data.items === undefined) && (missing0 = "items"))) || ((data.page === undefined) && (missing0 = "page"))){
 validate225.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "type") || (key0 === "url"))){
+if(!(func1.call(schema306.properties, key0))){
 validate225.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.workspaceId !== undefined){
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("image" !== data0){
-validate225.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+if(typeof data.workspaceId !== "string"){
+validate225.errors = [{instancePath:instancePath+"/workspaceId",schemaPath:"#/properties/workspaceId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26531,16 +27061,227 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.url !== undefined){
+if(data.threadId !== undefined){
 const _errs4 = errors;
-if(typeof data.url !== "string"){
-validate225.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.threadId !== "string"){
+validate225.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs6 = errors;
+if(typeof data.turnId !== "string"){
+validate225.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data3 = data.projectionVersion;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate225.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+validate225.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data4 = data.sourceHighWatermark;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate225.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate225.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data5 = data.projectionUpdatedAtUnixMicros;
+const _errs12 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate225.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs12){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate225.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs14 = errors;
+if(!(validate209(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.items !== undefined){
+let data7 = data.items;
+const _errs15 = errors;
+if(errors === _errs15){
+if(Array.isArray(data7)){
+var valid1 = true;
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+const _errs17 = errors;
+if(!(validate212(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs17 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate225.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.page !== undefined){
+let data9 = data.page;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing1;
+if(((((data9.beforeCursor === undefined) && (missing1 = "beforeCursor")) || ((data9.afterCursor === undefined) && (missing1 = "afterCursor"))) || ((data9.hasMoreBefore === undefined) && (missing1 = "hasMoreBefore"))) || ((data9.hasMoreAfter === undefined) && (missing1 = "hasMoreAfter"))){
+validate225.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/required",keyword:"required",params:{missingProperty: missing1}}];
+return false;
+}
+else {
+const _errs21 = errors;
+for(const key1 in data9){
+if(!((((key1 === "beforeCursor") || (key1 === "afterCursor")) || (key1 === "hasMoreBefore")) || (key1 === "hasMoreAfter"))){
+validate225.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+return false;
+break;
+}
+}
+if(_errs21 === errors){
+if(data9.beforeCursor !== undefined){
+let data10 = data9.beforeCursor;
+const _errs22 = errors;
+if((typeof data10 !== "string") && (data10 !== null)){
+validate225.errors = [{instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}}];
+return false;
+}
+var valid3 = _errs22 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.afterCursor !== undefined){
+let data11 = data9.afterCursor;
+const _errs24 = errors;
+if((typeof data11 !== "string") && (data11 !== null)){
+validate225.errors = [{instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}}];
+return false;
+}
+var valid3 = _errs24 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreBefore !== undefined){
+const _errs26 = errors;
+if(typeof data9.hasMoreBefore !== "boolean"){
+validate225.errors = [{instancePath:instancePath+"/page/hasMoreBefore",schemaPath:"turn_work_page_state.json/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs26 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data9.hasMoreAfter !== undefined){
+const _errs28 = errors;
+if(typeof data9.hasMoreAfter !== "boolean"){
+validate225.errors = [{instancePath:instancePath+"/page/hasMoreAfter",schemaPath:"turn_work_page_state.json/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid3 = _errs28 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate225.errors = [{instancePath:instancePath+"/page",schemaPath:"turn_work_page_state.json/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -26556,154 +27297,10 @@ return errors === 0;
 }
 validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate226;
-
-function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate226.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate226.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "path"))){
-validate226.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("localFile" !== data0){
-validate226.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.path !== undefined){
-const _errs4 = errors;
-if(typeof data.path !== "string"){
-validate226.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate226.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate226.errors = vErrors;
-return errors === 0;
-}
-validate226.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputLocalImage = validate227;
-
-function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate227.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
-validate227.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "type") || (key0 === "path"))){
-validate227.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
-const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("localImage" !== data0){
-validate227.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.path !== undefined){
-const _errs4 = errors;
-if(typeof data.path !== "string"){
-validate227.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate227.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
-return false;
-}
-}
-validate227.errors = vErrors;
-return errors === 0;
-}
-validate227.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.UserInputMention = validate228;
+exports.TurnWorkPageState = validate228;
 
 function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate228.evaluated;
@@ -26716,29 +27313,25 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
+if(((((data.beforeCursor === undefined) && (missing0 = "beforeCursor")) || ((data.afterCursor === undefined) && (missing0 = "afterCursor"))) || ((data.hasMoreBefore === undefined) && (missing0 = "hasMoreBefore"))) || ((data.hasMoreAfter === undefined) && (missing0 = "hasMoreAfter"))){
 validate228.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
+if(!((((key0 === "beforeCursor") || (key0 === "afterCursor")) || (key0 === "hasMoreBefore")) || (key0 === "hasMoreAfter"))){
 validate228.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.type !== undefined){
-let data0 = data.type;
+if(data.beforeCursor !== undefined){
+let data0 = data.beforeCursor;
 const _errs2 = errors;
-if(typeof data0 !== "string"){
-validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if("mention" !== data0){
-validate228.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+if((typeof data0 !== "string") && (data0 !== null)){
+validate228.errors = [{instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26747,10 +27340,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.name !== undefined){
+if(data.afterCursor !== undefined){
+let data1 = data.afterCursor;
 const _errs4 = errors;
-if(typeof data.name !== "string"){
-validate228.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+if((typeof data1 !== "string") && (data1 !== null)){
+validate228.errors = [{instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -26759,16 +27353,29 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.path !== undefined){
+if(data.hasMoreBefore !== undefined){
 const _errs6 = errors;
-if(typeof data.path !== "string"){
-validate228.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+if(typeof data.hasMoreBefore !== "boolean"){
+validate228.errors = [{instancePath:instancePath+"/hasMoreBefore",schemaPath:"#/properties/hasMoreBefore/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.hasMoreAfter !== undefined){
+const _errs8 = errors;
+if(typeof data.hasMoreAfter !== "boolean"){
+validate228.errors = [{instancePath:instancePath+"/hasMoreAfter",schemaPath:"#/properties/hasMoreAfter/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -26785,10 +27392,11 @@ return errors === 0;
 }
 validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate229;
+exports.TurnWorkStateChangedNotification = validate229;
+const schema309 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
 function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+/*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate229.evaluated;
@@ -26801,15 +27409,163 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+if(((((((data.threadId === undefined) && (missing0 = "threadId")) || ((data.turnId === undefined) && (missing0 = "turnId"))) || ((data.projectionVersion === undefined) && (missing0 = "projectionVersion"))) || ((data.sourceHighWatermark === undefined) && (missing0 = "sourceHighWatermark"))) || ((data.projectionUpdatedAtUnixMicros === undefined) && (missing0 = "projectionUpdatedAtUnixMicros"))) || ((data.work === undefined) && (missing0 = "work"))){
 validate229.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
+if(!((((((key0 === "threadId") || (key0 === "turnId")) || (key0 === "projectionVersion")) || (key0 === "sourceHighWatermark")) || (key0 === "projectionUpdatedAtUnixMicros")) || (key0 === "work"))){
 validate229.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.threadId !== undefined){
+const _errs2 = errors;
+if(typeof data.threadId !== "string"){
+validate229.errors = [{instancePath:instancePath+"/threadId",schemaPath:"#/properties/threadId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.turnId !== undefined){
+const _errs4 = errors;
+if(typeof data.turnId !== "string"){
+validate229.errors = [{instancePath:instancePath+"/turnId",schemaPath:"#/properties/turnId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionVersion !== undefined){
+let data2 = data.projectionVersion;
+const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate229.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate229.errors = [{instancePath:instancePath+"/projectionVersion",schemaPath:"#/properties/projectionVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.sourceHighWatermark !== undefined){
+let data3 = data.sourceHighWatermark;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate229.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate229.errors = [{instancePath:instancePath+"/sourceHighWatermark",schemaPath:"#/properties/sourceHighWatermark/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.projectionUpdatedAtUnixMicros !== undefined){
+let data4 = data.projectionUpdatedAtUnixMicros;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate229.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate229.errors = [{instancePath:instancePath+"/projectionUpdatedAtUnixMicros",schemaPath:"#/properties/projectionUpdatedAtUnixMicros/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.work !== undefined){
+const _errs12 = errors;
+if(!(validate209(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate229.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate229.errors = vErrors;
+return errors === 0;
+}
+validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInput = validate51;
+
+exports.UserInputArtifact = validate231;
+
+function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate231.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.artifactId === undefined) && (missing0 = "artifactId"))){
+validate231.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "artifactId"))){
+validate231.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -26819,11 +27575,567 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate231.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("artifact" !== data0){
+validate231.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "artifact"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.artifactId !== undefined){
+const _errs4 = errors;
+if(typeof data.artifactId !== "string"){
+validate231.errors = [{instancePath:instancePath+"/artifactId",schemaPath:"#/properties/artifactId/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate231.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate231.errors = vErrors;
+return errors === 0;
+}
+validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputAudio = validate232;
+
+function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate232.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate232.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
+validate232.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate232.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("audio" !== data0){
+validate232.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "audio"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate232.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs6 = errors;
+if(typeof data.mimeType !== "string"){
+validate232.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate232.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate232.errors = vErrors;
+return errors === 0;
+}
+validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputFile = validate233;
+
+function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate233.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate233.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "type") || (key0 === "url")) || (key0 === "name")) || (key0 === "mimeType"))){
+validate233.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate233.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("file" !== data0){
+validate233.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "file"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate233.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs6 = errors;
+if(typeof data.name !== "string"){
+validate233.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.mimeType !== undefined){
+const _errs8 = errors;
+if(typeof data.mimeType !== "string"){
+validate233.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate233.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate233.errors = vErrors;
+return errors === 0;
+}
+validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputImage = validate234;
+
+function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate234.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
+validate234.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "url"))){
+validate234.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate234.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("image" !== data0){
+validate234.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.url !== undefined){
+const _errs4 = errors;
+if(typeof data.url !== "string"){
+validate234.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate234.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate234.errors = vErrors;
+return errors === 0;
+}
+validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputLocalFile = validate235;
+
+function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate235.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
+validate235.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "path"))){
+validate235.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate235.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("localFile" !== data0){
+validate235.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localFile"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs4 = errors;
+if(typeof data.path !== "string"){
+validate235.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate235.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate235.errors = vErrors;
+return errors === 0;
+}
+validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputLocalImage = validate236;
+
+function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate236.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.path === undefined) && (missing0 = "path"))){
+validate236.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "path"))){
+validate236.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate236.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("localImage" !== data0){
+validate236.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "localImage"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs4 = errors;
+if(typeof data.path !== "string"){
+validate236.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate236.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate236.errors = vErrors;
+return errors === 0;
+}
+validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputMention = validate237;
+
+function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate237.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.type === undefined) && (missing0 = "type")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.path === undefined) && (missing0 = "path"))){
+validate237.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "name")) || (key0 === "path"))){
+validate237.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate237.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if("mention" !== data0){
+validate237.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "mention"}}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+const _errs4 = errors;
+if(typeof data.name !== "string"){
+validate237.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.path !== undefined){
+const _errs6 = errors;
+if(typeof data.path !== "string"){
+validate237.errors = [{instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate237.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+validate237.errors = vErrors;
+return errors === 0;
+}
+validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.UserInputText = validate238;
+
+function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate238.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.text === undefined) && (missing0 = "text"))){
+validate238.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "text")) || (key0 === "textElements"))){
+validate238.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+let data0 = data.type;
+const _errs2 = errors;
+if(typeof data0 !== "string"){
+validate238.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("text" !== data0){
-validate229.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
+validate238.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "text"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26835,7 +28147,7 @@ if(valid0){
 if(data.text !== undefined){
 const _errs4 = errors;
 if(typeof data.text !== "string"){
-validate229.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
+validate238.errors = [{instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -26858,7 +28170,7 @@ if(errors === _errs8){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 }
 else {
-validate229.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
+validate238.errors = [{instancePath:instancePath+"/textElements/" + i0,schemaPath:"#/properties/textElements/items/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
@@ -26869,7 +28181,7 @@ break;
 }
 }
 else {
-validate229.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
+validate238.errors = [{instancePath:instancePath+"/textElements",schemaPath:"#/properties/textElements/type",keyword:"type",params:{type: "array"}}];
 return false;
 }
 }
@@ -26884,22 +28196,22 @@ var valid0 = true;
 }
 }
 else {
-validate229.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate238.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate229.errors = vErrors;
+validate238.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate230;
+exports.UserInputVideo = validate239;
 
-function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate230.evaluated;
+const evaluated0 = validate239.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26910,14 +28222,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.type === undefined) && (missing0 = "type")) || ((data.url === undefined) && (missing0 = "url"))){
-validate230.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
+validate239.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "url")) || (key0 === "mimeType"))){
-validate230.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
+validate239.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
 }
@@ -26927,11 +28239,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
+validate239.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if("video" !== data0){
-validate230.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
+validate239.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "video"}}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -26943,7 +28255,7 @@ if(valid0){
 if(data.url !== undefined){
 const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate230.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
+validate239.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -26955,7 +28267,7 @@ if(valid0){
 if(data.mimeType !== undefined){
 const _errs6 = errors;
 if(typeof data.mimeType !== "string"){
-validate230.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
+validate239.errors = [{instancePath:instancePath+"/mimeType",schemaPath:"#/properties/mimeType/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -26969,14 +28281,14 @@ var valid0 = true;
 }
 }
 else {
-validate230.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
+validate239.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}}];
 return false;
 }
 }
-validate230.errors = vErrors;
+validate239.errors = vErrors;
 return errors === 0;
 }
-validate230.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 })(compiled, undefined);
 
 export const AgentActorRef: RawValidator = compiled.AgentActorRef;
@@ -27059,6 +28371,7 @@ export const TurnFilesystemSandboxEntry: RawValidator = compiled.TurnFilesystemS
 export const TurnFilesystemSandboxPolicy: RawValidator = compiled.TurnFilesystemSandboxPolicy;
 export const TurnGetParams: RawValidator = compiled.TurnGetParams;
 export const TurnGetResponse: RawValidator = compiled.TurnGetResponse;
+export const TurnHandoffStartedNotification: RawValidator = compiled.TurnHandoffStartedNotification;
 export const TurnItem: RawValidator = compiled.TurnItem;
 export const TurnItemAgentMessage: RawValidator = compiled.TurnItemAgentMessage;
 export const TurnItemCommandExecution: RawValidator = compiled.TurnItemCommandExecution;
@@ -27094,6 +28407,13 @@ export const TurnPermissionRequestResolvedNotification: RawValidator = compiled.
 export const TurnPermissionRequestRespondParams: RawValidator = compiled.TurnPermissionRequestRespondParams;
 export const TurnPermissionRequestRespondResponse: RawValidator = compiled.TurnPermissionRequestRespondResponse;
 export const TurnProcessPolicySnapshot: RawValidator = compiled.TurnProcessPolicySnapshot;
+export const TurnQuestion: RawValidator = compiled.TurnQuestion;
+export const TurnQuestionOpenedNotification: RawValidator = compiled.TurnQuestionOpenedNotification;
+export const TurnQuestionOption: RawValidator = compiled.TurnQuestionOption;
+export const TurnQuestionResolution: RawValidator = compiled.TurnQuestionResolution;
+export const TurnQuestionResolvedNotification: RawValidator = compiled.TurnQuestionResolvedNotification;
+export const TurnQuestionRespondParams: RawValidator = compiled.TurnQuestionRespondParams;
+export const TurnQuestionRespondResponse: RawValidator = compiled.TurnQuestionRespondResponse;
 export const TurnResumeParams: RawValidator = compiled.TurnResumeParams;
 export const TurnResumeResponse: RawValidator = compiled.TurnResumeResponse;
 export const TurnSandboxMode: RawValidator = compiled.TurnSandboxMode;

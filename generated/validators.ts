@@ -99,6 +99,7 @@ export interface TypeMap {
   TurnFilesystemSandboxPolicy: T.TurnFilesystemSandboxPolicy;
   TurnGetParams: T.TurnGetParams;
   TurnGetResponse: T.TurnGetResponse;
+  TurnHandoffStartedNotification: T.TurnHandoffStartedNotification;
   TurnItem: T.TurnItem;
   TurnItemAgentMessage: T.TurnItemAgentMessage;
   TurnItemCommandExecution: T.TurnItemCommandExecution;
@@ -134,6 +135,13 @@ export interface TypeMap {
   TurnPermissionRequestRespondParams: T.TurnPermissionRequestRespondParams;
   TurnPermissionRequestRespondResponse: T.TurnPermissionRequestRespondResponse;
   TurnProcessPolicySnapshot: T.TurnProcessPolicySnapshot;
+  TurnQuestion: T.TurnQuestion;
+  TurnQuestionOpenedNotification: T.TurnQuestionOpenedNotification;
+  TurnQuestionOption: T.TurnQuestionOption;
+  TurnQuestionResolution: T.TurnQuestionResolution;
+  TurnQuestionResolvedNotification: T.TurnQuestionResolvedNotification;
+  TurnQuestionRespondParams: T.TurnQuestionRespondParams;
+  TurnQuestionRespondResponse: T.TurnQuestionRespondResponse;
   TurnResumeParams: T.TurnResumeParams;
   TurnResumeResponse: T.TurnResumeResponse;
   TurnSandboxMode: T.TurnSandboxMode;
@@ -260,6 +268,7 @@ export const schemaFiles = {
   TurnFilesystemSandboxPolicy: "turn_filesystem_sandbox_policy.json",
   TurnGetParams: "turn_get_params.json",
   TurnGetResponse: "turn_get_response.json",
+  TurnHandoffStartedNotification: "turn_handoff_started_notification.json",
   TurnItem: "turn_item.json",
   TurnItemAgentMessage: "turn_item_agent_message.json",
   TurnItemCommandExecution: "turn_item_command_execution.json",
@@ -295,6 +304,13 @@ export const schemaFiles = {
   TurnPermissionRequestRespondParams: "turn_permission_request_respond_params.json",
   TurnPermissionRequestRespondResponse: "turn_permission_request_respond_response.json",
   TurnProcessPolicySnapshot: "turn_process_policy_snapshot.json",
+  TurnQuestion: "turn_question.json",
+  TurnQuestionOpenedNotification: "turn_question_opened_notification.json",
+  TurnQuestionOption: "turn_question_option.json",
+  TurnQuestionResolution: "turn_question_resolution.json",
+  TurnQuestionResolvedNotification: "turn_question_resolved_notification.json",
+  TurnQuestionRespondParams: "turn_question_respond_params.json",
+  TurnQuestionRespondResponse: "turn_question_respond_response.json",
   TurnResumeParams: "turn_resume_params.json",
   TurnResumeResponse: "turn_resume_response.json",
   TurnSandboxMode: "turn_sandbox_mode.json",
@@ -1191,6 +1207,16 @@ export function assertTurnGetResponse(value: unknown, mode: ValidationMode = "st
   assertValid("TurnGetResponse", value, mode);
 }
 
+/** Whether `value` is a valid `TurnHandoffStartedNotification`. */
+export function isTurnHandoffStartedNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnHandoffStartedNotification {
+  return validatorOf("TurnHandoffStartedNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnHandoffStartedNotification`. */
+export function assertTurnHandoffStartedNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnHandoffStartedNotification {
+  assertValid("TurnHandoffStartedNotification", value, mode);
+}
+
 /** Whether `value` is a valid `TurnItem`. */
 export function isTurnItem(value: unknown, mode: ValidationMode = "strict"): value is T.TurnItem {
   return validatorOf("TurnItem", mode)(value);
@@ -1539,6 +1565,76 @@ export function isTurnProcessPolicySnapshot(value: unknown, mode: ValidationMode
 /** Throws a local error naming each failing place unless `value` is a valid `TurnProcessPolicySnapshot`. */
 export function assertTurnProcessPolicySnapshot(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnProcessPolicySnapshot {
   assertValid("TurnProcessPolicySnapshot", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestion`. */
+export function isTurnQuestion(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestion {
+  return validatorOf("TurnQuestion", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestion`. */
+export function assertTurnQuestion(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestion {
+  assertValid("TurnQuestion", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestionOpenedNotification`. */
+export function isTurnQuestionOpenedNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestionOpenedNotification {
+  return validatorOf("TurnQuestionOpenedNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestionOpenedNotification`. */
+export function assertTurnQuestionOpenedNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestionOpenedNotification {
+  assertValid("TurnQuestionOpenedNotification", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestionOption`. */
+export function isTurnQuestionOption(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestionOption {
+  return validatorOf("TurnQuestionOption", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestionOption`. */
+export function assertTurnQuestionOption(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestionOption {
+  assertValid("TurnQuestionOption", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestionResolution`. */
+export function isTurnQuestionResolution(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestionResolution {
+  return validatorOf("TurnQuestionResolution", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestionResolution`. */
+export function assertTurnQuestionResolution(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestionResolution {
+  assertValid("TurnQuestionResolution", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestionResolvedNotification`. */
+export function isTurnQuestionResolvedNotification(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestionResolvedNotification {
+  return validatorOf("TurnQuestionResolvedNotification", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestionResolvedNotification`. */
+export function assertTurnQuestionResolvedNotification(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestionResolvedNotification {
+  assertValid("TurnQuestionResolvedNotification", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestionRespondParams`. */
+export function isTurnQuestionRespondParams(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestionRespondParams {
+  return validatorOf("TurnQuestionRespondParams", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestionRespondParams`. */
+export function assertTurnQuestionRespondParams(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestionRespondParams {
+  assertValid("TurnQuestionRespondParams", value, mode);
+}
+
+/** Whether `value` is a valid `TurnQuestionRespondResponse`. */
+export function isTurnQuestionRespondResponse(value: unknown, mode: ValidationMode = "strict"): value is T.TurnQuestionRespondResponse {
+  return validatorOf("TurnQuestionRespondResponse", mode)(value);
+}
+
+/** Throws a local error naming each failing place unless `value` is a valid `TurnQuestionRespondResponse`. */
+export function assertTurnQuestionRespondResponse(value: unknown, mode: ValidationMode = "strict"): asserts value is T.TurnQuestionRespondResponse {
+  assertValid("TurnQuestionRespondResponse", value, mode);
 }
 
 /** Whether `value` is a valid `TurnResumeParams`. */

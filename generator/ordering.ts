@@ -123,6 +123,11 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
         expanded = { first, then: set(rule.then, `${at}/then`, [first]) };
         break;
       }
+      case "leads": {
+        const lead = notification(rule.notification, `${at}/notification`);
+        expanded = { notification: lead, before: set(rule.before, `${at}/before`, [lead]) };
+        break;
+      }
       case "single_terminal": {
         const terminals = (rule.terminals as string[]).map((name, j) => notification(name, `${at}/terminals/${j}`));
         expanded = { terminals, after: set(rule.after, `${at}/after`, terminals) };

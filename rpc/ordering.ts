@@ -6,6 +6,8 @@
  * values that identify its scope from params by JSON pointer.
  *
  * - `precedes`: within a scope, `first` comes before every notification of `then`.
+ * - `leads`: within a scope, `notification` comes at most once, and before every
+ *   notification of `before` (a scope without it is fine).
  * - `single_terminal`: a scope ends with exactly one of `terminals`; nothing of `after`
  *   follows it; a scope still open at the end of the stream is reported.
  * - `quiet_after`: after `notification`, nothing of `quiet` until a request of `until`
@@ -38,6 +40,12 @@ export interface PrecedesRule<N extends string = string> extends RuleBase {
   readonly kind: "precedes";
   readonly first: N;
   readonly then: readonly N[];
+}
+
+export interface LeadsRule<N extends string = string> extends RuleBase {
+  readonly kind: "leads";
+  readonly notification: N;
+  readonly before: readonly N[];
 }
 
 export interface SingleTerminalRule<N extends string = string> extends RuleBase {
@@ -73,6 +81,7 @@ export interface SequenceRule<N extends string = string, M extends string = stri
 
 export type OrderingRule<N extends string = string, M extends string = string> =
   | PrecedesRule<N>
+  | LeadsRule<N>
   | SingleTerminalRule<N>
   | QuietAfterRule<N, M>
   | PairedRule<N>
@@ -149,6 +158,28 @@ function precedes(rule: PrecedesRule, report: Report): RuleCheck {
       if (!scope) return;
       if (method === rule.first) opened.add(scope.key);
       else if (then.has(method) && !opened.has(scope.key)) report(`${method} for ${scope.label} at frame ${at.index} came before its ${rule.first}`, at);
+    },
+  };
+}
+
+function leads(rule: LeadsRule, report: Report): RuleCheck {
+  const before = new Set(rule.before);
+  const led = new Map<string, At>();
+  const followed = new Map<string, { method: string; at: At }>();
+  return {
+    notification(method, params, at) {
+      if (method !== rule.notification && !before.has(method)) return;
+      const scope = scopeOf(rule.scope, params);
+      if (!scope) return;
+      if (method !== rule.notification) {
+        if (!followed.has(scope.key)) followed.set(scope.key, { method, at });
+        return;
+      }
+      const earlier = led.get(scope.key);
+      const other = followed.get(scope.key);
+      if (earlier) report(`${method} for ${scope.label} at frame ${at.index} is a second one: it already came at frame ${earlier.index}`, at);
+      else if (other) report(`${method} for ${scope.label} at frame ${at.index} came after ${other.method} at frame ${other.at.index}; it must come first`, at);
+      if (!earlier) led.set(scope.key, at);
     },
   };
 }
@@ -315,6 +346,8 @@ function checkOf(rule: OrderingRule, report: Report, terminated: Terminated): Ru
   switch (rule.kind) {
     case "precedes":
       return precedes(rule, report);
+    case "leads":
+      return leads(rule, report);
     case "single_terminal":
       return singleTerminal(rule, report, terminated);
     case "quiet_after":

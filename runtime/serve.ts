@@ -61,11 +61,8 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
-  // Without a token, whoever reaches the port runs commands: only this machine may.
-  if (options.noAuth && !options.stdio && !isLoopback(options.host)) {
-    throw new ConfigError(`--no-auth serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${options.host}`);
-  }
+/** The gateway of a configuration, on its store, not yet serving any transport (for an in-process client, such as the AG-UI bridge). */
+export function openGateway(options: Pick<ServeOptions, "db" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes">, log: (message: string) => void): { gateway: Gateway; config: ResolvedConfig; close(): Promise<void> } {
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
   const config = resolveConfig(fileConfig, {
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
@@ -73,10 +70,25 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
   });
   const store = openStore(options.memory ? { memory: true } : { file: options.db });
   const gateway = createGateway(store, config, log);
+  return {
+    gateway,
+    config,
+    close: async () => {
+      await gateway.close();
+      store.close();
+    },
+  };
+}
+
+export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
+  // Without a token, whoever reaches the port runs commands: only this machine may.
+  if (options.noAuth && !options.stdio && !isLoopback(options.host)) {
+    throw new ConfigError(`--no-auth serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${options.host}`);
+  }
+  const { gateway, config, close } = openGateway(options, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
     await server?.close();
-    await gateway.close();
-    store.close();
+    await close();
   };
 
   if (options.stdio) {

@@ -3,8 +3,9 @@ import type { Scenario } from "../scenario.js";
 import { backendScenarios } from "./backends.js";
 import { coreScenarios } from "./core.js";
 import { permissionScenarios } from "./permissions.js";
+import { questionScenarios } from "./questions.js";
 import { routeScenarios } from "./routes.js";
 import { recoveryScenarios, windowScenarios } from "./windows.js";
 import { workScenarios } from "./work.js";
 
-export const scenarios: readonly Scenario[] = [...coreScenarios, ...backendScenarios, ...permissionScenarios, ...routeScenarios, ...workScenarios, ...windowScenarios, ...recoveryScenarios];
+export const scenarios: readonly Scenario[] = [...coreScenarios, ...backendScenarios, ...permissionScenarios, ...routeScenarios, ...workScenarios, ...windowScenarios, ...recoveryScenarios, ...questionScenarios];

@@ -33,6 +33,12 @@ export interface ApprovalAsk {
   readonly details: Record<string, unknown>;
   readonly outsidePaths: readonly string[];
   readonly sandboxEscape: boolean;
+  /** Display label of the tool; may be empty. */
+  readonly title: string;
+  readonly argsJson: string;
+  /** Why the pause overrides a call the policy allows; absent for an ordinary gated call. */
+  readonly overrideReason?: string;
+  readonly preview?: { readonly title: string; readonly text: string };
 }
 
 interface Waiting {
@@ -75,6 +81,10 @@ export class Approvals {
       action: ask.action,
       scope_hash: ask.scopeHash,
       reason: ask.reason,
+      title: ask.title,
+      args_json: ask.argsJson,
+      ...(ask.overrideReason ? { override_reason: ask.overrideReason } : {}),
+      ...(ask.preview ? { preview: ask.preview } : {}),
       summary: ask.summary,
       details: ask.details,
       // A sandbox escape, or a call reaching outside the roots, runs only after an

@@ -43,10 +43,19 @@ export function compressHistory(messages: readonly ChatMessage[], maxTokens: num
   while (cut > 0 && messages[cut]?.role === "tool") cut--;
   // Folding a single message into a summary of it gains nothing.
   if (cut < 2) return undefined;
-  const folded = messages.slice(0, cut);
+  return { ...foldFirst(messages, cut), messagesBefore: messages.length, estimatedTokens };
+}
+
+/**
+ * The history with its first `count` messages folded into one summary message: how a
+ * compaction decided once, at the start of a turn, is applied again in the turn's later
+ * rounds (the same earlier messages, the same summary).
+ */
+export function foldFirst(messages: readonly ChatMessage[], count: number): Pick<Compression, "messages" | "summarized" | "summary"> {
+  const folded = messages.slice(0, count);
   const lines = folded.map((m) => `- ${m.role}: ${oneLine(m)}`);
   const summary = `Summary of the ${folded.length} earlier messages of this conversation (the gateway keeps the full transcript):\n${lines.join("\n")}`;
-  return { messages: [{ role: "system", content: summary }, ...messages.slice(cut)], messagesBefore: messages.length, estimatedTokens, summarized: folded.length, summary };
+  return { messages: [{ role: "system", content: summary }, ...messages.slice(count)], summarized: folded.length, summary };
 }
 
 function oneLine(message: ChatMessage): string {

@@ -11,6 +11,8 @@ import type {
   TurnItem,
   TurnPermissionApprovalRequest,
   TurnPermissionApprovalResolution,
+  TurnQuestion,
+  TurnQuestionResolution,
 } from "../../generated/types.js";
 import { extensions } from "../../generated/registry.js";
 import { appendToField } from "../../rpc/streams.js";
@@ -22,6 +24,17 @@ export interface RequestState {
   readonly resolution?: TurnPermissionApprovalResolution;
   readonly resolved_at?: string;
 }
+
+/** A question the model asked (turn/question/opened), with how it ended once it has. */
+export interface QuestionState {
+  readonly question: TurnQuestion;
+  readonly resolution?: TurnQuestionResolution;
+  readonly option_id?: string;
+  readonly resolved_at?: string;
+}
+
+/** The key of a question in `TurnState.questions`: its identity within the turn is (call id, index). */
+export const questionKey = (callId: string, index: number) => `${callId}#${index}`;
 
 /** A recovery job of the turn (item/recovery_opened), open until a resume attaches to it or the turn ends. */
 export interface RecoveryJobState {
@@ -55,6 +68,10 @@ export interface TurnState {
   readonly lastSequence: number;
   /** Every approval request opened in the turn, by id. */
   readonly requests: ReadonlyMap<string, RequestState>;
+  /** Every question the model asked in the turn, by questionKey(call_id, index), in the order opened. */
+  readonly questions: ReadonlyMap<string, QuestionState>;
+  /** How many earlier messages the turn's context/compressed folded into a summary; absent when its context was not compacted. */
+  readonly compacted?: number;
   /** Scope hashes approved allow_for_turn: later actions with one of them run without asking. */
   readonly grants: ReadonlySet<string>;
   /** Every recovery job of the turn, by id, in the order opened. */
@@ -84,9 +101,11 @@ export class TurnFold {
   private turn: Turn | undefined;
   private readonly items = new Map<string, TurnItem>();
   private readonly requests = new Map<string, RequestState>();
+  private readonly questions = new Map<string, QuestionState>();
   private readonly grants = new Set<string>();
   private readonly jobs = new Map<string, RecoveryJobState>();
   private readonly windows: WindowState[] = [];
+  private compacted: number | undefined;
   private last = 0;
   private snapshot: TurnState | undefined;
 
@@ -156,6 +175,18 @@ export class TurnFold {
         // A sandbox escape is approved once, for that very call: never a standing grant.
         if (resolution === "allow_for_turn" && !open.request.sandbox_escape) grants.add(open.request.scope_hash);
       }
+    } else if (event.method === "context/compressed") {
+      this.compacted = params.summarized_messages as number;
+    } else if (event.method === "turn/question/opened") {
+      const question = params.question as TurnQuestion;
+      this.questions.set(questionKey(question.call_id, question.index), { question });
+    } else if (event.method === "turn/question/resolved") {
+      const key = questionKey(params.call_id as string, params.index as number);
+      const open = this.questions.get(key);
+      if (open) {
+        const optionId = params.option_id as string | undefined;
+        this.questions.set(key, { ...open, resolution: params.resolution as TurnQuestionResolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: params.resolved_at as string });
+      }
     } else if (typeof params.stream === "string" && typeof params.delta === "string") {
       const id = params.item_id as string;
       const item = items.get(id);
@@ -172,6 +203,8 @@ export class TurnFold {
       items: [...this.items.values()],
       lastSequence: this.last,
       requests: new Map(this.requests),
+      questions: new Map(this.questions),
+      ...(this.compacted === undefined ? {} : { compacted: this.compacted }),
       grants: new Set(this.grants),
       jobs: new Map(this.jobs),
       windows: [...this.windows],

@@ -11,10 +11,11 @@
  * (`afterCommit`), in the order it was sent. So a client is only ever told about events
  * that are in the log, and a kill can lose only events nobody was sent.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createDispatcher } from "../../generated/server.js";
 import type { Dispatcher, Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
+import { AnswerTokens } from "../permissions/answer-tokens.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import type { EventStore } from "../store/store.js";
@@ -32,6 +33,8 @@ import { TurnLifecycle } from "./lifecycle.js";
 import { Threads } from "./threads.js";
 import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
+import { askQuestionTool } from "./ask-question.js";
+import { Questions } from "./questions.js";
 import type { Clock, EventLog } from "./ports.js";
 import { TurnBackends } from "../backends/turn-backends.js";
 import { AcpAgents } from "../backends/acp.js";
@@ -59,6 +62,7 @@ export class Gateway {
   readonly turnLog: TurnLog;
   private readonly lifecycle: TurnLifecycle;
   readonly approvals: Approvals;
+  readonly questions: Questions;
   readonly recovery: RecoveryJobs;
   readonly routes: RouteService;
   private readonly threads: Threads;
@@ -87,6 +91,9 @@ export class Gateway {
     const thread = (threadId: string) => this.threads.thread(threadId);
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
     this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
+    // Answer tokens are signed under the configured secret too; their claims keep them apart from resolve tokens.
+    const answerTokens = new AnswerTokens(options.config.resolveTokenSecret ?? randomBytes(32));
+    this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.permissionRequestTimeoutMs, answerTokens);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id)?.workspace_id);
     // What may run without asking is the permission configuration; a change makes older routes stale.
@@ -126,6 +133,7 @@ export class Gateway {
       agent: options.config.agent,
       maxSpawnDepth: options.config.maxSpawnDepth,
       maxRouteHops: options.config.maxRouteHops,
+      handoff: (threadId, turnId, notice) => void log.publish(threadId, turnId, "turn/handoff/started", notice),
     });
     const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery };
     acp = this.acp = new AcpAgents(runnerPorts, options.config, options.env ?? process.env, this.log);
@@ -135,7 +143,7 @@ export class Gateway {
       {
         config: options.config,
         providers: options.providers,
-        tools: [...options.tools, spawnAgent],
+        tools: [...options.tools, spawnAgent, askQuestionTool(this.questions)],
         store: options.store,
         extras: (turn, items) => backends.forRun(turn, items),
         ...(options.env ? { env: options.env } : {}),
@@ -147,6 +155,7 @@ export class Gateway {
       store: options.store,
       work: (threadId, turnId) => log.work(threadId, turnId),
       approvals: this.approvals,
+      questions: this.questions,
       routes: this.routes,
       lifecycle: {
         start: async (params) => {

@@ -101,6 +101,11 @@ export class RecoveryJobs {
       this.ports.publish(threadId, turnId, "turn/permission/request/resolved", { request_id: request.request_id, resolution: "cancelled", resolved_at: this.ports.nowIso(), scope_hash: request.scope_hash });
       this.ports.audit(threadId, turnId, { kind: "request_resolved", request_id: request.request_id, resolution: "cancelled", scope_hash: request.scope_hash, reason: "the gateway stopped while the request was open" });
     }
+    // A question cut off with its run ends with it, like an approval: the resumed run asks again if it needs to.
+    for (const { question, resolution } of state.questions.values()) {
+      if (resolution) continue;
+      this.ports.publish(threadId, turnId, "turn/question/resolved", { call_id: question.call_id, index: question.index, resolution: "cancelled", resolved_at: this.ports.nowIso() });
+    }
     for (const item of state.items) {
       if (item.status !== "in_progress") continue;
       this.ports.publish(threadId, turnId, "item/completed", { item_id: item.id, item: cutOff(item, `${message}; the call did not finish`) });

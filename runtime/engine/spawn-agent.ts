@@ -11,7 +11,7 @@
  * the route's disclosure allows, and its result comes back as the route's resultReturn says.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnItem, UserInput } from "../../generated/types.js";
+import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnHandoffStartedNotification, TurnItem, UserInput } from "../../generated/types.js";
 import type { Tool } from "../tools/tool.js";
 import type { ResolvedConfig } from "../config.js";
 import type { RouteService } from "../routes/service.js";
@@ -28,6 +28,8 @@ export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pi
   readonly maxSpawnDepth: number;
   /** Route hops a delegation chain may take on this gateway (routes.max_hops). */
   readonly maxRouteHops: number;
+  /** Tells the parent turn's watchers that it now delegates (turn/handoff/started), once per delegation. */
+  readonly handoff: (threadId: string, turnId: string, notice: Omit<TurnHandoffStartedNotification, "thread_id" | "turn_id" | "sequence">) => void;
 }
 
 /** How much of a result `summary_only` lets through. */
@@ -122,6 +124,14 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
         return { ok: false, content: message, item: { error: { message } } };
       }
       ctx.update?.({ child_thread_id: threadId, child_turn_id: childTurnId, actor });
+      ports.handoff(parent.thread_id, parent.turn_id, {
+        item_id: ctx.itemId ?? "",
+        child_agent_id: ports.agent.identityId,
+        child_thread_id: threadId,
+        child_turn_id: childTurnId,
+        ...(routeId === undefined ? {} : { route_id: routeId }),
+        reason: handoffReason(prompt, routeId),
+      });
       const cancel = () => void ports.cancelTurn(childTurnId, "the parent turn was cancelled");
       ctx.signal.addEventListener("abort", cancel, { once: true });
       try {
@@ -157,6 +167,13 @@ function routeHopsTo(ports: Pick<SpawnPorts, "turnState">, turnId: string): numb
     current = parentId;
   }
   return hops;
+}
+
+/** Why the turn delegates, for a surface's "delegating…" line: the task's first line, shortened. */
+function handoffReason(prompt: string, routeId: string | undefined): string {
+  const line = prompt.split("\n", 1)[0]!.trim();
+  const task = line.length <= SUMMARY_CHARS ? line : `${line.slice(0, SUMMARY_CHARS - 1)}…`;
+  return routeId === undefined ? task : `${task} (over route ${routeId})`;
 }
 
 /** The agent as the author of what it starts, with its presentation as configured now. */

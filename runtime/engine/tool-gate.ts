@@ -55,6 +55,7 @@ export class ToolGate {
     const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
     let behavior = decide(profile.effective_policy, toolName, call.action);
     let reason = policyReason(profile.mode, call.action, behavior);
+    const policyAllows = behavior === "allow";
     if (behavior === "deny") {
       g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: false, message: `${toolName} is not allowed in this turn: ${reason}` };
@@ -89,6 +90,10 @@ export class ToolGate {
         details: { arguments: args, ...(call.paths.length ? { paths: call.paths } : {}), ...(outside.length ? { resolved_outside_paths: outside } : {}), scope: scope.normalized },
         outsidePaths: outside,
         sandboxEscape: call.escapeSandbox,
+        title: TOOL_TITLES[toolName] ?? "",
+        argsJson: JSON.stringify(args),
+        ...(policyAllows ? { overrideReason: reason } : {}),
+        ...previewOf(toolName, args),
       },
       signal,
     );
@@ -122,3 +127,22 @@ const DECLINED: Record<string, string> = {
   cancelled: "the approval request was cancelled with the turn",
 };
 
+/** Display labels of the built-in tools on an approval card; any other tool gets none (the client derives one). */
+const TOOL_TITLES: Readonly<Record<string, string>> = {
+  shell: "Run a command",
+  read_file: "Read a file",
+  write_file: "Write a file",
+  web_fetch: "Fetch a web page",
+  spawn_agent: "Start a sub-agent",
+};
+
+const PREVIEW_CHARS = 400;
+
+/** What a call would do, from its arguments, when that can be shown: the command, the file and its new content, the URL. */
+function previewOf(toolName: string, args: Record<string, unknown>): { preview?: { title: string; text: string } } {
+  const cut = (text: string) => (text.length <= PREVIEW_CHARS ? text : `${text.slice(0, PREVIEW_CHARS - 1)}…`);
+  if (toolName === "shell" && typeof args.command === "string") return { preview: { title: "Command", text: cut(args.command) } };
+  if (toolName === "write_file" && typeof args.path === "string" && typeof args.content === "string") return { preview: { title: args.path, text: cut(args.content) } };
+  if (toolName === "web_fetch" && typeof args.url === "string") return { preview: { title: "URL", text: cut(args.url) } };
+  return {};
+}

@@ -19,13 +19,13 @@ import { fileConfinementOf } from "../tools/confined-open.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
-import { compressHistory } from "./context.js";
+import { compressHistory, foldFirst } from "./context.js";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore } from "../store/store.js";
 import type { Approvals } from "./approvals.js";
 import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, TurnReader } from "./ports.js";
 import type { RecoveryJobs } from "./recovery.js";
-import { ToolGate } from "./tool-gate.js";
+import { ToolGate, type GateVerdict } from "./tool-gate.js";
 import { appendToField } from "../../rpc/streams.js";
 import { promptManifest, skillsPrompt, type SkillEntry } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
@@ -326,23 +326,33 @@ export class TurnRunner {
   }
 
   /**
-   * What one provider call is sent: the conversation rebuilt from the log, compressed
-   * (context/compressing, context/compressed) when it is over the configured budget. The
-   * compiled prompt's manifest goes to `compiled`.
+   * What one provider call is sent: the conversation rebuilt from the log, compacted when it
+   * is over the configured budget. Compaction is decided once, before the turn's first
+   * model call, so its events (context/compressing, context/compressed) come before any
+   * output of the turn; later rounds fold the same earlier messages again, read from the
+   * log (TurnState.compacted), and a turn that started within budget is not compacted
+   * midway. The compiled prompt's manifest goes to `compiled`.
    */
   private prompt(threadId: string, turnId: string, tools: readonly ToolSpec[], skills: readonly SkillEntry[], compiled: (manifest: PromptManifest) => void): ChatMessage[] {
     const g = this.gateway;
     const { maxHistoryTokens, keepRecentMessages } = this.options.config.context;
     const full = this.history(threadId, turnId);
-    const compression = compressHistory(full, maxHistoryTokens, keepRecentMessages);
-    if (compression) {
-      g.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: compression.messagesBefore, estimated_tokens: compression.estimatedTokens });
-      g.publish(threadId, turnId, "context/compressed", {
-        reason: "summarized",
-        summarized_messages: compression.summarized,
-        messages_after: compression.messages.length,
-        summary_preview: compression.summary.slice(0, 200),
-      });
+    const state = g.turnState(turnId)!;
+    const firstCall = state.items.every((item) => item.type === "userMessage");
+    let compression: { messages: ChatMessage[]; summarized: number } | undefined;
+    if (state.compacted !== undefined) compression = foldFirst(full, state.compacted);
+    else if (firstCall) {
+      const decided = compressHistory(full, maxHistoryTokens, keepRecentMessages);
+      if (decided) {
+        g.publish(threadId, turnId, "context/compressing", { reason: "summarized", messages_before: decided.messagesBefore, estimated_tokens: decided.estimatedTokens });
+        g.publish(threadId, turnId, "context/compressed", {
+          reason: "summarized",
+          summarized_messages: decided.summarized,
+          messages_after: decided.messages.length,
+          summary_preview: decided.summary.slice(0, 200),
+        });
+        compression = decided;
+      }
     }
     const messages = compression?.messages ?? full;
     const mode = g.turnState(turnId)!.turn.mode ?? g.thread(threadId).mode;
@@ -394,7 +404,8 @@ export class TurnRunner {
       return;
     }
     const turnNow = g.turnState(turnId)!;
-    const verdict = await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction);
+    // A question to the user is the user's decision already: it is not gated behind an approval.
+    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction);
     if (!verdict.allowed) {
       finishItem({ ...base, status: signal.aborted ? "cancelled" : "declined", outcome: signal.aborted ? "cancelled" : "declined", error: { message: verdict.message }, ...resultField(tool, verdict.message) });
       return;
@@ -413,6 +424,8 @@ export class TurnRunner {
       ...(files ? { files } : {}),
       maxTimeoutMs: Math.min(timeoutCap, this.options.config.maxShellTimeoutMs),
       turn: { thread_id: threadId, turn_id: turnId, depth },
+      callId: call.id,
+      itemId: id,
       emit: (stream, delta) => {
         current = appendToField(current, DELTA_FIELD[stream], delta);
         g.publish(threadId, turnId, DELTA_METHOD[stream], { item_id: id, stream, delta });

@@ -7,6 +7,7 @@ import type { Handlers } from "../../generated/server.js";
 import type { ClientMethodName } from "../../generated/registry.js";
 import type { Connection } from "../engine/connections.js";
 import { permissionHandlers, type PermissionMethods } from "./permissions.js";
+import { questionHandlers, type QuestionMethods } from "./questions.js";
 import { routeHandlers, type RouteMethods } from "./routes.js";
 import { withSubscriptions, type SubscriptionPorts } from "./subscriptions.js";
 import { threadHandlers, type ThreadMethods } from "./threads.js";
@@ -14,7 +15,7 @@ import { turnHandlers, type TurnHandlerPorts, type TurnMethods } from "./turns.j
 import { workHandlers, type WorkHandlerPorts } from "./work.js";
 import type { WorkMethods } from "./work.js";
 
-type Slices = [ThreadMethods, TurnMethods, WorkMethods, PermissionMethods, RouteMethods];
+type Slices = [ThreadMethods, TurnMethods, WorkMethods, PermissionMethods, QuestionMethods, RouteMethods];
 
 /** The methods two slices both claim: must be none. */
 type Overlaps<S extends unknown[]> = S extends [infer Head, ...infer Tail] ? (Head & Tail[number]) | Overlaps<Tail> : never;
@@ -27,6 +28,7 @@ void complete;
 export interface HandlerPorts extends TurnHandlerPorts, Pick<WorkHandlerPorts, "work">, SubscriptionPorts<Connection> {
   readonly threads: TurnHandlerPorts["threads"] & Parameters<typeof threadHandlers>[0];
   readonly approvals: Parameters<typeof permissionHandlers>[0];
+  readonly questions: Parameters<typeof questionHandlers>[0];
   readonly routes: Parameters<typeof routeHandlers>[0];
 }
 
@@ -36,6 +38,7 @@ export function gatewayHandlers(ports: HandlerPorts): Handlers<Connection> {
     ...turnHandlers(ports),
     ...workHandlers(ports),
     ...permissionHandlers(ports.approvals),
+    ...questionHandlers(ports.questions),
     ...routeHandlers(ports.routes),
   };
   return withSubscriptions(handlers, ports);

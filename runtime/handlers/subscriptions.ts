@@ -23,6 +23,7 @@ export const SUBSCRIPTIONS: { readonly [M in ClientMethodName]?: Subscription<M>
   "turn/work/page": { params: (p) => p.threadId },
   "turn/work/items/get": { params: (p) => p.threadId },
   "turn/permission/request/respond": { result: (r) => r.thread_id },
+  "turn/question/respond": { params: (p) => p.thread_id },
 };
 
 export interface SubscriptionPorts<Ctx> {

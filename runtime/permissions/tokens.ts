@@ -97,7 +97,7 @@ export class ResolveTokens {
  * decoder skips characters it does not know and ignores the unused low bits of the last
  * character, so without the round trip two different strings would carry one MAC.
  */
-function strictBase64url(text: string): Buffer | undefined {
+export function strictBase64url(text: string): Buffer | undefined {
   if (!BASE64URL.test(text)) return undefined;
   const bytes = Buffer.from(text, "base64url");
   return bytes.toString("base64url") === text ? bytes : undefined;
@@ -118,6 +118,6 @@ function parseClaims(payload: Buffer): ResolveTokenClaims | undefined {
   return record as unknown as ResolveTokenClaims;
 }
 
-function isRfc3339(text: unknown): text is string {
+export function isRfc3339(text: unknown): text is string {
   return typeof text === "string" && RFC3339.test(text) && !Number.isNaN(Date.parse(text));
 }

@@ -29,6 +29,9 @@ export interface ToolContext {
   readonly update?: (fields: Record<string, unknown>) => void;
   /** The turn the call belongs to; `depth` is 0 for a client's turn and grows with each spawn_agent level. */
   readonly turn?: { readonly thread_id: string; readonly turn_id: string; readonly depth: number };
+  /** The model's id of this tool call, and the id of the item that shows it. */
+  readonly callId?: string;
+  readonly itemId?: string;
 }
 
 /**
@@ -53,6 +56,8 @@ export interface Tool {
   /** The permission kind of every call, for a tool the built-in classification does not know (MCP and skill tools). */
   readonly permissionAction?: PermissionActionKind;
   /** Item fields known before the tool runs (e.g. `command`, `cwd`, `path`, `url`), from the parsed arguments. */
+  /** The call is itself a question to the user (ask_question): the permission gate does not ask about asking. */
+  readonly asksUser?: boolean;
   describe(args: Record<string, unknown>, ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -21,7 +21,7 @@ const EXPECTED: Record<string, RegExp> = {
   "streaming.ts": /^\[commandExecution\]\n\[approving shell: .+\]\nhello\nThe command said hello\.\n\[Completed\]$/,
   "items.ts": /^printf 'one\\ntwo\\n' -> "one\\ntwo\\n"\nanswer: Two lines\.\nlive and replayed items agree$/,
   "timeline.ts": /^commandExecution completed\ncommandExecution completed\nagentMessage completed\nblock completed, 3 rows$/,
-  "status.ts": /^running \(on the wire: InProgress\)\nawaiting_input \(on the wire: InProgress\)\nrunning \(on the wire: InProgress\)\nsucceeded \(on the wire: Completed\)$/,
+  "status.ts": /^running \(on the wire: InProgress\)\nawaiting_hitl \(on the wire: InProgress\)\nrunning \(on the wire: InProgress\)\nsucceeded \(on the wire: Completed\)$/,
   "reconnect.ts": /^\[connection disconnected\]\n\[connection reconnected\]\nFinished while you were away\.\n\[Completed\]\n\[connection closed\]$/,
   "stdio.ts": /^Hello over stdio\.\n\[Completed\]$/,
 };

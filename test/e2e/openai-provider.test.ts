@@ -99,6 +99,6 @@ describe("turnspec serve --config", () => {
   it("refuses to start with both or neither transport", () => {
     const run = spawnSync("node", ["bin/turnspec.js", "serve", "--memory"], { encoding: "utf8" });
     expect(run.status).toBe(2);
-    expect(run.stderr).toContain("Choose one transport: --stdio or --port N.");
+    expect(run.stderr).toContain("Choose one transport: --stdio, --port N or --ag-ui N.");
   });
 });

@@ -41,17 +41,19 @@ describe("the rules of the turn protocol", () => {
   type Rule<I extends OrderingRuleId> = Extract<(typeof orderingRules)[number], { id: I }>;
   const rule = <I extends OrderingRuleId>(id: I) => orderingRules.find((r): r is Rule<I> => r.id === id)!;
 
-  it("are the six rules, each failing the requirement of the same id", () => {
+  it("are the eight rules, each failing the requirement of the same id", () => {
     expect(orderingRules.map((r) => [r.id, r.requirement, r.kind])).toEqual([
       ["TURN-ORDER-STARTED-FIRST", "TURN-ORDER-STARTED-FIRST", "precedes"],
       ["ITEM-ORDER-STARTED-FIRST", "ITEM-ORDER-STARTED-FIRST", "precedes"],
       ["TURN-ORDER-ONE-TERMINAL", "TURN-ORDER-ONE-TERMINAL", "single_terminal"],
       ["TURN-ORDER-BLOCKED-QUIET", "TURN-ORDER-BLOCKED-QUIET", "quiet_after"],
       ["PERM-ORDER-RESOLVED-ONCE", "PERM-ORDER-RESOLVED-ONCE", "paired"],
+      ["TURN-QUESTION-ORDER-RESOLVED-ONCE", "TURN-QUESTION-ORDER-RESOLVED-ONCE", "paired"],
+      ["TURN-ORDER-COMPACTED-FIRST", "TURN-ORDER-COMPACTED-FIRST", "leads"],
       ["TURN-ORDER-SEQUENCE", "TURN-ORDER-SEQUENCE", "sequence"],
     ]);
     expectTypeOf<OrderingRuleId>().toEqualTypeOf<
-      "TURN-ORDER-STARTED-FIRST" | "ITEM-ORDER-STARTED-FIRST" | "TURN-ORDER-ONE-TERMINAL" | "TURN-ORDER-BLOCKED-QUIET" | "PERM-ORDER-RESOLVED-ONCE" | "TURN-ORDER-SEQUENCE"
+      "TURN-ORDER-STARTED-FIRST" | "ITEM-ORDER-STARTED-FIRST" | "TURN-ORDER-ONE-TERMINAL" | "TURN-ORDER-BLOCKED-QUIET" | "PERM-ORDER-RESOLVED-ONCE" | "TURN-QUESTION-ORDER-RESOLVED-ONCE" | "TURN-ORDER-COMPACTED-FIRST" | "TURN-ORDER-SEQUENCE"
     >();
   });
 

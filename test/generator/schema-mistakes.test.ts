@@ -315,7 +315,7 @@ const mistakes: [string, Mistake][] = [
       mutate: edit("protocol.json", (p) => (p.ordering.rules[0].kind = "before")),
       file: "protocol.json",
       pointer: "/ordering/rules/0/kind",
-      message: 'must be equal to one of the allowed values: "precedes", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
+      message: 'must be equal to one of the allowed values: "precedes", "leads", "single_terminal", "quiet_after", "paired", "sequence"; got "before"',
     },
   ],
   [

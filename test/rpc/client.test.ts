@@ -54,6 +54,7 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     "turn/work/page": unused,
     "turn/work/items/get": unused,
     "turn/permission/request/respond": unused,
+    "turn/question/respond": unused,
     "agent/route/create": unused,
     "agent/route/list": unused,
     "agent/route/revoke": unused,

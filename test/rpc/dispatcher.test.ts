@@ -52,6 +52,7 @@ function fakeHandlers(calls: Array<[string, unknown]>, overrides: Partial<Handle
     "turn/work/page": unused,
     "turn/work/items/get": unused,
     "turn/permission/request/respond": unused,
+    "turn/question/respond": unused,
     "agent/route/create": unused,
     "agent/route/list": unused,
     "agent/route/revoke": unused,

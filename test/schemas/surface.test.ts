@@ -25,6 +25,8 @@ const METHODS = [
   "turn/start", "turn/cancel", "turn/resume", "turn/get", "turn/items", "turn/work/page", "turn/work/items/get",
   "turn/permission/request/respond", "agent/route/create", "agent/route/list", "agent/route/revoke",
   "thread/start", "thread/get", "thread/timeline/page",
+  // turnspec's own extension for questions (turn-event-stream.md's QuestionPending has no wire form there).
+  "turn/question/respond",
 ];
 
 const NOTIFICATIONS = [
@@ -37,6 +39,8 @@ const NOTIFICATIONS = [
   "item/timeout_detected", "item/recovery_opened", "item/recovery_attached", "item/retry_scheduled", "item/retry_attempt_started",
   "item/recovery_succeeded", "item/recovery_exhausted", "item/tool/retry_scheduled", "item/tool/retry_resolved",
   "item/tool/retry_exhausted", "turn/tool_loop/budget_exceeded", "context/compressing", "context/compressed",
+  // turnspec's own extension for questions and handoffs (turn-event-stream.md's QuestionPending and HandoffStarted).
+  "turn/question/opened", "turn/question/resolved", "turn/handoff/started",
 ];
 
 describe("the wire surface", () => {

@@ -35,6 +35,7 @@ export const fakeHandlers: Handlers = {
   "turn/work/page": notServed,
   "turn/work/items/get": notServed,
   "turn/permission/request/respond": notServed,
+  "turn/question/respond": notServed,
   "agent/route/create": notServed,
   "agent/route/list": notServed,
   "agent/route/revoke": notServed,

@@ -1,0 +1,371 @@
+/**
+ * The AG-UI bridge: serves a turnspec gateway to any AG-UI client (CopilotKit, the
+ * `@ag-ui/client` HttpAgent, …). A POST of AG-UI's `RunAgentInput` starts a turn and
+ * the response streams the turn as AG-UI events over server-sent events: run
+ * started/finished/errored, text messages, tool calls and their results, reasoning. An
+ * approval request or a question ends the run with an `interrupt` outcome; the next run's
+ * `resume` entries answer them, and that run streams the rest of the same turn.
+ *
+ * Every event is checked against `@ag-ui/core`'s own schemas before it is written; the
+ * bridge only speaks to the gateway through the client SDK (it never imports runtime/).
+ *
+ * What the gateway does not serve is refused with 400, never ignored: frontend tools,
+ * context entries, a state, forwarded props, non-text message content.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { EventSchemas, RunAgentInputSchema } from "@ag-ui/core/schemas";
+import type { BaseEvent, Interrupt, ResumeEntry, RunAgentInput } from "@ag-ui/core";
+import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "../../generated/types.js";
+import type { GatewayConnection } from "../connection.js";
+import type { TurnStreamEvent } from "../events.js";
+import { streamExistingTurn, streamTurn } from "../stream-turn.js";
+
+export interface AgUiBridgeOptions {
+  /** Fields every turn the bridge starts gets (mode, permission_profile, model, …); the thread, turn and input are the bridge's. */
+  readonly turn?: Omit<Partial<TurnStartParams>, "thread_id" | "turn_id" | "input">;
+  /** Largest request body accepted, in bytes. Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+}
+
+/** An interrupt a run ended with, waiting for the next run's resume entry. */
+type Pending =
+  | { readonly kind: "approval"; readonly turnId: string; readonly afterSequence: number; readonly request: TurnPermissionApprovalRequest; answer(resolution: "allow_once" | "allow_for_turn" | "deny"): Promise<unknown> }
+  | { readonly kind: "question"; readonly turnId: string; readonly afterSequence: number; readonly question: TurnQuestion; answer(optionId: string): Promise<unknown> };
+
+/** A request the bridge refuses: the HTTP status and what was wrong, and where. */
+export class AgUiRequestError extends Error {
+  override readonly name = "AgUiRequestError";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const APPROVAL_ANSWERS = new Set(["allow_once", "allow_for_turn", "deny"]);
+
+export class AgUiBridge {
+  /** AG-UI thread id → gateway thread id. */
+  private readonly threads = new Map<string, string>();
+  /** Per AG-UI thread, the interrupts its last run ended with, by interrupt id. */
+  private readonly pending = new Map<string, Map<string, Pending>>();
+
+  constructor(
+    private readonly connection: GatewayConnection,
+    private readonly options: AgUiBridgeOptions = {},
+  ) {}
+
+  /** A Node `http` request handler: POST a RunAgentInput, get an SSE stream of AG-UI events. */
+  readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.handle(req, res);
+  };
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let input: RunAgentInput;
+    try {
+      if (req.method !== "POST") throw new AgUiRequestError(405, `an AG-UI run is started with POST, got ${req.method ?? "no method"}`);
+      input = parseInput(await readBody(req, this.options.maxBodyBytes ?? 1 << 20));
+    } catch (error) {
+      return refuse(res, error);
+    }
+    let run: AsyncIterable<BaseEvent>;
+    try {
+      run = await this.run(input);
+    } catch (error) {
+      return refuse(res, error);
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    for await (const event of run) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    res.end();
+  }
+
+  /**
+   * The events of one run, each checked against @ag-ui/core's schemas. Throws an
+   * AgUiRequestError, before any event, for an input the bridge cannot serve.
+   */
+  async run(input: RunAgentInput): Promise<AsyncIterable<BaseEvent>> {
+    refuseUnserved(input);
+    const open = this.pending.get(input.threadId) ?? new Map<string, Pending>();
+    const resume = input.resume ?? [];
+    let stream: AsyncIterable<TurnStreamEvent>;
+    if (open.size > 0 || resume.length > 0) {
+      const turn = await this.answer(input.threadId, open, resume);
+      stream = streamExistingTurn(this.connection, { thread_id: this.threads.get(input.threadId)!, turn_id: turn.turnId, after_sequence: turn.afterSequence });
+    } else {
+      const text = lastUserText(input);
+      const threadId = await this.threadFor(input.threadId);
+      stream = streamTurn(this.connection, { ...this.options.turn, thread_id: threadId, turn_id: input.runId, input: [{ type: "text", text, textElements: [] }] });
+    }
+    return checked(this.translate(input, stream));
+  }
+
+  /** Applies the resume entries, which must answer every open interrupt of the thread. Returns the turn they belong to. */
+  private async answer(aguiThread: string, open: Map<string, Pending>, resume: readonly ResumeEntry[]): Promise<Pending> {
+    const answered = new Set(resume.map((r) => r.interruptId));
+    for (const [i, entry] of resume.entries()) {
+      if (!open.has(entry.interruptId)) throw new AgUiRequestError(400, `resume[${i}].interruptId ${JSON.stringify(entry.interruptId)} names no open interrupt of thread ${aguiThread}`);
+    }
+    const missing = [...open.keys()].filter((id) => !answered.has(id));
+    if (missing.length) throw new AgUiRequestError(400, `the run must resume every open interrupt of thread ${aguiThread}; not answered: ${missing.join(", ")}`);
+    // Checked whole before anything is sent: a bad entry answers nothing.
+    const answers = resume.map((entry, i) => {
+      const pending = open.get(entry.interruptId)!;
+      const payload = (entry.payload ?? {}) as Record<string, unknown>;
+      if (pending.kind === "approval") {
+        const resolution = entry.status === "cancelled" ? "deny" : payload.resolution;
+        if (typeof resolution !== "string" || !APPROVAL_ANSWERS.has(resolution)) {
+          throw new AgUiRequestError(400, `resume[${i}].payload.resolution must be allow_once, allow_for_turn or deny for approval ${entry.interruptId}, got ${JSON.stringify(resolution)}`);
+        }
+        return () => pending.answer(resolution as "allow_once" | "allow_for_turn" | "deny");
+      }
+      if (entry.status === "cancelled") throw new AgUiRequestError(400, `resume[${i}] cancels question ${entry.interruptId}: a question is answered with payload.optionId, or ends with its turn`);
+      const optionId = payload.optionId;
+      if (typeof optionId !== "string" || !pending.question.options.some((o) => o.id === optionId)) {
+        throw new AgUiRequestError(400, `resume[${i}].payload.optionId must be one of ${pending.question.options.map((o) => o.id).join(", ")} for question ${entry.interruptId}, got ${JSON.stringify(optionId)}`);
+      }
+      return () => pending.answer(optionId);
+    });
+    const first = open.values().next().value as Pending;
+    for (const send of answers) {
+      try {
+        await send();
+      } catch (error) {
+        throw new AgUiRequestError(409, `the gateway refused an answer: ${(error as Error).message}`);
+      }
+    }
+    this.pending.delete(aguiThread);
+    return first;
+  }
+
+  private async threadFor(aguiThread: string): Promise<string> {
+    let id = this.threads.get(aguiThread);
+    if (!id) {
+      id = (await this.connection.client.threadStart({ mode: "Agent" })).thread.id;
+      this.threads.set(aguiThread, id);
+    }
+    return id;
+  }
+
+  /** The run's AG-UI events from the turn's stream events. */
+  private async *translate(input: RunAgentInput, stream: AsyncIterable<TurnStreamEvent>): AsyncGenerator<BaseEvent> {
+    const { threadId, runId } = input;
+    yield { type: "RUN_STARTED", threadId, runId } as BaseEvent;
+    let openText: string | undefined;
+    const endText = function* () {
+      if (openText !== undefined) yield { type: "TEXT_MESSAGE_END", messageId: openText } as BaseEvent;
+      openText = undefined;
+    };
+    const interrupts = new Map<string, Pending>();
+    // The AG-UI tool call id (the model's call id) of each tool item seen in this run.
+    const callOfItem = new Map<string, string>();
+    const interrupt = function* (this: AgUiBridge, found: Interrupt[]) {
+      yield* endText();
+      this.pending.set(threadId, interrupts);
+      yield { type: "RUN_FINISHED", threadId, runId, outcome: { type: "interrupt", interrupts: found } } as BaseEvent;
+    }.bind(this);
+    const iterator = stream[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        let next: IteratorResult<TurnStreamEvent>;
+        try {
+          next = await iterator.next();
+        } catch (error) {
+          yield* endText();
+          yield { type: "RUN_ERROR", message: (error as Error).message, code: "gateway_error" } as BaseEvent;
+          return;
+        }
+        if (next.done) return;
+        const event = next.value;
+        if (event.type !== "text_delta") yield* endText();
+        switch (event.type) {
+          case "text_delta":
+            if (event.delta === "") break;
+            if (openText !== event.itemId) {
+              yield* endText();
+              openText = event.itemId;
+              yield { type: "TEXT_MESSAGE_START", messageId: event.itemId, role: "assistant" } as BaseEvent;
+            }
+            yield { type: "TEXT_MESSAGE_CONTENT", messageId: event.itemId, delta: event.delta } as BaseEvent;
+            break;
+          case "reasoning":
+            if (event.text === "") break;
+            yield { type: "REASONING_START", messageId: event.itemId } as BaseEvent;
+            yield { type: "REASONING_MESSAGE_START", messageId: event.itemId, role: "reasoning" } as BaseEvent;
+            yield { type: "REASONING_MESSAGE_CONTENT", messageId: event.itemId, delta: event.text } as BaseEvent;
+            yield { type: "REASONING_MESSAGE_END", messageId: event.itemId } as BaseEvent;
+            yield { type: "REASONING_END", messageId: event.itemId } as BaseEvent;
+            break;
+          case "tool_started": {
+            const id = toolCallId(event.item);
+            callOfItem.set(event.item.id, id);
+            yield { type: "TOOL_CALL_START", toolCallId: id, toolCallName: event.name } as BaseEvent;
+            const args = (event.item as { arguments?: unknown; prompt?: unknown }).arguments ?? ((event.item as { prompt?: unknown }).prompt === undefined ? undefined : { prompt: (event.item as { prompt: unknown }).prompt });
+            if (args !== undefined) yield { type: "TOOL_CALL_ARGS", toolCallId: id, delta: JSON.stringify(args) } as BaseEvent;
+            yield { type: "TOOL_CALL_END", toolCallId: id } as BaseEvent;
+            break;
+          }
+          case "tool_completed": {
+            const id = toolCallId(event.item);
+            yield { type: "TOOL_CALL_RESULT", messageId: `${event.item.id}_result`, toolCallId: id, content: toolResult(event.item), role: "tool" } as BaseEvent;
+            break;
+          }
+          case "approval_pending": {
+            const request = event.request;
+            interrupts.set(request.request_id, { kind: "approval", turnId: request.turn_id, afterSequence: event.sequence, request, answer: (resolution) => event.respond(resolution) });
+            yield* interrupt([
+              {
+                id: request.request_id,
+                reason: "tool_approval",
+                message: request.summary ?? (request.title || request.tool_name),
+                ...(request.item_id && callOfItem.has(request.item_id) ? { toolCallId: callOfItem.get(request.item_id)! } : {}),
+                responseSchema: { type: "object", required: ["resolution"], properties: { resolution: { enum: [...(request.allowed_scopes ?? ["allow_once"]), "deny"] } } },
+                ...(request.expires_at ? { expiresAt: request.expires_at } : {}),
+                metadata: { tool_name: request.tool_name, action: request.action, reason: request.reason },
+              },
+            ]);
+            return;
+          }
+          case "question_pending": {
+            const q = event.question;
+            interrupts.set(questionInterruptId(event.turnId, q), { kind: "question", turnId: event.turnId, afterSequence: event.sequence, question: q, answer: (optionId) => event.answer(optionId) });
+            // One call asks up to three questions, opened together: the run ends once all of them are in.
+            const asked = questionCount(q);
+            const ofCall = [...interrupts.values()].filter((p) => p.kind === "question" && p.question.call_id === q.call_id);
+            if (ofCall.length < asked) break;
+            yield* interrupt(
+              ofCall.map((p) => {
+                const question = (p as Extract<Pending, { kind: "question" }>).question;
+                return {
+                  id: questionInterruptId(p.turnId, question),
+                  reason: "question",
+                  message: question.question,
+                  responseSchema: { type: "object", required: ["optionId"], properties: { optionId: { enum: question.options.map((o) => o.id) } } },
+                  expiresAt: question.expires_at,
+                  metadata: { header: question.header, options: question.options, already_surfaced: event.alreadySurfaced },
+                };
+              }),
+            );
+            return;
+          }
+          case "handoff_started":
+            yield { type: "CUSTOM", name: "turnspec.handoff_started", value: { child_agent_id: event.child_agent_id, child_thread_id: event.child_thread_id, child_turn_id: event.child_turn_id, reason: event.reason } } as BaseEvent;
+            break;
+          case "context_compacted":
+            yield { type: "CUSTOM", name: "turnspec.context_compacted", value: { reason: event.reason, summarized_messages: event.summarized_messages, messages_after: event.messages_after } } as BaseEvent;
+            break;
+          case "blocked":
+            yield { type: "RUN_ERROR", message: `the turn is blocked (${event.reason}); turn/resume with recovery job ${event.recoveryJobId} continues it`, code: "turn_blocked" } as BaseEvent;
+            return;
+          case "failed":
+            if (event.kind === "cancelled") {
+              yield { type: "RUN_FINISHED", threadId, runId, outcome: { type: "cancelled" } } as BaseEvent;
+            } else {
+              yield { type: "RUN_ERROR", message: event.message, code: event.kind } as BaseEvent;
+            }
+            return;
+          case "done":
+            yield { type: "RUN_FINISHED", threadId, runId, outcome: { type: "success" } } as BaseEvent;
+            return;
+          default:
+            // tool output deltas and resolutions have no AG-UI event; the tool result carries the output.
+            break;
+        }
+      }
+    } finally {
+      // An interrupted run stops listening; the turn goes on waiting for the answers.
+      await iterator.return?.();
+    }
+  }
+}
+
+/** Each event checked against @ag-ui/core's schemas; an event that fails is a bug of the bridge, reported as RUN_ERROR. */
+async function* checked(events: AsyncIterable<BaseEvent>): AsyncGenerator<BaseEvent> {
+  for await (const event of events) {
+    const result = EventSchemas.safeParse(event);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      yield { type: "RUN_ERROR", message: `the bridge made an invalid ${event.type} event: ${issue?.message ?? "invalid"} at /${issue?.path.join("/") ?? ""}`, code: "bridge_error" } as BaseEvent;
+      return;
+    }
+    yield event;
+  }
+}
+
+const toolCallId = (item: TurnItem) => (item as { tool_call_id?: string }).tool_call_id ?? item.id;
+
+function toolResult(item: TurnItem): string {
+  const fields = item as { tool_result?: string; result?: string; error?: { message: string } };
+  return fields.tool_result ?? fields.result ?? fields.error?.message ?? "";
+}
+
+const questionInterruptId = (turnId: string, q: TurnQuestion) => `${turnId}:${q.call_id}:${q.index}`;
+
+/** How many questions the question's ask_question call asked. */
+function questionCount(q: TurnQuestion): number {
+  try {
+    const args = JSON.parse(q.args_json) as { questions?: unknown[] };
+    return Array.isArray(args.questions) ? args.questions.length : q.index + 1;
+  } catch {
+    return q.index + 1;
+  }
+}
+
+function parseInput(body: string): RunAgentInput {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    throw new AgUiRequestError(400, `the request body is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = RunAgentInputSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AgUiRequestError(400, `the request body is not a RunAgentInput: ${issue.message} at /${issue.path.join("/")}`);
+  }
+  return parsed.data as RunAgentInput;
+}
+
+function refuseUnserved(input: RunAgentInput): void {
+  if (input.tools?.length) throw new AgUiRequestError(400, `tools: this gateway runs its own tools and does not serve frontend tools (got ${input.tools.map((t) => t.name).join(", ")})`);
+  if (input.context?.length) throw new AgUiRequestError(400, "context: this gateway does not serve context entries; put what the model needs in the user message");
+  const empty = (v: unknown) => v === undefined || v === null || (typeof v === "object" && Object.keys(v as object).length === 0);
+  if (!empty(input.state)) throw new AgUiRequestError(400, "state: this gateway keeps no AG-UI state");
+  if (!empty(input.forwardedProps)) throw new AgUiRequestError(400, "forwardedProps: this gateway does not serve forwarded props");
+}
+
+/** The text of the last message, which must be the user's: the gateway keeps the conversation itself. */
+function lastUserText(input: RunAgentInput): string {
+  const i = input.messages.length - 1;
+  const last = input.messages[i];
+  if (!last || last.role !== "user") throw new AgUiRequestError(400, `messages: a run starts from a user message last, got ${last ? `a ${last.role} message at /messages/${i}` : "no messages"}`);
+  const content = (last as { content: unknown }).content;
+  if (typeof content === "string") return content;
+  const parts = content as { type: string; text?: string }[];
+  const other = parts.findIndex((p) => p.type !== "text");
+  if (other !== -1) throw new AgUiRequestError(400, `messages/${i}/content/${other}: only text content is served, got ${parts[other]!.type}`);
+  return parts.map((p) => p.text ?? "").join("\n");
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new AgUiRequestError(413, `the request body exceeds ${limit} bytes`));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function refuse(res: ServerResponse, error: unknown): void {
+  const status = error instanceof AgUiRequestError ? error.status : 500;
+  const message = error instanceof AgUiRequestError ? error.message : "the bridge failed";
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ error: message }));
+}

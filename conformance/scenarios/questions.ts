@@ -1,0 +1,117 @@
+/**
+ * Scenarios of the streaming view of a turn (turnspec's own extension): questions the
+ * model asks with ask_question, answered with signed answer tokens; the handoff notice of a
+ * delegation; and compaction before any output of the turn.
+ */
+import type { AnyNotification } from "../../generated/registry.js";
+import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
+import { messageText } from "../model-server.js";
+import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { agentTurn } from "./core.js";
+
+const questionsOf = (ctx: ScenarioContext, turnId: string) =>
+  ctx.ofTurn(turnId).filter((n): n is Extract<AnyNotification, { method: "turn/question/opened" }> => n.method === "turn/question/opened").map((n) => n.params as TurnQuestionOpenedNotification);
+
+const resolutionsOf = (ctx: ScenarioContext, turnId: string) => ctx.ofTurn(turnId).filter((n): n is Extract<AnyNotification, { method: "turn/question/resolved" }> => n.method === "turn/question/resolved").map((n) => n.params);
+
+/** The token with one character of its signature changed. */
+function altered(token: string): string {
+  const last = token.at(-2) === "A" ? "B" : "A";
+  return `${token.slice(0, -2)}${last}${token.slice(-1)}`;
+}
+
+const asked: Scenario = {
+  name: "questions answered with answer tokens",
+  checks: ["TURN-QUESTION-OPEN", "TURN-QUESTION-TOKEN", "TURN-QUESTION-ANSWER", "TURN-QUESTION-RESOLVED-ONCE"],
+  async run(ctx) {
+    const labels = [`Staging-${ctx.token.slice(-4)}`, `Production-${ctx.token.slice(-4)}`];
+    const args = {
+      questions: [
+        { header: "Target", question: "Where should the build go?", options: [{ label: labels[0] }, { label: labels[1] }] },
+        { header: "Style", question: "Which merge style do you prefer?", options: [{ label: "Squash" }, { label: "Merge" }, { label: "Rebase" }] },
+      ],
+    };
+    const script = ctx.script([{ reply: { toolCalls: [{ tool: ctx.tool("ask_question"), args }] } }, { reply: { text: "Thanks." } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    const turn = await ctx.startTurn(thread.id, "Ask me first", agentTurn("full_access"));
+    const [first, second] = await ctx.step("TURN-QUESTION-OPEN", async () => {
+      await ctx.waitFor("two turn/question/opened", () => questionsOf(ctx, turn.id).length >= 2);
+      const opened = questionsOf(ctx, turn.id);
+      const indexes = opened.map((q) => q.index);
+      if (JSON.stringify(indexes) !== "[0,1]") throw new Failure(`the questions opened have indexes ${JSON.stringify(indexes)}, expected [0,1]`);
+      if (opened[0]!.question.options.length !== 2 || opened[1]!.question.options.length !== 3) throw new Failure("the questions do not carry the options the model gave");
+      if (opened.some((q) => q.question.answer_token === "" || q.call_id !== opened[0]!.call_id)) throw new Failure("a question lacks an answer token or names another call");
+      if (ctx.ofTurn(turn.id).some((n) => n.method === "turn/completed" || n.method === "turn/failed")) throw new Failure("the turn ended without waiting for the answers");
+      return opened as [TurnQuestionOpenedNotification, TurnQuestionOpenedNotification];
+    });
+    const respond = (q: TurnQuestionOpenedNotification, optionId: string, token: string) =>
+      ctx.client.turnQuestionRespond({ thread_id: thread.id, turn_id: turn.id, call_id: q.call_id, index: q.index, option_id: optionId, answer_token: token });
+    const optionOf = (q: TurnQuestionOpenedNotification, n: number) => q.question.options[n]!.id;
+
+    await ctx.attempt("TURN-QUESTION-TOKEN", async () => {
+      await ctx.rejects(respond(first, optionOf(first, 1), ""), "unauthorized", "an answer without a token");
+      await ctx.rejects(respond(first, optionOf(first, 1), altered(first.question.answer_token)), "unauthorized", "an answer with an altered token");
+      await ctx.rejects(respond(first, optionOf(first, 1), second.question.answer_token), "unauthorized", "an answer with another question's token");
+      if (resolutionsOf(ctx, turn.id).length) throw new Failure("a refused answer resolved a question");
+    });
+    await ctx.step("TURN-QUESTION-ANSWER", async () => {
+      await respond(first, optionOf(first, 1), first.question.answer_token);
+      await respond(second, optionOf(second, 2), second.question.answer_token);
+      const end = await ctx.ended(turn.id);
+      if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}`);
+      const got = resolutionsOf(ctx, turn.id).map((r) => [r.index, r.resolution, r.option_id]);
+      if (JSON.stringify(got) !== JSON.stringify([[0, "answered", optionOf(first, 1)], [1, "answered", optionOf(second, 2)]])) throw new Failure(`the questions were resolved as ${JSON.stringify(got)}`);
+      const told = messageText([...(script.calls[1]?.messages ?? [])].reverse().find((m) => m.role === "tool"));
+      if (!told.includes(labels[1]!) || !told.includes("Rebase")) throw new Failure(`the model was told ${JSON.stringify(told.slice(0, 200))}, expected the chosen options`);
+    });
+    await ctx.attempt("TURN-QUESTION-RESOLVED-ONCE", () => ctx.rejects(respond(first, optionOf(first, 0), first.question.answer_token), "question_resolved", "answering an answered question"));
+  },
+};
+
+const handoff: Scenario = {
+  name: "the handoff notice",
+  checks: ["TURN-HANDOFF-NOTICE"],
+  async run(ctx) {
+    ctx.script([{ reply: { toolCalls: [{ tool: ctx.tool("spawn_agent"), args: { prompt: `Do the delegated task [${ctx.token}]` } }] } }, { reply: { text: "child answer" } }, { reply: { text: "Delegated." } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    await ctx.step("TURN-HANDOFF-NOTICE", async () => {
+      const turn = await ctx.startTurn(thread.id, "Delegate the task", agentTurn("full_access"));
+      await ctx.ended(turn.id);
+      const notices = ctx.ofTurn(turn.id).filter((n): n is Extract<AnyNotification, { method: "turn/handoff/started" }> => n.method === "turn/handoff/started");
+      if (notices.length !== 1) throw new Failure(`the delegating turn sent ${notices.length} turn/handoff/started, expected 1`);
+      const child = notices[0]!.params.child_turn_id;
+      const task = ctx.ofTurn(turn.id).map((n) => (n.params as { item?: { type?: string; child_turn_id?: string } }).item).find((item) => item?.type === "task" && item.child_turn_id !== undefined);
+      if (task?.child_turn_id !== child) throw new Failure(`turn/handoff/started names child turn ${child}, the task item ${task?.child_turn_id ?? "names none"}`);
+    });
+  },
+};
+
+const compactedFirst: Scenario = {
+  name: "compaction before the turn's output",
+  checks: ["TURN-ORDER-COMPACTED-FIRST"],
+  async run(ctx) {
+    const turns = 5;
+    const round = [{ reply: { toolCalls: [{ tool: ctx.tool("read_file"), args: { path: "missing-file.txt" } }] } }, { reply: { text: "short answer" } }];
+    ctx.script([{ reply: { text: "x".repeat(480_000) } }, ...Array.from({ length: turns }, () => round).flat()]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    await ctx.step("TURN-ORDER-COMPACTED-FIRST", async () => {
+      const big = await ctx.startTurn(thread.id, "Answer at length", agentTurn("full_access"));
+      await ctx.ended(big.id);
+      let compactedTurns = 0;
+      for (let i = 0; i < turns; i++) {
+        const turn = await ctx.startTurn(thread.id, `Look, then answer (${i + 1})`, agentTurn("full_access"));
+        await ctx.ended(turn.id);
+        const methods = ctx.ofTurn(turn.id).map((n) => n.method);
+        const compacted = methods.filter((m) => m === "context/compressed").length;
+        if (compacted === 0) continue;
+        compactedTurns++;
+        if (compacted > 1) throw new Failure(`turn ${turn.id} sent context/compressed ${compacted} times, expected once`);
+        const firstDelta = methods.findIndex((m) => m.endsWith("delta") || m === "item/tool/progress");
+        if (firstDelta !== -1 && firstDelta < methods.indexOf("context/compressed")) throw new Failure(`in turn ${turn.id}, ${methods[firstDelta]} came before context/compressed`);
+      }
+      if (compactedTurns === 0) throw new Failure(`none of the ${turns} turns after a 480000-character answer compacted its context`);
+    });
+  },
+};
+
+export const questionScenarios: readonly Scenario[] = [asked, handoff, compactedFirst];

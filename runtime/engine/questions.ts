@@ -1,0 +1,141 @@
+/**
+ * Questions the model asks with ask_question: each one waits here until the user answers
+ * it with turn/question/respond, it expires, or the turn is cancelled. A question is a
+ * decision the user makes, not a permission gate, so it has its own events
+ * (turn/question/opened, turn/question/resolved) and its own signed answer token. Its state
+ * is read back from the turn's log like everything else (TurnState.questions).
+ */
+import type { TurnQuestion, TurnQuestionOption, TurnQuestionRespondParams, TurnQuestionRespondResponse, TurnQuestionResolution } from "../../generated/types.js";
+import { protocolError } from "../../generated/server.js";
+import { invalidParams } from "../../rpc/index.js";
+import type { AnswerTokens } from "../permissions/answer-tokens.js";
+import { questionKey } from "./fold.js";
+import type { Clock, EventLog, ThreadLookup, TurnReader } from "./ports.js";
+
+/** What questions are built from. */
+export type QuestionPorts = EventLog & TurnReader & ThreadLookup & Clock;
+
+/** One question as the ask_question call gave it, its options already given ids. */
+export interface QuestionAsk {
+  readonly header: string;
+  readonly question: string;
+  readonly options: readonly TurnQuestionOption[];
+}
+
+/** How one question of a call ended. */
+export interface QuestionOutcome {
+  readonly resolution: TurnQuestionResolution;
+  readonly option?: TurnQuestionOption;
+}
+
+interface Waiting {
+  readonly threadId: string;
+  readonly turnId: string;
+  readonly callId: string;
+  readonly index: number;
+  readonly settle: (outcome: TurnQuestionResolution, optionId?: string) => void;
+}
+
+export class Questions {
+  private readonly waiting = new Map<string, Waiting>();
+
+  constructor(
+    private readonly ports: QuestionPorts,
+    private readonly timeoutMs: number,
+    private readonly tokens: AnswerTokens,
+  ) {}
+
+  /**
+   * Opens every question of one ask_question call and resolves, once all have ended, with
+   * how each did, in order. An aborted signal cancels those still open.
+   */
+  async ask(threadId: string, turnId: string, callId: string, argsJson: string, asks: readonly QuestionAsk[], signal: AbortSignal): Promise<QuestionOutcome[]> {
+    const g = this.ports;
+    const created = g.now();
+    const expiresAt = new Date(created.getTime() + this.timeoutMs).toISOString();
+    const pending = asks.map((ask, index) => {
+      const question: TurnQuestion = {
+        call_id: callId,
+        index,
+        header: ask.header,
+        question: ask.question,
+        options: [...ask.options],
+        args_json: argsJson,
+        answer_token: this.tokens.mint({ thread_id: threadId, turn_id: turnId, call_id: callId, index, expires_at: expiresAt }),
+        created_at: created.toISOString(),
+        expires_at: expiresAt,
+      };
+      g.publish(threadId, turnId, "turn/question/opened", { call_id: callId, index, question, already_surfaced: false });
+      return new Promise<QuestionOutcome>((resolve) => {
+        const key = waitKey(turnId, callId, index);
+        const timer = setTimeout(() => settleQuietly("expired"), this.timeoutMs);
+        const cancel = () => settleQuietly("cancelled");
+        const settle = (resolution: TurnQuestionResolution, optionId?: string) => {
+          if (!this.waiting.delete(key)) return;
+          clearTimeout(timer);
+          signal.removeEventListener("abort", cancel);
+          try {
+            // Recorded for the question, not by the turn (an answer, a timer, the cancellation): a commit the turn lost is left for the turn to report.
+            g.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.nowIso() }, "request");
+          } finally {
+            const option = ask.options.find((o) => o.id === optionId);
+            resolve({ resolution, ...(option ? { option } : {}) });
+          }
+        };
+        function settleQuietly(resolution: TurnQuestionResolution) {
+          try {
+            settle(resolution);
+          } catch {
+            // The waiting call went on; the turn's next record throws the same failure.
+          }
+        }
+        this.waiting.set(key, { threadId, turnId, callId, index, settle });
+        if (signal.aborted) cancel();
+        else signal.addEventListener("abort", cancel, { once: true });
+      });
+    });
+    return Promise.all(pending);
+  }
+
+  /** turn/question/respond. */
+  respond(params: TurnQuestionRespondParams): TurnQuestionRespondResponse {
+    const { thread_id: threadId, turn_id: turnId, call_id: callId, index } = params;
+    this.ports.thread(threadId);
+    const state = this.ports.turnState(turnId);
+    if (!state || state.turn.thread_id !== threadId) throw protocolError("turn_not_found", `No turn ${turnId} exists in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
+    const asked = state.questions.get(questionKey(callId, index));
+    if (!asked) throw protocolError("question_not_found", `Turn ${turnId} has no question ${index} of call ${callId}`, { turn_id: turnId, call_id: callId, index });
+    if (asked.resolution) {
+      throw protocolError("question_resolved", `Question ${index} of call ${callId} was already resolved (${asked.resolution}); the answer is not recorded twice`, {
+        turn_id: turnId,
+        call_id: callId,
+        index,
+        resolution: asked.resolution,
+      });
+    }
+    const check = this.tokens.verify(params.answer_token, { thread_id: threadId, turn_id: turnId, call_id: callId, index }, this.ports.now());
+    if (!check.ok) {
+      throw protocolError("unauthorized", `The answer token for question ${index} of call ${callId} is ${check.reason.replace(/_/g, " ")}; the question stays open`, {
+        turn_id: turnId,
+        call_id: callId,
+        index,
+        detail: check.reason,
+      });
+    }
+    if (!asked.question.options.some((o) => o.id === params.option_id)) {
+      throw invalidParams("turn/question/respond", `question ${index} of call ${callId} has no option ${JSON.stringify(params.option_id)}; the question stays open`, [
+        { pointer: "/option_id", message: `must be one of ${asked.question.options.map((o) => o.id).join(", ")}`, received: params.option_id },
+      ]);
+    }
+    const waiting = this.waiting.get(waitKey(turnId, callId, index));
+    if (!waiting) {
+      // Open in the log but not waited for: its turn is no longer running here.
+      throw protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, { turn_id: turnId, call_id: callId, index });
+    }
+    waiting.settle("answered", params.option_id);
+    const resolved = this.ports.turnState(turnId)?.questions.get(questionKey(callId, index));
+    return { thread_id: threadId, turn_id: turnId, call_id: callId, index, option_id: params.option_id, resolved_at: resolved?.resolved_at ?? this.ports.nowIso() };
+  }
+}
+
+const waitKey = (turnId: string, callId: string, index: number) => `${turnId}\u0000${questionKey(callId, index)}`;

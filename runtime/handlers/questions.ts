@@ -1,0 +1,10 @@
+/** Handler of the answer to a question the model asked. */
+import type { Handlers } from "../../generated/server.js";
+import type { Connection } from "../engine/connections.js";
+import type { Questions } from "../engine/questions.js";
+
+export type QuestionMethods = "turn/question/respond";
+
+export function questionHandlers(questions: Pick<Questions, "respond">): Pick<Handlers<Connection>, QuestionMethods> {
+  return { "turn/question/respond": (params) => questions.respond(params) };
+}

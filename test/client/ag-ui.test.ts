@@ -1,0 +1,132 @@
+/**
+ * The AG-UI bridge driven by the official @ag-ui/client HttpAgent, whose own event
+ * verification must accept every stream: a plain answer, a tool call with its result and
+ * reasoning, an approval and a question as interrupts answered by the next run's resume,
+ * and the inputs the bridge refuses.
+ */
+import { HttpAgent } from "@ag-ui/client";
+import type { BaseEvent } from "@ag-ui/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { serveAgUi, type AgUiServer } from "../../client/ag-ui/index.js";
+import { script } from "../gateway/harness.js";
+import { startClientGateway, type ClientGateway } from "./gateway.js";
+
+let g: ClientGateway;
+let server: AgUiServer;
+afterEach(async () => {
+  await server.close();
+  await g.close();
+});
+
+async function setup(options: Parameters<typeof startClientGateway>[0] = {}, turn: NonNullable<Parameters<typeof serveAgUi>[2]>["turn"] = {}) {
+  g = await startClientGateway(options);
+  server = await serveAgUi(await g.open(), 0, { turn });
+}
+
+/** Runs the agent once, collecting every event it accepted. */
+async function run(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) {
+  const events: BaseEvent[] = [];
+  const outcome = await agent.runAgent(parameters, { onEvent: ({ event }) => void events.push(event) });
+  return { events, types: events.map((e): string => e.type), outcome };
+}
+
+const userAgent = (text: string, threadId = "agui-thread") => {
+  const agent = new HttpAgent({ url: server.url, threadId });
+  agent.messages = [{ id: "m1", role: "user", content: text }];
+  return agent;
+};
+
+describe("the AG-UI bridge", () => {
+  it("streams a turn as run started, text message start/content/end and run finished", async () => {
+    await setup();
+    const { types, events } = await run(userAgent(script({ say: "Hello from the gateway.", chunks: 3 })), { runId: "run_1" });
+    expect(types[0]).toBe("RUN_STARTED");
+    expect(types.at(-1)).toBe("RUN_FINISHED");
+    expect(types.filter((t) => t === "TEXT_MESSAGE_CONTENT").length).toBe(3);
+    expect(types.indexOf("TEXT_MESSAGE_START")).toBeLessThan(types.indexOf("TEXT_MESSAGE_CONTENT"));
+    expect(types.lastIndexOf("TEXT_MESSAGE_END")).toBeLessThan(types.indexOf("RUN_FINISHED"));
+    const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => (e as unknown as { delta: string }).delta).join("");
+    expect(text).toBe("Hello from the gateway.");
+  });
+
+  it("streams reasoning and a tool call with its arguments and result", async () => {
+    await setup({}, { permission_profile: { mode: "full_access" } });
+    const { types, events } = await run(userAgent(script({ tool: "shell", args: { command: "echo from-the-tool" }, reasoning: "Run it." }, { say: "Done." })), { runId: "run_tool" });
+    expect(types).toEqual(expect.arrayContaining(["REASONING_START", "REASONING_MESSAGE_CONTENT", "REASONING_END", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]));
+    const start = events.find((e) => e.type === "TOOL_CALL_START") as unknown as { toolCallName: string; toolCallId: string };
+    expect(start.toolCallName).toBe("commandExecution");
+    const args = events.find((e) => e.type === "TOOL_CALL_ARGS") as unknown as { delta: string };
+    expect(JSON.parse(args.delta)).toMatchObject({ command: "echo from-the-tool" });
+    const result = events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { toolCallId: string; content: string };
+    expect(result.toolCallId).toBe(start.toolCallId);
+    expect(result.content).toContain("from-the-tool");
+    expect(types.at(-1)).toBe("RUN_FINISHED");
+  });
+
+  it("ends the run with an approval interrupt; the next run's resume answers it and streams the rest of the turn", async () => {
+    await setup({}, { permission_profile: { mode: "supervised" } });
+    const agent = userAgent(script({ tool: "shell", args: { command: "echo approved-run" } }, { say: "It ran." }));
+    const first = await run(agent, { runId: "run_a" });
+    const finished = first.events.at(-1) as unknown as { type: string; outcome: { type: string; interrupts: { id: string; reason: string; toolCallId?: string }[] } };
+    expect(finished).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ reason: "tool_approval" }] } });
+    const id = finished.outcome.interrupts[0]!.id;
+    const started = first.events.find((e) => e.type === "TOOL_CALL_START") as unknown as { toolCallId: string };
+    expect(finished.outcome.interrupts[0]).toMatchObject({ toolCallId: started.toolCallId });
+    const second = await run(agent, { runId: "run_b", resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] });
+    expect(second.types[0]).toBe("RUN_STARTED");
+    expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    const result = second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string };
+    expect(result.content).toContain("approved-run");
+  });
+
+  it("turns the questions of one ask_question call into one interrupt each, answered by optionId", async () => {
+    await setup();
+    const questions = [
+      { header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] },
+      { header: "Style", question: "Which style?", options: [{ label: "Squash" }, { label: "Merge" }] },
+    ];
+    const agent = userAgent(script({ tool: "ask_question", args: { questions } }, { say: "Thanks." }));
+    const first = await run(agent, { runId: "run_q1" });
+    const finished = first.events.at(-1) as unknown as { outcome: { type: string; interrupts: { id: string; reason: string; message: string }[] } };
+    expect(finished.outcome.type).toBe("interrupt");
+    expect(finished.outcome.interrupts.map((i) => [i.reason, i.message])).toEqual([["question", "Where should it go?"], ["question", "Which style?"]]);
+    const [a, b] = finished.outcome.interrupts;
+    // Every open interrupt must be answered (HttpAgent checks it too; the bridge does for any client).
+    const partial = await fetch(server.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "agui-thread", runId: "run_q2", messages: [], tools: [], context: [], resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }] }),
+    });
+    expect(partial.status).toBe(400);
+    expect(((await partial.json()) as { error: string }).error).toContain(`not answered: ${b!.id}`);
+    const second = await run(agent, { runId: "run_q3", resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }, { interruptId: b!.id, status: "resolved", payload: { optionId: "a" } }] });
+    const result = second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string };
+    expect(result.content).toBe('Target: the user chose "Production"\nStyle: the user chose "Squash"');
+    expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+  });
+
+  it("reports a failed turn as RUN_ERROR", async () => {
+    await setup();
+    const events: BaseEvent[] = [];
+    const agent = userAgent(script({ fail: "the model broke" }));
+    await agent.runAgent({ runId: "run_fail" }, { onEvent: ({ event }) => void events.push(event) });
+    expect(events.map((e): string => e.type)).toEqual(["RUN_STARTED", "RUN_ERROR"]);
+    expect(events[1]).toMatchObject({ code: "provider_error", message: expect.stringContaining("the model broke") });
+  });
+
+  it("refuses what the gateway does not serve, naming it", async () => {
+    await setup();
+    const post = (body: unknown) => fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const base = { threadId: "t", runId: "r", messages: [{ id: "m", role: "user", content: "hi" }], tools: [], context: [] };
+    const refused = async (body: unknown) => {
+      const res = await post(body);
+      return [res.status, ((await res.json()) as { error: string }).error];
+    };
+    expect(await refused({ ...base, tools: [{ name: "browser_open", description: "d", parameters: {} }] })).toEqual([400, expect.stringContaining("frontend tools")]);
+    expect(await refused({ ...base, context: [{ description: "d", value: "v" }] })).toEqual([400, expect.stringContaining("context")]);
+    expect(await refused({ ...base, messages: [{ id: "m", role: "assistant", content: "hi" }] })).toEqual([400, expect.stringContaining("user message last")]);
+    expect(await refused({ ...base, resume: [{ interruptId: "nope", status: "resolved" }] })).toEqual([400, expect.stringContaining("names no open interrupt")]);
+    expect(await refused({ runId: "r" })).toEqual([400, expect.stringContaining("not a RunAgentInput")]);
+    expect((await fetch(server.url)).status).toBe(405);
+  });
+});
