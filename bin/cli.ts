@@ -117,7 +117,8 @@ const cli = yargs(hideBin(process.argv))
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
         .option("token", { type: "string", describe: "Bearer token clients must present (default: $TURNSPEC_TOKEN, or a generated one)" })
         .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off)" })
-        .option("db", { type: "string", default: ".turnspec/gateway.sqlite", describe: "SQLite file of the event log" })
+        .option("store", { type: "string", describe: "Event log: a SQLite file, or a postgres://user:password@host:port/database URL shared by several instances (default: the config file's store, else .turnspec/gateway.sqlite)" })
+        .option("db", { type: "string", describe: "SQLite file of the event log (the same as --store FILE)" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
@@ -125,6 +126,7 @@ const cli = yargs(hideBin(process.argv))
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
           if (argv.stdio === (argv.port !== undefined)) return "Choose one transport: --stdio or --port N.";
+          if ([argv.store !== undefined, argv.db !== undefined, argv.memory].filter(Boolean).length > 1) return "Choose one event log: --store, --db or --memory.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           return true;
         }),
@@ -139,7 +141,7 @@ const cli = yargs(hideBin(process.argv))
           host: argv.host,
           ...(token === undefined || token === "" ? {} : { token }),
           noAuth: !argv.auth,
-          db: argv.db,
+          ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
           memory: argv.memory,
           ...(argv.config === undefined ? {} : { configFile: argv.config }),
           ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),

@@ -707,6 +707,10 @@ export interface GatewayConfig {
    */
   gateway_id?: string;
   /**
+   * Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite.
+   */
+  store?: string;
+  /**
    * Bounds of delegation routes.
    */
   routes?: {

@@ -11,7 +11,8 @@ import type { Connection } from "./engine/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";
-import { openStore } from "./store/open.js";
+import { isPostgresUrl, openStore } from "./store/open.js";
+import { redact } from "./store/postgres.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "../transport/frame-limit.js";
@@ -25,12 +26,16 @@ export interface ServeOptions {
   /** The bearer token; undefined with `noAuth` false means "generate one and print it". */
   readonly token?: string;
   readonly noAuth: boolean;
-  readonly db: string;
+  /** Where the event log is: a SQLite file or a postgres:// URL (`--store`, or `--db` for a file); default the config file's `store`, then DEFAULT_STORE. */
+  readonly store?: string;
   readonly memory: boolean;
   readonly configFile?: string;
   readonly providerUrl?: string;
   readonly maxFrameBytes?: number;
 }
+
+/** The event log of `turnspec serve` when neither the command line nor the config file names one. */
+export const DEFAULT_STORE = ".turnspec/gateway.sqlite";
 
 /** The model providers a configuration provides. */
 export function providersFor(config: ResolvedConfig, env: Readonly<Record<string, string | undefined>> = process.env): Map<string, ModelProvider> {
@@ -61,7 +66,9 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
     ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
   });
-  const store = openStore(options.memory ? { memory: true } : { file: options.db });
+  const location = options.store ?? fileConfig.store ?? DEFAULT_STORE;
+  const store = openStore(options.memory ? { memory: true } : isPostgresUrl(location) ? { url: location } : { file: location });
+  const described = options.memory ? "memory store" : `store ${isPostgresUrl(location) ? redact(location) : location}`;
   const gateway = createGateway(store, config, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
     await server?.close();
@@ -90,7 +97,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
         process.exit(0);
       })();
     };
-    log(`turnspec gateway serving on stdio (${options.memory ? "memory store" : `store ${options.db}`})`);
+    log(`turnspec gateway serving on stdio (${described})`);
     return { gateway, close: () => shutdown() };
   }
 
@@ -107,7 +114,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
     onError: (error) => log(`server error: ${error.message}`),
   });
-  log(`listening on ws://${options.host}:${server.port}`);
+  log(`listening on ws://${options.host}:${server.port} (${described})`);
   if (token && options.token === undefined) log(`token: ${token}`);
   if (!token) log("authentication is off (--no-auth)");
   return { gateway, server, close: () => shutdown(server) };
