@@ -49,9 +49,9 @@ export function providersFor(config: ResolvedConfig, env: Readonly<Record<string
   return providers;
 }
 
-export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void): Gateway {
+export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void, leaseTimeoutMs?: number): Gateway {
   const tools = builtinTools({ shellTimeoutMs: config.shellTimeoutMs, webFetchTimeoutMs: config.webFetchTimeoutMs });
-  return new Gateway({ store, config, providers: providersFor(config), tools, log });
+  return new Gateway({ store, config, providers: providersFor(config), tools, log, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }) });
 }
 
 export interface RunningGateway {
@@ -69,7 +69,9 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
   const location = options.store ?? fileConfig.store ?? DEFAULT_STORE;
   const store = openStore(options.memory ? { memory: true } : isPostgresUrl(location) ? { url: location } : { file: location });
   const described = options.memory ? "memory store" : `store ${isPostgresUrl(location) ? redact(location) : location}`;
-  const gateway = createGateway(store, config, log);
+  const gateway = createGateway(store, config, log, fileConfig.lease_timeout_ms);
+  // On a shared store: no client is served before this instance hears the others' commits.
+  await gateway.ready;
   const shutdown = async (server?: RunningWebSocketServer) => {
     await server?.close();
     await gateway.close();

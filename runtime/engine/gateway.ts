@@ -46,7 +46,15 @@ export interface GatewayOptions {
   readonly now?: () => Date;
   /** Diagnostics for the operator (stderr in `turnspec serve`). Never sent to clients. */
   readonly log?: (message: string) => void;
+  /**
+   * On a store shared by several instances: how long a turn's lease lasts unrenewed, in ms
+   * (renewed every third of it). Another instance blocks a turn whose owner has been
+   * silent this long. Default DEFAULT_LEASE_TIMEOUT_MS.
+   */
+  readonly leaseTimeoutMs?: number;
 }
+
+export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
 
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
@@ -59,6 +67,11 @@ export class Gateway {
   private readonly threads: Threads;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
+  /** Per turn, the highest sequence handed to the observers: another instance's events are delivered from there, each once. */
+  private readonly delivered = new Map<string, number>();
+  private leaseTimer: NodeJS.Timeout | undefined;
+  /** Resolves once the gateway hears other instances' commits (at once on a store no other process shares). */
+  readonly ready: Promise<void>;
 
   constructor(readonly options: GatewayOptions) {
     this.clock = options.now ?? (() => new Date());
@@ -66,6 +79,9 @@ export class Gateway {
     this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.threads.thread(threadId).workspace_id, now: this.clock, log: this.log });
     // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
     const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
+    this.turnLog.observe((event) => {
+      if (event.sequence > (this.delivered.get(event.turn_id) ?? 0)) this.delivered.set(event.turn_id, event.sequence);
+    });
     this.turnLog.observe(this.connections.onEvent);
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
@@ -96,6 +112,7 @@ export class Gateway {
       recovery: this.recovery,
       run: (...a) => runner!.run(...a),
       diagnose: this.log,
+      leaseTimeoutMs: options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS,
     });
     this.lifecycle = lifecycle;
     const spawnAgent = spawnAgentTool({
@@ -128,6 +145,33 @@ export class Gateway {
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
     this.lifecycle.recoverCutOffTurns();
+    const shared = options.store.shared;
+    this.ready = shared ? shared.watch((turnId, first) => this.deliverFromElsewhere(turnId, first)) : Promise.resolve();
+    if (shared) {
+      const leaseTimeoutMs = options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS;
+      this.leaseTimer = setInterval(() => {
+        try {
+          this.lifecycle.maintainLeases();
+        } catch (error) {
+          this.log(`could not renew or check turn leases: ${(error as Error).message}`);
+        }
+      }, Math.max(1, Math.floor(leaseTimeoutMs / 3)));
+      this.leaseTimer.unref();
+    }
+  }
+
+  /**
+   * Another instance committed events of a turn from `first` on: the observers (this
+   * instance's connections and views) get every event after the last one they were
+   * handed, read from the log in sequence order, so each reaches them once and in order.
+   */
+  private deliverFromElsewhere(turnId: string, first: number): void {
+    try {
+      const after = this.delivered.get(turnId) ?? first - 1;
+      for (const event of this.options.store.events(turnId, after)) this.turnLog.deliver(event);
+    } catch (error) {
+      this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}`);
+    }
   }
 
   /** Serves one connection over a transport until it closes. */
@@ -172,6 +216,7 @@ export class Gateway {
    * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
    */
   async close(): Promise<void> {
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     await this.lifecycle.close();
   }
 

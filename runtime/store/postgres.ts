@@ -17,7 +17,9 @@
  * loop: `afterCommit` callbacks run when the server has answered it, in order, and
  * nothing that reports a write may be sent before that.
  */
-import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
 import {
   StoreError,
@@ -65,7 +67,9 @@ const MIGRATIONS: readonly string[] = [
     turn_id    text NOT NULL PRIMARY KEY,
     thread_id  text NOT NULL REFERENCES threads (id),
     created_at text NOT NULL,
-    ordinal    integer NOT NULL UNIQUE
+    -- An identity, not MAX + 1 under a lock: a turn/start never waits for another
+    -- instance's to commit. Values a conflict used are skipped; only their order counts.
+    ordinal    integer GENERATED ALWAYS AS IDENTITY UNIQUE
   );
   CREATE INDEX turns_of_thread ON turns (thread_id, ordinal);
 
@@ -104,6 +108,16 @@ const MIGRATIONS: readonly string[] = [
     value text NOT NULL
   );
   `,
+  // 3: which instance runs each running turn, until when (the database's clock, so the
+  // instances' clocks need not agree).
+  `
+  CREATE TABLE turn_leases (
+    turn_id    text NOT NULL PRIMARY KEY REFERENCES turns (turn_id),
+    owner      text NOT NULL,
+    expires_at timestamptz NOT NULL
+  );
+  CREATE INDEX turn_leases_of_owner ON turn_leases (owner);
+  `,
 ];
 
 /** The schema version this code writes. */
@@ -113,7 +127,12 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
 
 /** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
-const LOCK = { migrate: 7_401_001, turnOrdinal: 7_401_002, routeOrdinal: 7_401_003 } as const;
+const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003 } as const;
+
+/** The channel commits are announced on: a JSON payload { instance, turns: [[turn_id, first, last], …] }. */
+const CHANNEL = "turnspec_events";
+/** NOTIFY payloads must stay under 8000 bytes: a commit touching more turns sends several. */
+const NOTIFY_TURNS = 40;
 
 type CommitCallback = (failure?: StoreError) => void;
 
@@ -121,7 +140,7 @@ interface Group {
   appends: number;
   readonly waiting: CommitCallback[];
   /** Each turn appended to in this group, with its thread and highest sequence, read under the turn's row lock. */
-  readonly turns: Map<string, { readonly thread_id: string; last: number }>;
+  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number }>;
   /** Events appended and not yet sent to the server. */
   pending: unknown[][];
 }
@@ -137,6 +156,10 @@ const groupHolders = new Map<string, PostgresEventStore>();
 export class PostgresEventStore implements EventStore {
   /** The URL without its password, for messages. */
   readonly location: string;
+  readonly instanceId = `ins_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
+  readonly shared: SharedStore;
+  /** The connection that LISTENs for other instances' commits, once something watches. */
+  private listener: { readonly client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
   private readonly url: string;
   private readonly link: PostgresLink;
   private readonly now: () => string;
@@ -161,6 +184,15 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       throw new StoreError("open_failed", `cannot open event store ${this.location}: ${(error as Error).message}`, { cause: error });
     }
+    this.shared = {
+      instanceId: this.instanceId,
+      watch: (listener) => this.watch(listener),
+      lockThread: (threadId) => this.lockThread(threadId),
+      claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
+      renewLeases: (ttlMs) => this.renewLeases(ttlMs),
+      releaseTurn: (turnId) => this.releaseTurn(turnId),
+      expiredLeases: () => this.expiredLeases(),
+    };
     try {
       this.migrate();
     } catch (error) {
@@ -197,14 +229,8 @@ export class PostgresEventStore implements EventStore {
 
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
     if (this.read(`SELECT 1 FROM threads WHERE id = $1`, [threadId]).length === 0) throw storeErrors.unknownThread(threadId);
-    const [, inserted] = this.write([
-      { sql: `SELECT pg_advisory_xact_lock($1)`, params: [LOCK.turnOrdinal] },
-      {
-        sql: `INSERT INTO turns (turn_id, thread_id, created_at, ordinal)
-              VALUES ($1, $2, $3, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM turns))
-              ON CONFLICT (turn_id) DO NOTHING`,
-        params: [turnId, threadId, createdAt],
-      },
+    const [inserted] = this.write([
+      { sql: `INSERT INTO turns (turn_id, thread_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (turn_id) DO NOTHING`, params: [turnId, threadId, createdAt] },
     ]);
     return inserted!.rowCount === 1;
   }
@@ -239,7 +265,8 @@ export class PostgresEventStore implements EventStore {
       );
       const row = locked!.rows[0];
       if (row === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
-      turn = { thread_id: row.thread_id as string, last: last!.rows[0]!.last as number };
+      const highest = last!.rows[0]!.last as number;
+      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest };
       group.turns.set(turnId, turn);
     }
     const sequence = turn.last + 1;
@@ -375,8 +402,77 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return;
     if (this.group) this.commitGroupNow(this.group);
     this.closed = true;
+    if (this.listener) void this.listener.client.then((client) => client.end()).catch(() => undefined);
     // Ending the link delivers the answers of the commits still in flight, in order.
     this.link.end();
+  }
+
+  private watch(listener: (turnId: string, first: number, last: number) => void): Promise<void> {
+    this.enter();
+    if (this.listener === undefined) {
+      const listeners: ((turnId: string, first: number, last: number) => void)[] = [];
+      this.listener = { client: this.listen(listeners), listeners };
+    }
+    this.listener.listeners.push(listener);
+    return this.listener.client.then(() => undefined);
+  }
+
+  /** Opens the LISTEN connection (pg in this thread, loaded now: only a watched store needs it). */
+  private async listen(listeners: readonly ((turnId: string, first: number, last: number) => void)[]): Promise<ListeningClient> {
+    const pg = createRequire(import.meta.url)("pg") as { Client: new (options: { connectionString: string; application_name: string }) => ListeningClient };
+    const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
+    client.on("error", (error: Error) => {
+      // Commits announced while it is down are not missed for good: the next event of the
+      // turn is read from the log's sequence, which catches up with what came before it.
+      process.emitWarning(`event store ${this.location}: the listening connection failed: ${error.message}`);
+    });
+    client.on("notification", (message: { channel: string; payload?: string }) => {
+      if (message.channel !== CHANNEL || message.payload === undefined) return;
+      const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
+      if (announced.instance === this.instanceId || this.closed) return;
+      for (const [turnId, first, last] of announced.turns) for (const listener of listeners) listener(turnId, first, last);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    return client;
+  }
+
+  private lockThread(threadId: string): void {
+    this.enter();
+    // The lock is the group transaction's: it is held until this decision is committed.
+    const group = this.group ?? this.beginGroup();
+    this.flush(group);
+    this.call(() => this.link.query(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]));
+  }
+
+  private claimTurn(turnId: string, ttlMs: number): boolean {
+    const [claimed] = this.write([
+      {
+        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+              WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
+        params: [turnId, this.instanceId, ttlMs],
+      },
+    ]);
+    return claimed!.rowCount === 1;
+  }
+
+  private renewLeases(ttlMs: number): string[] {
+    const [renewed] = this.write([
+      {
+        sql: `UPDATE turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE owner = $1 RETURNING turn_id`,
+        params: [this.instanceId, ttlMs],
+      },
+    ]);
+    return renewed!.rows.map((row) => row.turn_id as string);
+  }
+
+  private releaseTurn(turnId: string): void {
+    this.write([{ sql: `DELETE FROM turn_leases WHERE turn_id = $1 AND owner = $2`, params: [turnId, this.instanceId] }]);
+  }
+
+  private expiredLeases(): string[] {
+    return this.read(`SELECT turn_id FROM turn_leases WHERE expires_at < clock_timestamp() ORDER BY turn_id`).map((row) => row.turn_id as string);
   }
 
   /** A read sees this store's own writes: the events of the open group are sent first. */
@@ -428,10 +524,21 @@ export class PostgresEventStore implements EventStore {
     this.link.post([{ sql: `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ${values.join(", ")}`, params }]);
   }
 
+  /** Sends the group's events and, in the same transaction, their announcement: it is delivered only if the commit succeeds. */
+  private finishGroup(group: Group): void {
+    this.flush(group);
+    const turns = [...group.turns].filter(([, t]) => t.last >= t.first).map(([turnId, t]) => [turnId, t.first, t.last]);
+    const statements: Statement[] = [];
+    for (let i = 0; i < turns.length; i += NOTIFY_TURNS) {
+      statements.push({ sql: `SELECT pg_notify($1, $2)`, params: [CHANNEL, JSON.stringify({ instance: this.instanceId, turns: turns.slice(i, i + NOTIFY_TURNS) })] });
+    }
+    if (statements.length > 0) this.link.post(statements);
+  }
+
   /** Sends the group's commit; its callbacks run when the server answers. */
   private commitGroup(group: Group): void {
     this.detach(group);
-    this.flush(group);
+    this.finishGroup(group);
     this.committing.push(group);
     this.link.commit((failure) => {
       this.committing.splice(this.committing.indexOf(group), 1);
@@ -442,7 +549,7 @@ export class PostgresEventStore implements EventStore {
   /** Commits the group and waits for the answer (and for the commits sent before it). */
   private commitGroupNow(group: Group): StoreError | undefined {
     this.detach(group);
-    this.flush(group);
+    this.finishGroup(group);
     const error = this.link.commitNow();
     const failure = error === undefined ? undefined : this.commitFailed(error);
     this.endGroup(group, failure);
@@ -521,6 +628,15 @@ export class PostgresEventStore implements EventStore {
     // Waited for: a read of this store must see what the other store of the process wrote.
     if (holder !== undefined && holder !== this && holder.group) holder.commitGroupNow(holder.group);
   }
+}
+
+/** The little of pg's Client the listening connection uses. */
+interface ListeningClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): void;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): void;
 }
 
 function toRoute(row: Record<string, unknown>): RouteRecord {
