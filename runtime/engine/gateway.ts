@@ -17,7 +17,8 @@ import type { Dispatcher, Transport } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
-import type { EventStore } from "../store/store.js";
+import type { EventStore, StoredEvent } from "../store/store.js";
+import type { TurnPermissionApprovalResolution } from "../../generated/types.js";
 import type { StoreError } from "../store/rules.js";
 import type { Tool } from "../tools/tool.js";
 import { RouteService } from "../routes/service.js";
@@ -79,9 +80,7 @@ export class Gateway {
     this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.threads.thread(threadId).workspace_id, now: this.clock, log: this.log });
     // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
     const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
-    this.turnLog.observe((event) => {
-      if (event.sequence > (this.delivered.get(event.turn_id) ?? 0)) this.delivered.set(event.turn_id, event.sequence);
-    });
+    this.turnLog.observe((event) => this.noteDelivered(event));
     this.turnLog.observe(this.connections.onEvent);
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
@@ -94,7 +93,9 @@ export class Gateway {
     const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
     const thread = (threadId: string) => this.threads.thread(threadId);
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
-    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
+    // On a shared store, a request of a turn that is running but not here waits on the instance that runs it.
+    const runsElsewhere = (turnId: string) => options.store.shared !== undefined && !this.lifecycle.runsHere(turnId) && turnState(turnId)?.turn.status === "InProgress";
+    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens, runsElsewhere);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id) !== undefined);
     // What may run without asking is the permission configuration; a change makes older routes stale.
@@ -148,6 +149,7 @@ export class Gateway {
     const shared = options.store.shared;
     this.ready = shared ? shared.watch((turnId, first) => this.deliverFromElsewhere(turnId, first)) : Promise.resolve();
     if (shared) {
+      shared.onCancelRequest((turnId, reason) => this.lifecycle.cancelRequested(turnId, reason));
       const leaseTimeoutMs = options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS;
       this.leaseTimer = setInterval(() => {
         try {
@@ -161,6 +163,21 @@ export class Gateway {
   }
 
   /**
+   * Keeps `delivered` up to date. On a shared store another instance may have appended to
+   * a turn this one writes too (an approval's answer): its events, not announced here
+   * yet, are handed to the observers first, so they see the turn in sequence order.
+   */
+  private noteDelivered(event: StoredEvent): void {
+    const last = this.delivered.get(event.turn_id);
+    if (last !== undefined && event.sequence <= last) return;
+    this.delivered.set(event.turn_id, event.sequence);
+    if (last === undefined || event.sequence === last + 1 || !this.options.store.shared) return;
+    this.delivered.set(event.turn_id, last);
+    for (const missing of this.options.store.events(event.turn_id, last, event.sequence - 1 - last)) this.turnLog.deliver(missing);
+    this.delivered.set(event.turn_id, event.sequence);
+  }
+
+  /**
    * Another instance committed events of a turn from `first` on: the observers (this
    * instance's connections and views) get every event after the last one they were
    * handed, read from the log in sequence order, so each reaches them once and in order.
@@ -168,7 +185,12 @@ export class Gateway {
   private deliverFromElsewhere(turnId: string, first: number): void {
     try {
       const after = this.delivered.get(turnId) ?? first - 1;
-      for (const event of this.options.store.events(turnId, after)) this.turnLog.deliver(event);
+      for (const event of this.options.store.events(turnId, after)) {
+        this.turnLog.deliver(event);
+        // What the other instance's run waits for, or what this one's may: requests and their answers.
+        if (event.method === "turn/permission/request/opened") this.approvals.remember((event.params.request as { request_id: string }).request_id, event.thread_id, turnId);
+        if (event.method === "turn/permission/request/resolved") this.approvals.resolvedElsewhere(event.params.request_id as string, event.params.resolution as TurnPermissionApprovalResolution);
+      }
     } catch (error) {
       this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}`);
     }

@@ -123,6 +123,31 @@ export class TurnLifecycle {
     return done;
   }
 
+  /**
+   * A turn running on another instance: that instance is asked to cancel it, and this
+   * waits until the log shows it ended (or Blocked, when its owner died and the lease
+   * ran out: then it is cancelled here, as a blocked turn is).
+   */
+  private async cancelElsewhere(shared: NonNullable<EventStore["shared"]>, turnId: string, reason: string): Promise<void> {
+    shared.requestCancel(turnId, reason);
+    const deadline = Date.now() + 3 * this.ports.leaseTimeoutMs;
+    while (this.ports.log.state(turnId)?.turn.status === "InProgress" && !this.running.has(turnId)) {
+      if (Date.now() > deadline) throw new Error(`turn ${turnId} runs on another instance, which did not end it within ${3 * this.ports.leaseTimeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /** Another instance asked for a cancel: the turn is cancelled if it runs here. */
+  cancelRequested(turnId: string, reason: string): void {
+    if (!this.running.has(turnId)) return;
+    this.cancelTurn(turnId, reason).catch((error: unknown) => this.ports.diagnose(`turn ${turnId} could not be cancelled: ${(error as Error).message}`));
+  }
+
+  /** Whether this instance runs the turn now. */
+  runsHere(turnId: string): boolean {
+    return this.running.has(turnId);
+  }
+
   /** Gives up the lease of a turn this instance no longer runs (on a shared store). */
   private release(turnId: string): void {
     try {
@@ -159,6 +184,8 @@ export class TurnLifecycle {
   /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
   async cancelTurn(turnId: string, reason: string): Promise<void> {
     const run = this.running.get(turnId);
+    const shared = this.ports.store.shared;
+    if (!run && shared && this.ports.log.state(turnId)?.turn.status === "InProgress") await this.cancelElsewhere(shared, turnId, reason);
     if (run) {
       run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
       await run.done;

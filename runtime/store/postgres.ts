@@ -131,6 +131,8 @@ const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003 } as const;
 
 /** The channel commits are announced on: a JSON payload { instance, turns: [[turn_id, first, last], …] }. */
 const CHANNEL = "turnspec_events";
+/** The channel cancels are asked on: { instance, turn_id, reason }. */
+const CANCEL_CHANNEL = "turnspec_cancel";
 /** NOTIFY payloads must stay under 8000 bytes: a commit touching more turns sends several. */
 const NOTIFY_TURNS = 40;
 
@@ -159,6 +161,7 @@ export class PostgresEventStore implements EventStore {
   readonly instanceId = `ins_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
   readonly shared: SharedStore;
   /** The connection that LISTENs for other instances' commits, once something watches. */
+  private readonly cancelListeners: ((turnId: string, reason: string) => void)[] = [];
   private listener: { readonly client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
   private readonly url: string;
   private readonly link: PostgresLink;
@@ -192,6 +195,12 @@ export class PostgresEventStore implements EventStore {
       renewLeases: (ttlMs) => this.renewLeases(ttlMs),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
       expiredLeases: () => this.expiredLeases(),
+      requestCancel: (turnId, reason) => {
+        this.write([{ sql: `SELECT pg_notify($1, $2)`, params: [CANCEL_CHANNEL, JSON.stringify({ instance: this.instanceId, turn_id: turnId, reason })] }]);
+      },
+      onCancelRequest: (listener) => {
+        this.cancelListeners.push(listener);
+      },
     };
     try {
       this.migrate();
@@ -427,13 +436,20 @@ export class PostgresEventStore implements EventStore {
       process.emitWarning(`event store ${this.location}: the listening connection failed: ${error.message}`);
     });
     client.on("notification", (message: { channel: string; payload?: string }) => {
-      if (message.channel !== CHANNEL || message.payload === undefined) return;
+      if (message.payload === undefined || this.closed) return;
+      if (message.channel === CANCEL_CHANNEL) {
+        const asked = JSON.parse(message.payload) as { instance: string; turn_id: string; reason: string };
+        if (asked.instance !== this.instanceId) for (const listener of this.cancelListeners) listener(asked.turn_id, asked.reason);
+        return;
+      }
+      if (message.channel !== CHANNEL) return;
       const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
       if (announced.instance === this.instanceId || this.closed) return;
       for (const [turnId, first, last] of announced.turns) for (const listener of listeners) listener(turnId, first, last);
     });
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
+    await client.query(`LISTEN ${CANCEL_CHANNEL}`);
     return client;
   }
 

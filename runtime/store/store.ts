@@ -89,6 +89,10 @@ export interface SharedStore {
   releaseTurn(turnId: string): void;
   /** Turns whose lease has expired: the instance that ran them stopped renewing (it died). */
   expiredLeases(): string[];
+  /** Asks every other instance to cancel a turn (the one running it does); sent once this instance's writes so far are committed. */
+  requestCancel(turnId: string, reason: string): void;
+  /** Calls `listener` for each cancel another instance asked for. */
+  onCancelRequest(listener: (turnId: string, reason: string) => void): void;
 }
 
 export interface EventStore {

@@ -65,7 +65,7 @@ async function clientOf(gateway: Instance): Promise<StrictClient> {
 function sequenced(received: readonly AnyNotification[], turnId: string): { sequence: number; method: string; params: Record<string, unknown> }[] {
   return received
     .filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params)
-    .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as Record<string, unknown> }));
+    .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as unknown as Record<string, unknown> }));
 }
 
 describe.skipIf(server === undefined)("gateway instances on one PostgreSQL database", () => {
@@ -124,6 +124,55 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
       expect(lost[0]!.reason).toMatchObject({ data: { active_turn_id: winner } });
       expect((await onB.client.threadGet({ thread_id: thread.id })).thread.active_turn_id).toBe(winner);
     }
+  });
+
+  it("lets a permission answer sent to one instance reach the turn waiting for it on the other", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const { thread } = await onA.client.threadStart({ cwd: mkdtempSync(join(tmpdir(), "turnspec-cluster-")) });
+    await onB.client.threadGet({ thread_id: thread.id });
+    const opened = onB.waitFor((n) => n.method === "turn/permission/request/opened");
+    const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
+    // A supervised turn asks before running a shell command; it runs on A, the answer goes to B.
+    await onA.client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_asks",
+      permission_profile: { mode: "supervised" },
+      input: text(script({ tool: "shell", args: { command: "echo approved-elsewhere" } }, { say: "ran it" })),
+    });
+    const { request } = (await opened).params as { request: { request_id: string; resolve_token: string } };
+    const answer = await onB.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+    expect(answer).toMatchObject({ request_id: request.request_id, turn_id: "trn_asks", resolution: "allow_once" });
+    expect((await done).method).toBe("turn/completed");
+    const items = await onA.client.turnItems({ thread_id: thread.id, turn_id: "trn_asks" });
+    expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
+    expect(items.events.filter((e) => e.method === "turn/permission/request/resolved")).toHaveLength(1);
+    const command = items.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution");
+    expect(command?.params.item).toMatchObject({ stdout: "approved-elsewhere\n", status: "completed" });
+    const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
+    // Both clients got the whole turn in order, the answer B recorded included, each once.
+    await onB.waitFor((n) => n.method === "turn/completed");
+    expect(sequenced(onA.received, "trn_asks")).toEqual(logged);
+    expect(sequenced(onB.received, "trn_asks")).toEqual(logged);
+    // Answered once: a second answer, on either instance, is refused.
+    for (const client of [onA, onB]) {
+      await expect(client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "deny" })).rejects.toMatchObject({ reason: "permission_request_resolved" });
+    }
+  });
+
+  it("cancels, through either instance, a turn running on the other", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const { thread } = await onA.client.threadStart({});
+    await onB.client.threadGet({ thread_id: thread.id });
+    const started = onB.waitFor((n) => n.method === "turn/started");
+    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_long", input: text(script({ say: "never said", delay_ms: 60_000 })) });
+    await started;
+    const { turn } = await onB.client.turnCancel({ thread_id: thread.id, turn_id: "trn_long", reason: "stopped from instance b" });
+    expect(turn).toMatchObject({ status: "Interrupted", error: { kind: "cancelled", message: "stopped from instance b" } });
+    expect((await onA.client.turnGet({ thread_id: thread.id, turn_id: "trn_long" })).turn.status).toBe("Interrupted");
   });
 
   it("blocks the 20 turns of a killed instance on the other once their leases expire; turn/resume there completes them, nothing missing, no gaps", async () => {
