@@ -162,7 +162,7 @@ export class PostgresEventStore implements EventStore {
   readonly shared: SharedStore;
   /** The connection that LISTENs for other instances' commits, once something watches. */
   private readonly cancelListeners: ((turnId: string, reason: string) => void)[] = [];
-  private listener: { readonly client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
+  private listener: { client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
   private readonly url: string;
   private readonly link: PostgresLink;
   private readonly now: () => string;
@@ -426,14 +426,28 @@ export class PostgresEventStore implements EventStore {
     return this.listener.client.then(() => undefined);
   }
 
-  /** Opens the LISTEN connection (pg in this thread, loaded now: only a watched store needs it). */
+  /**
+   * Opens the LISTEN connection (pg in this thread, loaded now: only a watched store needs
+   * it). When it fails it is opened again, a second later, until the store closes: commits
+   * announced meanwhile are not lost for good, since the next announcement of a turn has
+   * it read from the last sequence delivered, which catches up with what came before.
+   */
   private async listen(listeners: readonly ((turnId: string, first: number, last: number) => void)[]): Promise<ListeningClient> {
     const pg = createRequire(import.meta.url)("pg") as { Client: new (options: { connectionString: string; application_name: string }) => ListeningClient };
     const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
+    let failed = false;
     client.on("error", (error: Error) => {
-      // Commits announced while it is down are not missed for good: the next event of the
-      // turn is read from the log's sequence, which catches up with what came before it.
-      process.emitWarning(`event store ${this.location}: the listening connection failed: ${error.message}`);
+      if (failed || this.closed) return;
+      failed = true;
+      process.emitWarning(`event store ${this.location}: the listening connection failed (${error.message}); it is opened again in 1 s`);
+      void client.end().catch(() => undefined);
+      const retry = (): void => {
+        if (this.closed || this.listener === undefined) return;
+        const again = this.listen(listeners);
+        this.listener = { client: again, listeners: this.listener.listeners };
+        again.catch(() => setTimeout(retry, 1000).unref());
+      };
+      setTimeout(retry, 1000).unref();
     });
     client.on("notification", (message: { channel: string; payload?: string }) => {
       if (message.payload === undefined || this.closed) return;
@@ -444,7 +458,7 @@ export class PostgresEventStore implements EventStore {
       }
       if (message.channel !== CHANNEL) return;
       const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
-      if (announced.instance === this.instanceId || this.closed) return;
+      if (announced.instance === this.instanceId) return;
       for (const [turnId, first, last] of announced.turns) for (const listener of listeners) listener(turnId, first, last);
     });
     await client.connect();

@@ -142,6 +142,53 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       }
     });
 
+    it("announces another store's commits to a watcher, turn by turn with their first and last sequence, never its own", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: [string, number, number][] = [];
+      await watcher.shared.watch((turnId, first, last) => heard.push([turnId, first, last]));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_1", "t");
+      writer.createTurn("thr_a", "trn_2", "t");
+      for (let i = 0; i < 3; i++) appendDelta(writer, "trn_1");
+      appendDelta(writer, "trn_2");
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      appendDelta(watcher, "trn_2");
+      await new Promise<void>((resolve) => watcher.afterCommit(() => resolve()));
+      appendDelta(writer, "trn_1");
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      await expect.poll(() => heard).toEqual([["trn_1", 1, 3], ["trn_2", 1, 1], ["trn_1", 4, 4]]);
+    });
+
+    it("listens again after its listening connection is cut, and hears the commits after that", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: string[] = [];
+      await watcher.shared.watch((turnId) => heard.push(turnId));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_before", "t");
+      writer.createTurn("thr_a", "trn_after", "t");
+      appendDelta(writer, "trn_before");
+      await expect.poll(() => heard).toEqual(["trn_before"]);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      const warned = new Promise<void>((resolve) => process.once("warning", () => resolve()));
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'turnspec listener' AND datname = current_database()");
+      await admin.end();
+      await warned;
+      await expect
+        .poll(
+          async () => {
+            appendDelta(writer, "trn_after");
+            await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            return heard.includes("trn_after");
+          },
+          { timeout: 10_000, interval: 200 },
+        )
+        .toBe(true);
+    });
+
     it("refuses a database of a newer schema version", async () => {
       connect().close();
       const admin = new pg.Client({ connectionString: url });
