@@ -16,7 +16,7 @@ import type { AnyNotification } from "../../generated/registry.js";
 import { connectWebSocket } from "../../transport/websocket.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 import { script, text } from "../gateway/harness.js";
-import { startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 
 const started = await startPostgres();
 if ("skip" in started) console.warn(`skipping the several-instance tests: ${started.skip}`);

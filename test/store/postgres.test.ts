@@ -11,7 +11,7 @@ import { POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store
 import { PostgresLink } from "../../runtime/store/postgres-link.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { StoreError } from "../../runtime/store/rules.js";
-import { startPostgres, type PostgresServer } from "../support/postgres-server.js";
+import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 
 const started = await startPostgres();

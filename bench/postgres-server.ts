@@ -1,5 +1,5 @@
 /**
- * A real PostgreSQL server for tests and benchmarks, started on 127.0.0.1 and a free port
+ * A real PostgreSQL server for the benchmarks and the tests, started on 127.0.0.1 and a free port
  * in a temporary folder, and thrown away afterwards.
  *
  * It runs Debian's binaries (/usr/lib/postgresql/<version>/bin, or $TURNSPEC_PG_BIN).
