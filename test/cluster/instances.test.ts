@@ -99,6 +99,8 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     // The work view B folded from the log agrees with A's.
     const page = { threadId: thread.id, turnId: "trn_live", anchor: { kind: "oldest" as const }, limit: 100 };
     expect(await onB.client.turnWorkPage(page)).toEqual(await onA.client.turnWorkPage(page));
+    const timeline = { threadId: thread.id, limit: 50 };
+    expect(await onB.client.threadTimelinePage(timeline)).toEqual(await onA.client.threadTimelinePage(timeline));
     // The derived work notifications reached B's client too.
     expect(onB.received.some((n) => n.method === "turn/work/items/changed")).toBe(true);
     expect(onA.protocolErrors).toEqual([]);
@@ -124,6 +126,21 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
       expect(lost[0]!.reason).toMatchObject({ data: { active_turn_id: winner } });
       expect((await onB.client.threadGet({ thread_id: thread.id })).thread.active_turn_id).toBe(winner);
     }
+  });
+
+  it("leaves alone, when it starts, the turns a live instance runs", async () => {
+    const store = await server!.createDatabase();
+    const a = await instance(store);
+    const onA = await clientOf(a);
+    const { thread } = await onA.client.threadStart({});
+    const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed" || n.method === "turn/blocked");
+    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 3 * LEASE_TIMEOUT_MS })) });
+    // A second instance starts while the turn runs, and keeps running past a lease timeout.
+    const b = await instance(store);
+    const onB = await clientOf(b);
+    await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_TIMEOUT_MS));
+    expect((await onB.client.turnGet({ thread_id: thread.id, turn_id: "trn_running" })).turn.status).toBe("InProgress");
+    expect((await done).method).toBe("turn/completed");
   });
 
   it("lets a permission answer sent to one instance reach the turn waiting for it on the other", async () => {
