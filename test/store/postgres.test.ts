@@ -7,7 +7,7 @@
  */
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store/postgres.js";
+import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store/postgres.js";
 import { PostgresLink } from "../../runtime/store/postgres-link.js";
 import { openStore } from "../../runtime/store/open.js";
 import type { StoreError } from "../../runtime/store/rules.js";
@@ -115,6 +115,26 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
         expect(count()).toBe(0);
         expect(await seen).toBeUndefined();
         expect(count()).toBe(3);
+      } finally {
+        observer.end();
+      }
+    });
+
+    it("commits a burst that never yields every POSTGRES_GROUP_COMMIT_LIMIT appends, so its first frames can leave", () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      const observer = new PostgresLink(url);
+      try {
+        const count = () => observer.query("SELECT count(*)::int AS n FROM events").rows[0]!.n;
+        const committedAt: number[] = [];
+        for (let i = 1; i <= POSTGRES_GROUP_COMMIT_LIMIT + 10; i++) {
+          appendDelta(store, "trn_1");
+          if (i === 1) store.afterCommit(() => committedAt.push(count()));
+        }
+        // Without yielding: the first group was committed at the limit, and its callback ran.
+        expect(committedAt).toEqual([POSTGRES_GROUP_COMMIT_LIMIT]);
+        expect(count()).toBe(POSTGRES_GROUP_COMMIT_LIMIT);
       } finally {
         observer.end();
       }
