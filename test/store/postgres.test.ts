@@ -126,7 +126,7 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       store.createTurn("thr_a", "trn_1", "t");
       const observer = new PostgresLink(url);
       try {
-        const count = () => observer.query("SELECT count(*)::int AS n FROM events").rows[0]!.n;
+        const count = () => observer.query("SELECT count(*)::int AS n FROM events").rows[0]!.n as number;
         const committedAt: number[] = [];
         for (let i = 1; i <= POSTGRES_GROUP_COMMIT_LIMIT + 10; i++) {
           appendDelta(store, "trn_1");
