@@ -17,6 +17,8 @@ const BIN = join(ROOT, "bin", "turnspec.js");
 export interface ServeProcessOptions {
   /** Store: a SQLite file, or the memory store when omitted. */
   readonly db?: string;
+  /** Store: a postgres:// URL (instead of `db`). */
+  readonly store?: string;
   /** Gateway configuration, written to a temporary file and passed with --config. */
   readonly config?: GatewayConfig;
   readonly maxFrameBytes?: number;
@@ -25,7 +27,7 @@ export interface ServeProcessOptions {
 }
 
 function serveArgs(options: ServeProcessOptions): string[] {
-  const args = [BIN, "serve", ...(options.db ? ["--db", options.db] : ["--memory"])];
+  const args = [BIN, "serve", ...(options.store ? ["--store", options.store] : options.db ? ["--db", options.db] : ["--memory"])];
   if (options.config) {
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-config-")), "gateway.json");
     writeFileSync(file, JSON.stringify(options.config));

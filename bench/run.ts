@@ -6,13 +6,14 @@
  * A full run writes its table into docs/benchmarks.md (bench/page.ts); a partial one (--quick, --only)
  * prints it only.
  *
- * Options: --quick (fewer rounds), --only validation|generate|package|throughput|permission|concurrency|store|certify,
+ * Options: --quick (fewer rounds), --only validation|generate|package|throughput|permission|concurrency|store|cluster|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
  * `npx tsx bench/validation.ts` does.
  */
 import { cpus, loadavg } from "node:os";
 import { runCertifyBench } from "./certify.js";
+import { runClusterBench } from "./cluster.js";
 import { runConcurrencyBench } from "./concurrency.js";
 import { runGenerateBench } from "./generate.js";
 import { runPackageBench } from "./package.js";
@@ -41,6 +42,7 @@ const benches: [string, () => Promise<ResultRow[]>][] = [
   ["permission", () => runPermissionBench(quick ? { requests: 100 } : {})],
   ["concurrency", () => runConcurrencyBench(quick ? { threads: 200 } : {})],
   ["store", () => runStoreBench(quick ? { appends: 5000, rounds: 3 } : {})],
+  ["cluster", () => runClusterBench(quick ? { deltas: 1000, rounds: 2, connections: 20 } : {})],
   ["certify", async () => runCertifyBench(quick ? { runs: 1 } : {})],
 ];
 if (only && !benches.some(([name]) => name === only)) {

@@ -128,7 +128,8 @@ const cli = yargs(hideBin(process.argv))
         .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
         .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off; loopback addresses only)" })
         .option("allow-origin", { type: "string", array: true, describe: "Browser origin whose pages may connect (repeatable; default none)" })
-        .option("db", { type: "string", default: ".turnspec/gateway.sqlite", describe: "SQLite file of the event log" })
+        .option("store", { type: "string", describe: "Event log: a SQLite file, or a postgres://user:password@host:port/database URL shared by several instances (default: the config file's store, else .turnspec/gateway.sqlite)" })
+        .option("db", { type: "string", describe: "SQLite file of the event log (the same as --store FILE)" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
@@ -138,6 +139,7 @@ const cli = yargs(hideBin(process.argv))
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
           const agUi = argv["ag-ui"];
           if (agUi !== undefined && (!Number.isInteger(agUi) || agUi < 0 || agUi > 65535)) return `--ag-ui must be an integer from 0 to 65535, got ${agUi}`;
+          if ([argv.store !== undefined, argv.db !== undefined, argv.memory].filter(Boolean).length > 1) return "Choose one event log: --store, --db or --memory.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           return true;
         }),
@@ -151,7 +153,7 @@ const cli = yargs(hideBin(process.argv))
           await serveAgUiGateway({
             port: argv["ag-ui"],
             host: argv.host,
-            db: argv.db,
+            ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
             memory: argv.memory,
             ...(argv.config === undefined ? {} : { configFile: argv.config }),
             ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
@@ -166,7 +168,7 @@ const cli = yargs(hideBin(process.argv))
           ...(token === undefined || token === "" ? {} : { token }),
           noAuth: !argv.auth,
           ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
-          db: argv.db,
+          ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
           memory: argv.memory,
           ...(argv.config === undefined ? {} : { configFile: argv.config }),
           ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),

@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net";
 import { createInMemoryPair } from "../rpc/index.js";
 import { openGateway, type ServeOptions } from "../runtime/serve.js";
 
-export async function serveAgUiGateway(options: Pick<ServeOptions, "db" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes"> & { readonly port: number; readonly host: string }, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)) {
-  const running = openGateway(options, log);
+export async function serveAgUiGateway(options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes"> & { readonly port: number; readonly host: string }, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)) {
+  const running = await openGateway(options, log);
   const connection = await GatewayConnection.open({
     connect: () => {
       const [client, server] = createInMemoryPair();

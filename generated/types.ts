@@ -862,6 +862,14 @@ export interface GatewayConfig {
    */
   gateway_id?: string;
   /**
+   * Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite.
+   */
+  store?: string;
+  /**
+   * With a store several instances share (PostgreSQL): how long the lease of a running turn lasts without being renewed, in ms; the instance running it renews it every third of that. When an instance dies, another one blocks its turns (runtime_shutdown_continuation, for turn/resume) once their leases expire: a shorter timeout blocks them sooner, but a longer pause of a live instance (a stalled database connection) can then be taken for its death. Default 15000.
+   */
+  lease_timeout_ms?: number;
+  /**
    * Bounds of delegation routes.
    */
   routes?: {

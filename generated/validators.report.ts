@@ -4270,7 +4270,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -6577,12 +6577,11 @@ vErrors.push(err179);
 errors++;
 }
 }
-if(data.routes !== undefined){
-let data91 = data.routes;
-if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
-for(const key27 in data91){
-if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
-const err180 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
+if(data.store !== undefined){
+let data91 = data.store;
+if(typeof data91 === "string"){
+if(data91.length < 1){
+const err180 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -6592,10 +6591,8 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data91.max_hops !== undefined){
-let data92 = data91.max_hops;
-if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
-const err181 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+else {
+const err181 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -6604,9 +6601,11 @@ vErrors.push(err181);
 }
 errors++;
 }
-if((typeof data92 == "number") && (isFinite(data92))){
-if(data92 < 0 || isNaN(data92)){
-const err182 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data.lease_timeout_ms !== undefined){
+let data92 = data.lease_timeout_ms;
+if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
+const err182 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -6615,12 +6614,9 @@ vErrors.push(err182);
 }
 errors++;
 }
-}
-}
-if(data91.max_routes_per_source !== undefined){
-let data93 = data91.max_routes_per_source;
-if(!(((typeof data93 == "number") && (!(data93 % 1) && !isNaN(data93))) && (isFinite(data93)))){
-const err183 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if((typeof data92 == "number") && (isFinite(data92))){
+if(data92 < 100 || isNaN(data92)){
+const err183 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -6629,9 +6625,14 @@ vErrors.push(err183);
 }
 errors++;
 }
-if((typeof data93 == "number") && (isFinite(data93))){
-if(data93 < 1 || isNaN(data93)){
-const err184 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data.routes !== undefined){
+let data93 = data.routes;
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+for(const key27 in data93){
+if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
+const err184 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -6641,10 +6642,10 @@ vErrors.push(err184);
 errors++;
 }
 }
-}
-}
-else {
-const err185 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(data93.max_hops !== undefined){
+let data94 = data93.max_hops;
+if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
+const err185 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -6653,13 +6654,9 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data.agent !== undefined){
-let data94 = data.agent;
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-for(const key28 in data94){
-if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
-const err186 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
+if((typeof data94 == "number") && (isFinite(data94))){
+if(data94 < 0 || isNaN(data94)){
+const err186 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -6669,11 +6666,11 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data94.identity_id !== undefined){
-let data95 = data94.identity_id;
-if(typeof data95 === "string"){
-if(data95.length > 256){
-const err187 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+}
+if(data93.max_routes_per_source !== undefined){
+let data95 = data93.max_routes_per_source;
+if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+const err187 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -6682,8 +6679,9 @@ vErrors.push(err187);
 }
 errors++;
 }
-if(data95.length < 1){
-const err188 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data95 == "number") && (isFinite(data95))){
+if(data95 < 1 || isNaN(data95)){
+const err188 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -6693,8 +6691,10 @@ vErrors.push(err188);
 errors++;
 }
 }
+}
+}
 else {
-const err189 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+const err189 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -6704,11 +6704,12 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data94.display_name !== undefined){
-let data96 = data94.display_name;
-if(typeof data96 === "string"){
-if(data96.length < 1){
-const err190 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+if(data.agent !== undefined){
+let data96 = data.agent;
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+for(const key28 in data96){
+if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
+const err190 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -6718,8 +6719,11 @@ vErrors.push(err190);
 errors++;
 }
 }
-else {
-const err191 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data96.identity_id !== undefined){
+let data97 = data96.identity_id;
+if(typeof data97 === "string"){
+if(data97.length > 256){
+const err191 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -6728,12 +6732,8 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-if(data94.nickname !== undefined){
-let data97 = data94.nickname;
-if(typeof data97 === "string"){
 if(data97.length < 1){
-const err192 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+const err192 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -6744,7 +6744,7 @@ errors++;
 }
 }
 else {
-const err193 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+const err193 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -6754,10 +6754,11 @@ vErrors.push(err193);
 errors++;
 }
 }
-if(data94.revision !== undefined){
-let data98 = data94.revision;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-const err194 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+if(data96.display_name !== undefined){
+let data98 = data96.display_name;
+if(typeof data98 === "string"){
+if(data98.length < 1){
+const err194 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -6766,9 +6767,9 @@ vErrors.push(err194);
 }
 errors++;
 }
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 < 0 || isNaN(data98)){
-const err195 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err195 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -6778,11 +6779,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-}
-if(data94.avatar_revision !== undefined){
-let data99 = data94.avatar_revision;
-if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
-const err196 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if(data96.nickname !== undefined){
+let data99 = data96.nickname;
+if(typeof data99 === "string"){
+if(data99.length < 1){
+const err196 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -6791,9 +6792,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-if((typeof data99 == "number") && (isFinite(data99))){
-if(data99 < 0 || isNaN(data99)){
-const err197 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err197 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -6803,12 +6804,10 @@ vErrors.push(err197);
 errors++;
 }
 }
-}
-if(data94.role !== undefined){
-let data100 = data94.role;
-if(typeof data100 === "string"){
-if(data100.length < 1){
-const err198 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if(data96.revision !== undefined){
+let data100 = data96.revision;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+const err198 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -6817,9 +6816,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-}
-else {
-const err199 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 0 || isNaN(data100)){
+const err199 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -6830,8 +6829,10 @@ errors++;
 }
 }
 }
-else {
-const err200 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if(data96.avatar_revision !== undefined){
+let data101 = data96.avatar_revision;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+const err200 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -6840,13 +6841,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-}
-if(data.context !== undefined){
-let data101 = data.context;
-if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
-for(const key29 in data101){
-if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
-const err201 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 0 || isNaN(data101)){
+const err201 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -6856,10 +6853,12 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data101.max_history_tokens !== undefined){
-let data102 = data101.max_history_tokens;
-if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
-const err202 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+}
+if(data96.role !== undefined){
+let data102 = data96.role;
+if(typeof data102 === "string"){
+if(data102.length < 1){
+const err202 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -6868,9 +6867,9 @@ vErrors.push(err202);
 }
 errors++;
 }
-if((typeof data102 == "number") && (isFinite(data102))){
-if(data102 < 1 || isNaN(data102)){
-const err203 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+else {
+const err203 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -6881,10 +6880,8 @@ errors++;
 }
 }
 }
-if(data101.keep_recent_messages !== undefined){
-let data103 = data101.keep_recent_messages;
-if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-const err204 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+else {
+const err204 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -6893,9 +6890,13 @@ vErrors.push(err204);
 }
 errors++;
 }
-if((typeof data103 == "number") && (isFinite(data103))){
-if(data103 < 1 || isNaN(data103)){
-const err205 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data.context !== undefined){
+let data103 = data.context;
+if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
+for(const key29 in data103){
+if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
+const err205 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -6905,10 +6906,10 @@ vErrors.push(err205);
 errors++;
 }
 }
-}
-}
-else {
-const err206 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(data103.max_history_tokens !== undefined){
+let data104 = data103.max_history_tokens;
+if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+const err206 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -6917,13 +6918,9 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-if(data.sandbox !== undefined){
-let data104 = data.sandbox;
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-for(const key30 in data104){
-if(!((key30 === "required") || (key30 === "bwrap_path"))){
-const err207 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
+if((typeof data104 == "number") && (isFinite(data104))){
+if(data104 < 1 || isNaN(data104)){
+const err207 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -6933,9 +6930,11 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data104.required !== undefined){
-if(typeof data104.required !== "boolean"){
-const err208 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+}
+if(data103.keep_recent_messages !== undefined){
+let data105 = data103.keep_recent_messages;
+if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+const err208 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -6944,12 +6943,9 @@ vErrors.push(err208);
 }
 errors++;
 }
-}
-if(data104.bwrap_path !== undefined){
-let data106 = data104.bwrap_path;
-if(typeof data106 === "string"){
-if(data106.length < 1){
-const err209 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data105 == "number") && (isFinite(data105))){
+if(data105 < 1 || isNaN(data105)){
+const err209 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -6959,8 +6955,10 @@ vErrors.push(err209);
 errors++;
 }
 }
+}
+}
 else {
-const err210 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+const err210 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -6970,9 +6968,12 @@ vErrors.push(err210);
 errors++;
 }
 }
-}
-else {
-const err211 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if(data.sandbox !== undefined){
+let data106 = data.sandbox;
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+for(const key30 in data106){
+if(!((key30 === "required") || (key30 === "bwrap_path"))){
+const err211 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -6982,14 +6983,63 @@ vErrors.push(err211);
 errors++;
 }
 }
-}
-else {
-const err212 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data106.required !== undefined){
+if(typeof data106.required !== "boolean"){
+const err212 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err212];
 }
 else {
 vErrors.push(err212);
+}
+errors++;
+}
+}
+if(data106.bwrap_path !== undefined){
+let data108 = data106.bwrap_path;
+if(typeof data108 === "string"){
+if(data108.length < 1){
+const err213 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+}
+else {
+const err214 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+}
+}
+else {
+const err215 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+}
+}
+else {
+const err216 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
 }
 errors++;
 }

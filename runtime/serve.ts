@@ -11,7 +11,8 @@ import type { Connection } from "./engine/connections.js";
 import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";
-import { openStore } from "./store/open.js";
+import { isPostgresUrl, openStore } from "./store/open.js";
+import { redact } from "./store/postgres.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "./payload-too-large.js";
@@ -27,12 +28,16 @@ export interface ServeOptions {
   readonly noAuth: boolean;
   /** Browser origins whose pages may connect (--allow-origin); default none. */
   readonly allowedOrigins?: readonly string[];
-  readonly db: string;
+  /** Where the event log is: a SQLite file or a postgres:// URL (`--store`, or `--db` for a file); default the config file's `store`, then DEFAULT_STORE. */
+  readonly store?: string;
   readonly memory: boolean;
   readonly configFile?: string;
   readonly providerUrl?: string;
   readonly maxFrameBytes?: number;
 }
+
+/** The event log of `turnspec serve` when neither the command line nor the config file names one. */
+export const DEFAULT_STORE = ".turnspec/gateway.sqlite";
 
 /** The model providers a configuration provides. */
 export function providersFor(config: ResolvedConfig, env: Readonly<Record<string, string | undefined>> = process.env): Map<string, ModelProvider> {
@@ -50,9 +55,9 @@ export function providersFor(config: ResolvedConfig, env: Readonly<Record<string
   return providers;
 }
 
-export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void): Gateway {
+export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void, leaseTimeoutMs?: number): Gateway {
   const tools = builtinTools({ shellTimeoutMs: config.shellTimeoutMs, webFetchTimeoutMs: config.webFetchTimeoutMs });
-  return new Gateway({ store, config, providers: providersFor(config), tools, log });
+  return new Gateway({ store, config, providers: providersFor(config), tools, log, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }) });
 }
 
 export interface RunningGateway {
@@ -62,17 +67,28 @@ export interface RunningGateway {
 }
 
 /** The gateway of a configuration, on its store, not yet serving any transport (for an in-process client, such as the AG-UI bridge). */
-export function openGateway(options: Pick<ServeOptions, "db" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes">, log: (message: string) => void): { gateway: Gateway; config: ResolvedConfig; close(): Promise<void> } {
+export async function openGateway(
+  options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes">,
+  log: (message: string) => void,
+): Promise<{ gateway: Gateway; config: ResolvedConfig; described: string; close(): Promise<void> }> {
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
   const config = resolveConfig(fileConfig, {
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
     ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
   });
-  const store = openStore(options.memory ? { memory: true } : { file: options.db });
-  const gateway = createGateway(store, config, log);
+  const location = options.store ?? fileConfig.store ?? DEFAULT_STORE;
+  const store = openStore(options.memory ? { memory: true } : isPostgresUrl(location) ? { url: location } : { file: location });
+  const described = options.memory ? "memory store" : `store ${isPostgresUrl(location) ? redact(location) : location}`;
+  if (store.shared && config.resolveTokenSecret === undefined) {
+    log("warning: this instance signs resolve and answer tokens with a secret of its own; give every instance on this database the same permissions.resolve_token_secret, or answers sent to another instance are refused");
+  }
+  const gateway = createGateway(store, config, log, fileConfig.lease_timeout_ms);
+  // On a shared store: no client is served before this instance hears the others' commits.
+  await gateway.ready;
   return {
     gateway,
     config,
+    described,
     close: async () => {
       await gateway.close();
       store.close();
@@ -85,7 +101,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
   if (options.noAuth && !options.stdio && !isLoopback(options.host)) {
     throw new ConfigError(`--no-auth serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${options.host}`);
   }
-  const { gateway, config, close } = openGateway(options, log);
+  const { gateway, config, described, close } = await openGateway(options, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
     await server?.close();
     await close();
@@ -112,7 +128,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
         process.exit(0);
       })();
     };
-    log(`turnspec gateway serving on stdio (${options.memory ? "memory store" : `store ${options.db}`})`);
+    log(`turnspec gateway serving on stdio (${described})`);
     return { gateway, close: () => shutdown() };
   }
 
@@ -131,7 +147,7 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
     onError: (error) => log(`server error: ${error.message}`),
   });
-  log(`listening on ws://${options.host}:${server.port}`);
+  log(`listening on ws://${options.host}:${server.port} (${described})`);
   if (token && options.token === undefined) log(`token: ${token}`);
   if (!token) log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
   return { gateway, server, close: () => shutdown(server) };

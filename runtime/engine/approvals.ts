@@ -58,7 +58,21 @@ export class Approvals {
     private readonly ports: ApprovalPorts,
     private readonly config: ResolvedConfig,
     private readonly tokens: ResolveTokens,
+    /** On a store shared by several instances: whether another instance runs the turn (its tool call waits there). */
+    private readonly runsElsewhere: (turnId: string) => boolean = () => false,
   ) {}
+
+  /**
+   * Another instance recorded the answer to a request: the tool call waiting for it here
+   * goes on. Nothing is recorded again: the answer is in the log already.
+   */
+  resolvedElsewhere(requestId: string, resolution: TurnPermissionApprovalResolution): void {
+    const waiting = this.waiting.get(requestId);
+    if (!waiting) return;
+    this.waiting.delete(requestId);
+    clearTimeout(waiting.timer);
+    waiting.resolve(resolution);
+  }
 
   /** Records where a request lives (start-up walks the log and tells this of every request). */
   remember(requestId: string, threadId: string, turnId: string): void {
@@ -135,6 +149,23 @@ export class Approvals {
     return resolvedAt;
   }
 
+  /**
+   * The answer to a request whose turn another instance runs: recorded here, in the
+   * turn's log; that instance reads it there and lets its waiting tool call go on.
+   */
+  private resolveForElsewhere(
+    requestId: string,
+    where: { readonly threadId: string; readonly turnId: string },
+    scopeHash: string,
+    resolution: TurnPermissionApprovalResolution,
+  ): string | undefined {
+    if (!this.runsElsewhere(where.turnId)) return undefined;
+    const resolvedAt = this.ports.nowIso();
+    this.ports.publish(where.threadId, where.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: scopeHash }, "request");
+    this.ports.audit(where.threadId, where.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: scopeHash }, "request");
+    return resolvedAt;
+  }
+
   /** turn/permission/request/respond. */
   respond(params: TurnPermissionRequestRespondParams): TurnPermissionRequestRespondResponse {
     const where = this.index.get(params.request_id);
@@ -162,7 +193,7 @@ export class Approvals {
         { pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution },
       ]);
     }
-    const resolvedAt = this.resolve(params.request_id, params.resolution);
+    const resolvedAt = this.resolve(params.request_id, params.resolution) ?? this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
     if (resolvedAt === undefined) {
       // Open in the log but not waited for: its turn is no longer running here.
       throw protocolError("permission_request_resolved", `Permission request ${params.request_id} can no longer be answered: its turn is not running`, { request_id: params.request_id });

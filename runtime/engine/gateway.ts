@@ -18,7 +18,8 @@ import type { ResolvedConfig } from "../config.js";
 import { AnswerTokens } from "../permissions/answer-tokens.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
-import type { EventStore } from "../store/store.js";
+import type { EventStore, StoredEvent } from "../store/store.js";
+import type { TurnPermissionApprovalResolution } from "../../generated/types.js";
 import type { StoreError } from "../store/rules.js";
 import type { Tool } from "../tools/tool.js";
 import { RouteService } from "../routes/service.js";
@@ -54,7 +55,15 @@ export interface GatewayOptions {
   readonly now?: () => Date;
   /** Diagnostics for the operator (stderr in `turnspec serve`). Never sent to clients. */
   readonly log?: (message: string) => void;
+  /**
+   * On a store shared by several instances: how long a turn's lease lasts unrenewed, in ms
+   * (renewed every third of it). Another instance blocks a turn whose owner has been
+   * silent this long. Default DEFAULT_LEASE_TIMEOUT_MS.
+   */
+  readonly leaseTimeoutMs?: number;
 }
+
+export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
 
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
@@ -71,6 +80,11 @@ export class Gateway {
   private codex: CodexRuntimes | undefined;
   private readonly clock: () => Date;
   private readonly log: (message: string) => void;
+  /** Per turn, the highest sequence handed to the observers: another instance's events are delivered from there, each once. */
+  private readonly delivered = new Map<string, number>();
+  private leaseTimer: NodeJS.Timeout | undefined;
+  /** Resolves once the gateway hears other instances' commits (at once on a store no other process shares). */
+  readonly ready: Promise<void>;
 
   constructor(readonly options: GatewayOptions) {
     this.clock = options.now ?? (() => new Date());
@@ -78,6 +92,7 @@ export class Gateway {
     this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.threads.thread(threadId).workspace_id, now: this.clock, log: this.log });
     // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
     const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
+    this.turnLog.observe((event) => this.noteDelivered(event));
     this.turnLog.observe(this.connections.onEvent);
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
@@ -90,7 +105,9 @@ export class Gateway {
     const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
     const thread = (threadId: string) => this.threads.thread(threadId);
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
-    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens);
+    // On a shared store, a request of a turn that is running but not here waits on the instance that runs it.
+    const runsElsewhere = (turnId: string) => options.store.shared !== undefined && !this.lifecycle.runsHere(turnId) && turnState(turnId)?.turn.status === "InProgress";
+    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens, runsElsewhere);
     // Answer tokens are signed under the configured secret too; their claims keep them apart from resolve tokens.
     const answerTokens = new AnswerTokens(options.config.resolveTokenSecret ?? randomBytes(32));
     this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.permissionRequestTimeoutMs, answerTokens);
@@ -119,6 +136,7 @@ export class Gateway {
         return runner!.run(threadId, turnId, signal, depth, resumed);
       },
       diagnose: this.log,
+      leaseTimeoutMs: options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS,
     });
     this.lifecycle = lifecycle;
     const backends = (this.backends = options.backends ?? new TurnBackends(options.config, new Set(options.providers.keys()), this.log));
@@ -176,6 +194,54 @@ export class Gateway {
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
     this.lifecycle.recoverCutOffTurns();
+    const shared = options.store.shared;
+    this.ready = shared ? shared.watch((turnId, first) => this.deliverFromElsewhere(turnId, first)) : Promise.resolve();
+    if (shared) {
+      shared.onCancelRequest((turnId, reason) => this.lifecycle.cancelRequested(turnId, reason));
+      const leaseTimeoutMs = options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS;
+      this.leaseTimer = setInterval(() => {
+        try {
+          this.lifecycle.maintainLeases();
+        } catch (error) {
+          this.log(`could not renew or check turn leases: ${(error as Error).message}`);
+        }
+      }, Math.max(1, Math.floor(leaseTimeoutMs / 3)));
+      this.leaseTimer.unref();
+    }
+  }
+
+  /**
+   * Keeps `delivered` up to date. On a shared store another instance may have appended to
+   * a turn this one writes too (an approval's answer): its events, not announced here
+   * yet, are handed to the observers first, so they see the turn in sequence order.
+   */
+  private noteDelivered(event: StoredEvent): void {
+    const last = this.delivered.get(event.turn_id);
+    if (last !== undefined && event.sequence <= last) return;
+    this.delivered.set(event.turn_id, event.sequence);
+    if (last === undefined || event.sequence === last + 1 || !this.options.store.shared) return;
+    this.delivered.set(event.turn_id, last);
+    for (const missing of this.options.store.events(event.turn_id, last, event.sequence - 1 - last)) this.turnLog.deliver(missing);
+    this.delivered.set(event.turn_id, event.sequence);
+  }
+
+  /**
+   * Another instance committed events of a turn from `first` on: the observers (this
+   * instance's connections and views) get every event after the last one they were
+   * handed, read from the log in sequence order, so each reaches them once and in order.
+   */
+  private deliverFromElsewhere(turnId: string, first: number): void {
+    try {
+      const after = this.delivered.get(turnId) ?? first - 1;
+      for (const event of this.options.store.events(turnId, after)) {
+        this.turnLog.deliver(event);
+        // What the other instance's run waits for, or what this one's may: requests and their answers.
+        if (event.method === "turn/permission/request/opened") this.approvals.remember((event.params.request as { request_id: string }).request_id, event.thread_id, turnId);
+        if (event.method === "turn/permission/request/resolved") this.approvals.resolvedElsewhere(event.params.request_id as string, event.params.resolution as TurnPermissionApprovalResolution);
+      }
+    } catch (error) {
+      this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}`);
+    }
   }
 
   /** Serves one connection over a transport until it closes. */
@@ -220,6 +286,7 @@ export class Gateway {
    * runtime_shutdown_continuation recovery job, which turn/resume continues after a restart.
    */
   async close(): Promise<void> {
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     await this.lifecycle.close();
     await this.backends.close();
     await this.acp?.close();

@@ -35,7 +35,9 @@ import { checkpointId, windowId } from "./windows.js";
 export interface LifecyclePorts {
   readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state">;
   readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
-  readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence">;
+  readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
+  /** How long a turn's lease lasts unrenewed, on a store shared by several instances. */
+  readonly leaseTimeoutMs: number;
   readonly config: ResolvedConfig;
   readonly clock: Clock;
   readonly approvals: Pick<Approvals, "remember">;
@@ -117,6 +119,7 @@ export class TurnLifecycle {
           })
           .finally(() => {
             this.running.delete(turnId);
+            this.release(turnId);
             resolve();
           });
       });
@@ -125,9 +128,69 @@ export class TurnLifecycle {
     return done;
   }
 
+  /**
+   * A turn running on another instance: that instance is asked to cancel it, and this
+   * waits until the log shows it ended (or Blocked, when its owner died and the lease
+   * ran out: then it is cancelled here, as a blocked turn is).
+   */
+  private async cancelElsewhere(shared: NonNullable<EventStore["shared"]>, turnId: string, reason: string): Promise<void> {
+    shared.requestCancel(turnId, reason);
+    const deadline = Date.now() + 3 * this.ports.leaseTimeoutMs;
+    while (this.ports.log.state(turnId)?.turn.status === "InProgress" && !this.running.has(turnId)) {
+      if (Date.now() > deadline) throw new Error(`turn ${turnId} runs on another instance, which did not end it within ${3 * this.ports.leaseTimeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /** Another instance asked for a cancel: the turn is cancelled if it runs here. */
+  cancelRequested(turnId: string, reason: string): void {
+    if (!this.running.has(turnId)) return;
+    this.cancelTurn(turnId, reason).catch((error: unknown) => this.ports.diagnose(`turn ${turnId} could not be cancelled: ${(error as Error).message}`));
+  }
+
+  /** Whether this instance runs the turn now. */
+  runsHere(turnId: string): boolean {
+    return this.running.has(turnId);
+  }
+
+  /** Gives up the lease of a turn this instance no longer runs (on a shared store). */
+  private release(turnId: string): void {
+    try {
+      this.ports.store.shared?.releaseTurn(turnId);
+    } catch (error) {
+      // An unreleased lease only expires: another instance then finds the turn ended.
+      this.ports.diagnose(`the lease of turn ${turnId} could not be released: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * On a shared store: renews the leases of the turns this instance runs, stops the runs
+   * whose lease another instance took over (this one was presumed dead), and blocks the
+   * running turns whose owner stopped renewing, as a restart blocks the turns it finds
+   * cut off. Called every third of the lease timeout.
+   */
+  maintainLeases(): void {
+    const shared = this.ports.store.shared;
+    if (!shared || this.stopping) return;
+    const held = new Set(shared.renewLeases(this.ports.leaseTimeoutMs));
+    for (const [turnId, run] of this.running) {
+      if (!held.has(turnId)) {
+        this.ports.diagnose(`turn ${turnId}: its lease was taken over by another instance; this instance stops running it`);
+        run.abort.abort(new GatewayShutdown());
+      }
+    }
+    for (const turnId of shared.expiredLeases()) {
+      if (this.running.has(turnId)) continue;
+      const threadId = this.ports.store.turnThread(turnId);
+      if (threadId !== undefined) this.recoverCutOffTurn(threadId, turnId);
+    }
+  }
+
   /** Interrupts a running turn and waits until it has ended; a blocked turn (nothing runs it) ends at once. */
   async cancelTurn(turnId: string, reason: string): Promise<void> {
     const run = this.running.get(turnId);
+    const shared = this.ports.store.shared;
+    if (!run && shared && this.ports.log.state(turnId)?.turn.status === "InProgress") await this.cancelElsewhere(shared, turnId, reason);
     if (run) {
       run.abort.abort(this.stopping ? new GatewayShutdown() : new Error(reason));
       await run.done;
@@ -152,6 +215,9 @@ export class TurnLifecycle {
    */
   startTurn(params: TurnStartParams, parent?: ParentTurn, capabilities?: TurnCapabilityResolution[]): { turn: Turn; done: Promise<void> } {
     const thread = this.ports.threads.thread(params.thread_id);
+    // On a shared store, another instance's turn/start for the thread waits here until
+    // this one's turn/started is committed, and then finds it active.
+    this.ports.store.shared?.lockThread(thread.id);
     const active = this.ports.threads.activeTurn(thread.id);
     if (active) {
       const remedy = active.status === "Blocked" ? "resume it with turn/resume or cancel it with turn/cancel" : "wait for it to finish or cancel it with turn/cancel";
@@ -171,6 +237,8 @@ export class TurnLifecycle {
     if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
       throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
     }
+    // Committed with turn/started: no instance ever sees the turn running without an owner.
+    this.ports.store.shared?.claimTurn(params.turn_id, this.ports.leaseTimeoutMs);
     const sandbox = sandboxForNewTurn(profile.mode, params.turn_id, this.ports.config.sandbox);
     const turn: Turn = {
       id: params.turn_id,
@@ -278,18 +346,35 @@ export class TurnLifecycle {
     for (const ref of this.ports.store.allTurns()) {
       const state = this.ports.log.state(ref.turn_id);
       for (const id of state?.requests.keys() ?? []) this.ports.approvals.remember(id, ref.thread_id, ref.turn_id);
-      if (state?.turn.status !== "InProgress") continue;
+      if (state?.turn.status === "InProgress") this.recoverCutOffTurn(ref.thread_id, ref.turn_id);
+    }
+  }
+
+  /**
+   * Blocks one turn the log shows running with nothing running it. On a shared store, only
+   * when this instance can take its lease (it is free or expired): a turn another live
+   * instance runs is left alone, and of two instances noticing the same dead owner, one
+   * blocks it.
+   */
+  private recoverCutOffTurn(threadId: string, turnId: string): void {
+    const shared = this.ports.store.shared;
+    if (shared && !shared.claimTurn(turnId, this.ports.leaseTimeoutMs)) return;
+    try {
+      const state = this.ports.log.state(turnId);
+      if (state?.turn.status !== "InProgress") return;
       try {
-        this.ports.recovery.blockCutOffTurn(ref.thread_id, ref.turn_id, state, observedInLog(this.ports.store.events(ref.turn_id), state));
+        this.ports.recovery.blockCutOffTurn(threadId, turnId, state, observedInLog(this.ports.store.events(turnId), state));
       } catch (error) {
         // A log this gateway cannot block from must still not leave the turn InProgress.
-        this.ports.diagnose(`turn ${ref.turn_id} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-        this.finish(ref.thread_id, ref.turn_id, {
+        this.ports.diagnose(`turn ${turnId} could not be blocked after the stop: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        this.finish(threadId, turnId, {
           status: "Interrupted",
           usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
           error: { kind: "interrupted", message: "the gateway stopped while the turn was running", retryable: true },
         });
       }
+    } finally {
+      if (shared) this.release(turnId);
     }
   }
 
@@ -301,6 +386,9 @@ export class TurnLifecycle {
     // A run that has just blocked the turn may still be winding down.
     const winding = this.running.get(params.turn_id);
     if (winding && this.ports.log.state(params.turn_id)?.turn.status === "Blocked") await winding.done;
+    // On a shared store, a resume of the same turn on another instance waits until this
+    // one's is committed, and then finds the turn running.
+    this.ports.store.shared?.lockThread(params.thread_id);
     const state = this.ports.threads.turnOf(params.thread_id, params.turn_id);
     const blocked = state.turn.status === "Blocked" ? state.turn.blocked : undefined;
     if (!blocked || this.running.has(params.turn_id)) {
@@ -320,6 +408,7 @@ export class TurnLifecycle {
       });
     }
     const { thread_id: threadId, turn_id: turnId } = params;
+    this.ports.store.shared?.claimTurn(turnId, this.ports.leaseTimeoutMs);
     const first = [this.ports.log.record(threadId, turnId, "item/recovery_attached", { item_id: job.item_id, recovery_job_id: job.recovery_job_id, attempt: job.attempts + 1 })];
     const previous = state.windows.at(-1);
     const index = previous ? previous.window_index + 1 : 0;

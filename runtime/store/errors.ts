@@ -12,6 +12,8 @@ export type StoreErrorKind =
   | "closed"
   | "commit_failed"
   | "open_failed"
+  /** The database server refused a statement or could not be reached (PostgreSQL). */
+  | "database_error"
   | "schema_version";
 
 /**

@@ -61,7 +61,44 @@ export interface IdempotencyRecord {
   readonly route_id: string;
 }
 
+/**
+ * What a store shared by several gateway processes (PostgreSQL) adds: the live events of
+ * the other instances, decisions about a thread taken one instance at a time, and leases
+ * saying which instance runs a turn. A store one process owns (memory, SQLite) has none.
+ */
+export interface SharedStore {
+  /** This process's id among the instances sharing the store, unique per opening. */
+  readonly instanceId: string;
+  /**
+   * Calls `listener` for each commit of another instance, once per turn it appended to,
+   * with the first and last sequence it appended, in commit order. Resolves once it
+   * listens: a commit after that is never missed while the connection holds.
+   */
+  watch(listener: (turnId: string, first: number, last: number) => void): Promise<void>;
+  /**
+   * Holds other instances off the thread until the writes this one made so far are
+   * committed: an instance deciding the same thing (has the thread an active turn?) waits
+   * for this one's decision, and then reads it.
+   */
+  lockThread(threadId: string): void;
+  /** Takes or renews the lease of a turn for `ttlMs`; false while another instance holds an unexpired one. */
+  claimTurn(turnId: string, ttlMs: number): boolean;
+  /** Renews every lease this instance holds; returns the turns it still holds (a lease another instance took over is gone). */
+  renewLeases(ttlMs: number): string[];
+  /** Gives a turn's lease up, when this instance no longer runs it. */
+  releaseTurn(turnId: string): void;
+  /** Turns whose lease has expired: the instance that ran them stopped renewing (it died). */
+  expiredLeases(): string[];
+  /** Asks every other instance to cancel a turn (the one running it does); sent once this instance's writes so far are committed. */
+  requestCancel(turnId: string, reason: string): void;
+  /** Calls `listener` for each cancel another instance asked for. */
+  onCancelRequest(listener: (turnId: string, reason: string) => void): void;
+}
+
 export interface EventStore {
+  /** Present when several gateway processes share the store. */
+  readonly shared?: SharedStore;
+
   /** Stores a new thread. Throws if the id exists. */
   createThread(thread: ThreadRecord): void;
   getThread(id: string): ThreadRecord | undefined;

@@ -29,7 +29,7 @@ function upgradeStatus(port: number, headers: Record<string, string>): Promise<n
 
 const start = async (extra: { noAuth?: boolean; allowedOrigins?: string[] } = {}) => {
   const logs: string[] = [];
-  running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, db: "", memory: true, ...extra }, (m) => logs.push(m));
+  running = await serve({ stdio: false, port: 0, host: "127.0.0.1", token: "the-token", noAuth: false, memory: true, ...extra }, (m) => logs.push(m));
   return { port: running.server!.port, logs };
 };
 
@@ -57,7 +57,7 @@ describe("the Origin of a WebSocket upgrade", () => {
 
 describe("--no-auth", () => {
   it("is refused on an address other machines reach", async () => {
-    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, db: "", memory: true }, () => undefined)).rejects.toThrow(ConfigError);
-    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, db: "", memory: true }, () => undefined)).rejects.toThrow(/loopback address only/);
+    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, memory: true }, () => undefined)).rejects.toThrow(ConfigError);
+    await expect(serve({ stdio: false, port: 0, host: "0.0.0.0", noAuth: true, memory: true }, () => undefined)).rejects.toThrow(/loopback address only/);
   });
 });

@@ -1,0 +1,203 @@
+/**
+ * The PostgreSQL store beside SQLite, and two instances on one database.
+ *
+ * 1. Throughput: a scripted turn of `deltas` deltas from `turnspec serve --port` on a
+ *    SQLite file and on PostgreSQL, rounds alternating; deltas per second (median).
+ * 2. turn/items: the whole log of a finished turn of `deltas` events, read repeatedly;
+ *    milliseconds per call (median), on each store.
+ * 3. Cross-instance delivery: two instances on one database, `connections` raw WebSocket
+ *    connections on each. Each thread is followed by as many connections on A as on B;
+ *    its turn runs on A. The latency of a notification is the time from its arrival at
+ *    the first connection of A (the instance that sent it) to its arrival at each
+ *    connection of B, as p50 and p99 over every notification and connection.
+ *
+ * It needs a PostgreSQL server it can start (bench/postgres-server.ts); without one it
+ * says why and measures nothing.
+ *
+ * Run alone: npx tsx bench/cluster.ts [--deltas N] [--rounds N] [--connections N]
+ */
+import { startWebSocketGateway, tempDb, type WebSocketProcess } from "./gateway-process.js";
+import { fmtOps, isMain, median, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
+import { startPostgres } from "./postgres-server.js";
+import { webSocketLink, type RawLink } from "./raw-link.js";
+import { planMessage } from "./turn-driver.js";
+
+export interface ClusterBenchOptions {
+  readonly deltas?: number;
+  readonly rounds?: number;
+  /** Connections on each of the two instances. Default 100. */
+  readonly connections?: number;
+  /** Threads (turns run at once on A) the connections are spread over. Default 10. */
+  readonly threads?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** Requests over a raw link; every other frame goes to `onNotification` with its arrival time. */
+class Session {
+  private nextId = 1;
+  private readonly waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+  onNotification?: (text: string, at: number) => void;
+
+  constructor(readonly link: RawLink) {
+    link.onFrame = (text) => {
+      const at = now();
+      if (text.startsWith('{"jsonrpc":"2.0","id":')) {
+        const message = JSON.parse(text) as { id: number; result?: unknown; error?: unknown };
+        this.waiting.get(message.id)?.(message);
+        this.waiting.delete(message.id);
+      } else this.onNotification?.(text, at);
+    };
+  }
+
+  async request<T>(method: string, params: unknown): Promise<T> {
+    const id = this.nextId++;
+    const answered = new Promise<{ result?: unknown; error?: unknown }>((resolve) => this.waiting.set(id, resolve));
+    await this.link.send([JSON.stringify({ jsonrpc: "2.0", id, method, params })]);
+    const message = await answered;
+    if (message.error) throw new Error(`${method} failed: ${JSON.stringify(message.error)}`);
+    return message.result as T;
+  }
+}
+
+const input = (deltas: number) => [{ type: "text", text: planMessage({ deltas }), textElements: [] }];
+
+/** Runs one turn and resolves with its duration from turn/start to its terminal notification. */
+async function turn(session: Session, threadId: string, turnId: string, deltas: number): Promise<number> {
+  const done = new Promise<string>((resolve) => {
+    session.onNotification = (text) => {
+      if (text.includes('"method":"turn/completed"') || text.includes('"method":"turn/failed"')) resolve(text);
+    };
+  });
+  const t0 = now();
+  await session.request("turn/start", { thread_id: threadId, turn_id: turnId, input: input(deltas) });
+  const terminal = await done;
+  if (!terminal.includes("turn/completed")) throw new Error(`turn ${turnId} did not complete: ${terminal.slice(0, 300)}`);
+  return now() - t0;
+}
+
+export async function runClusterBench(options: ClusterBenchOptions = {}): Promise<ResultRow[]> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const deltas = options.deltas ?? 5000;
+  const rounds = options.rounds ?? 3;
+  const connections = options.connections ?? 100;
+  const threads = options.threads ?? 10;
+  log(`== PostgreSQL store: throughput and turn/items beside SQLite (${deltas} deltas, ${rounds} rounds), then two instances with ${connections} connections each`);
+  const started = await startPostgres();
+  if ("skip" in started) {
+    log(`  skipped: ${started.skip}`);
+    return [{ name: "PostgreSQL store", value: "skipped (no server)", target: "", status: "info" }];
+  }
+  const server = started.server;
+  const rows: ResultRow[] = [];
+  const processes: WebSocketProcess[] = [];
+  const links: RawLink[] = [];
+  try {
+    const [sqliteGateway, pgGateway] = await Promise.all([startWebSocketGateway({ db: tempDb() }), startWebSocketGateway({ store: await server.createDatabase() })]);
+    processes.push(sqliteGateway, pgGateway);
+    const sessions = await Promise.all([sqliteGateway, pgGateway].map(async (p) => new Session(await webSocketLink(p.url))));
+    links.push(...sessions.map((s) => s.link));
+    const names = ["SQLite", "PostgreSQL"] as const;
+    const threadIds = await Promise.all(sessions.map(async (s) => (await s.request<{ thread: { id: string } }>("thread/start", {})).thread.id));
+    const samples: number[][] = [[], []];
+    // Warm-up turn on each, then alternating rounds.
+    for (let k = 0; k < 2; k++) await turn(sessions[k]!, threadIds[k]!, "trn_warm", Math.min(deltas, 1000));
+    for (let round = 1; round <= rounds; round++) {
+      for (const k of round % 2 ? [0, 1] : [1, 0]) samples[k]!.push(await turn(sessions[k]!, threadIds[k]!, `trn_round_${round}`, deltas));
+    }
+    const rates = samples.map((s) => (deltas * 1000) / median(s));
+    for (let k = 0; k < 2; k++) log(`  throughput on ${names[k]!.padEnd(10)} ${fmtOps(rates[k]!).padStart(14)} (rounds: ${samples[k]!.map((ms) => ms.toFixed(0)).join(", ")} ms)`);
+    rows.push({ name: "throughput websocket: deltas/s, SQLite / PostgreSQL", value: `${fmtOps(rates[0]!)} / ${fmtOps(rates[1]!)}`.replaceAll(" ops/s", ""), target: "", status: "info" });
+
+    const itemsMs: number[] = [];
+    for (let k = 0; k < 2; k++) {
+      const times: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const t0 = now();
+        const items = await sessions[k]!.request<{ events: unknown[] }>("turn/items", { thread_id: threadIds[k], turn_id: "trn_round_1" });
+        times.push(now() - t0);
+        if (items.events.length < deltas) throw new Error(`turn/items gave ${items.events.length} events, fewer than the ${deltas} deltas`);
+      }
+      itemsMs.push(median(times));
+      log(`  turn/items of a ${deltas}-delta turn on ${names[k]!.padEnd(10)} ${median(times).toFixed(1)} ms (median of 20)`);
+    }
+    rows.push({ name: `turn/items, ${deltas}-delta turn: ms, SQLite / PostgreSQL`, value: `${itemsMs[0]!.toFixed(1)} / ${itemsMs[1]!.toFixed(1)}`, target: "", status: "info" });
+
+    rows.push(await crossInstance(await server.createDatabase(), connections, threads, Math.min(deltas, 500), processes, links, log));
+    return rows;
+  } finally {
+    await Promise.all(links.map((l) => l.close().catch(() => undefined)));
+    await Promise.all(processes.map((p) => p.stop()));
+    server.stop();
+  }
+}
+
+async function crossInstance(
+  store: string,
+  connections: number,
+  threads: number,
+  deltas: number,
+  processes: WebSocketProcess[],
+  links: RawLink[],
+  log: (line: string) => void,
+): Promise<ResultRow> {
+  const [a, b] = await Promise.all([startWebSocketGateway({ store }), startWebSocketGateway({ store })]);
+  processes.push(a, b);
+  const open = async (url: string) => {
+    const session = new Session(await webSocketLink(url));
+    links.push(session.link);
+    return session;
+  };
+  const onA = await Promise.all(Array.from({ length: connections }, () => open(a.url)));
+  const onB = await Promise.all(Array.from({ length: connections }, () => open(b.url)));
+  const threadIds: string[] = [];
+  for (let t = 0; t < threads; t++) threadIds.push((await onA[0]!.request<{ thread: { id: string } }>("thread/start", {})).thread.id);
+  // Connection i follows thread i mod threads, on both instances.
+  await Promise.all([...onA, ...onB].map((s, i) => s.request("thread/get", { thread_id: threadIds[i % connections % threads] })));
+  /** Per thread and sequence: when the first connection of A received it. */
+  const sentAt = new Map<string, number>();
+  const arrivals: { key: string; at: number }[] = [];
+  const key = (text: string) => {
+    const turn = /"turn_id":"([^"]+)"/.exec(text)?.[1];
+    const sequence = /"sequence":(\d+)/.exec(text)?.[1];
+    return turn && sequence ? `${turn}#${sequence}` : undefined;
+  };
+  let ended = 0;
+  const allEnded = new Promise<void>((resolve) => {
+    onA.forEach((s, i) => {
+      s.onNotification = (text, at) => {
+        const k = key(text);
+        if (k && !sentAt.has(k)) sentAt.set(k, at);
+        if (i < threads && text.includes('"method":"turn/completed"') && ++ended === threads) resolve();
+      };
+    });
+  });
+  for (const s of onB) {
+    s.onNotification = (text, at) => {
+      const k = key(text);
+      if (k) arrivals.push({ key: k, at });
+    };
+  }
+  await Promise.all(threadIds.map((threadId, t) => onA[t]!.request("turn/start", { thread_id: threadId, turn_id: `trn_cross_${t}`, input: input(deltas) })));
+  await allEnded;
+  // The last notifications on B may still be on their way.
+  const expected = sentAt.size * (connections / threads);
+  const deadline = now() + 10_000;
+  while (arrivals.length < expected && now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  const latencies = arrivals.map(({ key: k, at }) => at - (sentAt.get(k) ?? at));
+  const missing = expected - arrivals.length;
+  const p50 = quantile(latencies, 0.5);
+  const p99 = quantile(latencies, 0.99);
+  log(
+    `  cross-instance delivery, ${threads} turns of ${deltas} deltas on A, ${connections} connections on each instance: ` +
+      `p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms over ${latencies.length} notifications${missing > 0 ? `, ${missing} NOT RECEIVED` : ""}`,
+  );
+  return { name: `cross-instance delivery (${connections}+${connections} connections): p50 / p99`, value: `${p50.toFixed(1)} / ${p99.toFixed(1)} ms${missing > 0 ? `, ${missing} missing` : ""}`, target: "", status: "info" };
+}
+
+if (isMain(import.meta.url)) {
+  const deltas = numberOption("deltas");
+  const rounds = numberOption("rounds");
+  const connections = numberOption("connections");
+  const rows = await runClusterBench({ ...(deltas ? { deltas } : {}), ...(rounds ? { rounds } : {}), ...(connections ? { connections } : {}) });
+  console.log(`\n${resultTable(rows)}`);
+}

@@ -1,0 +1,685 @@
+/**
+ * The event store on PostgreSQL, for gateways that share one database: several instances
+ * behind a load balancer, or a team's existing server instead of a file.
+ *
+ * Same contract as the SQLite store (store.ts), on a synchronous link to one connection
+ * (postgres-link.ts). Sequences are never cached beyond a group transaction: the first
+ * append to a turn in a group locks the turn's row (SELECT … FOR NO KEY UPDATE) and only then
+ * reads its highest sequence, so two instances appending to one turn take turns and the
+ * sequence stays gap-free and strictly increasing; the primary key (turn_id, sequence)
+ * backs that up. Turn and route ordinals are handed out under a transaction-scoped
+ * advisory lock, and route generations compared in the UPDATE's WHERE, as in SQLite.
+ *
+ * Group commit: the first append of a turn of the event loop opens a transaction and
+ * every write after it joins it. The events themselves are sent without waiting, as one
+ * multi-row INSERT, when the group commits (on setImmediate, or at GROUP_COMMIT_LIMIT
+ * appends) or before any read that must see them. The commit does not block the event
+ * loop: `afterCommit` callbacks run when the server has answered it, in order, and
+ * nothing that reports a write may be sent before that.
+ */
+import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
+import { PostgresLink, type Statement } from "./postgres-link.js";
+import {
+  StoreError,
+  checkIdempotency,
+  checkMetaValue,
+  checkPaging,
+  checkUpdateGeneration,
+  decodeParams,
+  decodeRoute,
+  encodeParams,
+  encodeRoute,
+  nowRfc3339,
+  storeErrors,
+} from "./rules.js";
+
+export interface PostgresEventStoreOptions {
+  /** The clock for `recorded_at`; an RFC 3339 time. */
+  readonly now?: () => string;
+  /** How long one call waits for the server (a lock held by another instance included), in ms. */
+  readonly callTimeoutMs?: number;
+  readonly connectTimeoutMs?: number;
+}
+
+/**
+ * Each entry moves the schema from version i to i + 1 (the row of `turnspec_schema`).
+ * Entries are only ever added: a released database may be at any earlier version.
+ * Integers are `integer` (int4), which `pg` returns as numbers.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1: threads, turns in creation order, and the events of each turn.
+  `
+  CREATE TABLE threads (
+    id             text NOT NULL PRIMARY KEY,
+    workspace_id   text NOT NULL,
+    cwd            text NOT NULL,
+    mode           text NOT NULL,
+    model_provider text,
+    model          text,
+    created_at     text NOT NULL
+  );
+
+  -- ordinal, not created_at, orders a thread's turns: two turns may share a timestamp,
+  -- and times are stored exactly as given.
+  CREATE TABLE turns (
+    turn_id    text NOT NULL PRIMARY KEY,
+    thread_id  text NOT NULL REFERENCES threads (id),
+    created_at text NOT NULL,
+    -- An identity, not MAX + 1 under a lock: a turn/start never waits for another
+    -- instance's to commit. Values a conflict used are skipped; only their order counts.
+    ordinal    integer GENERATED ALWAYS AS IDENTITY UNIQUE
+  );
+  CREATE INDEX turns_of_thread ON turns (thread_id, ordinal);
+
+  -- params is text, not jsonb: what is stored is the exact text every frame carries.
+  CREATE TABLE events (
+    turn_id     text NOT NULL REFERENCES turns (turn_id),
+    sequence    integer NOT NULL CHECK (sequence > 0),
+    thread_id   text NOT NULL,
+    method      text NOT NULL,
+    params      text NOT NULL,
+    recorded_at text NOT NULL,
+    PRIMARY KEY (turn_id, sequence)
+  );
+  `,
+  // 2: delegation routes in creation order, idempotency keys, and gateway settings.
+  `
+  CREATE TABLE routes (
+    route_id            text NOT NULL PRIMARY KEY,
+    ordinal             integer NOT NULL UNIQUE,
+    source_execution_id text NOT NULL,
+    generation          integer NOT NULL,
+    projection          text NOT NULL
+  );
+  CREATE INDEX routes_of_source ON routes (source_execution_id, ordinal);
+
+  CREATE TABLE idempotency (
+    operation     text NOT NULL,
+    key           text NOT NULL,
+    params_digest text NOT NULL,
+    route_id      text NOT NULL,
+    PRIMARY KEY (operation, key)
+  );
+
+  CREATE TABLE meta (
+    key   text NOT NULL PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
+  // 3: which instance runs each running turn, until when (the database's clock, so the
+  // instances' clocks need not agree).
+  `
+  CREATE TABLE turn_leases (
+    turn_id    text NOT NULL PRIMARY KEY REFERENCES turns (turn_id),
+    owner      text NOT NULL,
+    expires_at timestamptz NOT NULL
+  );
+  CREATE INDEX turn_leases_of_owner ON turn_leases (owner);
+  `,
+];
+
+/** The schema version this code writes. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The most appends one transaction groups, as in the SQLite store. */
+export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
+
+/** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
+const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003 } as const;
+
+/** The channel commits are announced on: a JSON payload { instance, turns: [[turn_id, first, last], …] }. */
+const CHANNEL = "turnspec_events";
+/** The channel cancels are asked on: { instance, turn_id, reason }. */
+const CANCEL_CHANNEL = "turnspec_cancel";
+/** NOTIFY payloads must stay under 8000 bytes: a commit touching more turns sends several. */
+const NOTIFY_TURNS = 40;
+
+type CommitCallback = (failure?: StoreError) => void;
+
+interface Group {
+  appends: number;
+  readonly waiting: CommitCallback[];
+  /** Each turn appended to in this group, with its thread and highest sequence, read under the turn's row lock. */
+  readonly turns: Map<string, { readonly thread_id: string; readonly first: number; last: number }>;
+  /** Events appended and not yet sent to the server. */
+  pending: unknown[][];
+}
+
+/**
+ * The store of this process holding an open group on each database: another store of the
+ * process on the same database first has that group committed, since a lock it holds
+ * would otherwise make the other store wait on its own event loop, and so that within
+ * one process two stores see each other's writes as soon as they are made.
+ */
+const groupHolders = new Map<string, PostgresEventStore>();
+
+export class PostgresEventStore implements EventStore {
+  /** The URL without its password, for messages. */
+  readonly location: string;
+  readonly instanceId = `ins_${randomUUID().replace(/-/g, "").slice(0, 16)}`;
+  readonly shared: SharedStore;
+  /** The connection that LISTENs for other instances' commits, once something watches. */
+  private readonly cancelListeners: ((turnId: string, reason: string) => void)[] = [];
+  private listener: { client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
+  private readonly url: string;
+  private readonly link: PostgresLink;
+  private readonly now: () => string;
+  private appendingTo: string | undefined;
+  private group: Group | undefined;
+  /** Groups whose commit was sent and not yet answered, oldest first. */
+  private readonly committing: Group[] = [];
+  /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
+  private running: CommitCallback[] | undefined;
+  private closed = false;
+
+  /** Connects to `url` (postgres://user:password@host:port/database) and brings the schema up to date. */
+  constructor(url: string, options: PostgresEventStoreOptions = {}) {
+    this.url = url;
+    this.location = redact(url);
+    this.now = options.now ?? nowRfc3339;
+    try {
+      this.link = new PostgresLink(url, {
+        ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
+        ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+      });
+    } catch (error) {
+      throw new StoreError("open_failed", `cannot open event store ${this.location}: ${(error as Error).message}`, { cause: error });
+    }
+    this.shared = {
+      instanceId: this.instanceId,
+      watch: (listener) => this.watch(listener),
+      lockThread: (threadId) => this.lockThread(threadId),
+      claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
+      renewLeases: (ttlMs) => this.renewLeases(ttlMs),
+      releaseTurn: (turnId) => this.releaseTurn(turnId),
+      expiredLeases: () => this.expiredLeases(),
+      requestCancel: (turnId, reason) => {
+        this.write([{ sql: `SELECT pg_notify($1, $2)`, params: [CANCEL_CHANNEL, JSON.stringify({ instance: this.instanceId, turn_id: turnId, reason })] }]);
+      },
+      onCancelRequest: (listener) => {
+        this.cancelListeners.push(listener);
+      },
+    };
+    try {
+      this.migrate();
+    } catch (error) {
+      this.link.end();
+      if (error instanceof StoreError) throw error;
+      throw new StoreError("open_failed", `cannot open event store ${this.location}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  createThread(thread: ThreadRecord): void {
+    const [result] = this.write([
+      {
+        sql: `INSERT INTO threads (id, workspace_id, cwd, mode, model_provider, model, created_at)
+              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+        params: [thread.id, thread.workspace_id, thread.cwd, thread.mode, thread.model_provider ?? null, thread.model ?? null, thread.created_at],
+      },
+    ]);
+    if (result!.rowCount === 0) throw storeErrors.threadExists(thread.id);
+  }
+
+  getThread(id: string): ThreadRecord | undefined {
+    const row = this.read(`SELECT id, workspace_id, cwd, mode, model_provider, model, created_at FROM threads WHERE id = $1`, [id])[0];
+    if (row === undefined) return undefined;
+    return {
+      id: row.id as string,
+      workspace_id: row.workspace_id as string,
+      cwd: row.cwd as string,
+      mode: row.mode as ThreadRecord["mode"],
+      ...(row.model_provider === null ? {} : { model_provider: row.model_provider as string }),
+      ...(row.model === null ? {} : { model: row.model as string }),
+      created_at: row.created_at as string,
+    };
+  }
+
+  createTurn(threadId: string, turnId: string, createdAt: string): boolean {
+    if (this.read(`SELECT 1 FROM threads WHERE id = $1`, [threadId]).length === 0) throw storeErrors.unknownThread(threadId);
+    const [inserted] = this.write([
+      { sql: `INSERT INTO turns (turn_id, thread_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (turn_id) DO NOTHING`, params: [turnId, threadId, createdAt] },
+    ]);
+    return inserted!.rowCount === 1;
+  }
+
+  turnThread(turnId: string): string | undefined {
+    return this.read(`SELECT thread_id FROM turns WHERE turn_id = $1`, [turnId])[0]?.thread_id as string | undefined;
+  }
+
+  turnsOfThread(threadId: string): TurnRef[] {
+    return this.read(`SELECT turn_id, thread_id, created_at FROM turns WHERE thread_id = $1 ORDER BY ordinal`, [threadId]) as unknown as TurnRef[];
+  }
+
+  allTurns(): TurnRef[] {
+    return this.read(`SELECT turn_id, thread_id, created_at FROM turns ORDER BY ordinal`) as unknown as TurnRef[];
+  }
+
+  append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
+    this.enter();
+    if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
+    const group = this.group ?? this.beginGroup();
+    let turn = group.turns.get(turnId);
+    if (turn === undefined) {
+      this.flush(group);
+      // The row lock first, the highest sequence after it: a statement that had to wait
+      // for the lock would otherwise read the sequence as it was before the other commit.
+      // NO KEY UPDATE: it excludes another appender, not the key-share lock of a foreign key check.
+      const [locked, last] = this.call(() =>
+        this.link.run([
+          { sql: `SELECT thread_id FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
+          { sql: `SELECT COALESCE(MAX(sequence), 0) AS last FROM events WHERE turn_id = $1`, params: [turnId] },
+        ]),
+      );
+      const row = locked!.rows[0];
+      if (row === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+      const highest = last!.rows[0]!.last as number;
+      turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest };
+      group.turns.set(turnId, turn);
+    }
+    const sequence = turn.last + 1;
+    let built: Record<string, unknown>;
+    let params: string;
+    this.appendingTo = turnId;
+    try {
+      built = build(sequence);
+      params = encodeParams(turnId, method, sequence, built);
+    } finally {
+      this.appendingTo = undefined;
+    }
+    const recordedAt = this.now();
+    group.pending.push([turnId, sequence, turn.thread_id, method, params, recordedAt]);
+    turn.last = sequence;
+    const event: StoredEvent = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+    if (++group.appends >= POSTGRES_GROUP_COMMIT_LIMIT) {
+      // A burst that never yields waits for its commit here: the event just appended is
+      // in it, so if it fails, so does this append.
+      const failure = this.commitGroupNow(group);
+      if (failure) throw failure;
+    }
+    return event;
+  }
+
+  afterCommit(fn: CommitCallback): void {
+    if (this.group) this.group.waiting.push(fn);
+    else if (this.committing.length > 0) this.committing[this.committing.length - 1]!.waiting.push(fn);
+    // Registered by a callback of a commit being run: its place is behind the rest of them.
+    else if (this.running) this.running.push(() => fn());
+    else fn();
+  }
+
+  events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
+    checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
+    // LIMIT NULL is PostgreSQL's "no limit".
+    const rows = this.read(
+      `SELECT thread_id, turn_id, sequence, method, params, recorded_at FROM events
+       WHERE turn_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`,
+      [turnId, afterSequence, limit ?? null],
+    );
+    return rows.map((row) => ({
+      thread_id: row.thread_id as string,
+      turn_id: row.turn_id as string,
+      sequence: row.sequence as number,
+      method: row.method as string,
+      params: decodeParams(row.params as string),
+      paramsJson: row.params as string,
+      recorded_at: row.recorded_at as string,
+    }));
+  }
+
+  lastSequence(turnId: string): number {
+    return this.read(`SELECT COALESCE(MAX(sequence), 0) AS last FROM events WHERE turn_id = $1`, [turnId])[0]!.last as number;
+  }
+
+  insertRoute(route: RouteRecord["route"]): RouteRecord {
+    const encoded = encodeRoute("insert", route);
+    const [, inserted] = this.write([
+      { sql: `SELECT pg_advisory_xact_lock($1)`, params: [LOCK.routeOrdinal] },
+      {
+        sql: `INSERT INTO routes (route_id, ordinal, source_execution_id, generation, projection)
+              VALUES ($1, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM routes), $2, $3, $4)
+              ON CONFLICT (route_id) DO NOTHING RETURNING ordinal`,
+        params: [encoded.route_id, encoded.source_execution_id, encoded.generation, encoded.projection],
+      },
+    ]);
+    const row = inserted!.rows[0];
+    if (row === undefined) throw storeErrors.routeExists(encoded.route_id);
+    return { route: decodeRoute(encoded.projection), ordinal: row.ordinal as number };
+  }
+
+  updateRoute(route: RouteRecord["route"], expectedGeneration: number): boolean {
+    const encoded = encodeRoute("update", route);
+    checkUpdateGeneration(encoded, expectedGeneration);
+    // Compared in the WHERE: an update that waited for another instance's update of the
+    // row re-checks the generation against what that one wrote.
+    const [updated] = this.write([
+      {
+        sql: `UPDATE routes SET source_execution_id = $2, generation = $3, projection = $4
+              WHERE route_id = $1 AND generation = $5`,
+        params: [encoded.route_id, encoded.source_execution_id, encoded.generation, encoded.projection, expectedGeneration],
+      },
+    ]);
+    return updated!.rowCount === 1;
+  }
+
+  getRoute(routeId: string): RouteRecord | undefined {
+    const row = this.read(`SELECT ordinal, projection FROM routes WHERE route_id = $1`, [routeId])[0];
+    return row === undefined ? undefined : toRoute(row);
+  }
+
+  routesBySource(sourceExecutionId: string, afterOrdinal = 0, limit?: number): RouteRecord[] {
+    checkPaging(`routes of source ${sourceExecutionId}`, "afterOrdinal", afterOrdinal, limit);
+    return this.read(
+      `SELECT ordinal, projection FROM routes WHERE source_execution_id = $1 AND ordinal > $2 ORDER BY ordinal LIMIT $3`,
+      [sourceExecutionId, afterOrdinal, limit ?? null],
+    ).map(toRoute);
+  }
+
+  allRoutes(): RouteRecord[] {
+    return this.read(`SELECT ordinal, projection FROM routes ORDER BY ordinal`).map(toRoute);
+  }
+
+  getIdempotency(operation: string, key: string): IdempotencyRecord | undefined {
+    const row = this.read(`SELECT operation, params_digest, route_id FROM idempotency WHERE operation = $1 AND key = $2`, [operation, key])[0];
+    return row === undefined ? undefined : { operation: row.operation as string, params_digest: row.params_digest as string, route_id: row.route_id as string };
+  }
+
+  putIdempotency(key: string, record: IdempotencyRecord): boolean {
+    const { operation, params_digest, route_id } = checkIdempotency(key, record);
+    const [inserted] = this.write([
+      {
+        sql: `INSERT INTO idempotency (operation, key, params_digest, route_id) VALUES ($1, $2, $3, $4)
+              ON CONFLICT (operation, key) DO NOTHING`,
+        params: [operation, key, params_digest, route_id],
+      },
+    ]);
+    return inserted!.rowCount === 1;
+  }
+
+  getMeta(key: string): string | undefined {
+    return this.read(`SELECT value FROM meta WHERE key = $1`, [key])[0]?.value as string | undefined;
+  }
+
+  setMeta(key: string, value: string): void {
+    checkMetaValue(key, value);
+    this.write([{ sql: `INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, params: [key, value] }]);
+  }
+
+  /** Commits the open group, waits for every commit sent, runs what waited for them, then disconnects. */
+  close(): void {
+    if (this.closed) return;
+    if (this.group) this.commitGroupNow(this.group);
+    this.closed = true;
+    if (this.listener) void this.listener.client.then((client) => client.end()).catch(() => undefined);
+    // Ending the link delivers the answers of the commits still in flight, in order.
+    this.link.end();
+  }
+
+  private watch(listener: (turnId: string, first: number, last: number) => void): Promise<void> {
+    this.enter();
+    if (this.listener === undefined) {
+      const listeners: ((turnId: string, first: number, last: number) => void)[] = [];
+      this.listener = { client: this.listen(listeners), listeners };
+    }
+    this.listener.listeners.push(listener);
+    return this.listener.client.then(() => undefined);
+  }
+
+  /**
+   * Opens the LISTEN connection (pg in this thread, loaded now: only a watched store needs
+   * it). When it fails it is opened again, a second later, until the store closes: commits
+   * announced meanwhile are not lost for good, since the next announcement of a turn has
+   * it read from the last sequence delivered, which catches up with what came before.
+   */
+  private async listen(listeners: readonly ((turnId: string, first: number, last: number) => void)[]): Promise<ListeningClient> {
+    const pg = createRequire(import.meta.url)("pg") as { Client: new (options: { connectionString: string; application_name: string }) => ListeningClient };
+    const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
+    let failed = false;
+    client.on("error", (error: Error) => {
+      if (failed || this.closed) return;
+      failed = true;
+      process.emitWarning(`event store ${this.location}: the listening connection failed (${error.message}); it is opened again in 1 s`);
+      void client.end().catch(() => undefined);
+      const retry = (): void => {
+        if (this.closed || this.listener === undefined) return;
+        const again = this.listen(listeners);
+        this.listener = { client: again, listeners: this.listener.listeners };
+        again.catch(() => setTimeout(retry, 1000).unref());
+      };
+      setTimeout(retry, 1000).unref();
+    });
+    client.on("notification", (message: { channel: string; payload?: string }) => {
+      if (message.payload === undefined || this.closed) return;
+      if (message.channel === CANCEL_CHANNEL) {
+        const asked = JSON.parse(message.payload) as { instance: string; turn_id: string; reason: string };
+        if (asked.instance !== this.instanceId) for (const listener of this.cancelListeners) listener(asked.turn_id, asked.reason);
+        return;
+      }
+      if (message.channel !== CHANNEL) return;
+      const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
+      if (announced.instance === this.instanceId) return;
+      for (const [turnId, first, last] of announced.turns) for (const listener of listeners) listener(turnId, first, last);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+    await client.query(`LISTEN ${CANCEL_CHANNEL}`);
+    return client;
+  }
+
+  private lockThread(threadId: string): void {
+    this.enter();
+    // The lock is the group transaction's: it is held until this decision is committed.
+    const group = this.group ?? this.beginGroup();
+    this.flush(group);
+    this.call(() => this.link.query(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]));
+  }
+
+  private claimTurn(turnId: string, ttlMs: number): boolean {
+    const [claimed] = this.write([
+      {
+        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+              WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
+        params: [turnId, this.instanceId, ttlMs],
+      },
+    ]);
+    return claimed!.rowCount === 1;
+  }
+
+  private renewLeases(ttlMs: number): string[] {
+    const [renewed] = this.write([
+      {
+        sql: `UPDATE turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE owner = $1 RETURNING turn_id`,
+        params: [this.instanceId, ttlMs],
+      },
+    ]);
+    return renewed!.rows.map((row) => row.turn_id as string);
+  }
+
+  private releaseTurn(turnId: string): void {
+    this.write([{ sql: `DELETE FROM turn_leases WHERE turn_id = $1 AND owner = $2`, params: [turnId, this.instanceId] }]);
+  }
+
+  private expiredLeases(): string[] {
+    return this.read(`SELECT turn_id FROM turn_leases WHERE expires_at < clock_timestamp() ORDER BY turn_id`).map((row) => row.turn_id as string);
+  }
+
+  /** A read sees this store's own writes: the events of the open group are sent first. */
+  private read(sql: string, params: readonly unknown[] = []): Record<string, unknown>[] {
+    this.enter();
+    if (this.group) this.flush(this.group);
+    return this.call(() => this.link.query(sql, params)).rows;
+  }
+
+  /** Writes as one unit: a failure undoes only these statements, never the group they join. */
+  private write(statements: readonly Statement[]) {
+    this.enter();
+    if (this.group) this.flush(this.group);
+    return this.call(() => this.link.run(statements, true));
+  }
+
+  private call<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      throw new StoreError("database_error", `event store ${this.location}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  private beginGroup(): Group {
+    this.call(() => this.link.begin());
+    const group: Group = { appends: 0, waiting: [], turns: new Map(), pending: [] };
+    this.group = group;
+    groupHolders.set(this.url, this);
+    setImmediate(() => {
+      if (this.group === group) this.commitGroup(group);
+    });
+    return group;
+  }
+
+  /** Sends the group's pending events as one INSERT, without waiting. */
+  private flush(group: Group): void {
+    if (group.pending.length === 0) return;
+    const rows = group.pending;
+    group.pending = [];
+    const values: string[] = [];
+    const params: unknown[] = [];
+    for (const row of rows) {
+      const base = params.length;
+      values.push(`($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}, $${base + 5}, $${base + 6})`);
+      params.push(...row);
+    }
+    this.link.post([{ sql: `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ${values.join(", ")}`, params }]);
+  }
+
+  /** Sends the group's events and, in the same transaction, their announcement: it is delivered only if the commit succeeds. */
+  private finishGroup(group: Group): void {
+    this.flush(group);
+    const turns = [...group.turns].filter(([, t]) => t.last >= t.first).map(([turnId, t]) => [turnId, t.first, t.last]);
+    const statements: Statement[] = [];
+    for (let i = 0; i < turns.length; i += NOTIFY_TURNS) {
+      statements.push({ sql: `SELECT pg_notify($1, $2)`, params: [CHANNEL, JSON.stringify({ instance: this.instanceId, turns: turns.slice(i, i + NOTIFY_TURNS) })] });
+    }
+    if (statements.length > 0) this.link.post(statements);
+  }
+
+  /** Sends the group's commit; its callbacks run when the server answers. */
+  private commitGroup(group: Group): void {
+    this.detach(group);
+    this.finishGroup(group);
+    this.committing.push(group);
+    this.link.commit((failure) => {
+      this.committing.splice(this.committing.indexOf(group), 1);
+      this.endGroup(group, failure === undefined ? undefined : this.commitFailed(failure));
+    });
+  }
+
+  /** Commits the group and waits for the answer (and for the commits sent before it). */
+  private commitGroupNow(group: Group): StoreError | undefined {
+    this.detach(group);
+    this.finishGroup(group);
+    const error = this.link.commitNow();
+    const failure = error === undefined ? undefined : this.commitFailed(error);
+    this.endGroup(group, failure);
+    return failure;
+  }
+
+  private detach(group: Group): void {
+    if (this.group === group) this.group = undefined;
+    if (groupHolders.get(this.url) === this) groupHolders.delete(this.url);
+  }
+
+  /** Runs a finished group's callbacks in order. */
+  private endGroup(group: Group, failure: StoreError | undefined): void {
+    const outer = this.running;
+    this.running = group.waiting;
+    let thrown: { error: unknown } | undefined;
+    try {
+      for (let i = 0; i < group.waiting.length; i++) {
+        try {
+          group.waiting[i]!(failure);
+        } catch (error) {
+          thrown ??= { error };
+        }
+      }
+    } finally {
+      this.running = outer;
+    }
+    if (thrown) throw thrown.error;
+  }
+
+  private commitFailed(cause: Error): StoreError {
+    return new StoreError("commit_failed", `event store ${this.location}: a commit failed and its writes are lost: ${cause.message}`, { cause });
+  }
+
+  private migrate(): void {
+    // Read and upgrade under one advisory lock, so two instances starting on a new database
+    // do not both run the same step. DDL is transactional: a failed step leaves nothing.
+    this.link.run(
+      [
+        { sql: `SELECT pg_advisory_xact_lock(${LOCK.migrate})` },
+        { sql: `CREATE TABLE IF NOT EXISTS turnspec_schema (version integer NOT NULL)` },
+        { sql: `INSERT INTO turnspec_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM turnspec_schema)` },
+      ],
+      true,
+    );
+    this.link.run([{ sql: `BEGIN` }]);
+    try {
+      this.link.query(`SELECT pg_advisory_xact_lock(${LOCK.migrate})`);
+      const version = this.link.query(`SELECT version FROM turnspec_schema`).rows[0]!.version as number;
+      if (version > MIGRATIONS.length) {
+        throw new StoreError(
+          "schema_version",
+          `event store ${this.location} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
+        );
+      }
+      for (let next = version; next < MIGRATIONS.length; next++) {
+        this.link.query(MIGRATIONS[next]!);
+        this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
+      }
+      this.link.query(`COMMIT`);
+    } catch (error) {
+      try {
+        this.link.query(`ROLLBACK`);
+      } catch {
+        // The error reported is the migration's.
+      }
+      throw error;
+    }
+  }
+
+  /** Every call starts here: a closed store refuses it, and another store of this process on the database commits its group first. */
+  private enter(): void {
+    if (this.closed) throw storeErrors.closed();
+    if (groupHolders.size === 0) return;
+    const holder = groupHolders.get(this.url);
+    // Waited for: a read of this store must see what the other store of the process wrote.
+    if (holder !== undefined && holder !== this && holder.group) holder.commitGroupNow(holder.group);
+  }
+}
+
+/** The little of pg's Client the listening connection uses. */
+interface ListeningClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): void;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): void;
+}
+
+function toRoute(row: Record<string, unknown>): RouteRecord {
+  return { route: decodeRoute(row.projection as string), ordinal: row.ordinal as number };
+}
+
+/** The URL with its password replaced, for messages and logs. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "postgres://…";
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * Several `turnspec serve` processes on one PostgreSQL database, with clients on each:
+ * a turn running on one instance reaches a client of the other live, in order and each
+ * notification once, and both answer turn/get and turn/items the same; concurrent
+ * turn/start for one thread on two instances lets exactly one win; and when the instance
+ * running 20 turns is killed with SIGKILL, the other blocks them once their leases expire,
+ * turn/resume there completes them, and the log holds every notification a client was
+ * sent, with no gap in any turn's sequence.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import type { AnyNotification } from "../../generated/registry.js";
+import { connectWebSocket } from "../../transport/websocket.js";
+import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import { script, text } from "../gateway/harness.js";
+import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
+
+const started = await startPostgres();
+if ("skip" in started) console.warn(`skipping the several-instance tests: ${started.skip}`);
+const server: PostgresServer | undefined = "server" in started ? started.server : undefined;
+afterAll(() => server?.stop());
+
+const LEASE_TIMEOUT_MS = 1500;
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Instance {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stderr(): string;
+}
+
+/** Starts `turnspec serve --port 0` on the database and resolves once it listens. */
+async function instance(store: string): Promise<Instance> {
+  const dir = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
+  const config = join(dir, "gateway.json");
+  // Instances sign resolve tokens with the secret they share, so any of them can check an answer.
+  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, permissions: { resolve_token_secret: "cluster-test-secret" } }));
+  const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", config], { stdio: ["ignore", "ignore", "pipe"] });
+  cleanups.push(() => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
+  let stderr = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /listening on (ws:\/\/\S+)/.exec(stderr);
+      if (match) resolve(match[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`serve exited with ${code} before listening: ${stderr}`)));
+  });
+  return { url, child, stderr: () => stderr };
+}
+
+async function clientOf(gateway: Instance): Promise<StrictClient> {
+  const client = await startStrictClient(await connectWebSocket(gateway.url));
+  cleanups.push(() => client.client.close());
+  return client;
+}
+
+/** The notifications of a turn that carry a log sequence, as a client received them. */
+function sequenced(received: readonly AnyNotification[], turnId: string): { sequence: number; method: string; params: Record<string, unknown> }[] {
+  return received
+    .filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params)
+    .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as unknown as Record<string, unknown> }));
+}
+
+describe.skipIf(server === undefined)("gateway instances on one PostgreSQL database", () => {
+  it("delivers a turn running on one instance to a client of the other, in order, each once; both answer the same", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const cwd = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
+    const { thread } = await onA.client.threadStart({ cwd });
+    // The client on B follows the thread; the turn then runs on A.
+    expect((await onB.client.threadGet({ thread_id: thread.id })).thread.id).toBe(thread.id);
+    const endOnB = onB.waitFor((n) => n.method === "turn/completed");
+    const endOnA = onA.waitFor((n) => n.method === "turn/completed");
+    const say = "one two three four five six seven eight nine ten eleven twelve";
+    await onA.client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_live",
+      input: text(script({ tool: "shell", args: { command: "echo from-instance-a" } }, { reasoning: "thinking it over", say, chunks: 12 })),
+    });
+    await Promise.all([endOnA, endOnB]);
+
+    const items = await onB.client.turnItems({ thread_id: thread.id, turn_id: "trn_live" });
+    expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
+    const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
+    // Every event of the turn reached the client on B, in sequence order and once: exactly the log.
+    expect(sequenced(onB.received, "trn_live")).toEqual(logged);
+    expect(sequenced(onA.received, "trn_live")).toEqual(logged);
+    expect(await onA.client.turnItems({ thread_id: thread.id, turn_id: "trn_live" })).toEqual(items);
+    expect(await onB.client.turnGet({ thread_id: thread.id, turn_id: "trn_live" })).toEqual(await onA.client.turnGet({ thread_id: thread.id, turn_id: "trn_live" }));
+    expect(await onB.client.threadGet({ thread_id: thread.id })).toEqual(await onA.client.threadGet({ thread_id: thread.id }));
+    // The work view B folded from the log agrees with A's.
+    const page = { threadId: thread.id, turnId: "trn_live", anchor: { kind: "oldest" as const }, limit: 100 };
+    expect(await onB.client.turnWorkPage(page)).toEqual(await onA.client.turnWorkPage(page));
+    const timeline = { threadId: thread.id, limit: 50 };
+    expect(await onB.client.threadTimelinePage(timeline)).toEqual(await onA.client.threadTimelinePage(timeline));
+    // The derived work notifications reached B's client too.
+    expect(onB.received.some((n) => n.method === "turn/work/items/changed")).toBe(true);
+    expect(onA.protocolErrors).toEqual([]);
+    expect(onB.protocolErrors).toEqual([]);
+  });
+
+  it("lets exactly one of two concurrent turn/start for one thread win, on two instances", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const slow = text(script({ say: "a while", delay_ms: 2000 }));
+    for (let round = 0; round < 5; round++) {
+      const { thread } = await onA.client.threadStart({});
+      const outcomes = await Promise.allSettled([
+        onA.client.turnStart({ thread_id: thread.id, turn_id: `trn_${round}_a`, input: slow }),
+        onB.client.turnStart({ thread_id: thread.id, turn_id: `trn_${round}_b`, input: slow }),
+      ]);
+      const won = outcomes.filter((o) => o.status === "fulfilled");
+      const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+      expect(won, `round ${round}`).toHaveLength(1);
+      expect(lost[0]!.reason).toMatchObject({ reason: "turn_in_progress" });
+      const winner = (won[0] as PromiseFulfilledResult<{ turn: { id: string } }>).value.turn.id;
+      expect(lost[0]!.reason).toMatchObject({ data: { active_turn_id: winner } });
+      expect((await onB.client.threadGet({ thread_id: thread.id })).thread.active_turn_id).toBe(winner);
+    }
+  });
+
+  it("leaves alone, when it starts, the turns a live instance runs", async () => {
+    const store = await server!.createDatabase();
+    const a = await instance(store);
+    const onA = await clientOf(a);
+    const { thread } = await onA.client.threadStart({});
+    const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed" || n.method === "turn/blocked");
+    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 3 * LEASE_TIMEOUT_MS })) });
+    // A second instance starts while the turn runs, and keeps running past a lease timeout.
+    const b = await instance(store);
+    const onB = await clientOf(b);
+    await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_TIMEOUT_MS));
+    expect((await onB.client.turnGet({ thread_id: thread.id, turn_id: "trn_running" })).turn.status).toBe("InProgress");
+    expect((await done).method).toBe("turn/completed");
+  });
+
+  it("lets a permission answer sent to one instance reach the turn waiting for it on the other", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const { thread } = await onA.client.threadStart({ cwd: mkdtempSync(join(tmpdir(), "turnspec-cluster-")) });
+    await onB.client.threadGet({ thread_id: thread.id });
+    const opened = onB.waitFor((n) => n.method === "turn/permission/request/opened");
+    const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
+    // A supervised turn asks before running a shell command; it runs on A, the answer goes to B.
+    await onA.client.turnStart({
+      thread_id: thread.id,
+      turn_id: "trn_asks",
+      permission_profile: { mode: "supervised" },
+      input: text(script({ tool: "shell", args: { command: "echo approved-elsewhere" } }, { say: "ran it" })),
+    });
+    const { request } = (await opened).params as { request: { request_id: string; resolve_token: string } };
+    const answer = await onB.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+    expect(answer).toMatchObject({ request_id: request.request_id, turn_id: "trn_asks", resolution: "allow_once" });
+    expect((await done).method).toBe("turn/completed");
+    const items = await onA.client.turnItems({ thread_id: thread.id, turn_id: "trn_asks" });
+    expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
+    expect(items.events.filter((e) => e.method === "turn/permission/request/resolved")).toHaveLength(1);
+    const command = items.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "commandExecution");
+    expect(command?.params.item).toMatchObject({ stdout: "approved-elsewhere\n", status: "completed" });
+    const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
+    // Both clients got the whole turn in order, the answer B recorded included, each once.
+    await onB.waitFor((n) => n.method === "turn/completed");
+    expect(sequenced(onA.received, "trn_asks")).toEqual(logged);
+    expect(sequenced(onB.received, "trn_asks")).toEqual(logged);
+    // Answered once: a second answer, on either instance, is refused.
+    for (const client of [onA, onB]) {
+      await expect(client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" })).rejects.toMatchObject({ reason: "permission_request_resolved" });
+    }
+  });
+
+  it("cancels, through either instance, a turn running on the other", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const { thread } = await onA.client.threadStart({});
+    await onB.client.threadGet({ thread_id: thread.id });
+    const started = onB.waitFor((n) => n.method === "turn/started");
+    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_long", input: text(script({ say: "never said", delay_ms: 60_000 })) });
+    await started;
+    const { turn } = await onB.client.turnCancel({ thread_id: thread.id, turn_id: "trn_long", reason: "stopped from instance b" });
+    expect(turn).toMatchObject({ status: "Interrupted", error: { kind: "cancelled", message: "stopped from instance b" } });
+    expect((await onA.client.turnGet({ thread_id: thread.id, turn_id: "trn_long" })).turn.status).toBe("Interrupted");
+  });
+
+  it("blocks the 20 turns of a killed instance on the other once their leases expire; turn/resume there completes them, nothing missing, no gaps", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const turns: { thread: string; turn: string }[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { thread } = await onA.client.threadStart({ cwd: mkdtempSync(join(tmpdir(), "turnspec-cluster-")) });
+      await onB.client.threadGet({ thread_id: thread.id });
+      turns.push({ thread: thread.id, turn: `trn_owned_${i}` });
+    }
+    const SLOW_TOOL_THEN_ANSWER = script({ tool: "shell", args: { command: "sleep 20" } }, { say: "finished on the other instance" });
+    const running = turns.map(({ turn }) => onB.waitFor((n) => n.method === "item/started" && n.params.turn_id === turn && n.params.item.type === "commandExecution"));
+    for (const { thread, turn } of turns) await onA.client.turnStart({ thread_id: thread, turn_id: turn, input: text(SLOW_TOOL_THEN_ANSWER) });
+    // Every turn is in its tool call on A, as the client on B saw.
+    await Promise.all(running);
+
+    a.child.kill("SIGKILL");
+    await new Promise((resolve) => a.child.once("exit", resolve));
+    const blocked = turns.map(({ turn }) => onB.waitFor((n) => n.method === "turn/blocked" && n.params.turn_id === turn));
+    const blockedAt = await Promise.all(blocked);
+    for (const n of blockedAt) expect(n.params).toMatchObject({ reason: "runtime_shutdown_continuation" });
+
+    const completed = turns.map(({ turn }) => onB.waitFor((n) => n.method === "turn/completed" && n.params.turn_id === turn));
+    for (const { thread, turn } of turns) {
+      const resumed = await onB.client.turnResume({ thread_id: thread, turn_id: turn });
+      expect(resumed.turn.status).toBe("InProgress");
+    }
+    await Promise.all(completed);
+
+    for (const { thread, turn } of turns) {
+      const items = await onB.client.turnItems({ thread_id: thread, turn_id: turn });
+      expect(items.events.map((e) => e.sequence), turn).toEqual(items.events.map((_, i) => i + 1));
+      const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
+      // B's client followed the turn from its start: it got the whole log, in order, each event once.
+      expect(sequenced(onB.received, turn), turn).toEqual(logged);
+      // What A's client was sent before the kill is in the log unchanged.
+      const seenOnA = sequenced(onA.received, turn);
+      expect(seenOnA.length, turn).toBeGreaterThan(0);
+      expect(logged.slice(0, seenOnA.length), turn).toEqual(seenOnA);
+      const answer = items.events.find((e) => e.method === "item/completed" && (e.params.item as { type: string }).type === "agentMessage");
+      expect(answer?.params.item, turn).toMatchObject({ text: "finished on the other instance" });
+    }
+    expect(onB.protocolErrors).toEqual([]);
+  });
+});

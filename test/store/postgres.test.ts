@@ -1,0 +1,243 @@
+/**
+ * The PostgreSQL event store on a real server: the shared contract (contract.ts), then
+ * what a shared database adds: a reopened store continues each turn's sequence, two
+ * stores on one database (as two instances are) share ordinals, sequences and the route
+ * compare-and-set, the commit barrier waits for the server, and a database of a newer
+ * schema or an unreachable server is refused with a clear error.
+ */
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store/postgres.js";
+import { PostgresLink } from "../../runtime/store/postgres-link.js";
+import { openStore } from "../../runtime/store/open.js";
+import type { StoreError } from "../../runtime/store/rules.js";
+import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
+import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
+
+const started = await startPostgres();
+if ("skip" in started) console.warn(`skipping the PostgreSQL store tests: ${started.skip}`);
+const server: PostgresServer | undefined = "server" in started ? started.server : undefined;
+
+afterAll(() => server?.stop());
+
+describe.skipIf(server === undefined)("PostgresEventStore", () => {
+  let url: string;
+  beforeEach(async () => {
+    url = await server!.createDatabase();
+  });
+
+  storeContract("contract", (now) => new PostgresEventStore(url, now === undefined ? {} : { now }));
+
+  describe("on a shared database", () => {
+    const open: PostgresEventStore[] = [];
+    const connect = () => {
+      const store = new PostgresEventStore(url, { now: () => RECORDED_AT });
+      open.push(store);
+      return store;
+    };
+    afterEach(() => {
+      for (const store of open.splice(0)) store.close();
+    });
+
+    it("gives a reopened store everything back, and continues each turn's sequence without a gap", () => {
+      const first = connect();
+      first.createThread(thread("thr_a", { model: "gpt-test" }));
+      first.createTurn("thr_a", "trn_1", "2025-01-01T00:00:01Z");
+      first.createTurn("thr_a", "trn_2", "2025-01-01T00:00:02Z");
+      for (let i = 0; i < 5; i++) appendDelta(first, "trn_2", `d${i}`);
+      first.insertRoute(route("rte_1", "exe_1"));
+      first.close();
+
+      const second = connect();
+      expect(second.getThread("thr_a")).toStrictEqual(thread("thr_a", { model: "gpt-test" }));
+      expect(second.turnsOfThread("thr_a").map((t) => t.turn_id)).toEqual(["trn_1", "trn_2"]);
+      expect(second.lastSequence("trn_2")).toBe(5);
+      expect(appendDelta(second, "trn_2").sequence).toBe(6);
+      expect(second.events("trn_2").map((e) => e.params.delta)).toEqual(["d0", "d1", "d2", "d3", "d4", "x"]);
+      expect(second.insertRoute(route("rte_2", "exe_1")).ordinal).toBe(2);
+    });
+
+    it("lets two stores on one database interleave appends to one turn without a gap or a repeat", () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      one.createTurn("thr_a", "trn_1", "2025-01-01T00:00:01Z");
+      const sequences: number[] = [];
+      for (let i = 0; i < 10; i++) sequences.push(appendDelta(i % 2 === 0 ? one : two, "trn_1", `d${i}`).sequence);
+      expect(sequences).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(one.events("trn_1").map((e) => e.params.delta)).toEqual(two.events("trn_1").map((e) => e.params.delta));
+      expect(two.lastSequence("trn_1")).toBe(10);
+    });
+
+    it("shares turn and route ordinals, idempotency keys and the route compare-and-set between two stores", () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      expect(one.createTurn("thr_a", "trn_1", "t")).toBe(true);
+      expect(two.createTurn("thr_a", "trn_1", "t")).toBe(false);
+      expect(two.createTurn("thr_a", "trn_2", "t")).toBe(true);
+      expect(one.turnsOfThread("thr_a").map((t) => t.turn_id)).toEqual(["trn_1", "trn_2"]);
+
+      one.insertRoute(route("rte_1", "exe_1"));
+      two.insertRoute(route("rte_2", "exe_1"));
+      expect(ids(one.routesBySource("exe_1"))).toEqual([["rte_1", 1], ["rte_2", 2]]);
+      expect((thrownBy(() => two.insertRoute(route("rte_1", "exe_1"))) as StoreError).kind).toBe("route_exists");
+
+      expect(one.updateRoute(route("rte_1", "exe_1", { generation: 2, status: "revoked" }), 1)).toBe(true);
+      // The second instance read generation 1 too: its compare-and-set must lose.
+      expect(two.updateRoute(route("rte_1", "exe_1", { generation: 2, status: "active" }), 1)).toBe(false);
+      expect(two.getRoute("rte_1")?.route.status).toBe("revoked");
+
+      const record = { operation: "agent/route/create", params_digest: "d", route_id: "rte_1" };
+      expect(one.putIdempotency("key_1", record)).toBe(true);
+      expect(two.putIdempotency("key_1", { ...record, route_id: "rte_2" })).toBe(false);
+      expect(two.getIdempotency("agent/route/create", "key_1")).toEqual(record);
+    });
+
+    it("runs afterCommit only once the server has committed the events, and another connection then sees them", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      // A synchronous connection: it looks without letting the event loop (and the commit) run.
+      const observer = new PostgresLink(url);
+      try {
+        const count = () => observer.query("SELECT count(*)::int AS n FROM events").rows[0]!.n;
+        for (let i = 0; i < 3; i++) appendDelta(store, "trn_1");
+        let committed = false;
+        const seen = new Promise<StoreError | undefined>((resolve) =>
+          store.afterCommit((failure) => {
+            committed = true;
+            resolve(failure);
+          }),
+        );
+        // Still inside the turn of the event loop that appended: nothing is committed yet.
+        expect(committed).toBe(false);
+        expect(count()).toBe(0);
+        expect(await seen).toBeUndefined();
+        expect(count()).toBe(3);
+      } finally {
+        observer.end();
+      }
+    });
+
+    it("commits a burst that never yields every POSTGRES_GROUP_COMMIT_LIMIT appends, so its first frames can leave", () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      const observer = new PostgresLink(url);
+      try {
+        const count = () => observer.query("SELECT count(*)::int AS n FROM events").rows[0]!.n as number;
+        const committedAt: number[] = [];
+        for (let i = 1; i <= POSTGRES_GROUP_COMMIT_LIMIT + 10; i++) {
+          appendDelta(store, "trn_1");
+          if (i === 1) store.afterCommit(() => committedAt.push(count()));
+        }
+        // Without yielding: the first group was committed at the limit, and its callback ran.
+        expect(committedAt).toEqual([POSTGRES_GROUP_COMMIT_LIMIT]);
+        expect(count()).toBe(POSTGRES_GROUP_COMMIT_LIMIT);
+      } finally {
+        observer.end();
+      }
+    });
+
+    it("reports a lost commit to what waited for it, and the next append reuses the sequence", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      appendDelta(store, "trn_1");
+      await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
+      // Another writer that ignores the turn's row lock takes sequence 2 while this
+      // store's group holds it: the group's insert of 2 then fails at the commit.
+      const intruder = new PostgresLink(url);
+      try {
+        expect(appendDelta(store, "trn_1", "lost").sequence).toBe(2);
+        intruder.query("INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ('trn_1', 2, 'thr_a', 'm', '{}', 't')");
+        const failure = await new Promise<StoreError | undefined>((resolve) => store.afterCommit(resolve));
+        expect(failure?.kind).toBe("commit_failed");
+        expect(failure?.message).toMatch(/a commit failed and its writes are lost: duplicate key value/);
+        expect(store.events("trn_1").map((e) => [e.sequence, e.method])).toEqual([[1, "item/agent_message/delta"], [2, "m"]]);
+        expect(appendDelta(store, "trn_1").sequence).toBe(3);
+      } finally {
+        intruder.end();
+      }
+    });
+
+    it("announces another store's commits to a watcher, turn by turn with their first and last sequence, never its own", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: [string, number, number][] = [];
+      await watcher.shared.watch((turnId, first, last) => heard.push([turnId, first, last]));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_1", "t");
+      writer.createTurn("thr_a", "trn_2", "t");
+      for (let i = 0; i < 3; i++) appendDelta(writer, "trn_1");
+      appendDelta(writer, "trn_2");
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      appendDelta(watcher, "trn_2");
+      await new Promise<void>((resolve) => watcher.afterCommit(() => resolve()));
+      appendDelta(writer, "trn_1");
+      await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+      await expect.poll(() => heard).toEqual([["trn_1", 1, 3], ["trn_2", 1, 1], ["trn_1", 4, 4]]);
+    });
+
+    it("listens again after its listening connection is cut, and hears the commits after that", async () => {
+      const watcher = connect();
+      const writer = connect();
+      const heard: string[] = [];
+      await watcher.shared.watch((turnId) => heard.push(turnId));
+      writer.createThread(thread("thr_a"));
+      writer.createTurn("thr_a", "trn_before", "t");
+      writer.createTurn("thr_a", "trn_after", "t");
+      appendDelta(writer, "trn_before");
+      await expect.poll(() => heard).toEqual(["trn_before"]);
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      const warned = new Promise<void>((resolve) => process.once("warning", () => resolve()));
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'turnspec listener' AND datname = current_database()");
+      await admin.end();
+      await warned;
+      await expect
+        .poll(
+          async () => {
+            appendDelta(writer, "trn_after");
+            await new Promise<void>((resolve) => writer.afterCommit(() => resolve()));
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            return heard.includes("trn_after");
+          },
+          { timeout: 10_000, interval: 200 },
+        )
+        .toBe(true);
+    });
+
+    it("refuses a database of a newer schema version", async () => {
+      connect().close();
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      await admin.query("UPDATE turnspec_schema SET version = $1", [POSTGRES_SCHEMA_VERSION + 1]);
+      await admin.end();
+      const error = thrownBy(() => new PostgresEventStore(url)) as StoreError;
+      expect(error.kind).toBe("schema_version");
+      expect(error.message).toContain(`has schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than the ${POSTGRES_SCHEMA_VERSION} this gateway knows`);
+    });
+
+    it("is what openStore opens for a postgres:// URL", () => {
+      const store = openStore({ url });
+      try {
+        expect(store).toBeInstanceOf(PostgresEventStore);
+        store.createThread(thread("thr_a"));
+        expect(store.getThread("thr_a")?.id).toBe("thr_a");
+      } finally {
+        store.close();
+      }
+    });
+  });
+
+  it("refuses an unreachable server with open_failed, naming the database without its password", () => {
+    const unreachable = `postgres://turnspec:secret@127.0.0.1:${server!.port}/no_such_database`;
+    const error = thrownBy(() => new PostgresEventStore(unreachable, { connectTimeoutMs: 2000 })) as StoreError;
+    expect(error.kind).toBe("open_failed");
+    expect(error.message).toContain("cannot open event store postgres://turnspec:***@127.0.0.1:");
+    expect(error.message).toContain('database "no_such_database" does not exist');
+    expect(error.message).not.toContain("secret");
+  });
+});
