@@ -1,0 +1,430 @@
+/**
+ * A second gateway, written from the protocol documentation and docs/certify-contract.md
+ * with the toolkit's generated server, not from runtime/: it makes its model calls without
+ * streaming, ends a cancelled turn before answering turn/cancel, has its own tools and
+ * argument names (tools.ts), its own id formats, and reports usage only when a turn ends.
+ * It keeps everything in memory. Capabilities: core.
+ */
+import { randomUUID } from "node:crypto";
+import { createDispatcher, createNotifier, protocolError, type Handlers } from "../../../generated/server.js";
+import type { NotificationParamsOf, ServerNotificationName } from "../../../generated/registry.js";
+import type {
+  ExecutionBackend,
+  Thread,
+  ThreadTimelineBlock,
+  Turn,
+  TurnCapabilityResolution,
+  TurnFailure,
+  TurnItem,
+  TurnItemEvent,
+  TurnPermissionMode,
+  TurnPermissionProfileSnapshot,
+  TurnStartParams,
+  TurnUsage,
+  ToolPermissionPolicySnapshot,
+} from "../../../generated/types.js";
+import type { Transport } from "turnspec/rpc";
+import { readInside, runCommand, stringArg, toolNamed, ToolArgumentError, TOOLS, writeInside, type CommandRun } from "./tools.js";
+
+export interface IndependentOptions {
+  /** The model's base URL, ending in /v1. */
+  readonly providerUrl: string;
+  /** The model name sent with each call. */
+  readonly model?: string;
+}
+
+/** The one execution backend this gateway serves. */
+const OWN_PROVIDER = "independent-openai-compatible";
+
+type ChatMessage = { role: "system" | "user" | "assistant" | "tool"; content: string | null; tool_calls?: ToolCall[]; tool_call_id?: string };
+type ToolCall = { id: string; type: "function"; function: { name: string; arguments: string } };
+type Completion = { choices?: { message?: { content?: string | null; reasoning_content?: string; tool_calls?: ToolCall[] }; finish_reason?: string }[]; usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } };
+
+interface TurnState {
+  turn: Turn;
+  readonly threadId: string;
+  readonly userText: string;
+  readonly createdMicros: number;
+  sequence: number;
+  readonly events: TurnItemEvent[];
+  readonly openItems: Map<string, TurnItem>;
+  readonly abort: AbortController;
+  command?: CommandRun;
+  answer?: string;
+  ended: boolean;
+}
+
+interface ThreadState {
+  readonly thread: Thread;
+  readonly turns: TurnState[];
+}
+
+const POLICIES: Record<TurnPermissionMode, ToolPermissionPolicySnapshot> = {
+  full_access: policy("allow", "allow", "allow", "allow"),
+  auto_accept_edits: policy("allow", "allow", "ask", "ask"),
+  supervised: policy("allow", "ask", "ask", "ask"),
+};
+
+function policy(read: "allow" | "ask", write: "allow" | "ask", shell: "allow" | "ask", network: "allow" | "ask"): ToolPermissionPolicySnapshot {
+  return { default_behavior: "ask", file_read: read, file_write: write, shell_command: shell, network, mcp_read: "ask", mcp_write_or_unknown: "ask", dynamic_skill_tool: "deny", computer_use: "deny", task_subagent: "deny" };
+}
+
+const micros = () => Date.now() * 1000;
+const notServed = (method: string) => () => {
+  throw protocolError("method_not_found", `${method} is not served by this gateway (it implements the core capability only)`);
+};
+
+/** Serves the gateway on one transport (one client); resolves once the transport is started. */
+export async function serveIndependentGateway(transport: Transport, options: IndependentOptions): Promise<void> {
+  const threads = new Map<string, ThreadState>();
+  const turnIds = new Set<string>();
+  const model = options.model ?? "independent-model";
+  const notifier = createNotifier((frame) => transport.send(frame));
+
+  const threadOf = (id: string) => {
+    const state = threads.get(id);
+    if (!state) throw protocolError("thread_not_found", `no thread ${id}`, { thread_id: id });
+    return state;
+  };
+  const turnOf = (threadId: string, turnId: string) => {
+    const state = threadOf(threadId).turns.find((t) => t.turn.id === turnId);
+    if (!state) throw protocolError("turn_not_found", `thread ${threadId} has no turn ${turnId}`, { thread_id: threadId, turn_id: turnId });
+    return state;
+  };
+  const snapshot = (state: TurnState): Turn => structuredClone(state.turn);
+
+  /** Sends a notification of the turn with the turn's next sequence number, kept for turn/items when it is an item event. */
+  function emit<N extends ServerNotificationName>(state: TurnState, name: N, params: Omit<NotificationParamsOf<N>, "sequence" | "thread_id" | "turn_id">): Promise<void> {
+    const sequence = ++state.sequence;
+    const full = { thread_id: state.threadId, turn_id: state.turn.id, sequence, ...params };
+    if (name.startsWith("item/")) state.events.push({ sequence, method: name, params: structuredClone(full), recorded_at: new Date().toISOString() });
+    return notifier.notify(name, full as unknown as NotificationParamsOf<N>);
+  }
+
+  function timelineChanged(state: TurnState): Promise<void> {
+    return notifier.notify("thread/timeline/blocks/changed", { threadId: state.threadId, changedBlockIds: [`blk:${state.turn.id}`], turnId: state.turn.id });
+  }
+
+  async function startItem(state: TurnState, item: TurnItem): Promise<void> {
+    state.openItems.set(item.id, item);
+    await emit(state, "item/started", { item_id: item.id, item: structuredClone(item) });
+  }
+
+  async function completeItem(state: TurnState, item: TurnItem): Promise<void> {
+    state.openItems.delete(item.id);
+    await emit(state, "item/completed", { item_id: item.id, item: structuredClone(item) });
+  }
+
+  /** Ends the turn once: open items are closed as cancelled, then the one terminal notification. */
+  async function finish(state: TurnState, outcome: { usage?: TurnUsage } | { failure: TurnFailure; status: "Failed" | "Interrupted" }): Promise<void> {
+    if (state.ended) return;
+    state.ended = true;
+    state.abort.abort();
+    state.command?.kill();
+    for (const item of [...state.openItems.values()]) await completeItem(state, { ...item, status: "cancelled" } as TurnItem);
+    const thread = threadOf(state.threadId).thread;
+    delete thread.active_turn_id;
+    state.turn.completed_at = new Date().toISOString();
+    if ("failure" in outcome) {
+      state.turn.status = outcome.status;
+      state.turn.error = outcome.failure;
+      await emit(state, "turn/failed", { turn: snapshot(state), error: outcome.failure });
+    } else {
+      state.turn.status = "Completed";
+      if (outcome.usage) state.turn.usage = outcome.usage;
+      await emit(state, "turn/completed", { turn: snapshot(state), ...(outcome.usage ? { usage: outcome.usage } : {}) });
+    }
+    await timelineChanged(state);
+  }
+
+  /** The model's history for a new turn: earlier user messages and final answers. */
+  function history(thread: ThreadState, current: TurnState): ChatMessage[] {
+    const messages: ChatMessage[] = [{ role: "system", content: "You are the independent test gateway's agent." }];
+    for (const earlier of thread.turns) {
+      if (earlier === current) break;
+      messages.push({ role: "user", content: earlier.userText });
+      if (earlier.answer !== undefined) messages.push({ role: "assistant", content: earlier.answer });
+    }
+    messages.push({ role: "user", content: current.userText });
+    return messages;
+  }
+
+  /** One model call, not streamed; a 5xx answer is tried again twice. */
+  async function callModel(state: TurnState, messages: ChatMessage[], withTools: boolean): Promise<Completion> {
+    const body = JSON.stringify({
+      model,
+      messages,
+      stream: false,
+      ...(withTools ? { tools: TOOLS.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })) } : {}),
+    });
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${options.providerUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: state.abort.signal });
+      const text = await response.text();
+      if (response.ok) return JSON.parse(text) as Completion;
+      const retryable = response.status >= 500;
+      if (retryable && attempt < 3) continue;
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+      } catch {
+        // not JSON: keep the text
+      }
+      throw new ProviderError(`the model answered HTTP ${response.status}: ${message}`, retryable);
+    }
+  }
+
+  async function runTool(state: TurnState, call: ToolCall, cwd: string): Promise<string> {
+    const tool = toolNamed(call.function.name);
+    let args: Record<string, unknown> = {};
+    let argError: string | undefined;
+    try {
+      const parsed: unknown = JSON.parse(call.function.arguments || "{}");
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+      else argError = `${call.function.name}: arguments must be a JSON object`;
+    } catch (error) {
+      argError = `${call.function.name}: arguments are not JSON: ${(error as Error).message}`;
+    }
+    if (!tool) return `error: there is no tool ${JSON.stringify(call.function.name)}; the tools are ${TOOLS.map((t) => t.name).join(", ")}`;
+    const id = randomUUID();
+    if (tool.name === "run_command") {
+      const cmd = typeof args.cmd === "string" ? args.cmd : "";
+      const item: TurnItem & { type: "commandExecution" } = { type: "commandExecution", id, status: "in_progress", command: cmd, cwd, arguments: args, tool_call_id: call.id };
+      await startItem(state, item);
+      try {
+        if (argError) throw new ToolArgumentError(argError);
+        stringArg(args, tool.name, "cmd");
+        const deltas: Promise<void>[] = [];
+        state.command = runCommand(cmd, cwd, (stream, delta) => void deltas.push(emit(state, "item/command_execution/output_delta", { item_id: id, stream, delta })));
+        const { exitCode, stdout, stderr } = await state.command.done;
+        await Promise.all(deltas);
+        if (state.ended) return "";
+        await completeItem(state, { ...item, status: exitCode === 0 ? "completed" : "failed", stdout, stderr, exit_code: exitCode, outcome: exitCode === 0 ? "success" : "error", tool_result: stdout });
+        return exitCode === 0 ? stdout : `exit code ${exitCode}\n${stdout}${stderr}`;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (!state.ended) await completeItem(state, { ...item, status: "failed", error: { message, retryable: false }, outcome: "error" });
+        return `error: ${message}`;
+      }
+    }
+    if (tool.name === "create_file") {
+      const path = typeof args.file_path === "string" ? args.file_path : "";
+      const item: TurnItem & { type: "fileChange" } = { type: "fileChange", id, status: "in_progress", path, change_kind: "add", arguments: args, tool_call_id: call.id };
+      await startItem(state, item);
+      try {
+        if (argError) throw new ToolArgumentError(argError);
+        const kind = await writeInside(cwd, stringArg(args, tool.name, "file_path"), typeof args.body === "string" ? args.body : stringArg(args, tool.name, "body"));
+        const result = `wrote ${path}`;
+        await completeItem(state, { ...item, change_kind: kind, status: "completed", outcome: "success", output: result, tool_result: result });
+        return result;
+      } catch (error) {
+        const message = (error as Error).message;
+        if (!state.ended) await completeItem(state, { ...item, status: "failed", error: { message, retryable: false }, outcome: "error" });
+        return `error: ${message}`;
+      }
+    }
+    // open_file: a read is not a change, so it has no item of its own.
+    try {
+      if (argError) throw new ToolArgumentError(argError);
+      return await readInside(cwd, stringArg(args, tool.name, "file_path"));
+    } catch (error) {
+      return `error: ${(error as Error).message}`;
+    }
+  }
+
+  async function run(thread: ThreadState, state: TurnState): Promise<void> {
+    await emit(state, "turn/started", { turn: snapshot(state) });
+    await timelineChanged(state);
+    const userItem: TurnItem = { type: "userMessage", id: randomUUID(), status: "in_progress", content: structuredClone(inputOf(state)) };
+    await startItem(state, userItem);
+    await completeItem(state, { ...userItem, status: "completed" });
+    const agent = state.turn.mode === "Agent";
+    const messages = history(thread, state);
+    const usage: TurnUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+    let reported = false;
+    for (let round = 1; !state.ended; round++) {
+      const completion = await callModel(state, messages, agent);
+      if (state.ended) return;
+      if (completion.usage) {
+        reported = true;
+        usage.input_tokens += completion.usage.prompt_tokens ?? 0;
+        usage.output_tokens += completion.usage.completion_tokens ?? 0;
+        usage.total_tokens += completion.usage.total_tokens ?? (completion.usage.prompt_tokens ?? 0) + (completion.usage.completion_tokens ?? 0);
+      }
+      const message = completion.choices?.[0]?.message;
+      if (!message) throw new ProviderError("the model's answer has no choices[0].message", false);
+      if (message.reasoning_content) {
+        const item: TurnItem = { type: "reasoning", id: randomUUID(), status: "in_progress", round, text: "" };
+        await startItem(state, item);
+        await completeItem(state, { ...item, status: "completed", text: message.reasoning_content });
+      }
+      const calls = agent ? (message.tool_calls ?? []) : [];
+      if (message.content) {
+        const item: TurnItem & { type: "agentMessage" } = { type: "agentMessage", id: randomUUID(), status: "in_progress", round, text: "" };
+        await startItem(state, item);
+        // The answer came whole; it is passed on in word-sized pieces.
+        for (const piece of message.content.match(/\S*\s*/g)?.filter((p) => p !== "") ?? []) await emit(state, "item/agent_message/delta", { item_id: item.id, stream: "agent_message", delta: piece });
+        await completeItem(state, { ...item, status: "completed", text: message.content });
+        if (!calls.length) state.answer = message.content;
+      }
+      if (!calls.length) break;
+      messages.push({ role: "assistant", content: message.content ?? null, tool_calls: calls });
+      for (const call of calls) {
+        const result = await runTool(state, call, thread.thread.cwd);
+        if (state.ended) return;
+        messages.push({ role: "tool", tool_call_id: call.id, content: result });
+      }
+    }
+    await finish(state, reported ? { usage } : {});
+  }
+
+  const inputOf = (state: TurnState) => inputs.get(state)!;
+  const inputs = new WeakMap<TurnState, TurnStartParams["input"]>();
+
+  function refuseUnserved(params: TurnStartParams): void {
+    for (const field of ["cli_runtime_options", "sandbox_policy"] as const) {
+      if (params[field] !== undefined) throw protocolError("invalid_params", `turn/start: ${field} is not served by this gateway`, { field });
+    }
+    const nonText = params.input.findIndex((i) => i.type !== "text");
+    if (nonText !== -1) throw protocolError("invalid_params", `turn/start: input/${nonText} is of type ${params.input[nonText]!.type}; this gateway takes text input only`, { pointer: `/input/${nonText}` });
+    const selection = params.permission_profile;
+    for (const field of ["allowed_tools", "denied_tools", "allowed_paths"] as const) {
+      if (selection?.[field] !== undefined) throw protocolError("invalid_params", `turn/start: permission_profile.${field} is not served by this gateway`, { field: `permission_profile.${field}` });
+    }
+  }
+
+  function backendServed(backend: ExecutionBackend | undefined, provider: string | undefined): boolean {
+    if (provider !== undefined && provider !== OWN_PROVIDER) return false;
+    return backend === undefined || (backend.type === "apiProvider" && backend.provider === OWN_PROVIDER);
+  }
+
+  const handlers: Handlers = {
+    "thread/start": (params) => {
+      const thread: Thread = {
+        id: `thread-${randomUUID()}`,
+        workspace_id: params.workspace_id ?? "ws-independent",
+        cwd: params.cwd ?? process.cwd(),
+        model_provider: OWN_PROVIDER,
+        model: params.model ?? model,
+        mode: params.mode ?? "Chat",
+        created_at: new Date().toISOString(),
+      };
+      if (params.model_provider !== undefined && params.model_provider !== OWN_PROVIDER) throw protocolError("invalid_params", `thread/start: model_provider ${params.model_provider} is not served; this gateway serves ${OWN_PROVIDER}`, { field: "model_provider" });
+      threads.set(thread.id, { thread, turns: [] });
+      return { thread: structuredClone(thread) };
+    },
+    "thread/get": (params) => ({ thread: structuredClone(threadOf(params.thread_id).thread) }),
+    "thread/timeline/page": (params) => {
+      const thread = threadOf(params.threadId);
+      const blocks: ThreadTimelineBlock[] = thread.turns.map((t) => ({
+        blockId: `blk:${t.turn.id}`,
+        kind: "turn_work",
+        turnId: t.turn.id,
+        status: t.turn.status,
+        createdAtUnixMicros: t.createdMicros,
+        userText: t.userText,
+        ...(t.ended ? { completedAtUnixMicros: Date.parse(t.turn.completed_at!) * 1000 } : {}),
+      }));
+      const start = params.cursor === undefined ? 0 : Number(params.cursor);
+      if (!Number.isInteger(start) || start < 0 || start > blocks.length) throw protocolError("invalid_params", `thread/timeline/page: cursor ${JSON.stringify(params.cursor)} is not one this gateway gave out`, { field: "cursor" });
+      const limit = params.limit ?? 50;
+      const page = blocks.slice(start, start + limit);
+      const next = start + page.length;
+      return { threadId: params.threadId, blocks: page, page: { nextCursor: next < blocks.length ? String(next) : null, hasMore: next < blocks.length } };
+    },
+    "turn/start": (params) => {
+      const thread = threadOf(params.thread_id);
+      if (turnIds.has(params.turn_id)) throw protocolError("duplicate_turn_id", `turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
+      if (thread.thread.active_turn_id) throw protocolError("turn_in_progress", `thread ${thread.thread.id} is running turn ${thread.thread.active_turn_id}`, { active_turn_id: thread.thread.active_turn_id });
+      if (!backendServed(params.execution_backend, params.model_provider)) {
+        throw protocolError("execution_backend_unavailable", `this gateway serves only the API provider ${OWN_PROVIDER}`, { execution_backend: params.execution_backend ?? { type: "apiProvider", provider: params.model_provider } });
+      }
+      refuseUnserved(params);
+      const mode = params.permission_profile?.mode;
+      const profile: TurnPermissionProfileSnapshot = { mode: mode ?? "full_access", source: mode ? "composer" : "defaulted", effective_policy: POLICIES[mode ?? "full_access"] };
+      const capabilities: TurnCapabilityResolution[] = (params.capabilities ?? []).map((c) => ({ capabilityId: c.id, status: "rejected", reason: "not_found", message: `this gateway has no ${c.kind.type} ${JSON.stringify(c.kind)}` }));
+      const turn: Turn = {
+        id: params.turn_id,
+        thread_id: thread.thread.id,
+        workspace_id: thread.thread.workspace_id,
+        status: "InProgress",
+        mode: params.mode ?? thread.thread.mode,
+        created_at: new Date().toISOString(),
+        model_provider: OWN_PROVIDER,
+        model: params.model ?? thread.thread.model ?? model,
+        prompt_manifest: null,
+        permission_profile: profile,
+        ...(params.capabilities ? { capabilities } : {}),
+      };
+      const state: TurnState = {
+        turn,
+        threadId: thread.thread.id,
+        userText: params.input.map((i) => (i.type === "text" ? i.text : "")).join("\n"),
+        createdMicros: micros(),
+        sequence: 0,
+        events: [],
+        openItems: new Map(),
+        abort: new AbortController(),
+        ended: false,
+      };
+      inputs.set(state, params.input);
+      turnIds.add(turn.id);
+      thread.turns.push(state);
+      thread.thread.active_turn_id = turn.id;
+      // The turn runs once the response is on its way.
+      setImmediate(() => {
+        run(thread, state).catch((error: unknown) => {
+          if (state.ended) return;
+          const retryable = error instanceof ProviderError ? error.retryable : false;
+          const failure: TurnFailure = { kind: error instanceof ProviderError ? "provider_error" : "internal", message: error instanceof Error ? error.message : String(error), retryable };
+          return finish(state, { failure, status: "Failed" });
+        }).catch((error: unknown) => process.stderr.write(`independent gateway: turn ${turn.id}: ${String(error)}\n`));
+      });
+      return { turn: snapshot(state) };
+    },
+    "turn/cancel": async (params) => {
+      const state = turnOf(params.thread_id, params.turn_id);
+      if (state.ended) throw protocolError("turn_not_active", `turn ${params.turn_id} already ended ${state.turn.status}`, { turn_id: params.turn_id, status: state.turn.status });
+      // This gateway ends the turn first and answers afterwards.
+      await finish(state, { failure: { kind: "cancelled", message: params.reason ? `cancelled: ${params.reason}` : "cancelled by the client", retryable: false }, status: "Interrupted" });
+      return { turn: snapshot(state) };
+    },
+    "turn/resume": (params) => {
+      const state = turnOf(params.thread_id, params.turn_id);
+      throw protocolError("turn_not_blocked", `turn ${params.turn_id} is ${state.turn.status}, not Blocked`, { turn_id: params.turn_id, status: state.turn.status });
+    },
+    "turn/get": (params) => ({ turn: snapshot(turnOf(params.thread_id, params.turn_id)) }),
+    "turn/items": (params) => {
+      const state = turnOf(params.thread_id, params.turn_id);
+      const after = params.after_sequence ?? 0;
+      const events = state.events.filter((e) => e.sequence > after).slice(0, params.limit ?? state.events.length);
+      return { thread_id: state.threadId, workspace_id: state.turn.workspace_id!, turn_id: state.turn.id, events: structuredClone(events), last_sequence: events.at(-1)?.sequence ?? after };
+    },
+    "turn/work/page": notServed("turn/work/page"),
+    "turn/work/items/get": notServed("turn/work/items/get"),
+    "turn/permission/request/respond": notServed("turn/permission/request/respond"),
+    "agent/route/create": notServed("agent/route/create"),
+    "agent/route/list": notServed("agent/route/list"),
+    "agent/route/revoke": notServed("agent/route/revoke"),
+  };
+
+  const dispatcher = createDispatcher(handlers, {
+    validationMode: "strict",
+    onInternalError: (error, method) => void process.stderr.write(`independent gateway: ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
+  });
+  transport.onmessage = (frame) => {
+    dispatcher
+      .handleFrame(frame)
+      .then((reply) => (reply === undefined ? undefined : transport.send(reply)))
+      .catch((error: unknown) => process.stderr.write(`independent gateway: cannot answer a frame: ${String(error)}\n`));
+  };
+  await transport.start();
+}
+
+class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
