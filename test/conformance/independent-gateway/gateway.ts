@@ -3,9 +3,10 @@
  * with the toolkit's generated server, not from runtime/: it makes its model calls without
  * streaming, ends a cancelled turn before answering turn/cancel, has its own tools and
  * argument names (tools.ts), its own id formats, and reports usage only when a turn ends.
- * It keeps everything in memory. Capabilities: core.
+ * It keeps everything in memory. Capabilities: core and permissions (supervised approvals
+ * opened before the tool's item starts, grants for the turn kept on the turn).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createDispatcher, createNotifier, protocolError, type Handlers } from "../../../generated/server.js";
 import type { NotificationParamsOf, ServerNotificationName } from "../../../generated/registry.js";
 import type {
@@ -17,6 +18,8 @@ import type {
   TurnFailure,
   TurnItem,
   TurnItemEvent,
+  TurnPermissionApprovalRequest,
+  TurnPermissionApprovalResolution,
   TurnPermissionMode,
   TurnPermissionProfileSnapshot,
   TurnStartParams,
@@ -24,7 +27,7 @@ import type {
   ToolPermissionPolicySnapshot,
 } from "../../../generated/types.js";
 import type { Transport } from "turnspec/rpc";
-import { readInside, runCommand, stringArg, toolNamed, ToolArgumentError, TOOLS, writeInside, type CommandRun } from "./tools.js";
+import { readInside, runCommand, stringArg, toolNamed, ToolArgumentError, TOOLS, writeInside, type CommandRun, type ToolSpec } from "./tools.js";
 
 export interface IndependentOptions {
   /** The model's base URL, ending in /v1. */
@@ -52,6 +55,18 @@ interface TurnState {
   command?: CommandRun;
   answer?: string;
   ended: boolean;
+  /** Scope hashes granted allow_for_turn: they end with the turn. */
+  readonly grants: Set<string>;
+  /** Its approval requests still open. */
+  readonly pending: Set<PendingRequest>;
+}
+
+interface PendingRequest {
+  readonly request: TurnPermissionApprovalRequest;
+  readonly turn: TurnState;
+  resolution?: TurnPermissionApprovalResolution;
+  resolvedAt?: string;
+  readonly answered: (resolution: TurnPermissionApprovalResolution) => void;
 }
 
 interface ThreadState {
@@ -118,6 +133,7 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
   /** Ends the turn once: open items are closed as cancelled, then the one terminal notification. */
   async function finish(state: TurnState, outcome: { usage?: TurnUsage } | { failure: TurnFailure; status: "Failed" | "Interrupted" }): Promise<void> {
     if (state.ended) return;
+    for (const pending of [...state.pending]) await resolveRequest(pending, "cancelled");
     state.ended = true;
     state.abort.abort();
     state.command?.kill();
@@ -173,6 +189,63 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
     }
   }
 
+  const requests = new Map<string, PendingRequest>();
+
+  function audit(state: TurnState, record: Omit<NotificationParamsOf<"turn/permission/audit">, "sequence" | "thread_id" | "turn_id" | "audit_id" | "recorded_at">): Promise<void> {
+    return emit(state, "turn/permission/audit", { audit_id: `audit:${randomUUID()}`, recorded_at: new Date().toISOString(), ...record });
+  }
+
+  /** Resolves a request once: the resolved notification and its audit record, then the waiting tool goes on. */
+  async function resolveRequest(pending: PendingRequest, resolution: TurnPermissionApprovalResolution): Promise<void> {
+    if (pending.resolution) return;
+    pending.resolution = resolution;
+    pending.resolvedAt = new Date().toISOString();
+    const { request, turn } = pending;
+    if (resolution === "allow_for_turn") turn.grants.add(request.scope_hash);
+    await emit(turn, "turn/permission/request/resolved", { request_id: request.request_id, resolution, resolved_at: pending.resolvedAt, scope_hash: request.scope_hash });
+    await audit(turn, { kind: "request_resolved", request_id: request.request_id, tool_name: request.tool_name, action: request.action, decided_by: "resolution", resolution, scope_hash: request.scope_hash });
+    pending.answered(resolution);
+  }
+
+  /**
+   * Whether the profile lets the call run: allowed outright, by a grant of this turn, or by
+   * the client's answer to an approval request opened here (before the tool's item starts).
+   */
+  async function permitted(state: TurnState, tool: ToolSpec, args: Record<string, unknown>, summary: string): Promise<boolean> {
+    const behavior = state.turn.permission_profile.effective_policy[tool.kind];
+    const scopeHash = createHash("sha256").update(JSON.stringify([tool.name, Object.entries(args).sort(([a], [b]) => a.localeCompare(b))])).digest("hex").slice(0, 32);
+    const decided = (kind: "decision_allowed" | "decision_denied", decidedBy: "policy" | "turn_grant") =>
+      audit(state, { kind, tool_name: tool.name, action: tool.kind, behavior, decided_by: decidedBy, scope_hash: scopeHash });
+    if (behavior === "allow") return true;
+    if (behavior === "deny") return void (await decided("decision_denied", "policy")), false;
+    if (state.grants.has(scopeHash)) return void (await decided("decision_allowed", "turn_grant")), true;
+    let answered!: (resolution: TurnPermissionApprovalResolution) => void;
+    const answer = new Promise<TurnPermissionApprovalResolution>((resolve) => (answered = resolve));
+    const request: TurnPermissionApprovalRequest = {
+      request_id: `perm:${randomUUID()}`,
+      workspace_id: state.turn.workspace_id!,
+      thread_id: state.threadId,
+      turn_id: state.turn.id,
+      tool_name: tool.name,
+      action: tool.kind,
+      scope_hash: scopeHash,
+      reason: `the ${state.turn.permission_profile.mode} profile asks before ${tool.kind.replace("_", " ")}`,
+      summary,
+      details: { arguments: args },
+      allowed_scopes: ["allow_once", "allow_for_turn"],
+      created_at: new Date().toISOString(),
+      resolve_token: randomBytes(12).toString("base64url"),
+    };
+    const pending: PendingRequest = { request, turn: state, answered };
+    requests.set(request.request_id, pending);
+    state.pending.add(pending);
+    await emit(state, "turn/permission/request/opened", { request: structuredClone(request) });
+    await audit(state, { kind: "request_opened", request_id: request.request_id, tool_name: tool.name, action: tool.kind, behavior, scope_hash: scopeHash, reason: request.reason });
+    const resolution = await answer;
+    state.pending.delete(pending);
+    return resolution === "allow_once" || resolution === "allow_for_turn";
+  }
+
   async function runTool(state: TurnState, call: ToolCall, cwd: string): Promise<string> {
     const tool = toolNamed(call.function.name);
     let args: Record<string, unknown> = {};
@@ -186,6 +259,21 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
     }
     if (!tool) return `error: there is no tool ${JSON.stringify(call.function.name)}; the tools are ${TOOLS.map((t) => t.name).join(", ")}`;
     const id = randomUUID();
+    const summary = `${tool.name} ${call.function.arguments}`;
+    const allowed = await permitted(state, tool, args, summary);
+    if (state.ended) return "";
+    if (!allowed) {
+      const refusal = `the user refused ${summary}; it did not run`;
+      const item: TurnItem =
+        tool.name === "run_command"
+          ? { type: "commandExecution", id, status: "in_progress", command: typeof args.cmd === "string" ? args.cmd : "", cwd, arguments: args, tool_call_id: call.id }
+          : { type: "fileChange", id, status: "in_progress", path: typeof args.file_path === "string" ? args.file_path : "", change_kind: "modify", arguments: args, tool_call_id: call.id };
+      if (tool.name !== "open_file") {
+        await startItem(state, item);
+        await completeItem(state, { ...item, status: "declined", outcome: "declined", tool_result: refusal } as TurnItem);
+      }
+      return `error: ${refusal}`;
+    }
     if (tool.name === "run_command") {
       const cmd = typeof args.cmd === "string" ? args.cmd : "";
       const item: TurnItem & { type: "commandExecution" } = { type: "commandExecution", id, status: "in_progress", command: cmd, cwd, arguments: args, tool_call_id: call.id };
@@ -365,6 +453,8 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
         openItems: new Map(),
         abort: new AbortController(),
         ended: false,
+        grants: new Set(),
+        pending: new Set(),
       };
       inputs.set(state, params.input);
       turnIds.add(turn.id);
@@ -401,7 +491,16 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
     },
     "turn/work/page": notServed("turn/work/page"),
     "turn/work/items/get": notServed("turn/work/items/get"),
-    "turn/permission/request/respond": notServed("turn/permission/request/respond"),
+    "turn/permission/request/respond": async (params) => {
+      const pending = requests.get(params.request_id);
+      if (!pending) throw protocolError("permission_request_not_found", `no approval request ${params.request_id}`, { request_id: params.request_id });
+      if (pending.resolution) throw protocolError("permission_request_resolved", `approval request ${params.request_id} was already resolved ${pending.resolution}`, { request_id: params.request_id, resolution: pending.resolution });
+      if (params.resolve_token !== undefined && params.resolve_token !== pending.request.resolve_token) throw protocolError("unauthorized", `the resolve_token does not belong to approval request ${params.request_id}`, { request_id: params.request_id });
+      if (!pending.request.allowed_scopes.includes(params.resolution as never) && params.resolution !== "deny") throw protocolError("invalid_params", `approval request ${params.request_id} allows ${pending.request.allowed_scopes.join(", ")}, not ${params.resolution}`, { request_id: params.request_id });
+      await resolveRequest(pending, params.resolution);
+      const { request } = pending;
+      return { request_id: request.request_id, thread_id: request.thread_id, turn_id: request.turn_id, resolution: params.resolution, resolved_at: pending.resolvedAt! };
+    },
     "agent/route/create": notServed("agent/route/create"),
     "agent/route/list": notServed("agent/route/list"),
     "agent/route/revoke": notServed("agent/route/revoke"),
