@@ -33,6 +33,13 @@ describe("the independent gateway", () => {
     expect(certificate).toMatchObject({ certified: true, certifiedCapabilities: ["core", "permissions"] });
   }, 200_000);
 
+  it("is certified in docs/certify.md with the command and tool map this test uses", () => {
+    const page = readFileSync("docs/certify.md", "utf8");
+    expect(page).toContain(`--gateway-cmd "${GATEWAY}"`);
+    expect(page).toContain(`--capabilities ${CLAIMED}`);
+    expect(JSON.parse(/--tool-map '([^']+)'\n```\n$/.exec(page)?.[1] ?? "null")).toEqual(TOOL_MAP);
+  });
+
   it("is not the reference gateway: it imports nothing from runtime/", () => {
     const folder = "test/conformance/independent-gateway";
     for (const file of readdirSync(folder)) {
