@@ -3,8 +3,9 @@
  * with the toolkit's generated server, not from runtime/: it makes its model calls without
  * streaming, ends a cancelled turn before answering turn/cancel, has its own tools and
  * argument names (tools.ts), its own id formats, and reports usage only when a turn ends.
- * It keeps everything in memory. Capabilities: core and permissions (supervised approvals
- * opened before the tool's item starts, grants for the turn kept on the turn).
+ * It keeps everything in memory. Capabilities: core, permissions (supervised approvals
+ * opened before the tool's item starts, grants for the turn kept on the turn) and work (a
+ * projection of the turn's items, paged by position).
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createDispatcher, createNotifier, protocolError, type Handlers } from "../../../generated/server.js";
@@ -24,6 +25,8 @@ import type {
   TurnPermissionProfileSnapshot,
   TurnStartParams,
   TurnUsage,
+  TurnWorkBlock,
+  TurnWorkItem,
   ToolPermissionPolicySnapshot,
 } from "../../../generated/types.js";
 import type { Transport } from "turnspec/rpc";
@@ -59,6 +62,12 @@ interface TurnState {
   readonly grants: Set<string>;
   /** Its approval requests still open. */
   readonly pending: Set<PendingRequest>;
+  /** The work projection: one row per item but the user's message, in the order they opened. */
+  readonly work: Map<string, TurnWorkItem>;
+  projectionVersion: number;
+  /** The sequence of the last item event the projection has taken in. */
+  watermark: number;
+  projectedAtMicros: number;
 }
 
 interface PendingRequest {
@@ -123,11 +132,59 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
   async function startItem(state: TurnState, item: TurnItem): Promise<void> {
     state.openItems.set(item.id, item);
     await emit(state, "item/started", { item_id: item.id, item: structuredClone(item) });
+    await project(state, item);
   }
 
   async function completeItem(state: TurnState, item: TurnItem): Promise<void> {
     state.openItems.delete(item.id);
     await emit(state, "item/completed", { item_id: item.id, item: structuredClone(item) });
+    await project(state, item);
+  }
+
+  const workState = (state: TurnState): TurnWorkBlock["state"] =>
+    state.pending.size ? "awaiting_approval" : ({ InProgress: "running", Completed: "completed", Failed: "failed", Interrupted: "interrupted", Blocked: "blocked" } as const)[state.turn.status];
+
+  function workBlock(state: TurnState): TurnWorkBlock {
+    const rows = [...state.work.values()];
+    const count = (...statuses: string[]) => rows.filter((r) => statuses.includes(r.status)).length;
+    const ended = state.turn.completed_at ? Date.parse(state.turn.completed_at) * 1000 : undefined;
+    return {
+      blockId: `blk:${state.turn.id}`,
+      turnId: state.turn.id,
+      presentation: { title: state.userText.slice(0, 80) || "(no text)", collapsed: ended !== undefined },
+      state: workState(state),
+      counts: { total: rows.length, inProgress: count("in_progress"), completed: count("completed"), failed: count("failed", "declined", "cancelled") },
+      cursors: { oldest: rows[0]?.orderKey ?? null, newest: rows.at(-1)?.orderKey ?? null },
+      startedAtUnixMicros: state.createdMicros,
+      ...(ended !== undefined ? { endedAtUnixMicros: ended } : {}),
+      elapsedMs: Math.round(((ended ?? micros()) - state.createdMicros) / 1000),
+    };
+  }
+
+  const freshness = (state: TurnState) => ({ threadId: state.threadId, turnId: state.turn.id, projectionVersion: state.projectionVersion, sourceHighWatermark: state.watermark, projectionUpdatedAtUnixMicros: state.projectedAtMicros });
+
+  /** Takes an item's latest state into the work projection and announces the change. */
+  async function project(state: TurnState, item: TurnItem): Promise<void> {
+    if (item.type === "userMessage") return;
+    const now = micros();
+    const workItemId = `work:${item.id}`;
+    const earlier = state.work.get(workItemId);
+    state.work.set(workItemId, {
+      workItemId,
+      item: structuredClone(item),
+      status: item.status,
+      itemType: item.type,
+      orderKey: earlier?.orderKey ?? String(state.work.size + 1).padStart(8, "0"),
+      createdAtUnixMicros: earlier?.createdAtUnixMicros ?? now,
+      updatedAtUnixMicros: now,
+      sourceSequence: state.sequence,
+      sourceUpdatedAtUnixMicros: now,
+    });
+    state.projectionVersion++;
+    state.watermark = state.sequence;
+    state.projectedAtMicros = now;
+    await notifier.notify("turn/work/items/changed", { ...freshness(state), changedWorkItemIds: [workItemId] });
+    await notifier.notify("turn/work/state/changed", { ...freshness(state), work: workBlock(state) });
   }
 
   /** Ends the turn once: open items are closed as cancelled, then the one terminal notification. */
@@ -141,6 +198,10 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
     const thread = threadOf(state.threadId).thread;
     delete thread.active_turn_id;
     state.turn.completed_at = new Date().toISOString();
+    state.turn.status = "failure" in outcome ? outcome.status : "Completed";
+    state.projectionVersion++;
+    state.projectedAtMicros = micros();
+    await notifier.notify("turn/work/state/changed", { ...freshness(state), work: workBlock(state) });
     if ("failure" in outcome) {
       state.turn.status = outcome.status;
       state.turn.error = outcome.failure;
@@ -455,6 +516,10 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
         ended: false,
         grants: new Set(),
         pending: new Set(),
+        work: new Map(),
+        projectionVersion: 0,
+        watermark: 0,
+        projectedAtMicros: micros(),
       };
       inputs.set(state, params.input);
       turnIds.add(turn.id);
@@ -489,8 +554,35 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
       const events = state.events.filter((e) => e.sequence > after).slice(0, params.limit ?? state.events.length);
       return { thread_id: state.threadId, workspace_id: state.turn.workspace_id!, turn_id: state.turn.id, events: structuredClone(events), last_sequence: events.at(-1)?.sequence ?? after };
     },
-    "turn/work/page": notServed("turn/work/page"),
-    "turn/work/items/get": notServed("turn/work/items/get"),
+    "turn/work/page": (params) => {
+      const state = turnOf(params.threadId, params.turnId);
+      const rows = [...state.work.values()];
+      const limit = params.limit ?? 50;
+      const anchor = params.anchor;
+      let from: number;
+      let to: number;
+      if (anchor.kind === "newest") (to = rows.length), (from = Math.max(0, to - limit));
+      else if (anchor.kind === "oldest") (from = 0), (to = Math.min(rows.length, limit));
+      else {
+        const at = rows.findIndex((r) => r.orderKey === anchor.cursor);
+        if (at === -1) throw protocolError("invalid_params", `turn/work/page: anchor.cursor ${JSON.stringify(anchor.cursor)} is not a row of turn ${params.turnId}`, { field: "anchor.cursor" });
+        if (anchor.kind === "before") (to = at), (from = Math.max(0, at - limit));
+        else (from = at + 1), (to = Math.min(rows.length, at + 1 + limit));
+      }
+      const items = structuredClone(rows.slice(from, to));
+      return {
+        workspaceId: state.turn.workspace_id!,
+        ...freshness(state),
+        work: workBlock(state),
+        items,
+        page: { beforeCursor: items[0]?.orderKey ?? null, afterCursor: items.at(-1)?.orderKey ?? null, hasMoreBefore: from > 0, hasMoreAfter: to < rows.length },
+      };
+    },
+    "turn/work/items/get": (params) => {
+      const state = turnOf(params.threadId, params.turnId);
+      const items = params.workItemIds.flatMap((id) => (state.work.has(id) ? [structuredClone(state.work.get(id)!)] : []));
+      return { workspaceId: state.turn.workspace_id!, ...freshness(state), items, removedWorkItemIds: params.workItemIds.filter((id) => !state.work.has(id)) };
+    },
     "turn/permission/request/respond": async (params) => {
       const pending = requests.get(params.request_id);
       if (!pending) throw protocolError("permission_request_not_found", `no approval request ${params.request_id}`, { request_id: params.request_id });
