@@ -95,7 +95,7 @@ function policy(read: "allow" | "ask", write: "allow" | "ask", shell: "allow" | 
 
 const micros = () => Date.now() * 1000;
 const notServed = (method: string) => () => {
-  throw protocolError("method_not_found", `${method} is not served by this gateway (it implements the core capability only)`);
+  throw protocolError("method_not_found", `${method} is not served by this gateway (it implements core, permissions and work, not routes)`);
 };
 
 /** Serves the gateway on one transport (one client); resolves once the transport is started. */
