@@ -17,20 +17,20 @@ import { serveIndependentGateway } from "./independent-gateway/gateway.js";
 import { TOOL_MAP } from "./independent-gateway/tools.js";
 
 const GATEWAY = "node --import tsx test/conformance/independent-gateway/main.ts --provider-url {provider_url}";
-const CLAIMED = "core,permissions,work";
+const CLAIMED = "core,permissions,routes,work";
 
 type Frame = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: unknown };
 
 describe("the independent gateway", () => {
-  it("certifies at Full for core, permissions and work, its tools mapped with --tool-map", () => {
+  it("certifies at Full for core, permissions, routes and work, its tools mapped with --tool-map", () => {
     const dir = mkdtempSync(join(tmpdir(), "turnspec-independent-"));
     const run = spawnSync("node", ["bin/turnspec.js", "certify", "--gateway-cmd", GATEWAY, "--capabilities", CLAIMED, "--tool-map", JSON.stringify(TOOL_MAP), "--certificate", join(dir, "certificate.json")], { encoding: "utf8", timeout: 180_000 });
     const failing = run.stdout.split("\n").filter((l) => /^[✗!]/.test(l) || /^ {4}/.test(l));
     expect(failing, run.stderr).toEqual([]);
-    expect(run.stdout).toContain("Certified Full (Full requested) for core, permissions, work");
+    expect(run.stdout).toContain("Certified Full (Full requested) for core, permissions, routes, work");
     expect(run.status).toBe(0);
     const certificate = JSON.parse(readFileSync(join(dir, "certificate.json"), "utf8")) as { certified: boolean; certifiedCapabilities: string[] };
-    expect(certificate).toMatchObject({ certified: true, certifiedCapabilities: ["core", "permissions", "work"] });
+    expect(certificate).toMatchObject({ certified: true, certifiedCapabilities: ["core", "permissions", "routes", "work"] });
   }, 200_000);
 
   it("is certified in docs/certify.md with the command and tool map this test uses", () => {
@@ -82,7 +82,7 @@ describe("the independent gateway", () => {
       expect(calls[0]).toMatchObject({ stream: false });
       expect(calls[0]).not.toHaveProperty("stream_options");
       const tools = (calls[0]!.tools as { function: { name: string; parameters: { required: string[] } } }[]).map((t) => [t.function.name, t.function.parameters.required]);
-      expect(tools).toEqual([["run_command", ["cmd"]], ["create_file", ["file_path", "body"]], ["open_file", ["file_path"]]]);
+      expect(tools).toEqual([["run_command", ["cmd"]], ["create_file", ["file_path", "body"]], ["open_file", ["file_path"]], ["delegate", ["task", "route"]]]);
       const userItem = received.find((f) => f.method === "item/started")!.params!.item as { id: string; type: string };
       expect(userItem).toMatchObject({ type: "userMessage", id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-/) });
 

@@ -5,12 +5,16 @@
  * argument names (tools.ts), its own id formats, and reports usage only when a turn ends.
  * It keeps everything in memory. Capabilities: core, permissions (supervised approvals
  * opened before the tool's item starts, grants for the turn kept on the turn) and work (a
- * projection of the turn's items, paged by position).
+ * projection of the turn's items, paged by position), routes (delegation routes between its
+ * threads; a `delegate` call over one runs a child turn in the destination thread).
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createDispatcher, createNotifier, protocolError, type Handlers } from "../../../generated/server.js";
 import type { NotificationParamsOf, ServerNotificationName } from "../../../generated/registry.js";
 import type {
+  AgentDelegationRouteAction,
+  AgentDelegationRouteCreateParams,
+  AgentDelegationRouteProjection,
   ExecutionBackend,
   Thread,
   ThreadTimelineBlock,
@@ -35,6 +39,8 @@ import { readInside, runCommand, stringArg, toolNamed, ToolArgumentError, TOOLS,
 export interface IndependentOptions {
   /** The model's base URL, ending in /v1. */
   readonly providerUrl: string;
+  /** The id delegation routes name this gateway by. Default gw_local. */
+  readonly gatewayId?: string;
   /** The model name sent with each call. */
   readonly model?: string;
 }
@@ -68,6 +74,8 @@ interface TurnState {
   /** The sequence of the last item event the projection has taken in. */
   watermark: number;
   projectedAtMicros: number;
+  /** Called once the turn has ended (a delegating turn waits on its child this way). */
+  onEnd?: () => void;
 }
 
 interface PendingRequest {
@@ -84,7 +92,7 @@ interface ThreadState {
 }
 
 const POLICIES: Record<TurnPermissionMode, ToolPermissionPolicySnapshot> = {
-  full_access: policy("allow", "allow", "allow", "allow"),
+  full_access: { ...policy("allow", "allow", "allow", "allow"), task_subagent: "allow" },
   auto_accept_edits: policy("allow", "allow", "ask", "ask"),
   supervised: policy("allow", "ask", "ask", "ask"),
 };
@@ -94,9 +102,8 @@ function policy(read: "allow" | "ask", write: "allow" | "ask", shell: "allow" | 
 }
 
 const micros = () => Date.now() * 1000;
-const notServed = (method: string) => () => {
-  throw protocolError("method_not_found", `${method} is not served by this gateway (it implements core, permissions and work, not routes)`);
-};
+const ACTIONS: readonly AgentDelegationRouteAction[] = ["send_message", "start_agent", "create_task", "schedule_task", "review_task_result", "deliver_result"];
+const invalidRoute = (detail: string, message: string) => protocolError("route_validation_failed", `agent/route/create: ${message}`, { detail });
 
 /** Serves the gateway on one transport (one client); resolves once the transport is started. */
 export async function serveIndependentGateway(transport: Transport, options: IndependentOptions): Promise<void> {
@@ -212,6 +219,7 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
       await emit(state, "turn/completed", { turn: snapshot(state), ...(outcome.usage ? { usage: outcome.usage } : {}) });
     }
     await timelineChanged(state);
+    state.onEnd?.();
   }
 
   /** The model's history for a new turn: earlier user messages and final answers. */
@@ -251,6 +259,88 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
   }
 
   const requests = new Map<string, PendingRequest>();
+  const gatewayId = options.gatewayId ?? "gw_local";
+  const routes = new Map<string, AgentDelegationRouteProjection>();
+  const byKey = new Map<string, { params: string; routeId: string }>();
+
+  /** Checks a create request against the rules of a route, naming the one it breaks. */
+  function validateRoute(params: AgentDelegationRouteCreateParams): void {
+    for (const [field, id] of [["source_gateway_id", params.source_gateway_id], ["destination_gateway_id", params.destination_gateway_id]] as const) {
+      if (id !== gatewayId) throw invalidRoute("unknown_gateway", `${field} ${id} is not this gateway (${gatewayId})`);
+    }
+    threadOf(params.source_thread_id);
+    threadOf(params.destination_thread_id);
+    if (params.allowed_actions.length === 0) throw invalidRoute("no_actions", "allowed_actions is empty");
+    const unknown = params.allowed_actions.find((a) => !ACTIONS.includes(a as AgentDelegationRouteAction));
+    if (unknown !== undefined) throw invalidRoute("unknown_action", `allowed_actions names ${JSON.stringify(unknown)}, not one of ${ACTIONS.join(", ")}`);
+    if (new Set(params.allowed_actions).size !== params.allowed_actions.length) throw invalidRoute("duplicate_actions", `allowed_actions names an action twice: ${params.allowed_actions.join(", ")}`);
+    if (params.expires_at !== undefined && !(Date.parse(params.expires_at) > Date.now())) throw invalidRoute("invalid_expiry", `expires_at ${params.expires_at} is not in the future`);
+    if (params.hop_count < 0 || params.max_hops < 0 || params.hop_count > params.max_hops) throw invalidRoute("invalid_hop_bounds", `hop_count ${params.hop_count} is outside 0..max_hops (${params.max_hops})`);
+    const wants = params.disclosure?.resultReturn ?? "none";
+    if (wants !== "none" && !params.allowed_actions.includes("deliver_result") && params.return_route_id === undefined) {
+      throw invalidRoute("incompatible_result_return", `resultReturn ${wants} needs deliver_result among allowed_actions or a return_route_id`);
+    }
+    if (params.return_route_id !== undefined && !routes.has(params.return_route_id)) throw invalidRoute("unknown_return_route", `return_route_id ${params.return_route_id} is not a route of this gateway`);
+    // A cycle: the destination already reaches the source over live routes.
+    const live = [...routes.values()].filter((r) => r.status === "active");
+    const seen = new Set<string>();
+    const reach = [params.destination_thread_id];
+    while (reach.length) {
+      const at = reach.pop()!;
+      if (at === params.source_thread_id) throw invalidRoute("cycle_detected", `a live route already leads from ${params.destination_thread_id} back to ${params.source_thread_id}`);
+      if (seen.has(at)) continue;
+      seen.add(at);
+      for (const r of live) if (r.source_thread_id === at) reach.push(r.destination_thread_id);
+    }
+  }
+
+  function createRoute(params: AgentDelegationRouteCreateParams): AgentDelegationRouteProjection {
+    const now = new Date().toISOString();
+    const { idempotency_key, disclosure, allowed_actions, expires_at, return_route_id, destination_execution_id, destination_capsule_id, ...rest } = params;
+    const route: AgentDelegationRouteProjection = {
+      ...rest,
+      route_id: `route.${randomUUID()}`,
+      status: "active",
+      allowed_actions: allowed_actions as AgentDelegationRouteAction[],
+      disclosure: { text: disclosure?.text ?? true, artifacts: disclosure?.artifacts ?? false, context: disclosure?.context ?? false, userInput: disclosure?.userInput ?? false, resultReturn: disclosure?.resultReturn ?? "none" },
+      generation: 1,
+      grant_fingerprint: createHash("sha256").update(JSON.stringify([params.source_thread_id, params.destination_thread_id, [...allowed_actions].sort(), disclosure ?? null])).digest("hex"),
+      expires_at: expires_at ?? null,
+      return_route_id: return_route_id ?? null,
+      destination_execution_id: destination_execution_id ?? null,
+      destination_capsule_id: destination_capsule_id ?? null,
+      created_at: now,
+      updated_at: now,
+      ...(idempotency_key !== undefined ? { idempotency_key } : {}),
+    };
+    routes.set(route.route_id, route);
+    return route;
+  }
+
+  /** A delegate call: a child turn in the route's destination thread; its answer comes back as the call's result. */
+  async function delegate(parent: TurnState, args: Record<string, unknown>): Promise<string> {
+    const task = stringArg(args, "delegate", "task");
+    const routeId = stringArg(args, "delegate", "route");
+    const route = routes.get(routeId);
+    if (!route) throw new ToolArgumentError(`delegate: there is no route ${routeId}`);
+    if (route.status !== "active") throw new ToolArgumentError(`delegate: route ${routeId} is ${route.status}; nothing was started`);
+    if (route.expires_at !== null && Date.parse(route.expires_at) <= Date.now()) throw new ToolArgumentError(`delegate: route ${routeId} expired at ${route.expires_at}`);
+    if (!route.allowed_actions.includes("start_agent")) throw new ToolArgumentError(`delegate: route ${routeId} does not allow start_agent`);
+    if (route.source_thread_id !== parent.threadId) throw new ToolArgumentError(`delegate: route ${routeId} does not start from thread ${parent.threadId}`);
+    const destination = threadOf(route.destination_thread_id);
+    if (destination.thread.active_turn_id) throw new ToolArgumentError(`delegate: thread ${destination.thread.id} is busy with turn ${destination.thread.active_turn_id}`);
+    const profile: TurnPermissionProfileSnapshot = { ...structuredClone(parent.turn.permission_profile), source: "inherited_from_parent_turn" };
+    const child = admitTurn(destination, `child.${randomUUID()}`, [{ type: "text", text: task }], { mode: "Agent", model: parent.turn.model ?? model, permission_profile: profile, parent_turn_id: parent.turn.id, parent_thread_id: parent.threadId });
+    const ended = new Promise<void>((resolve) => (child.onEnd = resolve));
+    const stop = () => void finish(child, { failure: { kind: "cancelled", message: `the delegating turn ${parent.turn.id} ended`, retryable: false }, status: "Interrupted" });
+    parent.abort.signal.addEventListener("abort", stop, { once: true });
+    await runToEnd(destination, child);
+    await ended;
+    parent.abort.signal.removeEventListener("abort", stop);
+    if (child.turn.status !== "Completed") return `error: the delegated turn ${child.turn.id} ended ${child.turn.status}: ${child.turn.error?.message ?? ""}`;
+    if (route.disclosure.resultReturn === "none") return `the delegated turn ${child.turn.id} completed (this route returns no result)`;
+    return child.answer ?? "";
+  }
 
   function audit(state: TurnState, record: Omit<NotificationParamsOf<"turn/permission/audit">, "sequence" | "thread_id" | "turn_id" | "audit_id" | "recorded_at">): Promise<void> {
     return emit(state, "turn/permission/audit", { audit_id: `audit:${randomUUID()}`, recorded_at: new Date().toISOString(), ...record });
@@ -371,6 +461,14 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
         return `error: ${message}`;
       }
     }
+    if (tool.name === "delegate") {
+      try {
+        if (argError) throw new ToolArgumentError(argError);
+        return await delegate(state, args);
+      } catch (error) {
+        return `error: ${(error as Error).message}`;
+      }
+    }
     // open_file: a read is not a change, so it has no item of its own.
     try {
       if (argError) throw new ToolArgumentError(argError);
@@ -424,6 +522,45 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
       }
     }
     await finish(state, reported ? { usage } : {});
+  }
+
+  /** A new turn of the thread, registered and marked active; it has not started running. */
+  function admitTurn(thread: ThreadState, turnId: string, input: TurnStartParams["input"], fields: Pick<Turn, "mode" | "model" | "permission_profile"> & Partial<Turn>): TurnState {
+    const turn: Turn = { id: turnId, thread_id: thread.thread.id, workspace_id: thread.thread.workspace_id, status: "InProgress", created_at: new Date().toISOString(), model_provider: OWN_PROVIDER, prompt_manifest: null, ...fields };
+    const state: TurnState = {
+      turn,
+      threadId: thread.thread.id,
+      userText: input.map((i) => (i.type === "text" ? i.text : "")).join("\n"),
+      createdMicros: micros(),
+      sequence: 0,
+      events: [],
+      openItems: new Map(),
+      abort: new AbortController(),
+      ended: false,
+      grants: new Set(),
+      pending: new Set(),
+      work: new Map(),
+      projectionVersion: 0,
+      watermark: 0,
+      projectedAtMicros: micros(),
+    };
+    inputs.set(state, input);
+    turnIds.add(turn.id);
+    thread.turns.push(state);
+    thread.thread.active_turn_id = turn.id;
+    return state;
+  }
+
+  /** Runs a turn; whatever stops it early fails it. */
+  async function runToEnd(thread: ThreadState, state: TurnState): Promise<void> {
+    try {
+      await run(thread, state);
+    } catch (error) {
+      if (state.ended) return;
+      const retryable = error instanceof ProviderError ? error.retryable : false;
+      const failure: TurnFailure = { kind: error instanceof ProviderError ? "provider_error" : "internal", message: error instanceof Error ? error.message : String(error), retryable };
+      await finish(state, { failure, status: "Failed" }).catch((e: unknown) => process.stderr.write(`independent gateway: turn ${state.turn.id}: ${String(e)}\n`));
+    }
   }
 
   const inputOf = (state: TurnState) => inputs.get(state)!;
@@ -491,49 +628,14 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
       const mode = params.permission_profile?.mode;
       const profile: TurnPermissionProfileSnapshot = { mode: mode ?? "full_access", source: mode ? "composer" : "defaulted", effective_policy: POLICIES[mode ?? "full_access"] };
       const capabilities: TurnCapabilityResolution[] = (params.capabilities ?? []).map((c) => ({ capabilityId: c.id, status: "rejected", reason: "not_found", message: `this gateway has no ${c.kind.type} ${JSON.stringify(c.kind)}` }));
-      const turn: Turn = {
-        id: params.turn_id,
-        thread_id: thread.thread.id,
-        workspace_id: thread.thread.workspace_id,
-        status: "InProgress",
+      const state = admitTurn(thread, params.turn_id, params.input, {
         mode: params.mode ?? thread.thread.mode,
-        created_at: new Date().toISOString(),
-        model_provider: OWN_PROVIDER,
         model: params.model ?? thread.thread.model ?? model,
-        prompt_manifest: null,
         permission_profile: profile,
         ...(params.capabilities ? { capabilities } : {}),
-      };
-      const state: TurnState = {
-        turn,
-        threadId: thread.thread.id,
-        userText: params.input.map((i) => (i.type === "text" ? i.text : "")).join("\n"),
-        createdMicros: micros(),
-        sequence: 0,
-        events: [],
-        openItems: new Map(),
-        abort: new AbortController(),
-        ended: false,
-        grants: new Set(),
-        pending: new Set(),
-        work: new Map(),
-        projectionVersion: 0,
-        watermark: 0,
-        projectedAtMicros: micros(),
-      };
-      inputs.set(state, params.input);
-      turnIds.add(turn.id);
-      thread.turns.push(state);
-      thread.thread.active_turn_id = turn.id;
-      // The turn runs once the response is on its way.
-      setImmediate(() => {
-        run(thread, state).catch((error: unknown) => {
-          if (state.ended) return;
-          const retryable = error instanceof ProviderError ? error.retryable : false;
-          const failure: TurnFailure = { kind: error instanceof ProviderError ? "provider_error" : "internal", message: error instanceof Error ? error.message : String(error), retryable };
-          return finish(state, { failure, status: "Failed" });
-        }).catch((error: unknown) => process.stderr.write(`independent gateway: turn ${turn.id}: ${String(error)}\n`));
       });
+      // The turn runs once the response is on its way.
+      setImmediate(() => void runToEnd(thread, state));
       return { turn: snapshot(state) };
     },
     "turn/cancel": async (params) => {
@@ -593,9 +695,37 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
       const { request } = pending;
       return { request_id: request.request_id, thread_id: request.thread_id, turn_id: request.turn_id, resolution: params.resolution, resolved_at: pending.resolvedAt! };
     },
-    "agent/route/create": notServed("agent/route/create"),
-    "agent/route/list": notServed("agent/route/list"),
-    "agent/route/revoke": notServed("agent/route/revoke"),
+    "agent/route/create": (params) => {
+      const key = params.idempotency_key;
+      const asked = JSON.stringify(params);
+      if (key !== undefined && byKey.has(key)) {
+        const earlier = byKey.get(key)!;
+        if (earlier.params !== asked) throw protocolError("idempotency_conflict", `idempotency key ${key} was used for other params`, { idempotency_key: key, route_id: earlier.routeId });
+        return structuredClone(routes.get(earlier.routeId)!);
+      }
+      validateRoute(params);
+      const route = createRoute(params);
+      if (key !== undefined) byKey.set(key, { params: asked, routeId: route.route_id });
+      return structuredClone(route);
+    },
+    "agent/route/list": (params) => {
+      const all = [...routes.values()].filter((r) => r.source_execution_id === params.source_execution_id);
+      const start = params.cursor === undefined ? 0 : Number(params.cursor);
+      if (!Number.isInteger(start) || start < 0 || start > all.length) throw protocolError("invalid_params", `agent/route/list: cursor ${JSON.stringify(params.cursor)} is not one this gateway gave out`, { field: "cursor" });
+      const page = all.slice(start, start + (params.limit ?? 100));
+      const next = start + page.length;
+      return { routes: structuredClone(page), next_cursor: next < all.length ? String(next) : null };
+    },
+    "agent/route/revoke": (params) => {
+      const route = routes.get(params.route_id);
+      if (!route) throw protocolError("route_not_found", `no route ${params.route_id}`, { route_id: params.route_id });
+      if (params.expected_generation !== route.generation) throw protocolError("generation_conflict", `route ${params.route_id} is at generation ${route.generation}, not ${params.expected_generation}`, { route_id: params.route_id, current_generation: route.generation });
+      if (params.idempotency_key !== undefined) throw protocolError("invalid_params", "agent/route/revoke: idempotency_key is not served by this gateway (a revoke is decided by expected_generation)", { field: "idempotency_key" });
+      route.status = "revoked";
+      route.generation++;
+      route.updated_at = new Date().toISOString();
+      return structuredClone(route);
+    },
   };
 
   const dispatcher = createDispatcher(handlers, {

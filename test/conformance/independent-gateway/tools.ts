@@ -11,10 +11,11 @@ export const TOOL_MAP = {
   shell: { name: "run_command", args: { command: "cmd" } },
   write_file: { name: "create_file", args: { path: "file_path", content: "body" } },
   read_file: { name: "open_file", args: { path: "file_path" } },
+  spawn_agent: { name: "delegate", args: { prompt: "task", route_id: "route" } },
 } as const;
 
 /** What a tool needs permission for, under a supervised profile. */
-export type ToolKind = "shell_command" | "file_write" | "file_read";
+export type ToolKind = "shell_command" | "file_write" | "file_read" | "task_subagent";
 
 export interface ToolSpec {
   readonly name: string;
@@ -46,6 +47,17 @@ export const TOOLS: readonly ToolSpec[] = [
     kind: "file_read",
     description: "Returns the content of a file (relative to the thread's folder).",
     parameters: { type: "object", properties: { file_path: { type: "string", description: "which file, relative to the thread's folder" } }, required: ["file_path"], additionalProperties: false },
+  },
+  {
+    name: "delegate",
+    kind: "task_subagent",
+    description: "Hands a task to the agent at the other end of a delegation route and returns its answer.",
+    parameters: {
+      type: "object",
+      properties: { task: { type: "string", description: "what the other agent is to do" }, route: { type: "string", description: "the delegation route's id" } },
+      required: ["task", "route"],
+      additionalProperties: false,
+    },
   },
 ];
 
