@@ -17,14 +17,19 @@ import { serveIndependentGateway } from "./independent-gateway/gateway.js";
 import { TOOL_MAP } from "./independent-gateway/tools.js";
 
 const GATEWAY = "node --import tsx test/conformance/independent-gateway/main.ts --provider-url {provider_url}";
+/** The same gateway on the generated server's whole connection (serveConnection) instead of its dispatcher. */
+const ON_CONNECTION = "node --import tsx test/conformance/independent-gateway/main.ts --serve-connection --provider-url {provider_url}";
 const CLAIMED = "core,permissions,routes,work";
 
 type Frame = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: unknown };
 
 describe("the independent gateway", () => {
-  it("certifies at Full for core, permissions, routes and work, its tools mapped with --tool-map", () => {
+  it.each([
+    ["the generated dispatcher", GATEWAY],
+    ["serveConnection", ON_CONNECTION],
+  ])("certifies at Full for core, permissions, routes and work, its tools mapped with --tool-map, served through %s", (_how, gateway) => {
     const dir = mkdtempSync(join(tmpdir(), "turnspec-independent-"));
-    const run = spawnSync("node", ["bin/turnspec.js", "certify", "--gateway-cmd", GATEWAY, "--capabilities", CLAIMED, "--tool-map", JSON.stringify(TOOL_MAP), "--certificate", join(dir, "certificate.json")], { encoding: "utf8", timeout: 180_000 });
+    const run = spawnSync("node", ["bin/turnspec.js", "certify", "--gateway-cmd", gateway, "--capabilities", CLAIMED, "--tool-map", JSON.stringify(TOOL_MAP), "--certificate", join(dir, "certificate.json")], { encoding: "utf8", timeout: 180_000 });
     const failing = run.stdout.split("\n").filter((l) => /^[✗!]/.test(l) || /^ {4}/.test(l));
     expect(failing, run.stderr).toEqual([]);
     expect(run.stdout).toContain("Certified Full (Full requested) for core, permissions, routes, work");

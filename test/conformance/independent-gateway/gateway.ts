@@ -9,7 +9,7 @@
  * threads; a `delegate` call over one runs a child turn in the destination thread).
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createDispatcher, createNotifier, protocolError, type Handlers } from "../../../generated/server.js";
+import { createDispatcher, createNotifier, protocolError, serveConnection, type Handlers, type Notifier } from "../../../generated/server.js";
 import type { NotificationParamsOf, ServerNotificationName } from "../../../generated/registry.js";
 import type {
   AgentDelegationRouteAction,
@@ -41,6 +41,11 @@ export interface IndependentOptions {
   readonly providerUrl: string;
   /** The id delegation routes name this gateway by. Default gw_local. */
   readonly gatewayId?: string;
+  /**
+   * How the generated server is wired to the transport: its dispatcher fed frame by frame
+   * with a notifier beside it (default), or the whole connection of `serveConnection`.
+   */
+  readonly serveWith?: "dispatcher" | "connection";
   /** The model name sent with each call. */
   readonly model?: string;
 }
@@ -110,7 +115,7 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
   const threads = new Map<string, ThreadState>();
   const turnIds = new Set<string>();
   const model = options.model ?? "independent-model";
-  const notifier = createNotifier((frame) => transport.send(frame));
+  let notifier: Notifier = createNotifier((frame) => transport.send(frame));
 
   const threadOf = (id: string) => {
     const state = threads.get(id);
@@ -583,7 +588,7 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
     return backend === undefined || (backend.type === "apiProvider" && backend.provider === OWN_PROVIDER);
   }
 
-  const handlers: Handlers = {
+  const handlers: Handlers<unknown> = {
     "thread/start": (params) => {
       const thread: Thread = {
         id: `thread-${randomUUID()}`,
@@ -728,13 +733,16 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
     },
   };
 
-  const dispatcher = createDispatcher(handlers, {
-    validationMode: "strict",
-    onInternalError: (error, method) => void process.stderr.write(`independent gateway: ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`),
-  });
+  const onInternalError = (error: unknown, method: string) => void process.stderr.write(`independent gateway: ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  if (options.serveWith === "connection") {
+    const connection = serveConnection(transport, handlers, { validationMode: "strict", onInternalError });
+    notifier = connection;
+    return connection.start();
+  }
+  const dispatcher = createDispatcher<unknown>(handlers, { validationMode: "strict", onInternalError });
   transport.onmessage = (frame) => {
     dispatcher
-      .handleFrame(frame)
+      .handleFrame(frame, undefined)
       .then((reply) => (reply === undefined ? undefined : transport.send(reply)))
       .catch((error: unknown) => process.stderr.write(`independent gateway: cannot answer a frame: ${String(error)}\n`));
   };

@@ -8,10 +8,10 @@ import { errors } from "../../../generated/registry.js";
 import { stdioServerTransport } from "turnspec/transport";
 import { serveIndependentGateway } from "./gateway.js";
 
-const { values } = parseArgs({ options: { "provider-url": { type: "string" }, model: { type: "string" }, "gateway-id": { type: "string" } }, strict: true });
+const { values } = parseArgs({ options: { "provider-url": { type: "string" }, model: { type: "string" }, "gateway-id": { type: "string" }, "serve-connection": { type: "boolean" } }, strict: true });
 const providerUrl = values["provider-url"] ?? process.env.TURNSPEC_PROVIDER_URL;
 if (!providerUrl) {
-  process.stderr.write("usage: main.ts --provider-url URL [--model NAME] [--gateway-id ID] (or set TURNSPEC_PROVIDER_URL)\n");
+  process.stderr.write("usage: main.ts --provider-url URL [--model NAME] [--gateway-id ID] [--serve-connection] (or set TURNSPEC_PROVIDER_URL)\n");
   process.exit(2);
 }
 const transport = stdioServerTransport({
@@ -20,4 +20,4 @@ const transport = stdioServerTransport({
     JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: errors.payload_too_large.code, message: `a frame of ${bytes} bytes is over this gateway's limit of ${limit}`, data: { reason: "payload_too_large", limit, bytes } } }),
 });
 transport.onclose = () => process.exit(0);
-await serveIndependentGateway(transport, { providerUrl, ...(values.model ? { model: values.model } : {}), ...(values["gateway-id"] ? { gatewayId: values["gateway-id"] } : {}) });
+await serveIndependentGateway(transport, { providerUrl, ...(values.model ? { model: values.model } : {}), ...(values["gateway-id"] ? { gatewayId: values["gateway-id"] } : {}), ...(values["serve-connection"] ? { serveWith: "connection" as const } : {}) });
