@@ -181,6 +181,7 @@ export function serveConnection<H extends Handlers<ServerConnection>>(
       validateOutgoing: true,
       validateIncoming: true,
       serve: (request) => dispatcher.handleParsed(request, connection),
+      answerMalformed: true,
       ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
       ...(options.onProtocolError === undefined ? {} : { onProtocolError: options.onProtocolError }),
     },

@@ -2,8 +2,8 @@
  * One end of a JSON-RPC 2.0 connection, shared by every generated client and by a server
  * that owns its transport: sends requests and correlates their responses (outgoing.ts),
  * dispatches notifications to subscribers, and hands the requests the peer sends to a
- * `Dispatcher` (the same one a server uses), answering with what it returns. Without a
- * dispatcher every incoming request is answered -32601, as JSON-RPC requires.
+ * `Dispatcher` (the same one a server uses), answering with what it returns; a server's end
+ * (`answerMalformed`) also answers a frame that is not JSON and an invalid request. Without a dispatcher every incoming request is answered -32601, as JSON-RPC requires.
  */
 import { classify, type JsonRpcResponse } from "./envelope.js";
 import { LocalError } from "./errors.js";
@@ -36,6 +36,12 @@ export interface RpcClientOptions {
   readonly onProtocolError?: (error: LocalError, frame: string) => void;
   /** Serves the requests the peer sends to this side; without it they are answered -32601. */
   readonly serve?: ServeRequest;
+  /**
+   * Answer a frame that is not JSON (-32700, null id) and an invalid request (-32600), as a
+   * JSON-RPC server must; a broken response is never answered. For the server's end of a
+   * connection (default false: a client only reports them through onProtocolError).
+   */
+  readonly answerMalformed?: boolean;
 }
 
 type NotificationHandler = (params: unknown, method: string) => void;
@@ -113,8 +119,13 @@ export class RpcClient {
     let parsed: unknown;
     try {
       parsed = JSON.parse(frame);
-    } catch {
+    } catch (error) {
       this.protocolError("the peer sent a frame that is not JSON", frame);
+      // A server's end answers as JSON-RPC requires: -32700 with a null id.
+      if (this.options.answerMalformed && !this.closed) {
+        const reply = { jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(error as Error).message}`, data: { reason: "parse_error" } } };
+        this.transport.send(JSON.stringify(reply)).catch(() => undefined);
+      }
       return;
     }
     const batch = Array.isArray(parsed);
@@ -137,6 +148,12 @@ export class RpcClient {
     const classified = classify(message);
     if (classified.kind === "invalid") {
       this.protocolError(`the peer sent an invalid message: ${classified.reason}`, frame);
+      // A server's end answers an invalid request -32600; a broken response is never
+      // answered, so that two ends cannot answer each other forever.
+      const responseShaped = message !== null && typeof message === "object" && ("result" in message || "error" in message);
+      if (this.options.answerMalformed && !responseShaped) {
+        return Promise.resolve({ jsonrpc: "2.0", id: classified.id, error: { code: -32600, message: `Invalid Request: ${classified.reason}`, data: { reason: "invalid_request" } } });
+      }
     } else if (classified.kind === "response") {
       this.receiveResponse(classified.message, frame);
     } else if (classified.kind === "notification") {

@@ -3,7 +3,7 @@
  * reference gateway behind a wrapper that turns its habits into the other allowed ones —
  * the other order of the terminal notification and the turn/cancel response, non-streamed
  * model calls, other tool and argument names (mapped with --tool-map), other id formats —
- * certifies at Full. (A wrapper, not an independent implementation.)
+ * certifies at Full. (A wrapper, not an independent implementation: independent.test.ts has one.)
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -44,6 +44,31 @@ describe("RpcClient serving the peer's requests", () => {
     ]);
   });
 
+  it.each([true, false])("with answerMalformed %s, answers a frame that is not JSON -32700 with a null id and an invalid request -32600 (or only reports them), never a broken response, and keeps serving", async (answerMalformed) => {
+    const [a, b] = createInMemoryPair();
+    const dispatcher = served();
+    const reported: string[] = [];
+    const end = new RpcClient(a, validators, { serve: (request) => dispatcher.handleParsed(request, "server-side"), answerMalformed, onProtocolError: (error) => void reported.push(error.message) });
+    const replies: unknown[] = [];
+    b.onmessage = (frame) => replies.push(JSON.parse(frame));
+    await Promise.all([end.start(), b.start()]);
+    await b.send('{"jsonrpc": "2.0", "id": 1, "method": ');
+    await b.send(JSON.stringify({ jsonrpc: "2.0", id: "r2", method: 42 }));
+    await b.send(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "no id" } }));
+    await b.send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ask", params: { q: "still" } }));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(replies).toEqual([
+      ...(answerMalformed
+        ? [
+            { jsonrpc: "2.0", id: null, error: expect.objectContaining({ code: -32700, data: { reason: "parse_error" } }) },
+            { jsonrpc: "2.0", id: "r2", error: { code: -32600, message: "Invalid Request: method must be a non-empty string", data: { reason: "invalid_request" } } },
+          ]
+        : []),
+      { jsonrpc: "2.0", id: 4, result: { answer: "still?", ctx: "server-side" } },
+    ]);
+    expect(reported).toHaveLength(3);
+  });
+
   it("without a dispatcher answers every request -32601", async () => {
     const [a, b] = createInMemoryPair();
     const end = new RpcClient(a, validators);
