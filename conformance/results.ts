@@ -7,7 +7,7 @@
 
 export type Outcome = "pass" | "fail" | "skipped" | "error";
 export type Level = "MUST" | "SHOULD" | "MAY";
-export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery";
+export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery" | "surface";
 
 /** One JSON-RPC frame of a scenario, as the harness saw it. */
 export interface TranscriptEntry {
@@ -90,4 +90,5 @@ export const CAPABILITIES: readonly Capability[] = members<Capability>({
   work: true,
   windows: true,
   recovery: true,
+  surface: true,
 });

@@ -1,7 +1,7 @@
 /** What the certification tests share: the reference gateway command and what it claims. */
 import type { Capability, RunReport } from "../../conformance/results.js";
 
-export const CLAIMED: Capability[] = ["core", "permissions", "routes", "work", "windows", "recovery"];
+export const CLAIMED: Capability[] = ["core", "permissions", "routes", "work", "windows", "recovery", "surface"];
 export const REFERENCE = "node bin/turnspec.js serve --stdio --memory --provider-url {provider_url}";
 
 /** The results that are not passes, as "ID outcome: message" lines. */

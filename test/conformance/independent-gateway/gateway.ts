@@ -721,6 +721,10 @@ export async function serveIndependentGateway(transport: Transport, options: Ind
       const next = start + page.length;
       return { routes: structuredClone(page), next_cursor: next < all.length ? String(next) : null };
     },
+    // Questions are not served: no turn of this gateway ever opens one, so none can be answered.
+    "turn/question/respond": (params) => {
+      throw protocolError("question_not_found", `this gateway asks no questions; there is no question ${params.call_id}#${params.index}`, { call_id: params.call_id, index: params.index });
+    },
     "agent/route/revoke": (params) => {
       const route = routes.get(params.route_id);
       if (!route) throw protocolError("route_not_found", `no route ${params.route_id}`, { route_id: params.route_id });
