@@ -9,10 +9,9 @@ import type { TurnItem, TurnItemStatus, TurnItemToolError, TurnItemToolOutcome }
 import { validate, type TypeMap, type TypeName } from "../../generated/validators.js";
 import { LocalError } from "../../rpc/errors.js";
 import { formatIssue } from "../../rpc/validation.js";
-import type { Tool } from "../tools/tool.js";
 
-/** The item types a tool can be shown as. */
-export type ToolItemType = Tool["itemType"];
+/** The item types a tool call can be shown as: every TurnItem variant with a tool_call_id. */
+export type ToolItemType = Extract<TurnItem, { tool_call_id?: string }>["type"];
 
 /** The TurnItem variant of one tool item type. */
 export type ToolItemOf<T extends ToolItemType> = Extract<TurnItem, { type: T }>;
@@ -27,7 +26,14 @@ const VARIANT = {
   webFetch: "TurnItemWebFetch",
   dynamicToolCall: "TurnItemDynamicToolCall",
   task: "TurnItemTask",
+  webSearch: "TurnItemWebSearch",
+  download: "TurnItemDownload",
 } as const satisfies { [T in ToolItemType]: { [N in TypeName]: TypeMap[N] extends { type: T } ? N : never }[TypeName] };
+
+/** True for an item a tool call is shown as. */
+export function isToolItem(item: TurnItem): item is ToolItem {
+  return Object.hasOwn(VARIANT, item.type);
+}
 
 /** What the runner knows of a call before its tool runs. */
 export interface ToolCallOpening {

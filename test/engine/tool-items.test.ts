@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { isTurnItem } from "../../generated/validators.js";
-import { finishToolItem, openToolItem, updateToolItem } from "../../runtime/engine/tool-items.js";
+import { finishToolItem, isToolItem, openToolItem, updateToolItem } from "../../runtime/engine/tool-items.js";
 
 const call = (described: Record<string, unknown>) => ({ id: "itm_1", round: 2, toolCallId: "call_1", toolName: "shell", args: { command: "ls" }, described });
 
@@ -42,5 +42,13 @@ describe("tool items", () => {
     const item = openToolItem("commandExecution", call({ command: "ls", cwd: "/w" }));
     expect(() => finishToolItem(item, { status: "completed", outcome: "success", resultText: "", reported: { exit_code: "zero" } })).toThrow(/commandExecution item of tool call call_1.*exit_code/);
     expect(() => openToolItem("fileChange", call({ path: "/w/a" }))).toThrow(/change_kind/);
+  });
+
+  it("counts as a tool item every item type with a tool call id, and closes a cut-off download as cancelled", () => {
+    const download = { type: "download" as const, id: "itm_2", status: "in_progress" as const, url: "https://example.test/f", tool_call_id: "call_2", arguments: {} };
+    expect(isToolItem(download)).toBe(true);
+    expect(isToolItem({ type: "agentMessage", id: "itm_3", status: "in_progress", text: "" })).toBe(false);
+    const cut = finishToolItem(download, { status: "cancelled", outcome: "cancelled", error: { message: "stopped" }, resultText: "stopped" });
+    expect(cut).toMatchObject({ status: "cancelled", outcome: "cancelled", tool_result: "stopped", error: { message: "stopped" } });
   });
 });
