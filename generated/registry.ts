@@ -624,6 +624,7 @@ export const extensions = {
   },
   ItemDeltaStream: {
     "x-appends-to-item-field": { "agent_message": "text", "stdout": "stdout", "stderr": "stderr", "file_change": "output", "tool_progress": "progress" },
+    "x-sent-as": { "agent_message": "item/agent_message/delta", "stdout": "item/command_execution/output_delta", "stderr": "item/command_execution/output_delta", "file_change": "item/file_change/output_delta", "tool_progress": "item/tool/progress" },
   },
   ItemRecoveryAttachedNotification: {
     "x-changes-views": ["work", "timeline"],

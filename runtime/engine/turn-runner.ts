@@ -32,14 +32,10 @@ import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
+import { extensions } from "../../generated/registry.js";
 
-/** The delta notification of each output stream. */
-const DELTA_METHOD = {
-  stdout: "item/command_execution/output_delta",
-  stderr: "item/command_execution/output_delta",
-  file_change: "item/file_change/output_delta",
-  tool_progress: "item/tool/progress",
-} as const;
+/** The notification each delta stream is sent as (the ItemDeltaStream schema's x-sent-as). */
+const DELTA_METHOD = extensions.ItemDeltaStream["x-sent-as"];
 
 const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
@@ -296,7 +292,7 @@ export class TurnRunner {
           g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
         message.text += event.text;
-        g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
+        g.publish(threadId, turnId, DELTA_METHOD.agent_message, { item_id: message.id, stream: "agent_message", delta: event.text });
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };

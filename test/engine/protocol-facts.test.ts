@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { notifications } from "../../generated/registry.js";
+import { extensions, notifications } from "../../generated/registry.js";
 import { ITEM_SNAPSHOTS, notificationsDeclaring, TURN_SNAPSHOTS } from "../../runtime/engine/fold.js";
 
 interface ParamsSchema {
@@ -50,5 +50,12 @@ describe("protocol facts the engine reads from the schemas", () => {
     expect(notificationsDeclaring("x-no-such-keyword", () => true).size).toBe(0);
     const named = notificationsDeclaring("x-carries-snapshot", () => true);
     for (const name of named) expect(Object.keys(notifications)).toContain(name);
+  });
+
+  it("sends each delta stream as a notification whose params are an item delta, and covers every such notification", () => {
+    const sentAs = extensions.ItemDeltaStream["x-sent-as"];
+    const deltaNotifications = protocol.notifications.filter((n) => n.params.$ref === "item_delta_notification.json").map((n) => n.name);
+    expect([...new Set(Object.values(sentAs))].sort()).toEqual([...deltaNotifications].sort());
+    for (const stream of Object.keys(sentAs)) expect(Object.keys(extensions.ItemDeltaStream["x-appends-to-item-field"])).toContain(stream);
   });
 });
