@@ -106,9 +106,15 @@ function wrap(child: ChildProcess, readStderr: () => string): ServeProcess {
     rss: () => rssOf(child.pid!),
     stop: async () => {
       if (!running()) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+      // A profiled stdio server is stopped by the end of its input, so that it exits
+      // normally and writes its profile; a signal would lose it.
+      const byInput = profiling().length > 0 && child.stdin !== null;
+      if (byInput) child.stdin!.end();
+      else child.kill("SIGTERM");
+      const term = byInput ? setTimeout(() => child.kill("SIGTERM"), 2000) : undefined;
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
       await exited;
+      clearTimeout(term);
       clearTimeout(timer);
     },
     kill: async () => {
@@ -150,14 +156,23 @@ export function startBaseline(transport: "stdio" | "websocket"): StdioProcess | 
 export type StdioProcess = ServeProcess & { readonly child: ChildProcessWithoutNullStreams };
 export type WebSocketProcess = ServeProcess & { readonly url: string };
 
+/**
+ * Node flags for every started server: with TURNSPEC_BENCH_CPU_PROF=<folder>, each writes a
+ * CPU profile there when it exits (NODE_OPTIONS cannot carry --cpu-prof).
+ */
+function profiling(): string[] {
+  const dir = process.env.TURNSPEC_BENCH_CPU_PROF;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+}
+
 function startStdioProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): StdioProcess {
-  const child = spawn(process.execPath, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...profiling(), ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
   return wrap(child, collectStderr(child)) as StdioProcess;
 }
 
 /** Starts a server that prints "listening on ws://…" on stderr; resolves with that URL. */
 async function startWebSocketProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): Promise<WebSocketProcess> {
-  const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...profiling(), ...args], { cwd, stdio: ["ignore", "ignore", "pipe"] });
   const stderr = collectStderr(child);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {

@@ -11,6 +11,7 @@
  * page and the live stream merge without loss or repetition.
  */
 import type { ProtocolClient } from "../generated/client.js";
+import { orderingRules } from "../generated/ordering.js";
 import type { AnyNotification } from "../generated/registry.js";
 import type { TurnItemEvent } from "../generated/types.js";
 import { notificationIssues } from "../generated/validators.js";
@@ -22,7 +23,8 @@ import { TurnClientError } from "./errors.js";
 /** A notification that belongs to a turn's log (it has the turn's ids and a sequence). */
 export type TurnNotification = Extract<AnyNotification, { params: { turn_id: string; sequence: number } }>;
 
-const TERMINAL = new Set<string>(["turn/completed", "turn/failed"]);
+/** The terminals of the protocol's single_terminal ordering rule (turn/completed, turn/failed). */
+const TERMINAL: ReadonlySet<string> = new Set(orderingRules.flatMap((rule) => (rule.kind === "single_terminal" ? rule.terminals : [])));
 
 /** True for the notifications that end a turn: after one, nothing more follows. */
 export function isTerminal(notification: AnyNotification): boolean {

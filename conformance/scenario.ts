@@ -7,6 +7,7 @@
  * itself is an error. What follows a failed step is not reached, and says why.
  */
 import type { ProtocolClient } from "../generated/client.js";
+import { orderingRules } from "../generated/ordering.js";
 import type { AnyNotification } from "../generated/registry.js";
 import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "../generated/types.js";
 import { LocalError, RpcError } from "../rpc/errors.js";
@@ -79,7 +80,16 @@ export interface ContextOptions {
   readonly covers?: (requirement: string) => readonly string[];
 }
 
-const TERMINAL = new Set(["turn/completed", "turn/failed", "turn/blocked"]);
+/**
+ * The notifications after which a turn sends nothing more on its own: the terminals of the
+ * protocol's turn-scoped single_terminal rules and the notification of each turn-scoped
+ * quiet_after rule (turn/blocked).
+ */
+const TERMINAL: ReadonlySet<string> = new Set(
+  orderingRules
+    .filter((rule) => rule.scope.at(-1)?.name === "turn")
+    .flatMap((rule) => (rule.kind === "single_terminal" ? rule.terminals : rule.kind === "quiet_after" ? [rule.notification] : [])),
+);
 const isTerminal = (n: AnyNotification) => TERMINAL.has(n.method);
 
 export class ScenarioContext {

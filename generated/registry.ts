@@ -672,8 +672,46 @@ export type ErrorReason = keyof typeof errors;
  * has no keyword for, written once in its schema file.
  */
 export const extensions = {
+  ItemCompletedNotification: {
+    "x-carries-snapshot": "item",
+    "x-changes-views": ["work"],
+  },
   ItemDeltaStream: {
     "x-appends-to-item-field": { "agent_message": "text", "stdout": "stdout", "stderr": "stderr", "file_change": "output", "tool_progress": "progress" },
+    "x-sent-as": { "agent_message": "item/agent_message/delta", "stdout": "item/command_execution/output_delta", "stderr": "item/command_execution/output_delta", "file_change": "item/file_change/output_delta", "tool_progress": "item/tool/progress" },
+  },
+  ItemRecoveryAttachedNotification: {
+    "x-changes-views": ["work", "timeline"],
+  },
+  ItemStartedNotification: {
+    "x-carries-snapshot": "item",
+    "x-changes-views": ["work"],
+  },
+  ItemUpdatedNotification: {
+    "x-carries-snapshot": "item",
+    "x-changes-views": ["work"],
+  },
+  TurnBlockedNotification: {
+    "x-carries-snapshot": "turn",
+    "x-changes-views": ["work", "timeline"],
+  },
+  TurnCompletedNotification: {
+    "x-carries-snapshot": "turn",
+    "x-changes-views": ["work", "timeline"],
+  },
+  TurnFailedNotification: {
+    "x-carries-snapshot": "turn",
+    "x-changes-views": ["work", "timeline"],
+  },
+  TurnPermissionRequestOpenedNotification: {
+    "x-changes-views": ["work"],
+  },
+  TurnPermissionRequestResolvedNotification: {
+    "x-changes-views": ["work"],
+  },
+  TurnStartedNotification: {
+    "x-carries-snapshot": "turn",
+    "x-changes-views": ["work", "timeline"],
   },
 } as const;
 

@@ -14,7 +14,7 @@ import type {
   TurnQuestion,
   TurnQuestionResolution,
 } from "../../generated/types.js";
-import { extensions } from "../../generated/registry.js";
+import { extensions, notifications, type NotificationName } from "../../generated/registry.js";
 import { appendToField } from "../../rpc/streams.js";
 import type { StoredEvent } from "../store/store.js";
 
@@ -86,11 +86,27 @@ export interface TurnState {
  */
 export const DELTA_FIELD = extensions.ItemDeltaStream["x-appends-to-item-field"];
 
-/** The events that carry the turn's whole snapshot. */
-export const TURN_SNAPSHOTS: ReadonlySet<string> = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked"]);
+/**
+ * The notifications whose params type declares extension keyword `key` (in its schema file)
+ * with a value that `accepts` takes: how the engine reads a protocol fact about notifications
+ * from the schemas instead of listing them again.
+ */
+export function notificationsDeclaring(key: string, accepts: (value: unknown) => boolean): ReadonlySet<NotificationName> {
+  const keywordsOf: Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>> = extensions;
+  const names = Object.values(notifications)
+    .filter((entry) => {
+      const value = keywordsOf[entry.params]?.[key];
+      return value !== undefined && accepts(value);
+    })
+    .map((entry) => entry.name);
+  return new Set(names);
+}
 
-/** The events that carry an item's whole snapshot. */
-export const ITEM_SNAPSHOTS: ReadonlySet<string> = new Set(["item/started", "item/updated", "item/completed"]);
+/** The events that carry the turn's whole snapshot (`x-carries-snapshot: "turn"`). */
+export const TURN_SNAPSHOTS: ReadonlySet<string> = notificationsDeclaring("x-carries-snapshot", (v) => v === "turn");
+
+/** The events that carry an item's whole snapshot (`x-carries-snapshot: "item"`). */
+export const ITEM_SNAPSHOTS: ReadonlySet<string> = notificationsDeclaring("x-carries-snapshot", (v) => v === "item");
 
 /**
  * A turn's fold, kept up to date one event at a time: `apply` each event of the log in

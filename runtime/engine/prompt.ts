@@ -6,13 +6,13 @@
  * the dynamic ones (the conversation) and of the whole. The manifest never holds prompt text.
  */
 import { createHash } from "node:crypto";
-import type { PromptManifest } from "../../generated/types.js";
+import type { PromptManifest, TurnMode } from "../../generated/types.js";
 import type { ChatMessage, ToolSpec } from "../providers/provider.js";
 
 export const PROMPT_COMPILER_VERSION = "1.0.0";
 
 export interface PromptInput {
-  readonly mode: "Chat" | "Agent";
+  readonly mode: TurnMode;
   readonly tools: readonly ToolSpec[];
   /** The conversation as it is sent (after any compression). */
   readonly messages: readonly ChatMessage[];

@@ -24,6 +24,7 @@ import type { Clock, EventLog, ItemIds, TurnReader } from "./ports.js";
 /** What recovery jobs are built from. */
 export type RecoveryPorts = EventLog & TurnReader & ItemIds & Pick<Clock, "nowIso">;
 import { checkpointId, zeroCounts } from "./windows.js";
+import { finishToolItem, isToolItem } from "./tool-items.js";
 
 /** How a turn is blocked: why, which recovery job, and how its current window ends. */
 export interface BlockSpec {
@@ -124,11 +125,9 @@ export class RecoveryJobs {
 
 /** An item a stop left open, closed as cancelled with the reason the model and the client see. */
 function cutOff(item: TurnItem, message: string): TurnItem {
-  const fields = item as unknown as Record<string, unknown>;
   if (item.type === "agentMessage") return { ...item, status: "cancelled", partial: true };
-  if (fields.tool_call_id === undefined) return { ...item, status: "cancelled" } as TurnItem;
-  const result = item.type === "task" ? { result: message } : { outcome: "cancelled", tool_result: message };
-  return { ...fields, status: "cancelled", error: { message }, ...result } as unknown as TurnItem;
+  if (!isToolItem(item) || item.tool_call_id === undefined) return { ...item, status: "cancelled" };
+  return finishToolItem(item, { status: "cancelled", outcome: "cancelled", error: { message }, resultText: message });
 }
 
 /** The abort reason of a turn stopped because the gateway is shutting down (not cancelled by a client). */

@@ -26,6 +26,7 @@ import type { Approvals } from "./approvals.js";
 import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, TurnReader } from "./ports.js";
 import type { RecoveryJobs } from "./recovery.js";
 import { ToolGate, type GateVerdict } from "./tool-gate.js";
+import { finishToolItem, openToolItem, updateToolItem, type ToolItem, type ToolItemEnd } from "./tool-items.js";
 import { appendToField } from "../../rpc/streams.js";
 import { promptManifest, skillsPrompt, type SkillEntry } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
@@ -33,14 +34,10 @@ import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
+import { extensions } from "../../generated/registry.js";
 
-/** The delta notification of each output stream. */
-const DELTA_METHOD = {
-  stdout: "item/command_execution/output_delta",
-  stderr: "item/command_execution/output_delta",
-  file_change: "item/file_change/output_delta",
-  tool_progress: "item/tool/progress",
-} as const;
+/** The notification each delta stream is sent as (the ItemDeltaStream schema's x-sent-as). */
+const DELTA_METHOD = extensions.ItemDeltaStream["x-sent-as"];
 
 const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
@@ -297,7 +294,7 @@ export class TurnRunner {
           g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
         message.text += event.text;
-        g.publish(threadId, turnId, "item/agent_message/delta", { item_id: message.id, stream: "agent_message", delta: event.text });
+        g.publish(threadId, turnId, DELTA_METHOD.agent_message, { item_id: message.id, stream: "agent_message", delta: event.text });
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
@@ -377,37 +374,30 @@ export class TurnRunner {
     const g = this.gateway;
     const id = this.itemId(turnId);
     const tool = tools.get(call.name);
-    const finishItem = (item: Record<string, unknown>) => g.publish(threadId, turnId, "item/completed", { item_id: id, item: item as unknown as TurnItem });
+    const finish = (item: ToolItem, end: ToolItemEnd) => g.publish(threadId, turnId, "item/completed", { item_id: id, item: finishToolItem(item, end) });
+    const failed = (message: string): ToolItemEnd => ({ status: "failed", outcome: "error", error: { message }, resultText: message });
 
     if (!tool) {
       const message = `unknown tool "${call.name}": the tools are ${[...tools.keys()].join(", ")}`;
-      const item = { type: "dynamicToolCall", id, status: "in_progress", round, tool_name: call.name, tool_call_id: call.id, arguments: safeArguments(call.arguments) };
-      g.publish(threadId, turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
-      finishItem({ ...item, status: "failed", outcome: "error", error: { message }, tool_result: message });
+      const item = openToolItem("dynamicToolCall", { id, round, toolCallId: call.id, toolName: call.name, args: safeArguments(call.arguments), described: {} });
+      g.publish(threadId, turnId, "item/started", { item_id: id, item });
+      finish(item, failed(message));
       return;
     }
     const parsed = parseToolArguments(tool, call.arguments);
     const args = parsed.ok ? parsed.args : safeArguments(call.arguments);
-    const base: Record<string, unknown> = {
-      type: tool.itemType,
-      id,
-      status: "in_progress",
-      round,
-      tool_call_id: call.id,
-      ...(tool.itemType === "task" ? {} : { arguments: args }),
-      ...(tool.itemType === "dynamicToolCall" ? { tool_name: tool.spec.name } : {}),
-      ...describeSafely(tool, args, cwd),
-    };
-    g.publish(threadId, turnId, "item/started", { item_id: id, item: base as unknown as TurnItem });
+    const base = openToolItem(tool.itemType, { id, round, toolCallId: call.id, toolName: tool.spec.name, args, described: describeSafely(tool, args, cwd) });
+    g.publish(threadId, turnId, "item/started", { item_id: id, item: base });
     if (!parsed.ok) {
-      finishItem({ ...base, status: "failed", outcome: "error", error: { message: parsed.error }, ...resultField(tool, parsed.error) });
+      finish(base, failed(parsed.error));
       return;
     }
     const turnNow = g.turnState(turnId)!;
     // A question to the user is the user's decision already: it is not gated behind an approval.
     const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction);
     if (!verdict.allowed) {
-      finishItem({ ...base, status: signal.aborted ? "cancelled" : "declined", outcome: signal.aborted ? "cancelled" : "declined", error: { message: verdict.message }, ...resultField(tool, verdict.message) });
+      const ended = signal.aborted ? "cancelled" : "declined";
+      finish(base, { status: ended, outcome: ended, error: { message: verdict.message }, resultText: verdict.message });
       return;
     }
     const security = turnNow.turn.security;
@@ -415,7 +405,7 @@ export class TurnRunner {
     const sandbox = sandboxOfTurn(security, this.options.config.sandbox);
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
-    let current: Record<string, unknown> = base;
+    let current: ToolItem = base;
     const context: ToolContext = {
       cwd,
       signal,
@@ -431,14 +421,14 @@ export class TurnRunner {
         g.publish(threadId, turnId, DELTA_METHOD[stream], { item_id: id, stream, delta });
       },
       update: (fields) => {
-        current = { ...current, ...fields };
-        g.publish(threadId, turnId, "item/updated", { item_id: id, item: current as unknown as TurnItem });
+        current = updateToolItem(current, fields);
+        g.publish(threadId, turnId, "item/updated", { item_id: id, item: current });
       },
     };
     const result = await this.runWithRetries(threadId, turnId, id, tool, args, context);
     const outcome = result.ok ? "success" : signal.aborted ? "cancelled" : result.item.timed_out === true || result.timeout !== undefined ? "timed_out" : "error";
     const status = result.ok ? "completed" : signal.aborted ? "cancelled" : "failed";
-    finishItem({ ...base, ...result.item, status, ...(tool.itemType === "task" ? {} : { outcome }), ...resultField(tool, result.content) });
+    finish(base, { status, outcome, resultText: result.content, reported: result.item });
   }
 
   /**
@@ -469,11 +459,6 @@ export class TurnRunner {
     }
   }
 
-}
-
-/** Where a tool item keeps the text the model received: `tool_result`, or a task's `result`. */
-function resultField(tool: Tool, text: string): Record<string, string> {
-  return tool.itemType === "task" ? { result: text } : { tool_result: text };
 }
 
 /** The call's arguments as an object, even when the model sent something else (kept for the record). */

@@ -7,24 +7,17 @@
 import type { NotificationName } from "../../generated/registry.js";
 import type { TurnWorkBlock } from "../../generated/types.js";
 import type { StoredEvent } from "../store/store.js";
+import { notificationsDeclaring } from "./fold.js";
 import { blockChanged, type WorkFold } from "./work.js";
 
-/** Events after which a turn's work view may have changed: an item opens, changes or ends (not every delta, which clients already get). */
-const WORK_EVENTS: ReadonlySet<string> = new Set([
-  "turn/started",
-  "turn/completed",
-  "turn/failed",
-  "turn/blocked",
-  "item/started",
-  "item/updated",
-  "item/completed",
-  "turn/permission/request/opened",
-  "turn/permission/request/resolved",
-  "item/recovery_attached",
-]);
+/**
+ * Events after which a turn's work view may have changed (`x-changes-views` names "work"): an
+ * item opens, changes or ends, not every delta, which clients already get.
+ */
+const WORK_EVENTS: ReadonlySet<string> = notificationsDeclaring("x-changes-views", (v) => Array.isArray(v) && v.includes("work"));
 
-/** Events after which a thread's timeline blocks changed. */
-const TIMELINE_EVENTS: ReadonlySet<string> = new Set(["turn/started", "turn/completed", "turn/failed", "turn/blocked", "item/recovery_attached"]);
+/** Events after which a thread's timeline blocks changed (`x-changes-views` names "timeline"). */
+const TIMELINE_EVENTS: ReadonlySet<string> = notificationsDeclaring("x-changes-views", (v) => Array.isArray(v) && v.includes("timeline"));
 
 export interface ViewPorts {
   /** The turn's work fold, caught up with the log. */

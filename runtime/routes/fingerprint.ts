@@ -5,41 +5,18 @@
  * (object keys sorted at every depth), so the spelling order of keys never matters.
  */
 import { createHash } from "node:crypto";
-import type {
-  AgentDelegationDisclosurePolicy,
-  AgentDelegationRouteAction,
-  AgentDelegationRouteKind,
-} from "../../generated/types.js";
+import type { AgentDelegationRouteProjection } from "../../generated/types.js";
+
+/** The fields of a route projection that are its state rather than what it grants. */
+type RouteState = "route_id" | "status" | "generation" | "grant_fingerprint" | "created_at" | "updated_at" | "idempotency_key";
 
 /**
- * What a route grants. A route projection fits as it is: its state (route_id, status,
- * generation, timestamps, idempotency_key) is not read, so revoking a route or creating
- * the same grant again does not change the fingerprint. Optional ids may be absent or
- * null: both mean "not constrained" and fingerprint the same.
+ * What a route grants: a route projection without its state. A projection fits as it is:
+ * its state (route_id, status, generation, timestamps, idempotency_key) is not read, so
+ * revoking a route or creating the same grant again does not change the fingerprint. The
+ * nullable ids mean "not constrained" when null.
  */
-export interface RouteGrant {
-  readonly kind: AgentDelegationRouteKind;
-  readonly allowed_actions: readonly AgentDelegationRouteAction[];
-  readonly disclosure: AgentDelegationDisclosurePolicy;
-  readonly source_execution_id: string;
-  readonly source_capsule_id: string;
-  readonly source_thread_id: string;
-  readonly source_workspace_id: string;
-  readonly source_gateway_id: string;
-  readonly destination_execution_id?: string | null;
-  readonly destination_capsule_id?: string | null;
-  readonly destination_thread_id: string;
-  readonly destination_workspace_id: string;
-  readonly destination_gateway_id: string;
-  readonly destination_identity_id?: string | null;
-  readonly destination_execution_profile?: string | null;
-  readonly source_policy_generation: number;
-  readonly destination_policy_generation: number;
-  readonly hop_count: number;
-  readonly max_hops: number;
-  readonly expires_at?: string | null;
-  readonly return_route_id?: string | null;
-}
+export type RouteGrant = Readonly<Omit<AgentDelegationRouteProjection, RouteState>>;
 
 /**
  * "gfp_" and the hex SHA-256 of the canonical JSON of the grant's fields. Actions are

@@ -153,9 +153,17 @@ export function checkMetaValue(key: string, value: unknown): void {
   if (typeof value !== "string") throw new StoreError("invalid_argument", `set meta ${key}: value must be a string, got ${describe(value)}`);
 }
 
-/** The default clock for `recorded_at`. */
+let lastMs = Number.NaN;
+let lastText = "";
+
+/** The default clock for `recorded_at`: the text is made once per millisecond, not once per event. */
 export function nowRfc3339(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastText = new Date(ms).toISOString();
+  }
+  return lastText;
 }
 
 export const storeErrors = {

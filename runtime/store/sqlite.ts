@@ -120,6 +120,11 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
  */
 export const GROUP_COMMIT_LIMIT = 256;
 
+/** Events per multi-row insert: one prepared statement inserts this many of a group's appends at once. */
+const INSERT_BATCH = 64;
+/** The values of one event row in the insert statements. */
+const EVENT_COLUMNS = 6;
+
 type CommitCallback = (failure?: StoreError) => void;
 
 /** An open group transaction: how many appends it holds and what waits for its commit. */
@@ -132,6 +137,12 @@ interface Group {
    * it ends, and this one changes them only through append. Forgotten with the group.
    */
   readonly turns: Map<string, { readonly thread_id: string; last: number }>;
+  /**
+   * The events appended in this group not yet inserted, as the insert statement's values,
+   * six per event: they go to SQLite INSERT_BATCH at a time, and the rest before anything
+   * reads the file through this connection and before the commit.
+   */
+  readonly pending: (string | number)[];
 }
 
 /**
@@ -242,7 +253,9 @@ export class SqliteEventStore implements EventStore {
   }
 
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
-    this.enter();
+    // Not enter(): this append joins the group's pending events rather than flushing them.
+    if (!this.db.open) throw storeErrors.closed();
+    this.commitOtherGroup();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
     // A write that failed outside append may have made SQLite roll the group back.
     if (this.group && !this.db.inTransaction) this.endGroup(this.group, commitFailed(this.file, new Error("the transaction was rolled back")));
@@ -356,7 +369,7 @@ export class SqliteEventStore implements EventStore {
    */
   private beginGroup(): Group {
     this.statements.begin.run();
-    const group: Group = { appends: 0, waiting: [], turns: new Map() };
+    const group: Group = { appends: 0, waiting: [], turns: new Map(), pending: [] };
     this.group = group;
     if (this.path !== undefined) groupHolders.set(this.path, this);
     setImmediate(() => {
@@ -369,6 +382,7 @@ export class SqliteEventStore implements EventStore {
   private commitGroup(group: Group): StoreError | undefined {
     let failure: StoreError | undefined;
     try {
+      this.insertPending(group);
       this.statements.commit.run();
     } catch (error) {
       failure = commitFailed(this.file, error);
@@ -429,12 +443,47 @@ export class SqliteEventStore implements EventStore {
     } finally {
       this.appendingTo = undefined;
     }
-    const row: EventRow = { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params, recorded_at: this.now() };
-    this.statements.insertEvent.run(row);
+    const recordedAt = this.now();
+    group.pending.push(turnId, sequence, turn.thread_id, method, params, recordedAt);
+    if (group.pending.length >= INSERT_BATCH * EVENT_COLUMNS) this.insertPending(group);
     turn.last = sequence;
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
-    const { params: _text, ...fields } = row;
-    return { ...fields, params: built, paramsJson: params };
+    return { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+  }
+
+  /** Inserts the group's pending events: INSERT_BATCH rows per statement, then the rest one by one. */
+  private insertPending(group: Group): void {
+    const values = group.pending;
+    if (values.length === 0) return;
+    const batch = INSERT_BATCH * EVENT_COLUMNS;
+    let at = 0;
+    try {
+      for (; at + batch <= values.length; at += batch) this.statements.insertEvents.run(values.slice(at, at + batch));
+      for (; at < values.length; at += EVENT_COLUMNS) this.statements.insertEvent.run(values.slice(at, at + EVENT_COLUMNS));
+    } finally {
+      values.length = 0;
+    }
+  }
+
+  /**
+   * Inserts what this connection's group has pending before a read, so the read sees every
+   * append; an insert that fails loses the group, as a failed commit would.
+   */
+  private readPending(): void {
+    const group = this.group;
+    if (group === undefined || group.pending.length === 0) return;
+    try {
+      this.insertPending(group);
+    } catch (error) {
+      const failure = commitFailed(this.file, error);
+      try {
+        if (this.db.inTransaction) this.statements.rollback.run();
+      } catch {
+        // The failure reported is the insert's.
+      }
+      this.endGroup(group, failure);
+      throw failure;
+    }
   }
 
   private migrate(): void {
@@ -461,6 +510,7 @@ export class SqliteEventStore implements EventStore {
   private enter(): void {
     if (!this.db.open) throw storeErrors.closed();
     this.commitOtherGroup();
+    this.readPending();
   }
 }
 
@@ -539,9 +589,9 @@ function prepareStatements(db: Database) {
     selectLastSequence: db.prepare<[string], { last: number }>(
       `SELECT IFNULL(MAX(sequence), 0) AS last FROM events WHERE turn_id = ?`,
     ),
-    insertEvent: db.prepare<[EventRow]>(
-      `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at)
-       VALUES (@turn_id, @sequence, @thread_id, @method, @params, @recorded_at)`,
+    insertEvent: db.prepare<[(string | number)[]]>(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES (?, ?, ?, ?, ?, ?)`),
+    insertEvents: db.prepare<[(string | number)[]]>(
+      `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ${Array(INSERT_BATCH).fill("(?, ?, ?, ?, ?, ?)").join(", ")}`,
     ),
     selectEvents: db.prepare<[string, number, number], EventRow>(
       `SELECT thread_id, turn_id, sequence, method, params, recorded_at FROM events

@@ -114,7 +114,7 @@ describe("grantFingerprint", () => {
     ["destination_workspace_id", (g) => void (g.destination_workspace_id = "ws_9")],
     ["destination_gateway_id", (g) => void (g.destination_gateway_id = "gw_9")],
     ["destination_identity_id", (g) => void (g.destination_identity_id = "agent_9")],
-    ["destination_execution_profile", (g) => void (g.destination_execution_profile = null)],
+    ["destination_execution_profile", (g) => void (g.destination_execution_profile = "profile_9")],
     ["source_policy_generation", (g) => void (g.source_policy_generation = 4)],
     ["destination_policy_generation", (g) => void (g.destination_policy_generation = 4)],
     ["hop_count", (g) => void (g.hop_count = 2)],

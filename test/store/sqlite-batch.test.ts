@@ -1,0 +1,66 @@
+/**
+ * The SQLite store inserts a group's appends in multi-row statements: an append is kept
+ * until a batch is full, a read of this connection or the commit. Whatever the batching,
+ * a read sees every append before it, in order, and the commit stores every one.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
+
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+let dir: string;
+let file: string;
+let store: SqliteEventStore;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "turnspec-batch-"));
+  file = join(dir, "events.db");
+  store = new SqliteEventStore(file);
+  store.createThread({ id: "thr_a", workspace_id: "wsp_1", cwd: "/w", mode: "Agent", created_at: "2025-01-01T00:00:00Z" });
+  store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:01Z");
+  store.createTurn("thr_a", "trn_2", "2025-01-01T00:00:02Z");
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const append = (turnId: string, n: number) => store.append(turnId, "item/agent_message/delta", (sequence) => ({ turn_id: turnId, sequence, delta: `d${n}` }));
+
+describe("batched inserts of the SQLite store", () => {
+  it("reads every append of the open group, in order, at any count", () => {
+    for (const count of [1, 63, 64, 65, 130]) {
+      const before = store.lastSequence("trn_1");
+      for (let i = 0; i < count; i++) append("trn_1", before + i + 1);
+      expect(store.lastSequence("trn_1")).toBe(before + count);
+      const events = store.events("trn_1", before);
+      expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: count }, (_, i) => before + i + 1));
+      expect(events.map((e) => (e.params as { delta: string }).delta)).toEqual(Array.from({ length: count }, (_, i) => `d${before + i + 1}`));
+    }
+  });
+
+  it("keeps interleaved turns apart and stores every append at the commit", async () => {
+    const total = GROUP_COMMIT_LIMIT + 70;
+    for (let i = 1; i <= total; i++) append(i % 3 === 0 ? "trn_2" : "trn_1", i);
+    await nextTick();
+    store.close();
+    store = new SqliteEventStore(file);
+    const one = store.events("trn_1");
+    const two = store.events("trn_2");
+    expect(one.length + two.length).toBe(total);
+    expect(two.map((e) => (e.params as { delta: string }).delta)).toEqual(Array.from({ length: Math.floor(total / 3) }, (_, i) => `d${(i + 1) * 3}`));
+    expect(one.map((e) => e.sequence)).toEqual(Array.from({ length: one.length }, (_, i) => i + 1));
+  });
+
+  it("returns from append the event as it will be stored", async () => {
+    const event = append("trn_1", 1);
+    await nextTick();
+    const [stored] = store.events("trn_1");
+    expect(stored).toMatchObject({ thread_id: "thr_a", turn_id: "trn_1", sequence: 1, method: "item/agent_message/delta", recorded_at: event.recorded_at });
+    expect(stored!.params).toEqual(event.params);
+  });
+});
