@@ -8,8 +8,7 @@
  * The claims start with `"kind":"question_answer"` and have another key set than a resolve
  * token's, so one kind of token never verifies as the other even under a shared secret.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { isRfc3339, strictBase64url } from "./tokens.js";
+import { isRfc3339, TokenSigner } from "./tokens.js";
 
 export interface AnswerTokenClaims {
   readonly thread_id: string;
@@ -27,17 +26,13 @@ export type AnswerTokenRejection = "missing" | "malformed" | "bad_signature" | "
 export type AnswerTokenCheck = { readonly ok: true } | { readonly ok: false; readonly reason: AnswerTokenRejection };
 
 const KIND = "question_answer";
-const MAC_BYTES = 32;
-const MIN_SECRET_BYTES = 16;
 
 export class AnswerTokens {
-  readonly #secret: Buffer;
+  readonly #signer: TokenSigner;
 
   /** `secret`: at least 16 bytes; a string is taken as UTF-8. */
   constructor(secret: Uint8Array | string) {
-    const bytes = typeof secret === "string" ? Buffer.from(secret, "utf8") : Buffer.from(secret);
-    if (bytes.length < MIN_SECRET_BYTES) throw new Error(`an answer-token secret needs at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}`);
-    this.#secret = bytes;
+    this.#signer = new TokenSigner(secret, "answer-token");
   }
 
   /** A token binding these claims. Throws when an id is empty, the index is not a non-negative integer or expires_at is not RFC 3339. */
@@ -48,24 +43,14 @@ export class AnswerTokens {
     if (!Number.isInteger(claims.index) || claims.index < 0) throw new Error(`cannot mint an answer token: index must be a non-negative integer, got ${JSON.stringify(claims.index)}`);
     if (!isRfc3339(claims.expires_at)) throw new Error(`cannot mint an answer token: expires_at must be an RFC 3339 date-time, got ${JSON.stringify(claims.expires_at)}`);
     // Fixed key order: the bytes signed are the bytes carried.
-    const payload = Buffer.from(
-      JSON.stringify({ kind: KIND, thread_id: claims.thread_id, turn_id: claims.turn_id, call_id: claims.call_id, index: claims.index, expires_at: claims.expires_at }),
-      "utf8",
-    );
-    return `${payload.toString("base64url")}.${this.#mac(payload).toString("base64url")}`;
+    return this.#signer.seal({ kind: KIND, thread_id: claims.thread_id, turn_id: claims.turn_id, call_id: claims.call_id, index: claims.index, expires_at: claims.expires_at });
   }
 
   /** Whether `token` was minted here for exactly `expected`'s question and thread, and has not expired at `now`. The signature is checked before anything in it is read. */
   verify(token: string | undefined, expected: AnswerTokenBinding, now: Date): AnswerTokenCheck {
-    if (token === undefined || token === "") return { ok: false, reason: "missing" };
-    if (typeof token !== "string") return { ok: false, reason: "malformed" };
-    const parts = token.split(".");
-    if (parts.length !== 2) return { ok: false, reason: "malformed" };
-    const payload = strictBase64url(parts[0]!);
-    const mac = strictBase64url(parts[1]!);
-    if (!payload || !mac || mac.length !== MAC_BYTES) return { ok: false, reason: "malformed" };
-    if (!timingSafeEqual(mac, this.#mac(payload))) return { ok: false, reason: "bad_signature" };
-    const claims = parseClaims(payload);
+    const opened = this.#signer.open(token);
+    if (!opened.ok) return opened;
+    const claims = parseClaims(opened.claims);
     if (!claims) return { ok: false, reason: "malformed" };
     if (claims.thread_id !== expected.thread_id || claims.turn_id !== expected.turn_id || claims.call_id !== expected.call_id || claims.index !== expected.index) {
       return { ok: false, reason: "wrong_question" };
@@ -73,19 +58,9 @@ export class AnswerTokens {
     if (now.getTime() >= Date.parse(claims.expires_at)) return { ok: false, reason: "expired" };
     return { ok: true };
   }
-
-  #mac(payload: Buffer): Buffer {
-    return createHmac("sha256", this.#secret).update(payload).digest();
-  }
 }
 
-function parseClaims(payload: Buffer): AnswerTokenClaims | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload.toString("utf8"));
-  } catch {
-    return undefined;
-  }
+function parseClaims(value: unknown): AnswerTokenClaims | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const r = value as Record<string, unknown>;
   if (Object.keys(r).length !== 6 || r.kind !== KIND) return undefined;

@@ -32,16 +32,62 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const CLAIM_KEYS = ["request_id", "turn_id", "thread_id", "expires_at"] as const;
 
-export class ResolveTokens {
+/** Why a token's envelope was refused before any claim in it was read. */
+export type EnvelopeRejection = "missing" | "malformed" | "bad_signature";
+
+/**
+ * The envelope every kind of token here shares: base64url(claims JSON) "." base64url(MAC).
+ * `seal` signs the exact bytes it carries; `open` checks the signature, in constant time,
+ * before it parses anything, so unauthenticated content is never interpreted.
+ */
+export class TokenSigner {
   readonly #secret: Buffer;
 
   /** `secret`: at least 16 bytes; a string is taken as UTF-8. Copied, so later changes to it do not matter. */
-  constructor(secret: Uint8Array | string) {
+  constructor(secret: Uint8Array | string, what: string) {
     const bytes = typeof secret === "string" ? Buffer.from(secret, "utf8") : Buffer.from(secret);
     if (bytes.length < MIN_SECRET_BYTES) {
-      throw new Error(`a resolve-token secret needs at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}; ResolveTokens.random() makes a suitable one`);
+      throw new Error(`a ${what} secret needs at least ${MIN_SECRET_BYTES} bytes, got ${bytes.length}; ResolveTokens.random() makes a suitable one`);
     }
     this.#secret = bytes;
+  }
+
+  /** The token carrying `claims`, serialized in the key order given. */
+  seal(claims: object): string {
+    const payload = Buffer.from(JSON.stringify(claims), "utf8");
+    return `${payload.toString("base64url")}.${this.#mac(payload).toString("base64url")}`;
+  }
+
+  /** The signed claims of `token`, parsed, or why the envelope was refused. */
+  open(token: string | undefined): { readonly ok: true; readonly claims: unknown } | { readonly ok: false; readonly reason: EnvelopeRejection } {
+    if (token === undefined || token === "") return { ok: false, reason: "missing" };
+    if (typeof token !== "string") return { ok: false, reason: "malformed" };
+    const parts = token.split(".");
+    if (parts.length !== 2) return { ok: false, reason: "malformed" };
+    const payload = strictBase64url(parts[0]!);
+    const mac = strictBase64url(parts[1]!);
+    if (!payload || !mac || mac.length !== MAC_BYTES) return { ok: false, reason: "malformed" };
+    // Constant-time, so the time taken does not tell how much of a forged MAC was right.
+    if (!timingSafeEqual(mac, this.#mac(payload))) return { ok: false, reason: "bad_signature" };
+    try {
+      return { ok: true, claims: JSON.parse(payload.toString("utf8")) };
+    } catch {
+      // Signed by this secret yet not JSON: the secret is shared with something else.
+      return { ok: false, reason: "malformed" };
+    }
+  }
+
+  #mac(payload: Buffer): Buffer {
+    return createHmac("sha256", this.#secret).update(payload).digest();
+  }
+}
+
+export class ResolveTokens {
+  readonly #signer: TokenSigner;
+
+  /** `secret`: at least 16 bytes; a string is taken as UTF-8. Copied, so later changes to it do not matter. */
+  constructor(secret: Uint8Array | string) {
+    this.#signer = new TokenSigner(secret, "resolve-token");
   }
 
   /** Tokens under a fresh 32-byte secret: they stop verifying when this gateway process ends. */
@@ -56,8 +102,7 @@ export class ResolveTokens {
     }
     if (!isRfc3339(claims.expires_at)) throw new Error(`cannot mint a resolve token: expires_at must be an RFC 3339 date-time, got ${JSON.stringify(claims.expires_at)}`);
     // Only the four claims, in fixed order: extra fields on the argument are not signed.
-    const payload = Buffer.from(JSON.stringify(Object.fromEntries(CLAIM_KEYS.map((key) => [key, claims[key]]))), "utf8");
-    return `${payload.toString("base64url")}.${this.#mac(payload).toString("base64url")}`;
+    return this.#signer.seal(Object.fromEntries(CLAIM_KEYS.map((key) => [key, claims[key]])));
   }
 
   /**
@@ -66,17 +111,9 @@ export class ResolveTokens {
    * token is read, so unauthenticated content is never interpreted.
    */
   verify(token: string | undefined, expected: ResolveTokenBinding, now: Date): TokenCheck {
-    if (token === undefined || token === "") return { ok: false, reason: "missing" };
-    if (typeof token !== "string") return { ok: false, reason: "malformed" };
-    const parts = token.split(".");
-    if (parts.length !== 2) return { ok: false, reason: "malformed" };
-    const payload = strictBase64url(parts[0]!);
-    const mac = strictBase64url(parts[1]!);
-    if (!payload || !mac || mac.length !== MAC_BYTES) return { ok: false, reason: "malformed" };
-    // Constant-time, so the time taken does not tell how much of a forged MAC was right.
-    if (!timingSafeEqual(mac, this.#mac(payload))) return { ok: false, reason: "bad_signature" };
-
-    const claims = parseClaims(payload);
+    const opened = this.#signer.open(token);
+    if (!opened.ok) return opened;
+    const claims = parseClaims(opened.claims);
     // Signed by this secret yet not our shape: the secret is shared with something else.
     if (!claims) return { ok: false, reason: "malformed" };
     // Checked before expiry: a token for another request is the graver mismatch, and says so even when also stale.
@@ -85,10 +122,6 @@ export class ResolveTokens {
     }
     if (now.getTime() >= Date.parse(claims.expires_at)) return { ok: false, reason: "expired" };
     return { ok: true };
-  }
-
-  #mac(payload: Buffer): Buffer {
-    return createHmac("sha256", this.#secret).update(payload).digest();
   }
 }
 
@@ -103,13 +136,7 @@ export function strictBase64url(text: string): Buffer | undefined {
   return bytes.toString("base64url") === text ? bytes : undefined;
 }
 
-function parseClaims(payload: Buffer): ResolveTokenClaims | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(payload.toString("utf8"));
-  } catch {
-    return undefined;
-  }
+function parseClaims(value: unknown): ResolveTokenClaims | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
   const record = value as Record<string, unknown>;
   if (Object.keys(record).length !== CLAIM_KEYS.length) return undefined;
