@@ -40,7 +40,7 @@ export async function runPermissionBench(options: PermissionBenchOptions = {}): 
       if (n.method === "turn/permission/request/opened") {
         const { request } = n.params;
         open.set(request.request_id, { openedAt: at, itemId: request.item_id });
-        void s.client.turnPermissionRequestRespond({ request_id: request.request_id, resolution: "allow_once" });
+        void s.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
       } else if (n.method === "turn/permission/request/resolved") {
         const entry = open.get(n.params.request_id);
         if (!entry) return;
