@@ -40,7 +40,7 @@ export function receivedFor(client: StrictClient, turnId: string): AnyNotificati
 export function autoApprove(client: StrictClient): () => void {
   return client.client.onAny((n) => {
     if (n.method !== "turn/permission/request/opened") return;
-    void client.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolution: "allow_once" }).catch(() => undefined);
+    void client.client.turnPermissionRequestRespond({ request_id: n.params.request.request_id, resolve_token: n.params.request.resolve_token, resolution: "allow_once" }).catch(() => undefined);
   });
 }
 
