@@ -18,6 +18,8 @@ export { loadSchemas } from "./load.js";
 export type * from "./model.js";
 export { SchemaError, SchemaErrors } from "./schema-error.js";
 export { STANDALONE_DIR, STANDALONE_SUPPORT } from "./standalone.js";
+// The schema diff: which change breaks whom (docs/diff.md).
+export * from "./diff/index.js";
 
 export type SchemaCheck = { readonly ok: true; readonly model: ProtocolModel } | { readonly ok: false; readonly errors: readonly SchemaError[] };
 
