@@ -53,9 +53,9 @@ export type TurnStreamEvent =
   | (Base & { readonly type: "approval_resolved"; readonly requestId: string; readonly resolution: TurnPermissionApprovalResolution })
   /**
    * The model asked the user a question; the turn waits for the answer. `answer` sends the
-   * chosen option with the question's answer token unmodified. `alreadySurfaced` is true
-   * when this still-open question was delivered before (by the gateway's say, or to this
-   * connection already, on a replay or a reconnect): render a compact reminder, not a second card.
+   * chosen option with the question's answer token unmodified. `alreadySurfaced` is the
+   * gateway's `already_surfaced`, passed through: true when the question was delivered before
+   * (a replay, a reconnect, after a restart): render a compact reminder, not a second card.
    */
   | (Base & {
       readonly type: "question_pending";
@@ -89,8 +89,6 @@ export function toolName(item: TurnItem): string {
 export interface StreamContext {
   readonly respond: (request: TurnPermissionApprovalRequest, resolution: ApprovalAnswer) => Promise<TurnPermissionRequestRespondResponse>;
   readonly answer: (threadId: string, turnId: string, question: TurnQuestion, optionId: string) => Promise<TurnQuestionRespondResponse>;
-  /** Notes that a question was surfaced; true when it had been before. Default: never before. */
-  readonly surfaced?: (threadId: string, turnId: string, question: TurnQuestion) => boolean;
 }
 
 /**
@@ -131,13 +129,13 @@ export function streamEventsOf(items: AccumulatedItems, n: TurnNotification, con
       break;
     case "turn/question/opened": {
       const { thread_id: threadId, turn_id: turnId, question } = n.params;
-      const before = context.surfaced?.(threadId, turnId, question) ?? false;
       events.push({
         type: "question_pending",
         sequence,
         turnId,
         question,
-        alreadySurfaced: n.params.already_surfaced || before,
+        // The gateway decides from its log; the schema requires the field, so no guess is made here.
+        alreadySurfaced: n.params.already_surfaced,
         answer: (optionId) => context.answer(threadId, turnId, question, optionId),
       });
       break;

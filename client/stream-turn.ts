@@ -111,7 +111,7 @@ async function* eventStream(
         await new Promise<void>((resolve) => (wake = resolve));
         continue;
       }
-      const step = streamEventsOf(items, n, { respond, answer: connectionAnswerer(connection), surfaced: (threadId, turnId, question) => noteSurfaced(connection, threadId, turnId, question) });
+      const step = streamEventsOf(items, n, { respond, answer: connectionAnswerer(connection) });
       items = step.items;
       for (const event of step.events) {
         yield event;
@@ -122,18 +122,6 @@ async function* eventStream(
     feed.stop();
     if (listening) signal?.removeEventListener("abort", cancel);
   }
-}
-
-/** The questions each connection has surfaced already: a second delivery (replay, reconnect, another stream of the turn) is a reminder. */
-const surfacedOn = new WeakMap<GatewayConnection, Set<string>>();
-
-function noteSurfaced(connection: GatewayConnection, threadId: string, turnId: string, question: TurnQuestion): boolean {
-  let seen = surfacedOn.get(connection);
-  if (!seen) surfacedOn.set(connection, (seen = new Set()));
-  const key = JSON.stringify([threadId, turnId, question.call_id, question.index]);
-  if (seen.has(key)) return true;
-  seen.add(key);
-  return false;
 }
 
 /** Answers a question on whichever connection is open when the caller answers. */

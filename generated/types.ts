@@ -2658,7 +2658,7 @@ export interface TurnItemEvent {
    */
   method: string;
   /**
-   * Exactly the params object of that notification. Free-form here because its shape depends on method.
+   * Exactly the params object of that notification, except that a replayed turn/question/opened says already_surfaced: true (it was delivered before). Free-form here because its shape depends on method.
    */
   params: {
     [k: string]: unknown | undefined;
@@ -3543,7 +3543,7 @@ export interface TurnQuestionOpenedNotification {
   index: number;
   question: TurnQuestion;
   /**
-   * Whether this still-open question was delivered before. The stored event says false; a client that sees it again (replay, reconnect) renders a compact reminder rather than a second card.
+   * Whether this question was delivered before, derived by the gateway from its log: false on the one live delivery, when the event is recorded; true on every later one (a turn/items replay, a reconnect, after a restart). A surface renders the full card for false and a compact reminder for true.
    */
   already_surfaced: boolean;
 }

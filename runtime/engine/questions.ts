@@ -138,4 +138,17 @@ export class Questions {
   }
 }
 
+/**
+ * The params of an event as a replay (turn/items) delivers it. The stored
+ * turn/question/opened says `already_surfaced: false`, which is true of its one live
+ * delivery: publishing records the event and sends it at once, and a commit that fails
+ * drops both. An opened event read back from the log was therefore delivered before, so a
+ * replay says `true`, whatever this process remembers: after a restart, on another instance
+ * of a shared store, to a client that reconnected. A thread runs one turn at a time and the
+ * turn that asked waits on its questions, so no later turn of the thread re-delivers one.
+ */
+export function replayedParams(method: string, params: Record<string, unknown>): Record<string, unknown> {
+  return method === "turn/question/opened" ? { ...params, already_surfaced: true } : params;
+}
+
 const waitKey = (turnId: string, callId: string, index: number) => `${turnId}\u0000${questionKey(callId, index)}`;

@@ -3,6 +3,7 @@ import { protocolError, type Handlers } from "../../generated/server.js";
 import type { Turn, TurnItemEvent, TurnResumeParams, TurnStartParams } from "../../generated/types.js";
 import type { Connection } from "../engine/connections.js";
 import { isActive, type TurnState } from "../engine/fold.js";
+import { replayedParams } from "../engine/questions.js";
 import type { Threads } from "../engine/threads.js";
 import type { EventStore } from "../store/store.js";
 
@@ -43,7 +44,7 @@ export function turnHandlers({ threads, turnState, store, lifecycle }: TurnHandl
       const state = threads.turnOf(params.thread_id, params.turn_id);
       const events: TurnItemEvent[] = store
         .events(params.turn_id, params.after_sequence ?? 0, params.limit)
-        .map((e) => ({ sequence: e.sequence, method: e.method, params: e.params, recorded_at: e.recorded_at }));
+        .map((e) => ({ sequence: e.sequence, method: e.method, params: replayedParams(e.method, e.params), recorded_at: e.recorded_at }));
       const workspace = state.turn.workspace_id ?? threads.thread(params.thread_id).workspace_id;
       return { thread_id: params.thread_id, workspace_id: workspace, turn_id: params.turn_id, events, last_sequence: store.lastSequence(params.turn_id) };
     },

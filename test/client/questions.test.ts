@@ -1,7 +1,7 @@
 /**
  * The streaming view of questions, handoffs and compaction against the reference gateway:
- * question_pending answered with answer(), a reminder when the same open question is
- * streamed again, handoff_started once for a sub-agent, and context_compacted before any
+ * question_pending answered with answer(), the gateway's reminder when the same open
+ * question is streamed again, handoff_started once for a sub-agent, and context_compacted before any
  * text of the turn.
  */
 import { afterEach, describe, expect, it } from "vitest";
@@ -39,7 +39,7 @@ describe("question_pending", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "Completed" });
   });
 
-  it("comes with alreadySurfaced when the still-open question is streamed again on the same connection", async () => {
+  it("comes with the gateway's already_surfaced: a replay on another connection is a reminder", async () => {
     const { connection, threadId } = await setup();
     const input = text(script({ tool: "ask_question", args: { questions: [question] } }, { say: "ok" }));
     const first = streamTurn(connection, { thread_id: threadId, turn_id: "trn_r", input });
@@ -51,7 +51,9 @@ describe("question_pending", () => {
       }
     }
     expect(pending?.alreadySurfaced).toBe(false);
-    const again = streamExistingTurn(connection, { thread_id: threadId, turn_id: "trn_r" });
+    // A connection that has seen nothing (a page reloaded, another process): the gateway says the question was delivered before.
+    const fresh = await g.open();
+    const again = streamExistingTurn(fresh, { thread_id: threadId, turn_id: "trn_r" });
     const events: TurnStreamEvent[] = [];
     for await (const event of again) {
       events.push(event);

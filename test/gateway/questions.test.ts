@@ -4,6 +4,9 @@
  * refused when missing, altered, expired or misdirected, and every opened question is
  * resolved exactly once (answered, expired, or cancelled with the turn).
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
@@ -11,12 +14,16 @@ import { orderingRules } from "../../generated/ordering.js";
 import { createOrderingEngine } from "../../rpc/index.js";
 import type { ModelProvider, ProviderEvent, ProviderRequest } from "../../runtime/providers/provider.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
+import { SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;
+/** SQLite files opened by a test, released once its gateway is closed. */
+const stores: SqliteEventStore[] = [];
 afterEach(async () => {
   expect(h.protocolErrors, "every frame the gateway sent is valid in strict mode").toEqual([]);
   await h.close();
+  for (const store of stores.splice(0)) store.close();
 });
 
 class RecordingScripted implements ModelProvider {
@@ -141,5 +148,39 @@ describe("ask_question", () => {
     const tool = provider.requests.at(-1)!.messages.find((m) => m.role === "tool")!;
     expect(tool.content).toMatch(/^arguments for ask_question/);
     expect(tool.content).toContain(words);
+  });
+});
+
+describe("already_surfaced", () => {
+  const openedIn = (events: readonly { method: string; params: unknown }[]) => events.filter((e) => e.method === "turn/question/opened").map((e) => e.params as TurnQuestionOpenedNotification);
+
+  it("is false on the live delivery and true on every replay: turn/items, another connection, a gateway restarted on the log", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "turnspec-questions-")), "gateway.sqlite");
+    const store = new SqliteEventStore(file);
+    stores.push(store);
+    h = await startHarness({ store });
+    const thread = await h.thread();
+    void h.runTurn({ thread_id: thread, turn_id: "trn_s", input: text(script({ tool: "ask_question", args: { questions: [deploy, style] } }, { say: "ok" })) });
+    await h.waitFor((n) => n.method === "turn/question/opened" && (n.params as TurnQuestionOpenedNotification).index === 1);
+    expect(opened(h.received).map((q) => q.already_surfaced)).toEqual([false, false]);
+
+    // Still open, read back from the log: delivered before, so a reminder.
+    const replay = await h.client.turnItems({ thread_id: thread, turn_id: "trn_s" });
+    const replayed = openedIn(replay.events);
+    expect(replayed.map((q) => [q.index, q.already_surfaced])).toEqual([[0, true], [1, true]]);
+    // Nothing else of the event changes: the token still answers the question.
+    const { already_surfaced: _live, ...live } = opened(h.received)[0]!;
+    const { already_surfaced: _replayed, ...again } = replayed[0]!;
+    expect(again).toEqual(live);
+    // A reconnect: a new gateway on the same file, as after a kill, knows nothing in memory of what was sent.
+    const restarted = await startHarness({ store: new SqliteEventStore(file) });
+    try {
+      const after = await restarted.client.turnItems({ thread_id: thread, turn_id: "trn_s" });
+      expect(openedIn(after.events).map((q) => [q.index, q.already_surfaced])).toEqual([[0, true], [1, true]]);
+      expect(restarted.protocolErrors).toEqual([]);
+    } finally {
+      await restarted.close();
+      restarted.store.close();
+    }
   });
 });
