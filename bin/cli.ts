@@ -134,6 +134,7 @@ const cli = yargs(hideBin(process.argv))
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
         .option("provider-url", { type: "string", describe: "Base URL of an OpenAI-compatible endpoint, used as the default provider" })
         .option("max-frame-bytes", { type: "number", describe: "Largest frame accepted (default 8 MiB)" })
+        .option("question-timeout-ms", { type: "number", describe: "How long a question the model asks stays open before it expires (default: the config file's questions.timeout_ms, else 600000)" })
         .check((argv) => {
           // A string is yargs' usage failure: reported by .fail() with exit 2.
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
@@ -141,6 +142,8 @@ const cli = yargs(hideBin(process.argv))
           if (agUi !== undefined && (!Number.isInteger(agUi) || agUi < 0 || agUi > 65535)) return `--ag-ui must be an integer from 0 to 65535, got ${agUi}`;
           if ([argv.store !== undefined, argv.db !== undefined, argv.memory].filter(Boolean).length > 1) return "Choose one event log: --store, --db or --memory.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
+          const questions = argv["question-timeout-ms"];
+          if (questions !== undefined && (!Number.isInteger(questions) || questions < 1 || questions > 2_147_483_647)) return `--question-timeout-ms must be an integer from 1 to 2147483647, got ${questions}`;
           return true;
         }),
     async (argv) => {
@@ -157,6 +160,7 @@ const cli = yargs(hideBin(process.argv))
             memory: argv.memory,
             ...(argv.config === undefined ? {} : { configFile: argv.config }),
             ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
+            ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
           });
           return;
         }
@@ -173,6 +177,7 @@ const cli = yargs(hideBin(process.argv))
           ...(argv.config === undefined ? {} : { configFile: argv.config }),
           ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
           ...(argv["max-frame-bytes"] === undefined ? {} : { maxFrameBytes: argv["max-frame-bytes"] }),
+          ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
         });
       } catch (error) {
         if (error instanceof ConfigError || (error as { name?: string }).name === "StoreError") {
@@ -188,7 +193,7 @@ const cli = yargs(hideBin(process.argv))
     "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
     (y) =>
       y
-        .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command and talk to it on stdio; {provider_url} becomes the scripted model's URL" })
+        .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command and talk to it on stdio; {provider_url} becomes the scripted model's URL, {question_timeout_ms} a question timeout the run can wait out" })
         .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
         .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
         .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery,surface (default: all)" })

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { createInMemoryPair } from "../rpc/index.js";
 import { openGateway, type ServeOptions } from "../runtime/serve.js";
 
-export async function serveAgUiGateway(options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes"> & { readonly port: number; readonly host: string }, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)) {
+export async function serveAgUiGateway(options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes" | "questionTimeoutMs"> & { readonly port: number; readonly host: string }, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)) {
   const running = await openGateway(options, log);
   const connection = await GatewayConnection.open({
     connect: () => {

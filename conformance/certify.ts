@@ -25,8 +25,18 @@ import { computeVerdict, schemaHash, toRunReport, type ExpectedFailure, type Run
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
+/**
+ * What `{question_timeout_ms}` in a gateway command becomes: short enough for a run to wait
+ * for a question to expire (TURN-QUESTION-EXPIRE), long enough for the other question
+ * scenarios to answer theirs in time on a busy machine.
+ */
+export const QUESTION_TIMEOUT_MS = 6_000;
+
 export interface CertifyOptions {
-  /** The gateway command (stdio); `{provider_url}` is replaced by the model server's URL. */
+  /**
+   * The gateway command (stdio); `{provider_url}` is replaced by the model server's URL and
+   * `{question_timeout_ms}` by QUESTION_TIMEOUT_MS, a question timeout this run can wait out.
+   */
   readonly gatewayCmd?: string;
   /** The gateway's WebSocket URL. */
   readonly gatewayUrl?: string;
@@ -153,7 +163,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     if (options.transport) {
       transport = options.transport;
     } else if (options.gatewayCmd !== undefined) {
-      const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl);
+      const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl).replaceAll("{question_timeout_ms}", String(QUESTION_TIMEOUT_MS));
       const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
         cwd: options.cwd ?? root,
         env: { ...process.env, TURNSPEC_PROVIDER_URL: providerUrl },

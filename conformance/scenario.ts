@@ -127,6 +127,11 @@ export class ScenarioContext {
     return this.o.model;
   }
 
+  /** The longest wait of one step. */
+  get stepTimeoutMs(): number {
+    return this.o.stepTimeoutMs;
+  }
+
   get gatewayId(): string {
     return this.o.gatewayId;
   }

@@ -858,6 +858,15 @@ export interface GatewayConfig {
     resolve_token_secret?: string;
   };
   /**
+   * Questions the model asks the user with ask_question (turnspec's own extension).
+   */
+  questions?: {
+    /**
+     * How long a question stays open before it resolves as expired and the turn goes on without the answer; each turn/question/opened announces the moment as question.expires_at. Default 600000 (10 minutes). `turnspec serve --question-timeout-ms` overrides it.
+     */
+    timeout_ms?: number;
+  };
+  /**
    * This gateway's id in delegation routes (source_gateway_id and destination_gateway_id must equal it). Default gw_local.
    */
   gateway_id?: string;

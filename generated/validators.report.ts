@@ -4270,7 +4270,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -6542,11 +6542,12 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data90 = data.gateway_id;
-if(typeof data90 === "string"){
-if(data90.length > 256){
-const err177 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(data.questions !== undefined){
+let data90 = data.questions;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+for(const key27 in data90){
+if(!(key27 === "timeout_ms")){
+const err177 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -6555,8 +6556,11 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(data90.length < 1){
-const err178 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data90.timeout_ms !== undefined){
+let data91 = data90.timeout_ms;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
+const err178 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -6565,9 +6569,9 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-else {
-const err179 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 > 2147483647 || isNaN(data91)){
+const err179 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -6576,12 +6580,8 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-if(data.store !== undefined){
-let data91 = data.store;
-if(typeof data91 === "string"){
-if(data91.length < 1){
-const err180 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
+if(data91 < 1 || isNaN(data91)){
+const err180 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -6591,8 +6591,10 @@ vErrors.push(err180);
 errors++;
 }
 }
+}
+}
 else {
-const err181 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
+const err181 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -6602,10 +6604,11 @@ vErrors.push(err181);
 errors++;
 }
 }
-if(data.lease_timeout_ms !== undefined){
-let data92 = data.lease_timeout_ms;
-if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
-const err182 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(data.gateway_id !== undefined){
+let data92 = data.gateway_id;
+if(typeof data92 === "string"){
+if(data92.length > 256){
+const err182 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -6614,9 +6617,8 @@ vErrors.push(err182);
 }
 errors++;
 }
-if((typeof data92 == "number") && (isFinite(data92))){
-if(data92 < 100 || isNaN(data92)){
-const err183 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+if(data92.length < 1){
+const err183 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -6626,13 +6628,8 @@ vErrors.push(err183);
 errors++;
 }
 }
-}
-if(data.routes !== undefined){
-let data93 = data.routes;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-for(const key27 in data93){
-if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
-const err184 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
+else {
+const err184 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -6642,10 +6639,11 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data93.max_hops !== undefined){
-let data94 = data93.max_hops;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
-const err185 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+if(data.store !== undefined){
+let data93 = data.store;
+if(typeof data93 === "string"){
+if(data93.length < 1){
+const err185 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -6654,9 +6652,9 @@ vErrors.push(err185);
 }
 errors++;
 }
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 < 0 || isNaN(data94)){
-const err186 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+else {
+const err186 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -6666,11 +6664,10 @@ vErrors.push(err186);
 errors++;
 }
 }
-}
-if(data93.max_routes_per_source !== undefined){
-let data95 = data93.max_routes_per_source;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
-const err187 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if(data.lease_timeout_ms !== undefined){
+let data94 = data.lease_timeout_ms;
+if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
+const err187 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -6679,9 +6676,9 @@ vErrors.push(err187);
 }
 errors++;
 }
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 < 1 || isNaN(data95)){
-const err188 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data94 == "number") && (isFinite(data94))){
+if(data94 < 100 || isNaN(data94)){
+const err188 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -6692,9 +6689,12 @@ errors++;
 }
 }
 }
-}
-else {
-const err189 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if(data.routes !== undefined){
+let data95 = data.routes;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+for(const key28 in data95){
+if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
+const err189 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -6704,12 +6704,10 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data.agent !== undefined){
-let data96 = data.agent;
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-for(const key28 in data96){
-if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
-const err190 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
+if(data95.max_hops !== undefined){
+let data96 = data95.max_hops;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
+const err190 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -6718,12 +6716,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-if(data96.identity_id !== undefined){
-let data97 = data96.identity_id;
-if(typeof data97 === "string"){
-if(data97.length > 256){
-const err191 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
+const err191 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -6732,8 +6727,12 @@ vErrors.push(err191);
 }
 errors++;
 }
-if(data97.length < 1){
-const err192 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+if(data95.max_routes_per_source !== undefined){
+let data97 = data95.max_routes_per_source;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+const err192 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -6742,9 +6741,9 @@ vErrors.push(err192);
 }
 errors++;
 }
-}
-else {
-const err193 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 1 || isNaN(data97)){
+const err193 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -6754,11 +6753,10 @@ vErrors.push(err193);
 errors++;
 }
 }
-if(data96.display_name !== undefined){
-let data98 = data96.display_name;
-if(typeof data98 === "string"){
-if(data98.length < 1){
-const err194 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+}
+}
+else {
+const err194 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -6768,8 +6766,12 @@ vErrors.push(err194);
 errors++;
 }
 }
-else {
-const err195 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data.agent !== undefined){
+let data98 = data.agent;
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+for(const key29 in data98){
+if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
+const err195 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -6779,11 +6781,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data96.nickname !== undefined){
-let data99 = data96.nickname;
+if(data98.identity_id !== undefined){
+let data99 = data98.identity_id;
 if(typeof data99 === "string"){
-if(data99.length < 1){
-const err196 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+if(data99.length > 256){
+const err196 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -6792,9 +6794,8 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-else {
-const err197 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data99.length < 1){
+const err197 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -6804,10 +6805,8 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data96.revision !== undefined){
-let data100 = data96.revision;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
-const err198 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err198 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -6816,9 +6815,12 @@ vErrors.push(err198);
 }
 errors++;
 }
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 < 0 || isNaN(data100)){
-const err199 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data98.display_name !== undefined){
+let data100 = data98.display_name;
+if(typeof data100 === "string"){
+if(data100.length < 1){
+const err199 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -6828,11 +6830,8 @@ vErrors.push(err199);
 errors++;
 }
 }
-}
-if(data96.avatar_revision !== undefined){
-let data101 = data96.avatar_revision;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
-const err200 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err200 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -6841,9 +6840,12 @@ vErrors.push(err200);
 }
 errors++;
 }
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 0 || isNaN(data101)){
-const err201 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data98.nickname !== undefined){
+let data101 = data98.nickname;
+if(typeof data101 === "string"){
+if(data101.length < 1){
+const err201 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -6853,12 +6855,8 @@ vErrors.push(err201);
 errors++;
 }
 }
-}
-if(data96.role !== undefined){
-let data102 = data96.role;
-if(typeof data102 === "string"){
-if(data102.length < 1){
-const err202 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err202 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -6868,8 +6866,10 @@ vErrors.push(err202);
 errors++;
 }
 }
-else {
-const err203 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+if(data98.revision !== undefined){
+let data102 = data98.revision;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const err203 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -6878,10 +6878,9 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-}
-else {
-const err204 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 < 0 || isNaN(data102)){
+const err204 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -6891,12 +6890,11 @@ vErrors.push(err204);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data103 = data.context;
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-for(const key29 in data103){
-if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
-const err205 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
+}
+if(data98.avatar_revision !== undefined){
+let data103 = data98.avatar_revision;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+const err205 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -6905,11 +6903,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-if(data103.max_history_tokens !== undefined){
-let data104 = data103.max_history_tokens;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
-const err206 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 0 || isNaN(data103)){
+const err206 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -6918,9 +6914,13 @@ vErrors.push(err206);
 }
 errors++;
 }
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 < 1 || isNaN(data104)){
-const err207 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data98.role !== undefined){
+let data104 = data98.role;
+if(typeof data104 === "string"){
+if(data104.length < 1){
+const err207 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -6930,11 +6930,8 @@ vErrors.push(err207);
 errors++;
 }
 }
-}
-if(data103.keep_recent_messages !== undefined){
-let data105 = data103.keep_recent_messages;
-if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
-const err208 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+else {
+const err208 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -6943,9 +6940,10 @@ vErrors.push(err208);
 }
 errors++;
 }
-if((typeof data105 == "number") && (isFinite(data105))){
-if(data105 < 1 || isNaN(data105)){
-const err209 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+else {
+const err209 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -6955,10 +6953,12 @@ vErrors.push(err209);
 errors++;
 }
 }
-}
-}
-else {
-const err210 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if(data.context !== undefined){
+let data105 = data.context;
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+for(const key30 in data105){
+if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
+const err210 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -6968,12 +6968,10 @@ vErrors.push(err210);
 errors++;
 }
 }
-if(data.sandbox !== undefined){
-let data106 = data.sandbox;
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-for(const key30 in data106){
-if(!((key30 === "required") || (key30 === "bwrap_path"))){
-const err211 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
+if(data105.max_history_tokens !== undefined){
+let data106 = data105.max_history_tokens;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
+const err211 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -6982,10 +6980,9 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-if(data106.required !== undefined){
-if(typeof data106.required !== "boolean"){
-const err212 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 < 1 || isNaN(data106)){
+const err212 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -6995,11 +6992,11 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data106.bwrap_path !== undefined){
-let data108 = data106.bwrap_path;
-if(typeof data108 === "string"){
-if(data108.length < 1){
-const err213 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data105.keep_recent_messages !== undefined){
+let data107 = data105.keep_recent_messages;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+const err213 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -7008,9 +7005,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-else {
-const err214 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if((typeof data107 == "number") && (isFinite(data107))){
+if(data107 < 1 || isNaN(data107)){
+const err214 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -7021,8 +7018,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err215 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+const err215 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -7032,14 +7030,78 @@ vErrors.push(err215);
 errors++;
 }
 }
-}
-else {
-const err216 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(data.sandbox !== undefined){
+let data108 = data.sandbox;
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+for(const key31 in data108){
+if(!((key31 === "required") || (key31 === "bwrap_path"))){
+const err216 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}};
 if(vErrors === null){
 vErrors = [err216];
 }
 else {
 vErrors.push(err216);
+}
+errors++;
+}
+}
+if(data108.required !== undefined){
+if(typeof data108.required !== "boolean"){
+const err217 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+}
+if(data108.bwrap_path !== undefined){
+let data110 = data108.bwrap_path;
+if(typeof data110 === "string"){
+if(data110.length < 1){
+const err218 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+else {
+const err219 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+}
+else {
+const err220 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+}
+else {
+const err221 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
 }
 errors++;
 }

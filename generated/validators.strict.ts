@@ -3187,7 +3187,7 @@ return errors === 0;
 validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -5258,17 +5258,66 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gateway_id !== undefined){
-let data90 = data.gateway_id;
+if(data.questions !== undefined){
+let data90 = data.questions;
 const _errs210 = errors;
 if(errors === _errs210){
-if(typeof data90 === "string"){
-if(data90.length > 256){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+const _errs212 = errors;
+for(const key27 in data90){
+if(!(key27 === "timeout_ms")){
+validate46.errors = [{instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}}];
+return false;
+break;
+}
+}
+if(_errs212 === errors){
+if(data90.timeout_ms !== undefined){
+let data91 = data90.timeout_ms;
+const _errs213 = errors;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
+validate46.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs213){
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 > 2147483647 || isNaN(data91)){
+validate46.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}}];
+return false;
+}
+else {
+if(data91 < 1 || isNaN(data91)){
+validate46.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs210 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gateway_id !== undefined){
+let data92 = data.gateway_id;
+const _errs215 = errors;
+if(errors === _errs215){
+if(typeof data92 === "string"){
+if(data92.length > 256){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(data90.length < 1){
+if(data92.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5279,18 +5328,18 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs210 === errors;
+var valid0 = _errs215 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data91 = data.store;
-const _errs212 = errors;
-if(errors === _errs212){
-if(typeof data91 === "string"){
-if(data91.length < 1){
+let data93 = data.store;
+const _errs217 = errors;
+if(errors === _errs217){
+if(typeof data93 === "string"){
+if(data93.length < 1){
 validate46.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5300,87 +5349,87 @@ validate46.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs212 === errors;
+var valid0 = _errs217 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.lease_timeout_ms !== undefined){
-let data92 = data.lease_timeout_ms;
-const _errs214 = errors;
-if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
+let data94 = data.lease_timeout_ms;
+const _errs219 = errors;
+if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
 validate46.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs214){
-if((typeof data92 == "number") && (isFinite(data92))){
-if(data92 < 100 || isNaN(data92)){
+if(errors === _errs219){
+if((typeof data94 == "number") && (isFinite(data94))){
+if(data94 < 100 || isNaN(data94)){
 validate46.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
 }
-var valid0 = _errs214 === errors;
+var valid0 = _errs219 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data93 = data.routes;
-const _errs216 = errors;
-if(errors === _errs216){
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-const _errs218 = errors;
-for(const key27 in data93){
-if(!((key27 === "max_hops") || (key27 === "max_routes_per_source"))){
-validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}}];
+let data95 = data.routes;
+const _errs221 = errors;
+if(errors === _errs221){
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+const _errs223 = errors;
+for(const key28 in data95){
+if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
+validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
 return false;
 break;
 }
 }
-if(_errs218 === errors){
-if(data93.max_hops !== undefined){
-let data94 = data93.max_hops;
-const _errs219 = errors;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
+if(_errs223 === errors){
+if(data95.max_hops !== undefined){
+let data96 = data95.max_hops;
+const _errs224 = errors;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs219){
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 < 0 || isNaN(data94)){
+if(errors === _errs224){
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid35 = _errs219 === errors;
+var valid36 = _errs224 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data93.max_routes_per_source !== undefined){
-let data95 = data93.max_routes_per_source;
-const _errs221 = errors;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+if(valid36){
+if(data95.max_routes_per_source !== undefined){
+let data97 = data95.max_routes_per_source;
+const _errs226 = errors;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs221){
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 < 1 || isNaN(data95)){
+if(errors === _errs226){
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 1 || isNaN(data97)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid35 = _errs221 === errors;
+var valid36 = _errs226 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
 }
 }
@@ -5390,37 +5439,37 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs216 === errors;
+var valid0 = _errs221 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data96 = data.agent;
-const _errs223 = errors;
-if(errors === _errs223){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-const _errs225 = errors;
-for(const key28 in data96){
-if(!((((((key28 === "identity_id") || (key28 === "display_name")) || (key28 === "nickname")) || (key28 === "revision")) || (key28 === "avatar_revision")) || (key28 === "role"))){
-validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
+let data98 = data.agent;
+const _errs228 = errors;
+if(errors === _errs228){
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+const _errs230 = errors;
+for(const key29 in data98){
+if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
+validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs225 === errors){
-if(data96.identity_id !== undefined){
-let data97 = data96.identity_id;
-const _errs226 = errors;
-if(errors === _errs226){
-if(typeof data97 === "string"){
-if(data97.length > 256){
+if(_errs230 === errors){
+if(data98.identity_id !== undefined){
+let data99 = data98.identity_id;
+const _errs231 = errors;
+if(errors === _errs231){
+if(typeof data99 === "string"){
+if(data99.length > 256){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(data97.length < 1){
+if(data99.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5431,18 +5480,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid36 = _errs226 === errors;
+var valid37 = _errs231 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.display_name !== undefined){
-let data98 = data96.display_name;
-const _errs228 = errors;
-if(errors === _errs228){
-if(typeof data98 === "string"){
-if(data98.length < 1){
+if(valid37){
+if(data98.display_name !== undefined){
+let data100 = data98.display_name;
+const _errs233 = errors;
+if(errors === _errs233){
+if(typeof data100 === "string"){
+if(data100.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5452,18 +5501,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid36 = _errs228 === errors;
+var valid37 = _errs233 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.nickname !== undefined){
-let data99 = data96.nickname;
-const _errs230 = errors;
-if(errors === _errs230){
-if(typeof data99 === "string"){
-if(data99.length < 1){
+if(valid37){
+if(data98.nickname !== undefined){
+let data101 = data98.nickname;
+const _errs235 = errors;
+if(errors === _errs235){
+if(typeof data101 === "string"){
+if(data101.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5473,60 +5522,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid36 = _errs230 === errors;
+var valid37 = _errs235 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.revision !== undefined){
-let data100 = data96.revision;
-const _errs232 = errors;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+if(valid37){
+if(data98.revision !== undefined){
+let data102 = data98.revision;
+const _errs237 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs232){
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 < 0 || isNaN(data100)){
+if(errors === _errs237){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 < 0 || isNaN(data102)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid36 = _errs232 === errors;
+var valid37 = _errs237 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.avatar_revision !== undefined){
-let data101 = data96.avatar_revision;
-const _errs234 = errors;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+if(valid37){
+if(data98.avatar_revision !== undefined){
+let data103 = data98.avatar_revision;
+const _errs239 = errors;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs234){
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 0 || isNaN(data101)){
+if(errors === _errs239){
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 0 || isNaN(data103)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid36 = _errs234 === errors;
+var valid37 = _errs239 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.role !== undefined){
-let data102 = data96.role;
-const _errs236 = errors;
-if(errors === _errs236){
-if(typeof data102 === "string"){
-if(data102.length < 1){
+if(valid37){
+if(data98.role !== undefined){
+let data104 = data98.role;
+const _errs241 = errors;
+if(errors === _errs241){
+if(typeof data104 === "string"){
+if(data104.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5536,10 +5585,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid36 = _errs236 === errors;
+var valid37 = _errs241 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
 }
 }
@@ -5553,66 +5602,66 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs223 === errors;
+var valid0 = _errs228 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data103 = data.context;
-const _errs238 = errors;
-if(errors === _errs238){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-const _errs240 = errors;
-for(const key29 in data103){
-if(!((key29 === "max_history_tokens") || (key29 === "keep_recent_messages"))){
-validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
+let data105 = data.context;
+const _errs243 = errors;
+if(errors === _errs243){
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+const _errs245 = errors;
+for(const key30 in data105){
+if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
+validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
 return false;
 break;
 }
 }
-if(_errs240 === errors){
-if(data103.max_history_tokens !== undefined){
-let data104 = data103.max_history_tokens;
-const _errs241 = errors;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+if(_errs245 === errors){
+if(data105.max_history_tokens !== undefined){
+let data106 = data105.max_history_tokens;
+const _errs246 = errors;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs241){
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 < 1 || isNaN(data104)){
+if(errors === _errs246){
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 < 1 || isNaN(data106)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid37 = _errs241 === errors;
+var valid38 = _errs246 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data103.keep_recent_messages !== undefined){
-let data105 = data103.keep_recent_messages;
-const _errs243 = errors;
-if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+if(valid38){
+if(data105.keep_recent_messages !== undefined){
+let data107 = data105.keep_recent_messages;
+const _errs248 = errors;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs243){
-if((typeof data105 == "number") && (isFinite(data105))){
-if(data105 < 1 || isNaN(data105)){
+if(errors === _errs248){
+if((typeof data107 == "number") && (isFinite(data107))){
+if(data107 < 1 || isNaN(data107)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid37 = _errs243 === errors;
+var valid38 = _errs248 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
 }
 }
@@ -5622,44 +5671,44 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs238 === errors;
+var valid0 = _errs243 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data106 = data.sandbox;
-const _errs245 = errors;
-if(errors === _errs245){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-const _errs247 = errors;
-for(const key30 in data106){
-if(!((key30 === "required") || (key30 === "bwrap_path"))){
-validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
+let data108 = data.sandbox;
+const _errs250 = errors;
+if(errors === _errs250){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+const _errs252 = errors;
+for(const key31 in data108){
+if(!((key31 === "required") || (key31 === "bwrap_path"))){
+validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}}];
 return false;
 break;
 }
 }
-if(_errs247 === errors){
-if(data106.required !== undefined){
-const _errs248 = errors;
-if(typeof data106.required !== "boolean"){
+if(_errs252 === errors){
+if(data108.required !== undefined){
+const _errs253 = errors;
+if(typeof data108.required !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid38 = _errs248 === errors;
+var valid39 = _errs253 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data106.bwrap_path !== undefined){
-let data108 = data106.bwrap_path;
-const _errs250 = errors;
-if(errors === _errs250){
-if(typeof data108 === "string"){
-if(data108.length < 1){
+if(valid39){
+if(data108.bwrap_path !== undefined){
+let data110 = data108.bwrap_path;
+const _errs255 = errors;
+if(errors === _errs255){
+if(typeof data110 === "string"){
+if(data110.length < 1){
 validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5669,10 +5718,10 @@ validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid38 = _errs250 === errors;
+var valid39 = _errs255 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
 }
 }
@@ -5682,10 +5731,11 @@ validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs245 === errors;
+var valid0 = _errs250 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }

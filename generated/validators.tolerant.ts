@@ -2992,7 +2992,7 @@ return errors === 0;
 validate45.evaluated = {"props":{"type":true,"runtime_id":true,"runtime_kind":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","properties":{"openai":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","properties":{"folders":{"type":"array","items":{"type":"object","required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","properties":{"openai":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","properties":{"folders":{"type":"array","items":{"type":"object","required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}}}};
 const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -4904,17 +4904,56 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.gateway_id !== undefined){
-let data90 = data.gateway_id;
+if(data.questions !== undefined){
+let data90 = data.questions;
 const _errs194 = errors;
 if(errors === _errs194){
-if(typeof data90 === "string"){
-if(data90.length > 256){
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+if(data90.timeout_ms !== undefined){
+let data91 = data90.timeout_ms;
+const _errs196 = errors;
+if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
+validate46.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs196){
+if((typeof data91 == "number") && (isFinite(data91))){
+if(data91 > 2147483647 || isNaN(data91)){
+validate46.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}}];
+return false;
+}
+else {
+if(data91 < 1 || isNaN(data91)){
+validate46.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate46.errors = [{instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid0 = _errs194 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.gateway_id !== undefined){
+let data92 = data.gateway_id;
+const _errs198 = errors;
+if(errors === _errs198){
+if(typeof data92 === "string"){
+if(data92.length > 256){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(data90.length < 1){
+if(data92.length < 1){
 validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4925,18 +4964,18 @@ validate46.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs194 === errors;
+var valid0 = _errs198 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data91 = data.store;
-const _errs196 = errors;
-if(errors === _errs196){
-if(typeof data91 === "string"){
-if(data91.length < 1){
+let data93 = data.store;
+const _errs200 = errors;
+if(errors === _errs200){
+if(typeof data93 === "string"){
+if(data93.length < 1){
 validate46.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4946,78 +4985,78 @@ validate46.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs196 === errors;
+var valid0 = _errs200 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.lease_timeout_ms !== undefined){
-let data92 = data.lease_timeout_ms;
-const _errs198 = errors;
-if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
+let data94 = data.lease_timeout_ms;
+const _errs202 = errors;
+if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
 validate46.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs198){
-if((typeof data92 == "number") && (isFinite(data92))){
-if(data92 < 100 || isNaN(data92)){
+if(errors === _errs202){
+if((typeof data94 == "number") && (isFinite(data94))){
+if(data94 < 100 || isNaN(data94)){
 validate46.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
 return false;
 }
 }
 }
-var valid0 = _errs198 === errors;
+var valid0 = _errs202 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.routes !== undefined){
-let data93 = data.routes;
-const _errs200 = errors;
-if(errors === _errs200){
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-if(data93.max_hops !== undefined){
-let data94 = data93.max_hops;
-const _errs202 = errors;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
+let data95 = data.routes;
+const _errs204 = errors;
+if(errors === _errs204){
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.max_hops !== undefined){
+let data96 = data95.max_hops;
+const _errs206 = errors;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs202){
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 < 0 || isNaN(data94)){
+if(errors === _errs206){
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 < 0 || isNaN(data96)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid35 = _errs202 === errors;
+var valid36 = _errs206 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
-if(valid35){
-if(data93.max_routes_per_source !== undefined){
-let data95 = data93.max_routes_per_source;
-const _errs204 = errors;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+if(valid36){
+if(data95.max_routes_per_source !== undefined){
+let data97 = data95.max_routes_per_source;
+const _errs208 = errors;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs204){
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 < 1 || isNaN(data95)){
+if(errors === _errs208){
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 1 || isNaN(data97)){
 validate46.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid35 = _errs204 === errors;
+var valid36 = _errs208 === errors;
 }
 else {
-var valid35 = true;
+var valid36 = true;
 }
 }
 }
@@ -5026,28 +5065,28 @@ validate46.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs200 === errors;
+var valid0 = _errs204 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data96 = data.agent;
-const _errs206 = errors;
-if(errors === _errs206){
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-if(data96.identity_id !== undefined){
-let data97 = data96.identity_id;
-const _errs208 = errors;
-if(errors === _errs208){
-if(typeof data97 === "string"){
-if(data97.length > 256){
+let data98 = data.agent;
+const _errs210 = errors;
+if(errors === _errs210){
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+if(data98.identity_id !== undefined){
+let data99 = data98.identity_id;
+const _errs212 = errors;
+if(errors === _errs212){
+if(typeof data99 === "string"){
+if(data99.length > 256){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(data97.length < 1){
+if(data99.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5058,18 +5097,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid36 = _errs208 === errors;
+var valid37 = _errs212 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.display_name !== undefined){
-let data98 = data96.display_name;
-const _errs210 = errors;
-if(errors === _errs210){
-if(typeof data98 === "string"){
-if(data98.length < 1){
+if(valid37){
+if(data98.display_name !== undefined){
+let data100 = data98.display_name;
+const _errs214 = errors;
+if(errors === _errs214){
+if(typeof data100 === "string"){
+if(data100.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5079,18 +5118,18 @@ validate46.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid36 = _errs210 === errors;
+var valid37 = _errs214 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.nickname !== undefined){
-let data99 = data96.nickname;
-const _errs212 = errors;
-if(errors === _errs212){
-if(typeof data99 === "string"){
-if(data99.length < 1){
+if(valid37){
+if(data98.nickname !== undefined){
+let data101 = data98.nickname;
+const _errs216 = errors;
+if(errors === _errs216){
+if(typeof data101 === "string"){
+if(data101.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5100,60 +5139,60 @@ validate46.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid36 = _errs212 === errors;
+var valid37 = _errs216 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.revision !== undefined){
-let data100 = data96.revision;
-const _errs214 = errors;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+if(valid37){
+if(data98.revision !== undefined){
+let data102 = data98.revision;
+const _errs218 = errors;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs214){
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 < 0 || isNaN(data100)){
+if(errors === _errs218){
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 < 0 || isNaN(data102)){
 validate46.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid36 = _errs214 === errors;
+var valid37 = _errs218 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.avatar_revision !== undefined){
-let data101 = data96.avatar_revision;
-const _errs216 = errors;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+if(valid37){
+if(data98.avatar_revision !== undefined){
+let data103 = data98.avatar_revision;
+const _errs220 = errors;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs216){
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 0 || isNaN(data101)){
+if(errors === _errs220){
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 0 || isNaN(data103)){
 validate46.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid36 = _errs216 === errors;
+var valid37 = _errs220 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
-if(valid36){
-if(data96.role !== undefined){
-let data102 = data96.role;
-const _errs218 = errors;
-if(errors === _errs218){
-if(typeof data102 === "string"){
-if(data102.length < 1){
+if(valid37){
+if(data98.role !== undefined){
+let data104 = data98.role;
+const _errs222 = errors;
+if(errors === _errs222){
+if(typeof data104 === "string"){
+if(data104.length < 1){
 validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5163,10 +5202,10 @@ validate46.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid36 = _errs218 === errors;
+var valid37 = _errs222 === errors;
 }
 else {
-var valid36 = true;
+var valid37 = true;
 }
 }
 }
@@ -5179,57 +5218,57 @@ validate46.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs206 === errors;
+var valid0 = _errs210 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data103 = data.context;
-const _errs220 = errors;
-if(errors === _errs220){
-if(data103 && typeof data103 == "object" && !Array.isArray(data103)){
-if(data103.max_history_tokens !== undefined){
-let data104 = data103.max_history_tokens;
-const _errs222 = errors;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+let data105 = data.context;
+const _errs224 = errors;
+if(errors === _errs224){
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+if(data105.max_history_tokens !== undefined){
+let data106 = data105.max_history_tokens;
+const _errs226 = errors;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs222){
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 < 1 || isNaN(data104)){
+if(errors === _errs226){
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 < 1 || isNaN(data106)){
 validate46.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid37 = _errs222 === errors;
+var valid38 = _errs226 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
-if(valid37){
-if(data103.keep_recent_messages !== undefined){
-let data105 = data103.keep_recent_messages;
-const _errs224 = errors;
-if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+if(valid38){
+if(data105.keep_recent_messages !== undefined){
+let data107 = data105.keep_recent_messages;
+const _errs228 = errors;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs224){
-if((typeof data105 == "number") && (isFinite(data105))){
-if(data105 < 1 || isNaN(data105)){
+if(errors === _errs228){
+if((typeof data107 == "number") && (isFinite(data107))){
+if(data107 < 1 || isNaN(data107)){
 validate46.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid37 = _errs224 === errors;
+var valid38 = _errs228 === errors;
 }
 else {
-var valid37 = true;
+var valid38 = true;
 }
 }
 }
@@ -5238,35 +5277,35 @@ validate46.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs220 === errors;
+var valid0 = _errs224 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data106 = data.sandbox;
-const _errs226 = errors;
-if(errors === _errs226){
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-if(data106.required !== undefined){
-const _errs228 = errors;
-if(typeof data106.required !== "boolean"){
+let data108 = data.sandbox;
+const _errs230 = errors;
+if(errors === _errs230){
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+if(data108.required !== undefined){
+const _errs232 = errors;
+if(typeof data108.required !== "boolean"){
 validate46.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid38 = _errs228 === errors;
+var valid39 = _errs232 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
-if(valid38){
-if(data106.bwrap_path !== undefined){
-let data108 = data106.bwrap_path;
-const _errs230 = errors;
-if(errors === _errs230){
-if(typeof data108 === "string"){
-if(data108.length < 1){
+if(valid39){
+if(data108.bwrap_path !== undefined){
+let data110 = data108.bwrap_path;
+const _errs234 = errors;
+if(errors === _errs234){
+if(typeof data110 === "string"){
+if(data110.length < 1){
 validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5276,10 +5315,10 @@ validate46.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid38 = _errs230 === errors;
+var valid39 = _errs234 === errors;
 }
 else {
-var valid38 = true;
+var valid39 = true;
 }
 }
 }
@@ -5288,10 +5327,11 @@ validate46.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs226 === errors;
+var valid0 = _errs230 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -5318,7 +5358,7 @@ return false;
 validate46.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":{"default_provider":true,"default_model":true,"providers":true,"tools":true,"mcp_servers":true,"skills":true,"acp_agents":true,"cli_runtimes":true,"limits":true,"permissions":true,"gateway_id":true,"store":true,"lease_timeout_ms":true,"routes":true,"agent":true,"context":true,"sandbox":true},"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":{"default_provider":true,"default_model":true,"providers":true,"tools":true,"mcp_servers":true,"skills":true,"acp_agents":true,"cli_runtimes":true,"limits":true,"permissions":true,"questions":true,"gateway_id":true,"store":true,"lease_timeout_ms":true,"routes":true,"agent":true,"context":true,"sandbox":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.GatewayRetryPolicy = validate47;
 

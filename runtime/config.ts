@@ -53,6 +53,8 @@ export interface ResolvedConfig {
   readonly context: { readonly maxHistoryTokens: number; readonly keepRecentMessages: number };
   readonly maxSpawnDepth: number;
   readonly permissionRequestTimeoutMs: number;
+  /** How long an ask_question question stays open before it expires (questions.timeout_ms). */
+  readonly questionTimeoutMs: number;
   readonly requireResolveToken: boolean;
   readonly allowedPaths: readonly string[];
   /** Environment variables tools get in every mode besides the built-in allow-lists (tools.env_passthrough). */
@@ -143,7 +145,7 @@ export function readConfigFile(path: string): GatewayConfig {
 }
 
 /** Applies the defaults; `overrides` are what command-line flags set. */
-export function resolveConfig(config: GatewayConfig = {}, overrides: { providerUrl?: string; maxFrameBytes?: number } = {}): ResolvedConfig {
+export function resolveConfig(config: GatewayConfig = {}, overrides: { providerUrl?: string; maxFrameBytes?: number; questionTimeoutMs?: number } = {}): ResolvedConfig {
   const openaiConfig = overrides.providerUrl
     ? { base_url: overrides.providerUrl, model: config.providers?.openai?.model ?? config.default_model ?? "gpt-4o-mini", api_key_env: config.providers?.openai?.api_key_env }
     : config.providers?.openai;
@@ -219,6 +221,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     context: { maxHistoryTokens: config.context?.max_history_tokens ?? 100_000, keepRecentMessages: config.context?.keep_recent_messages ?? 8 },
     maxSpawnDepth: config.limits?.max_spawn_depth ?? 2,
     permissionRequestTimeoutMs: config.permissions?.request_timeout_ms ?? 600_000,
+    questionTimeoutMs: overrides.questionTimeoutMs ?? config.questions?.timeout_ms ?? 600_000,
     requireResolveToken: config.permissions?.require_resolve_token ?? true,
     allowedPaths: config.permissions?.allowed_paths ?? [],
     envPassthrough: envPassthrough(config.tools?.env_passthrough ?? [], openai?.apiKeyEnv),

@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly configFile?: string;
   readonly providerUrl?: string;
   readonly maxFrameBytes?: number;
+  /** How long a question stays open (--question-timeout-ms); overrides the config file's questions.timeout_ms. */
+  readonly questionTimeoutMs?: number;
 }
 
 /** The event log of `turnspec serve` when neither the command line nor the config file names one. */
@@ -68,13 +70,14 @@ export interface RunningGateway {
 
 /** The gateway of a configuration, on its store, not yet serving any transport (for an in-process client, such as the AG-UI bridge). */
 export async function openGateway(
-  options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes">,
+  options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes" | "questionTimeoutMs">,
   log: (message: string) => void,
 ): Promise<{ gateway: Gateway; config: ResolvedConfig; described: string; close(): Promise<void> }> {
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
   const config = resolveConfig(fileConfig, {
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
     ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
+    ...(options.questionTimeoutMs ? { questionTimeoutMs: options.questionTimeoutMs } : {}),
   });
   const location = options.store ?? fileConfig.store ?? DEFAULT_STORE;
   const store = openStore(options.memory ? { memory: true } : isPostgresUrl(location) ? { url: location } : { file: location });

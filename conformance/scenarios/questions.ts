@@ -5,6 +5,7 @@
  */
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
+import { RpcError } from "../../rpc/index.js";
 import { messageText } from "../model-server.js";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
@@ -68,6 +69,56 @@ const asked: Scenario = {
   },
 };
 
+/** How much earlier than its announced expires_at a gateway's timer may fire (timers are not exact). */
+const TIMER_SLACK_MS = 100;
+
+const expired: Scenario = {
+  name: "a question left unanswered expires",
+  checks: ["TURN-QUESTION-EXPIRE"],
+  async run(ctx) {
+    const args = { questions: [{ header: "Window", question: `Which release window suits you (${ctx.token.slice(-4)})?`, options: [{ label: "Tonight" }, { label: "Tomorrow" }] }] };
+    const script = ctx.script([{ reply: { toolCalls: [{ tool: ctx.tool("ask_question"), args }] } }, { reply: { text: "Going on without an answer." } }]);
+    const thread = await ctx.thread({ mode: "Agent" });
+    const turn = await ctx.startTurn(thread.id, "Ask me, then go on", agentTurn("full_access"));
+    await ctx.step("TURN-QUESTION-EXPIRE", async () => {
+      const opened = (await ctx.waitFor("turn/question/opened", (n) => n.method === "turn/question/opened" && (n.params as { turn_id?: string }).turn_id === turn.id)).params as TurnQuestionOpenedNotification;
+      const { created_at: created, expires_at: expires } = opened.question;
+      // Both instants are the gateway's: their difference is the timeout it announces, whatever the clocks of the two hosts say.
+      const lifetime = Date.parse(expires) - Date.parse(created);
+      if (!(lifetime > 0)) throw new Failure(`the question expires at ${expires}, not after it was opened (${created})`);
+      if (lifetime > ctx.stepTimeoutMs) {
+        // Waiting would outlast the step: not decided, and the reason says how to decide it.
+        ctx.settle(
+          ["TURN-QUESTION-EXPIRE"],
+          "skipped",
+          `the gateway's questions expire ${Math.round(lifetime / 1000)} s after they open (question.expires_at), longer than a step of this run may wait (${ctx.stepTimeoutMs / 1000} s); start the gateway with a shorter question timeout to check expiry (for the reference: --question-timeout-ms {question_timeout_ms})`,
+        );
+        return;
+      }
+      const resolved = await ctx.waitFor(
+        "turn/question/resolved (expired)",
+        (n) => n.method === "turn/question/resolved" && n.params.turn_id === turn.id && n.params.call_id === opened.call_id && n.params.index === opened.index,
+        lifetime + ctx.stepTimeoutMs,
+      );
+      const { resolution, resolved_at: at } = resolved.params as { resolution: string; resolved_at: string };
+      if (resolution !== "expired") throw new Failure(`the unanswered question was resolved ${resolution}, expected expired`);
+      if (Date.parse(at) < Date.parse(expires) - TIMER_SLACK_MS) throw new Failure(`the question expired at ${at}, before the ${expires} it announced`);
+      const end = await ctx.ended(turn.id);
+      if (end.turn.status !== "Completed") throw new Failure(`after the question expired the turn ended ${end.turn.status}, expected it to go on and complete`);
+      if (script.calls.length < 2) throw new Failure("the turn ended without calling the model again after the question expired");
+      if (!script.calls[1]!.messages.some((m) => m.role === "tool")) throw new Failure("the model call after the expiry carries no tool result for the ask_question call");
+      try {
+        const answer = await ctx.client.turnQuestionRespond({ thread_id: thread.id, turn_id: turn.id, call_id: opened.call_id, index: opened.index, option_id: opened.question.options[0]!.id, answer_token: opened.question.answer_token });
+        throw new Failure(`an answer to the expired question was accepted: ${JSON.stringify(answer)}`);
+      } catch (error) {
+        // Its token expired with it: either refusal says the answer came too late.
+        if (!(error instanceof RpcError)) throw error;
+        if (error.reason !== "question_resolved" && error.reason !== "unauthorized") throw new Failure(`an answer to the expired question was refused with ${error.reason ?? `code ${error.code}`}, expected question_resolved (or unauthorized, for its expired token)`);
+      }
+    });
+  },
+};
+
 const handoff: Scenario = {
   name: "the handoff notice",
   checks: ["TURN-HANDOFF-NOTICE"],
@@ -114,4 +165,4 @@ const compactedFirst: Scenario = {
   },
 };
 
-export const questionScenarios: readonly Scenario[] = [asked, handoff, compactedFirst];
+export const questionScenarios: readonly Scenario[] = [asked, expired, handoff, compactedFirst];

@@ -110,7 +110,7 @@ export class Gateway {
     this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens, runsElsewhere);
     // Answer tokens are signed under the configured secret too; their claims keep them apart from resolve tokens.
     const answerTokens = new AnswerTokens(options.config.resolveTokenSecret ?? randomBytes(32));
-    this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.permissionRequestTimeoutMs, answerTokens);
+    this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.questionTimeoutMs, answerTokens);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id)?.workspace_id);
     // What may run without asking is the permission configuration; a change makes older routes stale.

@@ -7,6 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { QUESTION_TIMEOUT_MS } from "../../conformance/certify.js";
 import { ModelServer } from "../../conformance/model-server.js";
 import { createInMemoryPair, type Transport } from "../../rpc/index.js";
 import { resolveConfig } from "../../runtime/config.js";
@@ -39,6 +40,7 @@ export const BROKEN = {
   "wrong-error-code": "answers turn_not_found errors with the code of thread_not_found",
   "stale-revoke-accepted": "revokes a route whatever expected_generation it is given",
   "wrong-last-sequence": "reports a turn/items last_sequence one past the last event",
+  "question-expires-early": "expires a question two seconds before the expires_at it announces",
 } as const satisfies Record<string, string>;
 
 export type BrokenGatewayName = keyof typeof BROKEN;
@@ -96,6 +98,22 @@ function breakFor(name: BrokenGatewayName): Break {
           const turn = m.params!.turn_id as string;
           swapped.set(turn, [...(swapped.get(turn) ?? []), [first, second]]);
           return [withSequence(m, first), withSequence(release, second)];
+        },
+      };
+    }
+    case "question-expires-early": {
+      // The question announces a later expiry than the one its timer keeps, live and in turn/items.
+      const later = (params: Record<string, unknown>) => {
+        const question = params.question as { expires_at: string };
+        return { ...params, question: { ...question, expires_at: new Date(Date.parse(question.expires_at) + 2_000).toISOString() } };
+      };
+      return {
+        toClient: (m, sent) => {
+          if (m.method === "turn/question/opened") return [{ ...m, params: later(m.params!) }];
+          const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
+          if (request?.method !== "turn/items" || m.result === undefined) return [m];
+          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).map((e) => (e.method === "turn/question/opened" ? { ...e, params: later(e.params) } : e));
+          return [{ ...m, result: { ...m.result, events } }];
         },
       };
     }
@@ -182,7 +200,7 @@ function proxy(gatewaySide: Transport, broken: Break): void {
 /** The reference gateway broken by `name`, pointed at the model server at `providerUrl`. */
 export function createBrokenGateway(name: BrokenGatewayName, providerUrl: string): { connect(transport: Transport): void; close(): Promise<void> } {
   const store = new MemoryEventStore();
-  const config = resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-broken-")) } }, { providerUrl });
+  const config = resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-broken-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } }, { providerUrl });
   const gateway = createGateway(store, config, () => undefined);
   return {
     connect: (transport) => {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadCatalogue } from "../../conformance/catalogue.js";
-import { runCertification } from "../../conformance/certify.js";
+import { QUESTION_TIMEOUT_MS, runCertification } from "../../conformance/certify.js";
 import { ModelServer } from "../../conformance/model-server.js";
 import type { RunReport } from "../../conformance/results.js";
 import { CLAIMED, notPassing, REFERENCE } from "./reference.js";
@@ -41,7 +41,7 @@ describe("turnspec certify against the reference gateway", () => {
     const model = new ModelServer();
     const providerUrl = await model.start();
     cleanups.push(() => model.close());
-    const child = spawn("node", [resolve("bin/turnspec.js"), "serve", "--port", "0", "--memory", "--token", "cert-secret", "--provider-url", providerUrl], {
+    const child = spawn("node", [resolve("bin/turnspec.js"), "serve", "--port", "0", "--memory", "--token", "cert-secret", "--provider-url", providerUrl, "--question-timeout-ms", String(QUESTION_TIMEOUT_MS)], {
       cwd: mkdtempSync(join(tmpdir(), "turnspec-certify-ws-")),
       stdio: ["ignore", "ignore", "pipe"],
     });

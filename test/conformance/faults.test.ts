@@ -44,6 +44,7 @@ describe("deliberately broken gateways", () => {
     ["wrong-error-code", ["RPC-*", "TURN-*"], ["RPC-ERROR-CODES"]],
     ["stale-revoke-accepted", ["ROUTE-*"], ["ROUTE-REVOKE-STALE"]],
     ["wrong-last-sequence", ["TURN-*", "ITEM-*"], ["TURN-ITEMS-LAST-SEQUENCE"]],
+    ["question-expires-early", ["TURN-QUESTION-*"], ["TURN-QUESTION-EXPIRE"]],
   ] as const)("%s is caught (run: %j) by exactly %j", async (fault, patterns, expected) => {
     const { report, failed, errored } = await certifyWith(fault, patterns);
     expect(failed).toEqual(expected);

@@ -107,7 +107,7 @@ describe("ask_question", () => {
 
   it("expires an unanswered question: the turn goes on, the model is told, a late answer is refused", async () => {
     const provider = new RecordingScripted();
-    h = await startHarness({ providers: new Map([["scripted", provider]]), config: { permissions: { request_timeout_ms: 50 } } });
+    h = await startHarness({ providers: new Map([["scripted", provider]]), config: { questions: { timeout_ms: 50 } } });
     const thread = await h.thread();
     const end = await h.runTurn({ thread_id: thread, turn_id: "trn_e", input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "ok" })) });
     expect(end.method).toBe("turn/completed");
@@ -115,6 +115,8 @@ describe("ask_question", () => {
     expect(resolved.map((n) => n.params)).toEqual([expect.objectContaining({ index: 0, resolution: "expired" })]);
     expect(provider.requests.at(-1)!.messages.find((m) => m.role === "tool")!.content).toBe("Target: no answer: the question expired");
     const [question] = opened(h.received);
+    // The expiry the question announced is the one configured.
+    expect(Date.parse(question!.question.expires_at) - Date.parse(question!.question.created_at)).toBe(50);
     await expect(h.client.turnQuestionRespond({ thread_id: thread, turn_id: "trn_e", call_id: question!.call_id, index: 0, option_id: "a", answer_token: question!.question.answer_token })).rejects.toMatchObject({ reason: "question_resolved", data: { resolution: "expired" } });
     expect(orderingViolations(h.received)).toEqual([]);
   });
