@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCatalogue, selectIds } from "../../conformance/catalogue.js";
-import { runCertification, type CertifyOptions } from "../../conformance/certify.js";
+import { QUESTION_TIMEOUT_MS, runCertification, type CertifyOptions } from "../../conformance/certify.js";
 import { ModelServer } from "../../conformance/model-server.js";
 import type { Capability } from "../../conformance/results.js";
 import { createInMemoryPair, type Transport } from "../../rpc/index.js";
@@ -48,7 +48,7 @@ export async function certifyWrapped(wrapper: Wrapper, run: WrappedRun) {
   const modelUrl = await model.start();
   const proxy = run.modelProxy ? await run.modelProxy(modelUrl) : undefined;
   const providerUrl = proxy?.url ?? modelUrl;
-  const gateway = createGateway(new MemoryEventStore(), resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-wrapped-")) } }, { providerUrl }), () => undefined);
+  const gateway = createGateway(new MemoryEventStore(), resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-wrapped-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } }, { providerUrl }), () => undefined);
   const [clientSide, gatewaySide] = createInMemoryPair();
   // What the gateway is connected to: the gateway's end of the pair, seen through the wrapper.
   const wrapped: Transport = {
