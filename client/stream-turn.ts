@@ -125,14 +125,14 @@ async function* eventStream(
 }
 
 /** Answers a question on whichever connection is open when the caller answers. */
-function connectionAnswerer(connection: GatewayConnection) {
+export function connectionAnswerer(connection: GatewayConnection) {
   return (threadId: string, turnId: string, question: TurnQuestion, optionId: string) =>
     // The token goes back exactly as the gateway sent it: it is signed over the question.
     connection.client.turnQuestionRespond({ thread_id: threadId, turn_id: turnId, call_id: question.call_id, index: question.index, option_id: optionId, answer_token: question.answer_token });
 }
 
 /** Answers a permission request on whichever connection is open when the caller answers. */
-function connectionResponder(connection: GatewayConnection) {
+export function connectionResponder(connection: GatewayConnection) {
   return (request: TurnPermissionApprovalRequest, resolution: ApprovalAnswer) =>
     connection.client.turnPermissionRequestRespond({
       request_id: request.request_id,

@@ -6,6 +6,11 @@
  * approval request or a question ends the run with an `interrupt` outcome; the next run's
  * `resume` entries answer them, and that run streams the rest of the same turn.
  *
+ * What survives a restart of the bridge: the pairs of AG-UI and gateway threads are kept in
+ * a file when one is given (AgUiThreadMap), and the open interrupts are never kept at all:
+ * each run reads them from the gateway's log (the thread's active turn, its requests and
+ * questions opened and not resolved), so a resume after a restart answers the right ones.
+ *
  * Every event is checked against `@ag-ui/core`'s own schemas before it is written; the
  * bridge only speaks to the gateway through the client SDK (it never imports runtime/).
  *
@@ -18,16 +23,20 @@ import type { BaseEvent, Interrupt, ResumeEntry, RunAgentInput } from "@ag-ui/co
 import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "../../generated/types.js";
 import type { GatewayConnection } from "../connection.js";
 import type { TurnStreamEvent } from "../events.js";
-import { streamExistingTurn, streamTurn } from "../stream-turn.js";
+import { connectionAnswerer, connectionResponder, streamExistingTurn, streamTurn } from "../stream-turn.js";
+import { replayedNotifications } from "../turn-feed.js";
+import { AgUiThreadMap } from "./thread-map.js";
 
 export interface AgUiBridgeOptions {
   /** Fields every turn the bridge starts gets (mode, permission_profile, model, …); the thread, turn and input are the bridge's. */
   readonly turn?: Omit<Partial<TurnStartParams>, "thread_id" | "turn_id" | "input">;
   /** Largest request body accepted, in bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number;
+  /** JSON file the AG-UI → gateway thread pairs are kept in, so a restarted bridge finds its threads. Default: kept in memory only. */
+  readonly threadMapFile?: string;
 }
 
-/** An interrupt a run ended with, waiting for the next run's resume entry. */
+/** An open interrupt, as the gateway's log has it: waiting for a run's resume entry. */
 type Pending =
   | { readonly kind: "approval"; readonly turnId: string; readonly afterSequence: number; readonly request: TurnPermissionApprovalRequest; answer(resolution: "allow_once" | "allow_for_turn" | "deny"): Promise<unknown> }
   | { readonly kind: "question"; readonly turnId: string; readonly afterSequence: number; readonly question: TurnQuestion; answer(optionId: string): Promise<unknown> };
@@ -47,14 +56,15 @@ const APPROVAL_ANSWERS = new Set(["allow_once", "allow_for_turn", "deny"]);
 
 export class AgUiBridge {
   /** AG-UI thread id → gateway thread id. */
-  private readonly threads = new Map<string, string>();
-  /** Per AG-UI thread, the interrupts its last run ended with, by interrupt id. */
-  private readonly pending = new Map<string, Map<string, Pending>>();
+  private readonly threads: AgUiThreadMap;
 
+  /** Throws when `threadMapFile` exists and cannot be read as a thread map. */
   constructor(
     private readonly connection: GatewayConnection,
     private readonly options: AgUiBridgeOptions = {},
-  ) {}
+  ) {
+    this.threads = new AgUiThreadMap(options.threadMapFile);
+  }
 
   /** A Node `http` request handler: POST a RunAgentInput, get an SSE stream of AG-UI events. */
   readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
@@ -86,12 +96,13 @@ export class AgUiBridge {
    */
   async run(input: RunAgentInput): Promise<AsyncIterable<BaseEvent>> {
     refuseUnserved(input);
-    const open = this.pending.get(input.threadId) ?? new Map<string, Pending>();
+    const gatewayThread = this.threads.get(input.threadId);
+    const open = gatewayThread === undefined ? new Map<string, Pending>() : await this.openInterrupts(gatewayThread);
     const resume = input.resume ?? [];
     let stream: AsyncIterable<TurnStreamEvent>;
     if (open.size > 0 || resume.length > 0) {
       const turn = await this.answer(input.threadId, open, resume);
-      stream = streamExistingTurn(this.connection, { thread_id: this.threads.get(input.threadId)!, turn_id: turn.turnId, after_sequence: turn.afterSequence });
+      stream = streamExistingTurn(this.connection, { thread_id: gatewayThread!, turn_id: turn.turnId, after_sequence: turn.afterSequence });
     } else {
       const text = lastUserText(input);
       const threadId = await this.threadFor(input.threadId);
@@ -100,11 +111,49 @@ export class AgUiBridge {
     return checked(this.translate(input, stream));
   }
 
-  /** Applies the resume entries, which must answer every open interrupt of the thread. Returns the turn they belong to. */
-  private async answer(aguiThread: string, open: Map<string, Pending>, resume: readonly ResumeEntry[]): Promise<Pending> {
+  /**
+   * The interrupts open in a gateway thread, by interrupt id: the permission requests and
+   * questions of its active turn that were opened and not resolved, read from the turn's log.
+   */
+  private async openInterrupts(threadId: string): Promise<Map<string, Pending>> {
+    const open = new Map<string, Pending>();
+    const turnId = (await this.connection.client.threadGet({ thread_id: threadId })).thread.active_turn_id;
+    if (turnId === undefined) return open;
+    const respond = connectionResponder(this.connection);
+    const answer = connectionAnswerer(this.connection);
+    for (let after = 0; ; ) {
+      const page = await this.connection.client.turnItems({ thread_id: threadId, turn_id: turnId, after_sequence: after });
+      for (const [i, n] of replayedNotifications(page.events, turnId).entries()) {
+        const sequence = page.events[i]!.sequence;
+        if (n.method === "turn/permission/request/opened") {
+          const request = n.params.request;
+          open.set(request.request_id, { kind: "approval", turnId, afterSequence: sequence, request, answer: (resolution) => respond(request, resolution) });
+        } else if (n.method === "turn/permission/request/resolved") {
+          open.delete(n.params.request_id);
+        } else if (n.method === "turn/question/opened") {
+          const question = n.params.question;
+          open.set(questionInterruptId(turnId, question), { kind: "question", turnId, afterSequence: sequence, question, answer: (optionId) => answer(threadId, turnId, question, optionId) });
+        } else if (n.method === "turn/question/resolved") {
+          open.delete(questionInterruptId(turnId, n.params));
+        }
+      }
+      const last = page.events.at(-1)?.sequence;
+      if (last === undefined || last >= page.last_sequence) return open;
+      after = last;
+    }
+  }
+
+  /**
+   * Applies the resume entries, which must answer every open interrupt of the thread.
+   * Returns the turn they belong to and the sequence its stream goes on after.
+   */
+  private async answer(aguiThread: string, open: Map<string, Pending>, resume: readonly ResumeEntry[]): Promise<{ turnId: string; afterSequence: number }> {
     const answered = new Set(resume.map((r) => r.interruptId));
     for (const [i, entry] of resume.entries()) {
-      if (!open.has(entry.interruptId)) throw new AgUiRequestError(400, `resume[${i}].interruptId ${JSON.stringify(entry.interruptId)} names no open interrupt of thread ${aguiThread}`);
+      if (!open.has(entry.interruptId)) {
+        const why = this.threads.get(aguiThread) === undefined ? "this bridge started no gateway thread for it" : "it was never opened, or was answered, expired or cancelled already";
+        throw new AgUiRequestError(400, `resume[${i}].interruptId ${JSON.stringify(entry.interruptId)} names no open interrupt of thread ${aguiThread}: ${why}`);
+      }
     }
     const missing = [...open.keys()].filter((id) => !answered.has(id));
     if (missing.length) throw new AgUiRequestError(400, `the run must resume every open interrupt of thread ${aguiThread}; not answered: ${missing.join(", ")}`);
@@ -126,7 +175,6 @@ export class AgUiBridge {
       }
       return () => pending.answer(optionId);
     });
-    const first = open.values().next().value as Pending;
     for (const send of answers) {
       try {
         await send();
@@ -134,8 +182,9 @@ export class AgUiBridge {
         throw new AgUiRequestError(409, `the gateway refused an answer: ${(error as Error).message}`);
       }
     }
-    this.pending.delete(aguiThread);
-    return first;
+    // One turn's interrupts, all answered: its stream goes on after the last of them.
+    const pending = [...open.values()];
+    return { turnId: pending[0]!.turnId, afterSequence: Math.max(...pending.map((p) => p.afterSequence)) };
   }
 
   private async threadFor(aguiThread: string): Promise<string> {
@@ -156,14 +205,15 @@ export class AgUiBridge {
       if (openText !== undefined) yield { type: "TEXT_MESSAGE_END", messageId: openText } as BaseEvent;
       openText = undefined;
     };
-    const interrupts = new Map<string, Pending>();
+    // The questions of the ask_question call being opened, until all of them are in.
+    const asked: { turnId: string; question: TurnQuestion; alreadySurfaced: boolean }[] = [];
     // The AG-UI tool call id (the model's call id) of each tool item seen in this run.
     const callOfItem = new Map<string, string>();
-    const interrupt = function* (this: AgUiBridge, found: Interrupt[]) {
+    // What the next run resumes is read back from the gateway then: nothing is kept here.
+    const interrupt = function* (found: Interrupt[]) {
       yield* endText();
-      this.pending.set(threadId, interrupts);
       yield { type: "RUN_FINISHED", threadId, runId, outcome: { type: "interrupt", interrupts: found } } as BaseEvent;
-    }.bind(this);
+    };
     const iterator = stream[Symbol.asyncIterator]();
     try {
       for (;;) {
@@ -212,7 +262,6 @@ export class AgUiBridge {
           }
           case "approval_pending": {
             const request = event.request;
-            interrupts.set(request.request_id, { kind: "approval", turnId: request.turn_id, afterSequence: event.sequence, request, answer: (resolution) => event.respond(resolution) });
             yield* interrupt([
               {
                 id: request.request_id,
@@ -228,21 +277,19 @@ export class AgUiBridge {
           }
           case "question_pending": {
             const q = event.question;
-            interrupts.set(questionInterruptId(event.turnId, q), { kind: "question", turnId: event.turnId, afterSequence: event.sequence, question: q, answer: (optionId) => event.answer(optionId) });
+            asked.push({ turnId: event.turnId, question: q, alreadySurfaced: event.alreadySurfaced });
             // One call asks up to three questions, opened together: the run ends once all of them are in.
-            const asked = questionCount(q);
-            const ofCall = [...interrupts.values()].filter((p) => p.kind === "question" && p.question.call_id === q.call_id);
-            if (ofCall.length < asked) break;
+            const ofCall = asked.filter((p) => p.turnId === event.turnId && p.question.call_id === q.call_id);
+            if (ofCall.length < questionCount(q)) break;
             yield* interrupt(
-              ofCall.map((p) => {
-                const question = (p as Extract<Pending, { kind: "question" }>).question;
+              ofCall.map(({ turnId, question, alreadySurfaced }) => {
                 return {
-                  id: questionInterruptId(p.turnId, question),
+                  id: questionInterruptId(turnId, question),
                   reason: "question",
                   message: question.question,
                   responseSchema: { type: "object", required: ["optionId"], properties: { optionId: { enum: question.options.map((o) => o.id) } } },
                   expiresAt: question.expires_at,
-                  metadata: { header: question.header, options: question.options, already_surfaced: event.alreadySurfaced },
+                  metadata: { header: question.header, options: question.options, already_surfaced: alreadySurfaced },
                 };
               }),
             );
@@ -299,7 +346,7 @@ function toolResult(item: TurnItem): string {
   return fields.tool_result ?? fields.result ?? fields.error?.message ?? "";
 }
 
-const questionInterruptId = (turnId: string, q: TurnQuestion) => `${turnId}:${q.call_id}:${q.index}`;
+const questionInterruptId = (turnId: string, q: Pick<TurnQuestion, "call_id" | "index">) => `${turnId}:${q.call_id}:${q.index}`;
 
 /** How many questions the question's ask_question call asked. */
 function questionCount(q: TurnQuestion): number {

@@ -1,13 +1,16 @@
 /**
  * The AG-UI bridge driven by the official @ag-ui/client HttpAgent, whose own event
  * verification must accept every stream: a plain answer, a tool call with its result and
- * reasoning, an approval and a question as interrupts answered by the next run's resume,
- * and the inputs the bridge refuses.
+ * reasoning, an approval and a question as interrupts answered by the next run's resume
+ * (also by a bridge restarted in between), and the inputs the bridge refuses.
  */
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { HttpAgent } from "@ag-ui/client";
 import type { BaseEvent } from "@ag-ui/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { serveAgUi, type AgUiServer } from "../../client/ag-ui/index.js";
+import { AgUiBridge, serveAgUi, type AgUiServer } from "../../client/ag-ui/index.js";
 import { script } from "../gateway/harness.js";
 import { startClientGateway, type ClientGateway } from "./gateway.js";
 
@@ -128,5 +131,96 @@ describe("the AG-UI bridge", () => {
     expect(await refused({ ...base, resume: [{ interruptId: "nope", status: "resolved" }] })).toEqual([400, expect.stringContaining("names no open interrupt")]);
     expect(await refused({ runId: "r" })).toEqual([400, expect.stringContaining("not a RunAgentInput")]);
     expect((await fetch(server.url)).status).toBe(405);
+  });
+});
+
+describe("the AG-UI bridge after a restart", () => {
+  const mapFile = () => join(mkdtempSync(join(tmpdir(), "turnspec-agui-")), "state", "threads.json");
+
+  /** A bridge on a connection of its own, as a new process would have; `server` is always the latest. */
+  async function bridge(threadMapFile?: string, turn: NonNullable<Parameters<typeof serveAgUi>[2]>["turn"] = {}) {
+    server = await serveAgUi(await g.open(), 0, { turn, ...(threadMapFile === undefined ? {} : { threadMapFile }) });
+    return server;
+  }
+
+  it("answers the approval a run before the restart ended with, and goes on in the same gateway thread", async () => {
+    g = await startClientGateway();
+    const file = mapFile();
+    const turn = { permission_profile: { mode: "supervised" as const } };
+    const before = await bridge(file, turn);
+    const agent = userAgent(script({ tool: "shell", args: { command: "echo after-the-restart" } }, { say: "It ran." }));
+    const first = await run(agent, { runId: "run_r1" });
+    const finished = first.events.at(-1) as unknown as { outcome: { type: string; interrupts: { id: string; reason: string }[] } };
+    expect(finished.outcome).toMatchObject({ type: "interrupt", interrupts: [{ reason: "tool_approval" }] });
+    const gatewayThread = (JSON.parse(readFileSync(file, "utf8")) as { threads: Record<string, string> }).threads["agui-thread"];
+    expect(gatewayThread).toMatch(/\S/);
+    await before.close();
+
+    const after = await bridge(file, turn);
+    const resumed = new HttpAgent({ url: after.url, threadId: "agui-thread" });
+    const second = await run(resumed, { runId: "run_r2", resume: [{ interruptId: finished.outcome.interrupts[0]!.id, status: "resolved", payload: { resolution: "allow_once" } }] });
+    expect(second.types[0]).toBe("RUN_STARTED");
+    expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toContain("after-the-restart");
+    expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    // The next message goes on in the same gateway thread: its history holds the first turn.
+    const third = userAgent(script({ say: "Still the same thread." }));
+    await run(third, { runId: "run_r3" });
+    expect((await g.harness.client.threadGet({ thread_id: gatewayThread! })).thread.active_turn_id).toBeUndefined();
+    expect((await g.harness.client.turnGet({ thread_id: gatewayThread!, turn_id: "run_r3" })).turn.status).toBe("Completed");
+  });
+
+  it("answers the questions of a call the run before the restart ended with, by optionId", async () => {
+    g = await startClientGateway();
+    const file = mapFile();
+    const before = await bridge(file);
+    const questions = [
+      { header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] },
+      { header: "Style", question: "Which style?", options: [{ label: "Squash" }, { label: "Merge" }] },
+    ];
+    const first = await run(userAgent(script({ tool: "ask_question", args: { questions } }, { say: "Thanks." })), { runId: "run_q_r1" });
+    const [a, b] = (first.events.at(-1) as unknown as { outcome: { interrupts: { id: string }[] } }).outcome.interrupts;
+    await before.close();
+
+    const after = await bridge(file);
+    const agent = new HttpAgent({ url: after.url, threadId: "agui-thread" });
+    // Still every open interrupt, as the gateway's log has them.
+    const partial = await fetch(after.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "agui-thread", runId: "run_q_r2", messages: [], tools: [], context: [], resume: [{ interruptId: b!.id, status: "resolved", payload: { optionId: "a" } }] }),
+    });
+    expect(partial.status).toBe(400);
+    expect(((await partial.json()) as { error: string }).error).toContain(`not answered: ${a!.id}`);
+    const second = await run(agent, { runId: "run_q_r3", resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }, { interruptId: b!.id, status: "resolved", payload: { optionId: "b" } }] });
+    expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toBe('Target: the user chose "Production"\nStyle: the user chose "Merge"');
+    expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+  });
+
+  it("without a thread map file, refuses a resume after a restart, saying it knows no gateway thread for the AG-UI thread", async () => {
+    g = await startClientGateway();
+    const before = await bridge(undefined, { permission_profile: { mode: "supervised" } });
+    const first = await run(userAgent(script({ tool: "shell", args: { command: "echo never" } }, { say: "no" })), { runId: "run_m1" });
+    const id = (first.events.at(-1) as unknown as { outcome: { interrupts: { id: string }[] } }).outcome.interrupts[0]!.id;
+    await before.close();
+    const after = await bridge();
+    const res = await fetch(after.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ threadId: "agui-thread", runId: "run_m2", messages: [], tools: [], context: [], resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain("this bridge started no gateway thread for it");
+  });
+
+  it("refuses a thread map file it cannot read, naming the file and the place", async () => {
+    g = await startClientGateway();
+    const connection = await g.open();
+    server = await serveAgUi(connection, 0);
+    const file = mapFile();
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ version: 1, threads: { "agui-thread": 7 } }));
+    expect(() => new AgUiBridge(connection, { threadMapFile: file })).toThrow(`${file} has 7 at /threads/agui-thread, expected a gateway thread id`);
+    writeFileSync(file, "{");
+    expect(() => new AgUiBridge(connection, { threadMapFile: file })).toThrow(`the AG-UI thread map ${file} is not JSON`);
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * Which gateway thread each AG-UI thread runs in. AG-UI clients name their own thread ids
+ * and the gateway assigns its own, so the bridge keeps the pairs. Given a file, it keeps
+ * them there too (written whole to a temporary file, then renamed over the old one), so a
+ * restarted bridge goes on in the same gateway threads. Everything else the bridge needs
+ * after a restart, the open interrupts among them, it reads back from the gateway.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** The file's content. */
+interface StoredThreadMap {
+  readonly version: 1;
+  /** AG-UI thread id → gateway thread id. */
+  readonly threads: Readonly<Record<string, string>>;
+}
+
+export class AgUiThreadMap {
+  private readonly threads = new Map<string, string>();
+
+  /** Reads `file` when given and present; throws an Error naming the file and what is wrong with it otherwise. */
+  constructor(private readonly file?: string) {
+    if (file === undefined) return;
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw new Error(`cannot read the AG-UI thread map ${file}: ${(error as Error).message}`);
+    }
+    let stored: unknown;
+    try {
+      stored = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`the AG-UI thread map ${file} is not JSON: ${(error as Error).message}`);
+    }
+    const { version, threads } = (stored ?? {}) as Partial<StoredThreadMap>;
+    if (version !== 1) throw new Error(`the AG-UI thread map ${file} has version ${JSON.stringify(version)} at /version, expected 1`);
+    if (typeof threads !== "object" || threads === null || Array.isArray(threads)) throw new Error(`the AG-UI thread map ${file} has no object at /threads`);
+    for (const [agUi, gateway] of Object.entries(threads)) {
+      if (typeof gateway !== "string" || gateway === "") throw new Error(`the AG-UI thread map ${file} has ${JSON.stringify(gateway)} at /threads/${agUi}, expected a gateway thread id`);
+      this.threads.set(agUi, gateway);
+    }
+  }
+
+  /** The gateway thread of an AG-UI thread, if the bridge started one for it. */
+  get(agUiThread: string): string | undefined {
+    return this.threads.get(agUiThread);
+  }
+
+  /** Records the gateway thread of an AG-UI thread, in the file too before it returns. */
+  set(agUiThread: string, gatewayThread: string): void {
+    this.threads.set(agUiThread, gatewayThread);
+    if (this.file === undefined) return;
+    const stored: StoredThreadMap = { version: 1, threads: Object.fromEntries(this.threads) };
+    mkdirSync(dirname(this.file), { recursive: true });
+    // A crash mid-write leaves the old file whole: the new one replaces it in one rename.
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(stored, null, 2)}\n`);
+    renameSync(temporary, this.file);
+  }
+}
