@@ -152,16 +152,15 @@ const cli = yargs(hideBin(process.argv))
       const { serveToken } = await import("../runtime/serve-token.js");
       try {
         if (argv["ag-ui"] !== undefined) {
-          const { serveAgUiGateway } = await import("./serve-ag-ui.js");
-          await serveAgUiGateway({
-            port: argv["ag-ui"],
-            host: argv.host,
+          const [{ serveAgUiGateway }, { openGateway }] = await Promise.all([import("../client/ag-ui/gateway.js"), import("../runtime/serve.js")]);
+          const gateway = {
             ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
             memory: argv.memory,
             ...(argv.config === undefined ? {} : { configFile: argv.config }),
             ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
             ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
-          });
+          };
+          await serveAgUiGateway((log) => openGateway(gateway, log), { port: argv["ag-ui"], host: argv.host });
           return;
         }
         const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });

@@ -72,7 +72,7 @@ export interface RunningGateway {
 export async function openGateway(
   options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes" | "questionTimeoutMs">,
   log: (message: string) => void,
-): Promise<{ gateway: Gateway; config: ResolvedConfig; described: string; close(): Promise<void> }> {
+): Promise<{ gateway: Gateway; config: ResolvedConfig; described: string; storeFile?: string; close(): Promise<void> }> {
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
   const config = resolveConfig(fileConfig, {
     ...(options.providerUrl ? { providerUrl: options.providerUrl } : {}),
@@ -92,6 +92,8 @@ export async function openGateway(
     gateway,
     config,
     described,
+    // The SQLite file of the log, for what is kept beside it (the AG-UI bridge's thread map).
+    ...(options.memory || isPostgresUrl(location) ? {} : { storeFile: location }),
     close: async () => {
       await gateway.close();
       store.close();

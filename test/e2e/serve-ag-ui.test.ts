@@ -1,5 +1,8 @@
 /** `turnspec serve --ag-ui 0`: the reference gateway behind the AG-UI bridge, driven by @ag-ui/client's HttpAgent. */
 import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { HttpAgent } from "@ag-ui/client";
 import type { BaseEvent } from "@ag-ui/core";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,19 +12,33 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill();
 });
 
+/** Starts `turnspec serve --ag-ui 0` with `args`; resolves with the endpoint's URL and the process. */
+async function serveAgUi(...args: string[]) {
+  const child = spawn("node", ["bin/turnspec.js", "serve", "--ag-ui", "0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  children.push(child);
+  const url = await new Promise<string>((resolve, reject) => {
+    let err = "";
+    child.stderr!.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+      const found = /AG-UI endpoint on (http:\/\/\S+\/)/.exec(err);
+      if (found) resolve(found[1]!);
+    });
+    child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { url, child };
+}
+
+async function say(url: string, text: string, runId: string) {
+  const agent = new HttpAgent({ url, threadId: "cli-thread" });
+  agent.messages = [{ id: "m1", role: "user", content: text }];
+  const events: BaseEvent[] = [];
+  await agent.runAgent({ runId }, { onEvent: ({ event }) => void events.push(event) });
+  return events;
+}
+
 describe("turnspec serve --ag-ui", () => {
   it("serves AG-UI runs over HTTP and SSE", async () => {
-    const child = spawn("node", ["bin/turnspec.js", "serve", "--ag-ui", "0", "--memory"], { stdio: ["ignore", "ignore", "pipe"] });
-    children.push(child);
-    const url = await new Promise<string>((resolve, reject) => {
-      let err = "";
-      child.stderr!.on("data", (chunk: Buffer) => {
-        err += chunk.toString();
-        const found = /AG-UI endpoint on (http:\/\/\S+\/)/.exec(err);
-        if (found) resolve(found[1]!);
-      });
-      child.on("exit", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-    });
+    const { url } = await serveAgUi("--memory");
     const agent = new HttpAgent({ url, threadId: "cli-thread" });
     agent.messages = [{ id: "m1", role: "user", content: "hello over AG-UI" }];
     const events: BaseEvent[] = [];
@@ -29,5 +46,21 @@ describe("turnspec serve --ag-ui", () => {
     const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => (e as unknown as { delta: string }).delta).join("");
     expect(text).toBe("You said: hello over AG-UI");
     expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+  }, 60_000);
+
+  it("keeps the AG-UI thread pairs beside the store file: after a restart, the AG-UI thread goes on in its gateway thread", async () => {
+    const store = join(mkdtempSync(join(tmpdir(), "turnspec-agui-serve-")), "gateway.sqlite");
+    const pairs = () => (JSON.parse(readFileSync(`${store}.ag-ui-threads.json`, "utf8")) as { threads: Record<string, string> }).threads;
+    const first = await serveAgUi("--store", store);
+    expect((await say(first.url, "before the restart", "cli-run-1")).at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    const before = pairs();
+    expect(Object.keys(before)).toEqual(["cli-thread"]);
+    await new Promise((exited) => (first.child.once("exit", exited), first.child.kill("SIGTERM")));
+
+    const second = await serveAgUi("--store", store);
+    const events = await say(second.url, "after the restart", "cli-run-2");
+    expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    // No second gateway thread was started for it.
+    expect(pairs()).toEqual(before);
   }, 60_000);
 });
