@@ -140,6 +140,11 @@ const cli = yargs(hideBin(process.argv))
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
           const agUi = argv["ag-ui"];
           if (agUi !== undefined && (!Number.isInteger(agUi) || agUi < 0 || agUi > 65535)) return `--ag-ui must be an integer from 0 to 65535, got ${agUi}`;
+          if (agUi !== undefined) {
+            // The AG-UI endpoint has no token, origin list or frame limit: options for them would be ignored.
+            const unused = [argv.token !== undefined && "--token", argv["token-file"] !== undefined && "--token-file", argv["allow-origin"] !== undefined && "--allow-origin", argv["max-frame-bytes"] !== undefined && "--max-frame-bytes", !argv.auth && "--no-auth"].filter(Boolean);
+            if (unused.length) return `--ag-ui does not use ${unused.join(", ")}: the AG-UI endpoint has no authentication and listens on a loopback address only`;
+          }
           if ([argv.store !== undefined, argv.db !== undefined, argv.memory].filter(Boolean).length > 1) return "Choose one event log: --store, --db or --memory.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           const questions = argv["question-timeout-ms"];
@@ -152,7 +157,8 @@ const cli = yargs(hideBin(process.argv))
       const { serveToken } = await import("../runtime/serve-token.js");
       try {
         if (argv["ag-ui"] !== undefined) {
-          const [{ serveAgUiGateway }, { openGateway }] = await Promise.all([import("../client/ag-ui/gateway.js"), import("../runtime/serve.js")]);
+          const [{ serveAgUiGateway }, { openGateway, refuseUnauthenticatedHost }] = await Promise.all([import("../client/ag-ui/gateway.js"), import("../runtime/serve.js")]);
+          refuseUnauthenticatedHost(argv.host, "--ag-ui");
           const gateway = {
             ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
             memory: argv.memory,

@@ -102,10 +102,7 @@ export async function openGateway(
 }
 
 export async function serve(options: ServeOptions, log: (message: string) => void = (m) => process.stderr.write(`${m}\n`)): Promise<RunningGateway> {
-  // Without a token, whoever reaches the port runs commands: only this machine may.
-  if (options.noAuth && !options.stdio && !isLoopback(options.host)) {
-    throw new ConfigError(`--no-auth serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${options.host}`);
-  }
+  if (options.noAuth && !options.stdio) refuseUnauthenticatedHost(options.host, "--no-auth");
   const { gateway, config, described, close } = await openGateway(options, log);
   const shutdown = async (server?: RunningWebSocketServer) => {
     await server?.close();
@@ -156,6 +153,14 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
   if (token && options.token === undefined) log(`token: ${token}`);
   if (!token) log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
   return { gateway, server, close: () => shutdown(server) };
+}
+
+/**
+ * Without a token, whoever reaches the port runs commands: only this machine may. Throws a
+ * ConfigError naming `what` serves without authentication when `host` is not a loopback address.
+ */
+export function refuseUnauthenticatedHost(host: string, what: string): void {
+  if (!isLoopback(host)) throw new ConfigError(`${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
 }
 
 /** Whether `host` names this machine only. */

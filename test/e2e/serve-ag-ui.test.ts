@@ -1,5 +1,5 @@
 /** `turnspec serve --ag-ui 0`: the reference gateway behind the AG-UI bridge, driven by @ag-ui/client's HttpAgent. */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,4 +63,14 @@ describe("turnspec serve --ag-ui", () => {
     // No second gateway thread was started for it.
     expect(pairs()).toEqual(before);
   }, 60_000);
+
+  it.each([
+    [["--host", "0.0.0.0"], "--ag-ui serves without authentication, which is allowed on a loopback address only"],
+    [["--token", "s3cret"], "--ag-ui does not use --token"],
+    [["--allow-origin", "https://app.example", "--no-auth"], "--ag-ui does not use --allow-origin, --no-auth"],
+  ])("refuses %j, which the AG-UI endpoint would not honour (exit 2)", (args, message) => {
+    const run = spawnSync("node", ["bin/turnspec.js", "serve", "--ag-ui", "0", "--memory", ...args], { encoding: "utf8", timeout: 30_000 });
+    expect(run.stderr).toContain(message);
+    expect(run.status).toBe(2);
+  });
 });
