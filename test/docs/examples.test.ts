@@ -106,7 +106,7 @@ describe("describing a protocol and generating it (docs/protocol.md, docs/genera
 describe("running the reference gateway (docs/gateway.md)", () => {
   it("the configuration file is valid and read as written", () => {
     const config = resolveConfig(readConfigFile("examples/gateway/config.json"));
-    expect(config).toMatchObject({ defaultProvider: "openai", openai: { baseURL: "http://127.0.0.1:8080/v1", model: "local-model" }, questionTimeoutMs: 600_000 });
+    expect(config).toMatchObject({ defaultProvider: "openai", openai: { baseURL: "http://127.0.0.1:8080/v1", model: "local-model" }, questionTimeoutMs: 300_000 });
   });
 
   it.each(commandLines("examples/gateway/serve.sh"))("starts: %s", async (line) => {
