@@ -23,7 +23,7 @@ function altered(token: string): string {
 
 const asked: Scenario = {
   name: "questions answered with answer tokens",
-  checks: ["TURN-QUESTION-OPEN", "TURN-QUESTION-TOKEN", "TURN-QUESTION-ANSWER", "TURN-QUESTION-RESOLVED-ONCE"],
+  checks: ["TURN-QUESTION-OPEN", "TURN-QUESTION-SURFACED", "TURN-QUESTION-TOKEN", "TURN-QUESTION-ANSWER", "TURN-QUESTION-RESOLVED-ONCE"],
   async run(ctx) {
     const labels = [`Staging-${ctx.token.slice(-4)}`, `Production-${ctx.token.slice(-4)}`];
     const args = {
@@ -44,6 +44,13 @@ const asked: Scenario = {
       if (opened.some((q) => q.question.answer_token === "" || q.call_id !== opened[0]!.call_id)) throw new Failure("a question lacks an answer token or names another call");
       if (ctx.ofTurn(turn.id).some((n) => n.method === "turn/completed" || n.method === "turn/failed")) throw new Failure("the turn ended without waiting for the answers");
       return opened as [TurnQuestionOpenedNotification, TurnQuestionOpenedNotification];
+    });
+    await ctx.attempt("TURN-QUESTION-SURFACED", async () => {
+      const live = [first, second].map((q) => q.already_surfaced);
+      if (live.some((v) => v !== false)) throw new Failure(`the live turn/question/opened say already_surfaced ${JSON.stringify(live)}, expected false: it is their first delivery`);
+      const { events } = await ctx.client.turnItems({ thread_id: thread.id, turn_id: turn.id });
+      const replayed = events.filter((e) => e.method === "turn/question/opened").map((e) => (e.params as { already_surfaced?: unknown }).already_surfaced);
+      if (JSON.stringify(replayed) !== "[true,true]") throw new Failure(`turn/items replays the open questions with already_surfaced ${JSON.stringify(replayed)}, expected [true,true]: they were delivered before`);
     });
     const respond = (q: TurnQuestionOpenedNotification, optionId: string, token: string) =>
       ctx.client.turnQuestionRespond({ thread_id: thread.id, turn_id: turn.id, call_id: q.call_id, index: q.index, option_id: optionId, answer_token: token });

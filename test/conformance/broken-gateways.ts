@@ -41,6 +41,7 @@ export const BROKEN = {
   "stale-revoke-accepted": "revokes a route whatever expected_generation it is given",
   "wrong-last-sequence": "reports a turn/items last_sequence one past the last event",
   "question-expires-early": "expires a question two seconds before the expires_at it announces",
+  "question-replay-not-surfaced": "replays an open question in turn/items with already_surfaced false, as if never delivered",
 } as const satisfies Record<string, string>;
 
 export type BrokenGatewayName = keyof typeof BROKEN;
@@ -117,6 +118,15 @@ function breakFor(name: BrokenGatewayName): Break {
         },
       };
     }
+    case "question-replay-not-surfaced":
+      return {
+        toClient: (m, sent) => {
+          const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
+          if (request?.method !== "turn/items" || m.result === undefined) return [m];
+          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).map((e) => (e.method === "turn/question/opened" ? { ...e, params: { ...e.params, already_surfaced: false } } : e));
+          return [{ ...m, result: { ...m.result, events } }];
+        },
+      };
     case "missing-terminal":
       return { toClient: (m) => (m.method === "turn/completed" ? [] : [m]) };
     case "wrong-error-code":

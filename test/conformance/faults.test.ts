@@ -45,6 +45,7 @@ describe("deliberately broken gateways", () => {
     ["stale-revoke-accepted", ["ROUTE-*"], ["ROUTE-REVOKE-STALE"]],
     ["wrong-last-sequence", ["TURN-*", "ITEM-*"], ["TURN-ITEMS-LAST-SEQUENCE"]],
     ["question-expires-early", ["TURN-QUESTION-*"], ["TURN-QUESTION-EXPIRE"]],
+    ["question-replay-not-surfaced", ["TURN-QUESTION-*"], ["TURN-QUESTION-SURFACED"]],
   ] as const)("%s is caught (run: %j) by exactly %j", async (fault, patterns, expected) => {
     const { report, failed, errored } = await certifyWith(fault, patterns);
     expect(failed).toEqual(expected);
