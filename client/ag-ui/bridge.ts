@@ -57,6 +57,8 @@ const APPROVAL_ANSWERS = new Set(["allow_once", "allow_for_turn", "deny"]);
 export class AgUiBridge {
   /** AG-UI thread id → gateway thread id. */
   private readonly threads: AgUiThreadMap;
+  /** Gateway threads being started, by AG-UI thread id. */
+  private readonly starting = new Map<string, Promise<string>>();
 
   /** Throws when `threadMapFile` exists and cannot be read as a thread map. */
   constructor(
@@ -187,13 +189,22 @@ export class AgUiBridge {
     return { turnId: pending[0]!.turnId, afterSequence: Math.max(...pending.map((p) => p.afterSequence)) };
   }
 
-  private async threadFor(aguiThread: string): Promise<string> {
-    let id = this.threads.get(aguiThread);
-    if (!id) {
-      id = (await this.connection.client.threadStart({ mode: "Agent" })).thread.id;
-      this.threads.set(aguiThread, id);
+  /** The gateway thread of an AG-UI thread, started on first use; two first runs at once share one. */
+  private threadFor(aguiThread: string): Promise<string> {
+    const known = this.threads.get(aguiThread);
+    if (known !== undefined) return Promise.resolve(known);
+    let starting = this.starting.get(aguiThread);
+    if (starting === undefined) {
+      starting = this.connection.client
+        .threadStart({ mode: "Agent" })
+        .then(({ thread }) => {
+          this.threads.set(aguiThread, thread.id);
+          return thread.id;
+        })
+        .finally(() => this.starting.delete(aguiThread));
+      this.starting.set(aguiThread, starting);
     }
-    return id;
+    return starting;
   }
 
   /** The run's AG-UI events from the turn's stream events. */

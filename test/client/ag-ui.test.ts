@@ -108,6 +108,18 @@ describe("the AG-UI bridge", () => {
     expect(second.events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
   });
 
+  it("starts one gateway thread for an AG-UI thread whose first two runs come at once", async () => {
+    await setup();
+    const bridge = new AgUiBridge(await g.open());
+    const input = (runId: string, text: string) => ({ threadId: "agui-race", runId, state: {}, messages: [{ id: "m1", role: "user" as const, content: text }], tools: [], context: [], forwardedProps: {} });
+    const runs = await Promise.all([bridge.run(input("run_c1", script({ say: "one" }))), bridge.run(input("run_c2", script({ say: "two" })))]);
+    for (const events of runs) for await (const _ of events);
+    // The second turn either ran after the first or was refused (one turn at a time), but in the same thread.
+    const threads = ["run_c1", "run_c2"].map((turn) => g.harness.store.turnThread(turn)).filter((t) => t !== undefined);
+    expect(threads.length).toBeGreaterThan(0);
+    expect(new Set(threads).size).toBe(1);
+  });
+
   it("reports a failed turn as RUN_ERROR", async () => {
     await setup();
     const events: BaseEvent[] = [];
