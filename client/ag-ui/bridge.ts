@@ -23,6 +23,7 @@ import type { BaseEvent, Interrupt, ResumeEntry, RunAgentInput } from "@ag-ui/co
 import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "../../generated/types.js";
 import type { GatewayConnection } from "../connection.js";
 import type { TurnStreamEvent } from "../events.js";
+import { RpcError } from "turnspec/rpc";
 import { connectionAnswerer, connectionResponder, streamExistingTurn, streamTurn } from "../stream-turn.js";
 import { replayedNotifications } from "../turn-feed.js";
 import { AgUiThreadMap } from "./thread-map.js";
@@ -98,8 +99,18 @@ export class AgUiBridge {
    */
   async run(input: RunAgentInput): Promise<AsyncIterable<BaseEvent>> {
     refuseUnserved(input);
-    const gatewayThread = this.threads.get(input.threadId);
-    const open = gatewayThread === undefined ? new Map<string, Pending>() : await this.openInterrupts(gatewayThread);
+    let gatewayThread = this.threads.get(input.threadId);
+    let open = new Map<string, Pending>();
+    if (gatewayThread !== undefined) {
+      try {
+        open = await this.openInterrupts(gatewayThread);
+      } catch (error) {
+        if (!(error instanceof RpcError && error.reason === "thread_not_found")) throw error;
+        // The gateway no longer has the thread (a log kept in memory, and restarted): the AG-UI thread starts afresh.
+        this.threads.delete(input.threadId);
+        gatewayThread = undefined;
+      }
+    }
     const resume = input.resume ?? [];
     let stream: AsyncIterable<TurnStreamEvent>;
     if (open.size > 0 || resume.length > 0) {
@@ -153,7 +164,7 @@ export class AgUiBridge {
     const answered = new Set(resume.map((r) => r.interruptId));
     for (const [i, entry] of resume.entries()) {
       if (!open.has(entry.interruptId)) {
-        const why = this.threads.get(aguiThread) === undefined ? "this bridge started no gateway thread for it" : "it was never opened, or was answered, expired or cancelled already";
+        const why = this.threads.get(aguiThread) === undefined ? "this bridge has no gateway thread for it" : "it was never opened, or was answered, expired or cancelled already";
         throw new AgUiRequestError(400, `resume[${i}].interruptId ${JSON.stringify(entry.interruptId)} names no open interrupt of thread ${aguiThread}: ${why}`);
       }
     }
@@ -422,8 +433,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
 }
 
 function refuse(res: ServerResponse, error: unknown): void {
-  const status = error instanceof AgUiRequestError ? error.status : 500;
-  const message = error instanceof AgUiRequestError ? error.message : "the bridge failed";
+  // A gateway's error answer is the gateway's to explain; anything else is the bridge's own fault, kept to the log.
+  const status = error instanceof AgUiRequestError ? error.status : error instanceof RpcError ? 502 : 500;
+  const message = error instanceof AgUiRequestError ? error.message : error instanceof RpcError ? `the gateway answered an error: ${error.message}` : "the bridge failed";
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: message }));
 }

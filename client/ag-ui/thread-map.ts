@@ -51,6 +51,15 @@ export class AgUiThreadMap {
   /** Records the gateway thread of an AG-UI thread, in the file too before it returns. */
   set(agUiThread: string, gatewayThread: string): void {
     this.threads.set(agUiThread, gatewayThread);
+    this.write();
+  }
+
+  /** Forgets an AG-UI thread (its gateway thread is gone), in the file too before it returns. */
+  delete(agUiThread: string): void {
+    if (this.threads.delete(agUiThread)) this.write();
+  }
+
+  private write(): void {
     if (this.file === undefined) return;
     const stored: StoredThreadMap = { version: 1, threads: Object.fromEntries(this.threads) };
     mkdirSync(dirname(this.file), { recursive: true });

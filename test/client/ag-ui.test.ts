@@ -221,7 +221,20 @@ describe("the AG-UI bridge after a restart", () => {
       body: JSON.stringify({ threadId: "agui-thread", runId: "run_m2", messages: [], tools: [], context: [], resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] }),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toContain("this bridge started no gateway thread for it");
+    expect(((await res.json()) as { error: string }).error).toContain("this bridge has no gateway thread for it");
+  });
+
+  it("starts afresh an AG-UI thread whose gateway thread the gateway no longer has", async () => {
+    g = await startClientGateway();
+    const file = mapFile();
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify({ version: 1, threads: { "agui-thread": "thr_gone" } }));
+    await bridge(file);
+    const { events } = await run(userAgent(script({ say: "A new thread." })), { runId: "run_gone" });
+    expect(events.at(-1)).toMatchObject({ type: "RUN_FINISHED", outcome: { type: "success" } });
+    const now = (JSON.parse(readFileSync(file, "utf8")) as { threads: Record<string, string> }).threads["agui-thread"];
+    expect(now).not.toBe("thr_gone");
+    expect(g.harness.store.turnThread("run_gone")).toBe(now);
   });
 
   it("refuses a thread map file it cannot read, naming the file and the place", async () => {
