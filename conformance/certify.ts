@@ -20,17 +20,14 @@ import type { ToolMapInput } from "./tool-contract.js";
 import type { Capability, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
+import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
 import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, schemaHash, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
-/**
- * What `{question_timeout_ms}` in a gateway command becomes: short enough for a run to wait
- * for a question to expire (TURN-QUESTION-EXPIRE), long enough for the other question
- * scenarios to answer theirs in time on a busy machine.
- */
-export const QUESTION_TIMEOUT_MS = 6_000;
+/** What `{question_timeout_ms}` in a gateway command becomes (see the questions scenarios). */
+export { QUESTION_TIMEOUT_MS };
 
 export interface CertifyOptions {
   /**

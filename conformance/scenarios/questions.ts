@@ -76,6 +76,13 @@ const asked: Scenario = {
   },
 };
 
+/**
+ * A question timeout short enough for a run to wait for a question to expire
+ * (TURN-QUESTION-EXPIRE), long enough for the other question scenarios to answer theirs in
+ * time on a busy machine: what `{question_timeout_ms}` in a gateway command becomes.
+ */
+export const QUESTION_TIMEOUT_MS = 6_000;
+
 /** How much earlier than its announced expires_at a gateway's timer may fire (timers are not exact). */
 const TIMER_SLACK_MS = 100;
 
@@ -98,7 +105,7 @@ const expired: Scenario = {
         ctx.settle(
           ["TURN-QUESTION-EXPIRE"],
           "skipped",
-          `the gateway's questions expire ${Math.round(lifetime / 1000)} s after they open (question.expires_at), longer than a step of this run may wait (${ctx.stepTimeoutMs / 1000} s); start the gateway with a shorter question timeout to check expiry (for the reference: --question-timeout-ms {question_timeout_ms})`,
+          `the gateway's questions expire ${Math.round(lifetime / 1000)} s after they open (question.expires_at), longer than a step of this run may wait (${ctx.stepTimeoutMs / 1000} s); start the gateway with a shorter question timeout to check expiry (for the reference: --question-timeout-ms ${QUESTION_TIMEOUT_MS}, or {question_timeout_ms} in --gateway-cmd, which this run replaces with that number)`,
         );
         return;
       }
