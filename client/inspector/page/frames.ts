@@ -3,7 +3,16 @@
  * against the schemas in strict and in tolerant mode (the generated validators, through the
  * conformance suite's message checker, which matches responses to their requests), and
  * against the protocol's ordering rules (the generated ordering checker, fed each frame
- * with its sender). Each connection is its own JSON-RPC session and is checked afresh.
+ * with its sender). Each connection is its own JSON-RPC session: responses are matched to
+ * the requests of their own connection.
+ *
+ * The ordering rules speak of a turn's notifications in sequence order, and a reconnect
+ * leaves a gap the client fills from turn/items. So the ordering checker reads the turn's
+ * stream as the client rebuilds it: the events of each turn/items result count as the
+ * notifications they were sent as, a notification whose sequence was already seen (the
+ * same event live and caught up) is noted and not judged twice, and the checker of a new
+ * connection starts from the turn notifications seen before it, so that a turn begun on
+ * an earlier connection is judged as one stream across the drop.
  */
 import { MessageChecker, type Finding } from "../../../conformance/check-messages.js";
 import { createOrderingChecker } from "../../../generated/ordering.js";
@@ -36,6 +45,8 @@ export interface FrameRecord {
   readonly findings: FrameFinding[];
   /** Why the client dropped this frame, when it did. */
   dropped?: string;
+  /** What the ordering check made of a frame it did not judge (a repeated event). */
+  note?: string;
   element?: HTMLDetailsElement;
 }
 
@@ -44,10 +55,21 @@ interface Session {
   readonly strict: MessageChecker;
   readonly tolerant: MessageChecker;
   readonly ordering: OrderingChecker;
-  /** The record of each frame fed to the ordering checker, by the checker's own frame index. */
-  readonly fed: FrameRecord[];
+  /** The record of each frame fed to the ordering checker, by the checker's own frame index (undefined for the frames it started from). */
+  readonly fed: (FrameRecord | undefined)[];
   /** Request ids of this connection to their methods, for the summary of a response. */
   readonly methods: Map<string, string>;
+}
+
+interface TurnEvent {
+  readonly thread_id: string;
+  readonly turn_id: string;
+  readonly sequence: number;
+}
+
+function turnEventOf(params: unknown): TurnEvent | undefined {
+  const p = params as Partial<TurnEvent> | undefined;
+  return typeof p?.thread_id === "string" && typeof p.turn_id === "string" && typeof p.sequence === "number" ? (p as TurnEvent) : undefined;
 }
 
 export class FrameLog {
@@ -55,18 +77,25 @@ export class FrameLog {
   private session: Session | undefined;
   private sessions = 0;
   private listeners = new Set<() => void>();
+  /** The turn notifications judged so far, in order, each once: where a new connection's checker starts. */
+  private readonly turnStream: unknown[] = [];
+  /** The last sequence judged of each turn. */
+  private readonly lastSequence = new Map<string, number>();
 
   constructor(private readonly list: HTMLElement) {}
 
   /** Starts the checks of a new connection. */
   newConnection(): number {
     this.sessions += 1;
+    const ordering = createOrderingChecker();
+    // Judged already, on the connections before: read again only to know where each turn stands.
+    for (const message of this.turnStream) ordering.accept(message, "server_to_client");
     this.session = {
       number: this.sessions,
       strict: new MessageChecker("strict", { ordering: false }),
       tolerant: new MessageChecker("tolerant", { ordering: false }),
-      ordering: createOrderingChecker(),
-      fed: [],
+      ordering,
+      fed: this.turnStream.map(() => undefined),
       methods: new Map(),
     };
     return this.sessions;
@@ -138,16 +167,52 @@ export class FrameLog {
       findings,
     };
     this.records.push(record);
-    if (parseError === undefined) {
+    if (parseError === undefined) this.judgeOrder(session, record, value, direction);
+    this.render(record);
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Feeds the ordering checker (see the file comment) and puts each violation on the frame that broke the rule. */
+  private judgeOrder(session: Session, record: FrameRecord, value: unknown, direction: Direction): void {
+    const feed = (message: unknown) => {
       session.fed.push(record);
-      for (const violation of session.ordering.accept(value, direction === "sent" ? "client_to_server" : "server_to_client")) {
+      for (const violation of session.ordering.accept(message, direction === "sent" ? "client_to_server" : "server_to_client")) {
         const broken = session.fed[violation.frameIndex] ?? record;
         broken.findings.push({ check: "ordering", pointer: "", message: `breaks ordering rule ${violation.rule} (${violation.requirement}): ${violation.message}` });
         if (broken !== record) this.render(broken);
       }
+    };
+    const message = value as { id?: unknown; method?: unknown; params?: unknown; result?: unknown };
+    const event = direction === "received" && typeof message.method === "string" && message.id === undefined ? turnEventOf(message.params) : undefined;
+    if (event) {
+      const key = `${event.thread_id}/${event.turn_id}`;
+      const last = this.lastSequence.get(key) ?? 0;
+      if (event.sequence <= last) {
+        record.note = `sequence ${event.sequence} of this turn was seen already (up to ${last}): a repeat, not judged again`;
+        return;
+      }
+      this.lastSequence.set(key, event.sequence);
+      this.turnStream.push(value);
+      feed(value);
+      return;
     }
-    this.render(record);
-    for (const listener of this.listeners) listener();
+    feed(value);
+    // A turn/items result: its events are the turn's notifications the client had not seen.
+    const id = message.id === undefined ? undefined : JSON.stringify(message.id);
+    if (direction === "received" && message.method === undefined && id !== undefined && session.methods.get(id) === "turn/items") {
+      const events = (message.result as { events?: unknown } | undefined)?.events;
+      if (!Array.isArray(events)) return;
+      for (const e of events as Array<{ method?: unknown; params?: unknown }>) {
+        const caught = turnEventOf(e.params);
+        if (typeof e.method !== "string" || !caught) continue;
+        const key = `${caught.thread_id}/${caught.turn_id}`;
+        if (caught.sequence <= (this.lastSequence.get(key) ?? 0)) continue;
+        this.lastSequence.set(key, caught.sequence);
+        const replayed = { jsonrpc: "2.0", method: e.method, params: e.params };
+        this.turnStream.push(replayed);
+        feed(replayed);
+      }
+    }
   }
 
   private render(record: FrameRecord): void {
@@ -160,6 +225,7 @@ export class FrameLog {
     const ordering = of("ordering");
     element.dataset.index = String(record.index);
     element.dataset.direction = record.direction;
+    element.dataset.connection = String(record.connection);
     element.dataset.strict = strict.length ? "invalid" : "valid";
     element.dataset.tolerant = tolerant.length ? "invalid" : "valid";
     element.dataset.ordering = ordering.length ? "violated" : "ok";
@@ -182,6 +248,7 @@ export class FrameLog {
         record.dropped !== undefined ? h("span", { class: "badge bad" }, "dropped by the client") : null,
       ),
       h("p", { class: "frame-meta" }, `connection ${record.connection} · ${record.at}`),
+      record.note !== undefined ? h("p", { class: "frame-meta" }, `Ordering: ${record.note}`) : null,
       record.findings.length
         ? h(
             "ul",

@@ -1,0 +1,199 @@
+/**
+ * The inspector page in headless Chromium, served by the inspector's server with the page
+ * bundled the way the package build bundles it:
+ *   - against the reference gateway (`turnspec serve --stdio --memory` as the gateway
+ *     command): a supervised turn whose shell call is approved on the page, its text
+ *     streaming in, every frame marked valid, turn/items, the work page and the routes,
+ *     and the session exported as JSON lines that `turnspec validate` accepts; a
+ *     screenshot is written to __output__/inspect.png for a person to look at;
+ *   - against a stdio gateway that answers with an invalid frame: the finding, with its
+ *     pointer and received value, on that frame, and the failure in words;
+ *   - against a WebSocket gateway whose connection drops mid-turn: the page reconnects and
+ *     the turn's view goes on, nothing lost and nothing twice.
+ * Skipped, saying why, only when Chromium is absent (and never with CI=true: ../chromium.ts).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundleInspectorPage } from "../../client/inspector/bundle.js";
+import { startInspector, type RunningInspector } from "../../client/inspector/server.js";
+import type { Transport } from "../../rpc/index.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
+import { CHROMIUM_PATH, chromiumMissing } from "../chromium.js";
+import { startHarness, type Harness } from "../gateway/harness.js";
+
+const missing = chromiumMissing("inspector page test");
+const repo = resolve(import.meta.dirname, "../..");
+const output = join(import.meta.dirname, "__output__");
+const cli = join(repo, "bin/turnspec.js");
+
+describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ? ` (skipped: ${missing})` : ""}`, () => {
+  let assetsDir: string;
+  let browser: Browser;
+  const running: Array<{ close(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    assetsDir = await bundleInspectorPage({ root: repo });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const r of running.reverse()) await r.close();
+  });
+
+  async function open(inspector: RunningInspector): Promise<{ page: Page; errors: string[] }> {
+    running.push(inspector);
+    const page = await browser.newPage({ acceptDownloads: true, viewport: { width: 1500, height: 1000 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(inspector.url);
+    // The token moved to a cookie: it is no longer in the address bar.
+    expect(new URL(page.url()).search).toBe("");
+    return { page, errors };
+  }
+
+  const frames = (page: Page) => page.$$eval("#frames .frame", (list) => list.map((f) => ({ ...(f as HTMLElement).dataset, summary: f.querySelector(".frame-summary")?.textContent ?? "" })));
+
+  it("drives a supervised turn of the reference gateway: text streams in, the shell call is approved on the page, every frame is valid", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "turnspec-inspect-"));
+    const inspector = await startInspector({ gatewayCmd: `node ${cli} serve --stdio --memory`, cwd, assetsDir, log: () => undefined });
+    const { page, errors } = await open(inspector);
+    await page.waitForSelector('#connection-status[data-state="connected"]');
+
+    await page.getByRole("button", { name: "Start thread" }).click();
+    await page.waitForSelector("#threads button.selected");
+    await page.selectOption("#turn-profile", "supervised");
+    const script = [{ tool: "shell", args: { command: "echo from-the-inspector" } }, { say: "The shell said hello and the turn is done.", chunks: 4 }];
+    await page.fill("#turn-script", JSON.stringify(script));
+    expect(await page.isChecked("#turn-use-script")).toBe(true);
+    // Every text the answer shows on its way, to see it stream in rather than land whole.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (globalThis as unknown as { answers: string[] }).answers = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector(".agent-text")?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document.getElementById("turn")!, { subtree: true, childList: true, characterData: true });
+    });
+    await page.getByRole("button", { name: "Start turn" }).click();
+
+    const approval = page.locator(".approval.open");
+    await approval.waitFor();
+    expect(await approval.textContent()).toContain("echo from-the-inspector");
+    await approval.getByRole("button", { name: "Allow once" }).click();
+    await page.waitForSelector('.turn .status[data-status="succeeded"]');
+    expect(await page.textContent(".agent-text")).toBe("The shell said hello and the turn is done.");
+    const answers = await page.evaluate(() => (globalThis as unknown as { answers: string[] }).answers);
+    expect(answers.length).toBeGreaterThan(1);
+    expect(answers.at(-1)).toBe("The shell said hello and the turn is done.");
+    for (const [i, text] of answers.entries()) if (i > 0) expect(text.startsWith(answers[i - 1]!)).toBe(true);
+    const shell = page.locator('.item[data-item-type="commandExecution"]');
+    expect(await shell.getAttribute("data-item-status")).toBe("completed");
+    expect(await shell.textContent()).toContain("from-the-inspector");
+    expect(await page.textContent(".approval")).toContain("Resolved: allow_once");
+
+    const seen = await frames(page);
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.filter((f) => f.summary === "item/agent_message/delta").length).toBeGreaterThan(1);
+    expect(seen.some((f) => f.direction === "sent" && f.summary.startsWith("turn/permission/request/respond"))).toBe(true);
+    expect(seen.filter((f) => f.strict !== "valid" || f.tolerant !== "valid" || f.ordering !== "ok")).toEqual([]);
+
+    // The turn's log, its work page and the thread's routes, each from the gateway.
+    await page.getByRole("button", { name: "turn/items" }).click();
+    await page.waitForSelector('#inspect-output[data-showing="items"]');
+    expect(await page.textContent("#inspect-output")).toContain("turn/completed");
+    await page.getByRole("button", { name: "Work pages" }).click();
+    await page.waitForSelector('#inspect-output[data-showing="work"] tr[data-work-item]');
+    expect(await page.textContent("#inspect-output table")).toContain("commandExecution");
+    await page.getByRole("button", { name: "Routes of the thread" }).click();
+    await page.waitForSelector('#inspect-output[data-showing="routes"]');
+    expect(await page.textContent("#inspect-output")).toMatch(/From turn turn_\w+: 0 routes/);
+
+    mkdirSync(output, { recursive: true });
+    await page.getByRole("button", { name: "turn/items" }).click();
+    await page.screenshot({ path: join(output, "inspect.png"), fullPage: true });
+
+    // The export is a session `turnspec validate` accepts, ordering rules included.
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: /Export session/ }).click()]);
+    const file = join(cwd, "session.jsonl");
+    await download.saveAs(file);
+    const lines = readFileSync(file, "utf8").trim().split("\n");
+    expect(lines.length).toBe((await frames(page)).length);
+    const validated = spawnSync(process.execPath, [cli, "validate", file], { encoding: "utf8", cwd: repo });
+    expect(validated.stdout + validated.stderr).toContain("all valid");
+    expect(validated.status).toBe(0);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  it("shows the finding on the frame a gateway got wrong, with its pointer and the value received", async () => {
+    const inspector = await startInspector({ gatewayCmd: `node ${join(import.meta.dirname, "fake-gateway.mjs")}`, assetsDir, log: () => undefined });
+    const { page, errors } = await open(inspector);
+    await page.waitForSelector('#connection-status[data-state="connected"]');
+    await page.getByRole("button", { name: "Start thread" }).click();
+    const bad = page.locator('#frames .frame[data-direction="received"][data-strict="invalid"]');
+    await bad.waitFor();
+    expect(await bad.getAttribute("data-tolerant")).toBe("invalid");
+    await bad.locator("summary").click();
+    const findings = await bad.locator(".finding").allTextContents();
+    expect(findings.some((f) => f.includes("/result/thread/mode") && f.includes('received "Bogus"') && f.startsWith("strict"))).toBe(true);
+    expect(findings.some((f) => f.startsWith("tolerant") && f.includes("/result/thread/mode"))).toBe(true);
+    // The request that was answered is valid; only the answer is marked.
+    expect((await frames(page)).find((f) => f.direction === "sent")).toMatchObject({ strict: "valid", tolerant: "valid" });
+    const problem = await page.locator(".problems").textContent();
+    expect(problem).toContain("thread/start failed");
+    expect(problem).not.toMatch(/\n\s+at /);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  describe("with a WebSocket gateway", () => {
+    let h: Harness;
+    let gateway: RunningWebSocketServer;
+    const gatewaySide: Transport[] = [];
+
+    beforeAll(async () => {
+      h = await startHarness();
+      gateway = await startWebSocketServer({
+        token: "gw-token",
+        maxFrameBytes: 1024 * 1024,
+        onConnection: (t) => {
+          gatewaySide.push(t);
+          h.gateway.connect(t);
+        },
+      });
+      running.push(h, gateway);
+    });
+
+    it("reconnects when the connection drops mid-turn and keeps the view: the turn goes on, nothing missed, nothing twice", async () => {
+      const inspector = await startInspector({ gatewayUrl: gateway.url, gatewayToken: "gw-token", assetsDir, log: () => undefined });
+      const { page, errors } = await open(inspector);
+      await page.waitForSelector('#connection-status[data-state="connected"]');
+      await page.fill("#thread-cwd", h.cwd);
+      await page.getByRole("button", { name: "Start thread" }).click();
+      await page.waitForSelector("#threads button.selected");
+      await page.fill("#turn-script", JSON.stringify([{ reasoning: "thinking first", say: "Arrived after the reconnect.", delay_ms: 1500, chunks: 3 }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="running"]');
+      // The gateway drops the connection while the model is still "thinking".
+      await Promise.all(gatewaySide.splice(0).map((t) => t.close()));
+      await page.waitForSelector('#connection-status[data-state="connected"]:text("reconnected")');
+      await page.waitForSelector('.turn .status[data-status="succeeded"]');
+      expect(await page.locator(".item-agentMessage").count()).toBe(1);
+      expect(await page.locator(".item-userMessage").count()).toBe(1);
+      expect(await page.textContent(".agent-text")).toBe("Arrived after the reconnect.");
+      expect(await page.locator(".item-reasoning").count()).toBe(1);
+      const seen = await frames(page);
+      // The catch-up came from turn/items on the new connection.
+      expect(seen.some((f) => f.direction === "sent" && f.summary.startsWith("turn/items"))).toBe(true);
+      expect(new Set(seen.map((f) => f.connection)).size).toBe(2);
+      expect(seen.filter((f) => f.strict !== "valid" || f.ordering !== "ok")).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+  });
+});
