@@ -395,7 +395,7 @@ async function showItems(at: { threadId: string; turnId: string }, after: number
   replace(
     inspectArea,
     h("h3", {}, `turn/items of ${at.turnId}: events ${after + 1}…${last} of ${page.last_sequence}`),
-    h("ol", { class: "events", start: after + 1 }, ...page.events.map((e) => h("li", {}, h("details", {}, h("summary", {}, `${e.sequence} ${e.method}`), json(e.params))))),
+    h("ul", { class: "events" }, ...page.events.map((e) => h("li", {}, h("details", {}, h("summary", {}, `${e.sequence} ${e.method}`), json(e.params))))),
     last < page.last_sequence ? h("button", { type: "button", onclick: () => void showItems(at, last).catch((e: unknown) => problem(`turn/items failed: ${inWords(e)}`)) }, "Next events") : null,
   );
 }
@@ -498,7 +498,7 @@ async function main(): Promise<void> {
         inspectButtons(),
         inspectArea,
       ),
-      h("section", { class: "pane frames", "aria-labelledby": "frames-title" }, h("h2", { id: "frames-title" }, "Frames "), frameCount, frameList),
+      h("section", { class: "pane frames", "aria-labelledby": "frames-title" }, h("h2", { id: "frames-title" }, "Frames"), " ", frameCount, frameList),
     ),
   );
   renderComposer();
