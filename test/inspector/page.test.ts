@@ -56,7 +56,16 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     return { page, errors };
   }
 
-  const frames = (page: Page) => page.$$eval("#frames .frame", (list) => list.map((f) => ({ ...(f as HTMLElement).dataset, summary: f.querySelector(".frame-summary")?.textContent ?? "" })));
+  interface ShownFrame {
+    readonly direction?: string;
+    readonly connection?: string;
+    readonly strict?: string;
+    readonly tolerant?: string;
+    readonly ordering?: string;
+    readonly summary: string;
+  }
+  const frames = (page: Page): Promise<ShownFrame[]> =>
+    page.$$eval("#frames .frame", (list) => list.map((f) => ({ ...(f as HTMLElement).dataset, summary: f.querySelector(".frame-summary")?.textContent ?? "" })));
 
   it("drives a supervised turn of the reference gateway: text streams in, the shell call is approved on the page, every frame is valid", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "turnspec-inspect-"));
