@@ -166,7 +166,8 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     const gatewaySide: Transport[] = [];
 
     beforeAll(async () => {
-      h = await startHarness();
+      // Quick retries that run out after two attempts, so that a turn can block and be resumed.
+      h = await startHarness({ config: { providers: { retry: { max_attempts: 2, initial_delay_ms: 2, backoff_multiplier: 3, max_delay_ms: 5 } } } });
       gateway = await startWebSocketServer({
         token: "gw-token",
         maxFrameBytes: 1024 * 1024,
@@ -177,6 +178,57 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       });
       running.push(h, gateway);
     });
+
+    async function openOnThread(): Promise<{ page: Page; errors: string[] }> {
+      const inspector = await startInspector({ gatewayUrl: gateway.url, gatewayToken: "gw-token", assetsDir, log: () => undefined });
+      const opened = await open(inspector);
+      await opened.page.waitForSelector('#connection-status[data-state="connected"]');
+      await opened.page.fill("#thread-cwd", h.cwd);
+      await opened.page.getByRole("button", { name: "Start thread" }).click();
+      await opened.page.waitForSelector("#threads button.selected");
+      return opened;
+    }
+
+    it("answers a question with its option buttons", async () => {
+      const { page, errors } = await openOnThread();
+      const questions = [{ header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] }];
+      await page.fill("#turn-script", JSON.stringify([{ tool: "ask_question", args: { questions } }, { say: "Going to staging." }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      const question = page.locator(".question.open");
+      await question.waitFor();
+      expect(await question.textContent()).toContain("Where should it go?");
+      expect(await page.getAttribute(".turn .status", "data-status")).toBe("awaiting_hitl");
+      await question.getByRole("button", { name: "Staging" }).click();
+      await page.waitForSelector('.turn .status[data-status="succeeded"]');
+      expect(await page.textContent(".question")).toContain("Resolved: answered (Staging)");
+      const sent = (await frames(page)).find((f) => f.direction === "sent" && f.summary.startsWith("turn/question/respond"));
+      expect(sent).toMatchObject({ strict: "valid" });
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+
+    it("resumes a blocked turn and cancels a running one", async () => {
+      const { page, errors } = await openOnThread();
+      // Attempts 1 and 2 fail and exhaust the retries: the turn blocks; attempt 3, after the resume, answers.
+      await page.fill("#turn-script", JSON.stringify([{ say: "Back after the resume.", fail_attempts: 2, fail_message: "service unavailable" }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="blocked"]');
+      expect(await page.textContent(".turn .timeline")).toContain("item/recovery_exhausted");
+      expect(await page.isDisabled("text=Cancel turn")).toBe(true);
+      await page.getByRole("button", { name: "Resume turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="succeeded"]');
+      expect(await page.textContent(".agent-text")).toBe("Back after the resume.");
+
+      await page.fill("#turn-script", JSON.stringify([{ say: "never said", delay_ms: 30_000 }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="running"]');
+      await page.getByRole("button", { name: "Cancel turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="cancelled"]');
+      expect(await page.textContent(".turn .failure")).toContain("was cancelled");
+      expect((await frames(page)).filter((f) => f.strict !== "valid" || f.ordering !== "ok")).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
 
     it("reconnects when the connection drops mid-turn and keeps the view: the turn goes on, nothing missed, nothing twice", async () => {
       const inspector = await startInspector({ gatewayUrl: gateway.url, gatewayToken: "gw-token", assetsDir, log: () => undefined });
