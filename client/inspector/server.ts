@@ -12,8 +12,8 @@
  *     the inspector's page, since a connection from Node carries no Origin;
  *   - neither: the page asks for a URL and token (POST /api/target), and it is then as with
  *     `gatewayUrl`.
- * The bridge passes frames through unchanged: the page sees, validates and records exactly
- * what the gateway sent.
+ * The bridge passes frames through unchanged (but for the request ids of a shared stdio
+ * gateway, see commandTarget): the page sees, validates and records what the gateway sent.
  *
  * Every request must carry the one-time token of the printed URL: the first visit brings
  * it in the query and gets it back as a cookie (HttpOnly, SameSite=Strict, named for the
@@ -104,10 +104,8 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
 
   let port = 0;
   const cookieName = () => `turnspec_inspect_${port}`;
-  const hostAllowed = (request: IncomingMessage) => {
-    const named = (request.headers.host ?? "").toLowerCase();
-    return [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`].includes(named);
-  };
+  const namesThisServer = (authority: string) => [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`].includes(authority.toLowerCase());
+  const hostAllowed = (request: IncomingMessage) => namesThisServer(request.headers.host ?? "");
   const presented = (request: IncomingMessage, url: URL): string | undefined => {
     const cookie = (request.headers.cookie ?? "").split(/;\s*/).find((c) => c.startsWith(`${cookieName()}=`));
     return url.searchParams.get("token") ?? cookie?.slice(cookieName().length + 1);
@@ -177,7 +175,7 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     socket.on("error", () => socket.destroy());
     const url = new URL(request.url ?? "/", "http://inspector.invalid");
     const origin = request.headers.origin;
-    const ownOrigin = origin !== undefined && hostAllowed({ headers: { host: origin.replace(/^http:\/\//, "") } } as IncomingMessage) && origin.startsWith("http://");
+    const ownOrigin = origin !== undefined && origin.startsWith("http://") && namesThisServer(origin.slice("http://".length));
     const refusal = !hostAllowed(request)
       ? [421, "Misdirected Request", "this inspector answers only to its own address"]
       : !ownOrigin
@@ -294,13 +292,27 @@ function urlTarget(url: string, token: string | undefined, report: (message: str
  * that connects takes the gateway over (an earlier socket is closed). Frames the gateway
  * writes while no page is attached are dropped; the page's reconnect catch-up reads them
  * from turn/items.
+ *
+ * One gateway connection serves page connections one after the other, and each page's
+ * client numbers its requests from 1 again: so the bridge gives each request an id of its
+ * own on the way in and puts the page's id back on its answer, and an answer to a page that
+ * has gone away is dropped instead of reaching the next page as the answer to its own
+ * request of the same id.
  */
 async function commandTarget(command: string, cwd: string | undefined, report: (message: string) => void): Promise<GatewayTarget> {
   const child: ChildProcessTransport = spawnStdioTransport("sh", ["-c", `exec ${command}`], { ...(cwd === undefined ? {} : { cwd }), stderr: "collect" });
   let current: WebSocketTransport | undefined;
   let exited = false;
   let closing = false;
-  child.onmessage = (frame) => void current?.send(frame).catch(() => undefined);
+  let nextId = 1;
+  const asked = new Map<number, { readonly page: WebSocketTransport; readonly id: unknown }>();
+  child.onmessage = (frame) => {
+    const message = jsonObject(frame);
+    const bridged = message && message.method === undefined && typeof message.id === "number" ? asked.get(message.id) : undefined;
+    if (!bridged) return void current?.send(frame).catch(() => undefined);
+    asked.delete(message!.id as number);
+    if (bridged.page === current) void current.send(JSON.stringify({ ...message, id: bridged.id })).catch(() => undefined);
+  };
   child.onerror = (error) => report(`the gateway: ${error.message}`);
   child.onclose = () => {
     exited = true;
@@ -327,8 +339,18 @@ async function commandTarget(command: string, cwd: string | undefined, report: (
       const previous = current;
       current = socket;
       if (previous) void previous.close(4002, "another inspector page took the gateway over");
-      socket.onmessage = (frame) => void child.send(frame).catch(() => undefined);
+      socket.onmessage = (frame) => {
+        const message = jsonObject(frame);
+        let forwarded = frame;
+        if (message && typeof message.method === "string" && message.id !== undefined && message.id !== null) {
+          const id = nextId++;
+          asked.set(id, { page: socket, id: message.id });
+          forwarded = JSON.stringify({ ...message, id });
+        }
+        void child.send(forwarded).catch(() => undefined);
+      };
       socket.onclose = () => {
+        // Its requests stay listed until answered: their answers are dropped, not passed on.
         if (current === socket) current = undefined;
       };
       void socket.start();
@@ -354,6 +376,16 @@ async function assetsFolder(given: string | undefined): Promise<string> {
   // A checkout run from its TypeScript sources: bundle the page the way the package build does.
   const { bundleInspectorPage } = await import("./bundle.js");
   return bundleInspectorPage();
+}
+
+/** The frame as a JSON object, or undefined for anything else (a batch, a line that is not JSON). */
+function jsonObject(frame: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(frame);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function digest(value: string): Buffer {

@@ -1,6 +1,7 @@
 // A stdio "gateway" for the inspector tests that answers thread/start with a thread whose
 // mode is not one of the protocol's (an invalid frame), and every other request with an
-// error; it reads one JSON-RPC message per line and writes one per line.
+// error (turn/get's after 300 ms, to have an answer in flight); it reads one JSON-RPC
+// message per line and writes one per line.
 import { createInterface } from "node:readline";
 
 const lines = createInterface({ input: process.stdin });
@@ -12,6 +13,8 @@ lines.on("line", (line) => {
     process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { thread } })}\n`);
     return;
   }
-  process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `the fake gateway has no ${message.method}` } })}\n`);
+  const answer = () => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: `the fake gateway has no ${message.method}` } })}\n`);
+  if (message.method === "turn/get") setTimeout(answer, 300);
+  else answer();
 });
 lines.on("close", () => process.exit(0));

@@ -109,6 +109,21 @@ describe("the inspector's server", () => {
     second.close();
   });
 
+  it("keeps the answer to a page that went away from the page that took the stdio gateway over", async () => {
+    const i = await inspector({ gatewayCmd: `node ${JSON.stringify(join(import.meta.dirname, "fake-gateway.mjs"))}` });
+    const first = await openBridge(i.port, { origin: i.origin, cookie: i.cookie });
+    first.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "turn/get", params: { thread_id: "thr_fake", turn_id: "t" } }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = await openBridge(i.port, { origin: i.origin, cookie: i.cookie });
+    const heard: unknown[] = [];
+    second.on("message", (data: Buffer) => heard.push(JSON.parse(data.toString("utf8"))));
+    // The same id as the first page's request, still unanswered: a new page's client counts from 1 too.
+    expect(await request(second, 1, "thread/start", {})).toMatchObject({ id: 1, result: { thread: { id: "thr_fake" } } });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(heard).toEqual([expect.objectContaining({ id: 1, result: expect.anything() })]);
+    second.close();
+  });
+
   it("reports a gateway command that exits, in words, on /api/info", async () => {
     const i = await inspector({ gatewayCmd: `node -e "console.error('no gateway here'); process.exit(3)"` });
     const info = async () => (await (await fetch(`http://127.0.0.1:${i.port}/api/info`, { headers: { cookie: i.cookie } })).json()) as { problem: string | null };
