@@ -198,7 +198,9 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await question.waitFor();
       expect(await question.textContent()).toContain("Where should it go?");
       expect(await page.getAttribute(".turn .status", "data-status")).toBe("awaiting_hitl");
-      await question.getByRole("button", { name: "Staging" }).click();
+      // Real buttons: reached and pressed from the keyboard.
+      await question.getByRole("button", { name: "Staging" }).focus();
+      await page.keyboard.press("Enter");
       await page.waitForSelector('.turn .status[data-status="succeeded"]');
       expect(await page.textContent(".question")).toContain("Resolved: answered (Staging)");
       const sent = (await frames(page)).find((f) => f.direction === "sent" && f.summary.startsWith("turn/question/respond"));
@@ -253,6 +255,13 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       expect(seen.some((f) => f.direction === "sent" && f.summary.startsWith("turn/items"))).toBe(true);
       expect(new Set(seen.map((f) => f.connection)).size).toBe(2);
       expect(seen.filter((f) => f.strict !== "valid" || f.ordering !== "ok")).toEqual([]);
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: /Export session/ }).click()]);
+      const file = join(h.cwd, "reconnected.jsonl");
+      await download.saveAs(file);
+      // Nothing was sent while the connection was down, so the two connections make one valid stream.
+      const validated = spawnSync(process.execPath, [cli, "validate", file], { encoding: "utf8", cwd: repo });
+      expect(validated.stdout).toContain("all valid");
+      expect(validated.status).toBe(0);
       expect(errors).toEqual([]);
       await page.close();
     }, 60_000);
