@@ -164,6 +164,7 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     let h: Harness;
     let gateway: RunningWebSocketServer;
     const gatewaySide: Transport[] = [];
+    let held: Promise<void> = Promise.resolve();
 
     beforeAll(async () => {
       // Quick retries that run out after two attempts, so that a turn can block and be resumed.
@@ -173,7 +174,8 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
         maxFrameBytes: 1024 * 1024,
         onConnection: (t) => {
           gatewaySide.push(t);
-          h.gateway.connect(t);
+          // While held, a new connection waits unserved (its frames queue), as a gateway slow to take it up.
+          void held.then(() => h.gateway.connect(t));
         },
       });
       running.push(h, gateway);
@@ -228,6 +230,43 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.waitForSelector('.turn .status[data-status="cancelled"]');
       expect(await page.textContent(".turn .failure")).toContain("was cancelled");
       expect((await frames(page)).filter((f) => f.strict !== "valid" || f.ordering !== "ok")).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+
+    it("catches up from turn/items what the gateway sent while the connection was down, and judges the turn as one stream", async () => {
+      const { page, errors } = await openOnThread();
+      await page.fill("#turn-script", JSON.stringify([{ tool: "shell", args: { command: "echo during-the-gap" }, delay_ms: 300 }, { say: "Said after the gap.", delay_ms: 1500, chunks: 3 }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="running"]');
+      let release!: () => void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      await Promise.all(gatewaySide.splice(0).map((t) => t.close()));
+      // The page is back on a socket the gateway does not serve yet; the shell call runs meanwhile.
+      await page.waitForSelector('#connection-status[data-state="connected"]:text("reconnected")');
+      const threadId = (await page.getAttribute("#threads button.selected", "data-thread-id"))!;
+      const turnId = (await page.getAttribute(".turn", "data-turn-id"))!;
+      const shellDone = async () => (await h.client.turnItems({ thread_id: threadId, turn_id: turnId })).events.some((e) => e.method === "item/completed" && (e.params as { item: { type: string } }).item.type === "commandExecution");
+      await expect.poll(shellDone, { timeout: 10_000 }).toBe(true);
+      release();
+      held = Promise.resolve();
+      await page.waitForSelector('.turn .status[data-status="succeeded"]');
+      expect(await page.textContent(".agent-text")).toBe("Said after the gap.");
+      expect(await page.locator('.item[data-item-type="commandExecution"]').count()).toBe(1);
+      expect(await page.textContent('.item[data-item-type="commandExecution"]')).toContain("during-the-gap");
+      const seen = await frames(page);
+      expect(seen.find((f) => f.connection === "2" && f.summary.startsWith("result of turn/items"))).toBeDefined();
+      // The shell call came in the turn/items result; the answer streamed live after it, on the new connection.
+      expect(seen.filter((f) => f.connection === "2" && f.summary === "item/completed").length).toBeGreaterThan(0);
+      expect(seen.filter((f) => f.connection === "2" && f.summary === "item/agent_message/delta").length).toBeGreaterThan(0);
+      expect(seen.filter((f) => f.strict !== "valid" || f.tolerant !== "valid" || f.ordering !== "ok")).toEqual([]);
+      // `turnspec validate` reads the export as one live stream: the jump after the gap is its only finding.
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: /Export session/ }).click()]);
+      const file = join(h.cwd, "gap.jsonl");
+      await download.saveAs(file);
+      const validated = spawnSync(process.execPath, [cli, "validate", "--json", file], { encoding: "utf8", cwd: repo });
+      const report = JSON.parse(validated.stdout) as { findings: Array<{ message: string }> };
+      expect(report.findings.map((f) => f.message)).toEqual([expect.stringMatching(/^breaks ordering rule TURN-ORDER-SEQUENCE: [\w/]+ for turn .* has \/sequence \d+; expected \d+ after \d+/)]);
       expect(errors).toEqual([]);
       await page.close();
     }, 60_000);
