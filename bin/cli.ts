@@ -246,7 +246,7 @@ const cli = yargs(hideBin(process.argv))
         .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL (the inspector's server connects; the token stays there)" })
         .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
         .option("port", { type: "number", default: 0, describe: "Port of the inspector's page (0 picks a free one)" })
-        .option("host", { type: "string", default: "127.0.0.1", describe: "Address the page is served on" })
+        .option("host", { type: "string", default: "127.0.0.1", describe: "Loopback address the page is served on (127.0.0.1, ::1 or localhost)" })
         .check((argv) => {
           if (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           if (argv.token !== undefined && argv["gateway-url"] === undefined) return "--token is the token of --gateway-url: give the URL too";

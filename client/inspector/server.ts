@@ -88,6 +88,8 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
   if (options.gatewayUrl !== undefined) checkGatewayUrl(options.gatewayUrl);
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const host = options.host ?? "127.0.0.1";
+  // The page drives a gateway that runs commands: it is for this machine only.
+  if (!isLoopback(host)) throw new InspectorError(`the inspector serves this machine only: --host must be a loopback address (127.0.0.1, ::1, localhost), not ${host}`);
   const assets = await assetsFolder(options.assetsDir);
   const token = randomBytes(24).toString("base64url");
   const expected = digest(token);
@@ -376,6 +378,11 @@ async function assetsFolder(given: string | undefined): Promise<string> {
   // A checkout run from its TypeScript sources: bundle the page the way the package build does.
   const { bundleInspectorPage } = await import("./bundle.js");
   return bundleInspectorPage();
+}
+
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
 }
 
 /** The frame as a JSON object, or undefined for anything else (a batch, a line that is not JSON). */

@@ -192,5 +192,6 @@ describe("the inspector's server", () => {
     await expect(startInspector({ gatewayToken: "t", assetsDir: fakeAssets() })).rejects.toThrow("--token is the token of --gateway-url");
     await expect(startInspector({ gatewayUrl: "127.0.0.1:8787", assetsDir: fakeAssets() })).rejects.toThrow('the gateway URL "127.0.0.1:8787" is not a URL');
     await expect(startInspector({ gatewayUrl: "http://127.0.0.1:8787/", assetsDir: fakeAssets() })).rejects.toThrow("must start with ws:// or wss://, got http://");
+    await expect(startInspector({ host: "0.0.0.0", assetsDir: fakeAssets() })).rejects.toThrow("--host must be a loopback address");
   });
 });
