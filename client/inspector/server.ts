@@ -77,9 +77,21 @@ const GATEWAY_GONE = 4001;
 interface GatewayTarget {
   readonly kind: "command" | "url";
   readonly label: string;
-  /** Bridges one page socket to the gateway until either side closes. */
-  attach(page: WebSocketTransport): void;
+  /**
+   * Readies the gateway side of one page socket, before the page's upgrade is accepted:
+   * rejects, in words, when the gateway cannot be reached now, so that the page's connect
+   * fails (and its reconnect tries again) instead of opening onto nothing.
+   */
+  prepare(): Promise<Bridge>;
   close(): Promise<void>;
+}
+
+/** The gateway side of one page socket. */
+interface Bridge {
+  /** Passes frames between the page socket and the gateway until either side closes. */
+  attach(page: WebSocketTransport): void;
+  /** The page socket never opened: lets go of the gateway side. */
+  cancel(): void;
 }
 
 export async function startInspector(options: InspectorOptions = {}): Promise<RunningInspector> {
@@ -191,16 +203,22 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       refuse(socket, refusal[0] as number, refusal[1] as string, refusal[2] as string);
       return;
     }
-    sockets.handleUpgrade(request, socket, head, (ws) => {
-      const page = new WebSocketTransport(ws, CLIENT_MAX_FRAME_BYTES, (bytes, self) => void self.close(1009, `a frame of ${bytes} bytes is over the limit`));
-      pages.add(page);
-      ws.once("close", () => pages.delete(page));
-      if (!target) {
-        void page.close(GATEWAY_GONE, "no gateway chosen yet");
-        return;
-      }
-      target.attach(page);
-    });
+    if (!target) {
+      refuse(socket, 503, "Service Unavailable", "no gateway chosen yet: name one on the page");
+      return;
+    }
+    target.prepare().then(
+      (bridge) => {
+        if (socket.destroyed) return bridge.cancel();
+        sockets.handleUpgrade(request, socket, head, (ws) => {
+          const page = new WebSocketTransport(ws, CLIENT_MAX_FRAME_BYTES, (bytes, self) => void self.close(1009, `a frame of ${bytes} bytes is over the limit`));
+          pages.add(page);
+          ws.once("close", () => pages.delete(page));
+          bridge.attach(page);
+        });
+      },
+      (error: unknown) => refuse(socket, 502, "Bad Gateway", describe(error)),
+    );
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -254,33 +272,41 @@ function urlTarget(url: string, token: string | undefined, report: (message: str
   return {
     kind: "url",
     label,
-    attach(page) {
-      let pageGone = false;
-      let gateway: Transport | undefined;
-      page.onclose = () => {
-        pageGone = true;
-        void gateway?.close();
+    async prepare() {
+      let gateway: Transport;
+      try {
+        gateway = await connectWebSocket(url, token === undefined ? {} : { token });
+      } catch (error) {
+        report(describe(error));
+        throw error;
+      }
+      if (closed) {
+        await gateway.close();
+        throw new Error("the inspector is shutting down");
+      }
+      open.add(gateway);
+      const forget = () => {
+        open.delete(gateway);
+        void gateway.close();
       };
-      connectWebSocket(url, token === undefined ? {} : { token }).then(
-        async (connected) => {
-          if (closed || pageGone) return void connected.close();
-          gateway = connected;
-          open.add(connected);
-          page.onmessage = (frame) => void connected.send(frame).catch(() => undefined);
-          connected.onmessage = (frame) => void page.send(frame).catch(() => undefined);
-          connected.onclose = () => {
-            open.delete(connected);
+      return {
+        cancel: forget,
+        attach(page) {
+          let pageGone = false;
+          page.onclose = () => {
+            pageGone = true;
+            forget();
+          };
+          page.onmessage = (frame) => void gateway.send(frame).catch(() => undefined);
+          gateway.onmessage = (frame) => void page.send(frame).catch(() => undefined);
+          gateway.onclose = () => {
+            open.delete(gateway);
             if (!pageGone && !closed) report(`the gateway at ${label} closed the connection`);
             void page.close(GATEWAY_GONE, "the gateway closed the connection");
           };
-          await connected.start();
-          await page.start();
+          void gateway.start().then(() => page.start());
         },
-        (error: unknown) => {
-          report(describe(error));
-          void page.close(GATEWAY_GONE, "cannot reach the gateway");
-        },
-      );
+      };
     },
     async close() {
       closed = true;
@@ -316,12 +342,16 @@ async function commandTarget(command: string, cwd: string | undefined, report: (
     if (bridged.page === current) void current.send(JSON.stringify({ ...message, id: bridged.id })).catch(() => undefined);
   };
   child.onerror = (error) => report(`the gateway: ${error.message}`);
+  let exit: Promise<string> | undefined;
   child.onclose = () => {
     exited = true;
-    void child.exited.then(({ code, signal }) => {
-      if (closing) return;
+    exit = child.exited.then(({ code, signal }) => {
       const tail = child.stderrText.trim().split("\n").slice(-5).join("\n");
-      report(`the gateway process \`${command}\` exited ${signal ? `on ${signal}` : `with code ${code}`}${tail ? `; its stderr ends with:\n${tail}` : ""}`);
+      return `the gateway process \`${command}\` exited ${signal ? `on ${signal}` : `with code ${code}`}${tail ? `; its stderr ends with:\n${tail}` : ""}`;
+    });
+    void exit.then((why) => {
+      if (closing) return;
+      report(why);
       void current?.close(GATEWAY_GONE, "the gateway process exited");
     });
   };
@@ -333,29 +363,9 @@ async function commandTarget(command: string, cwd: string | undefined, report: (
   return {
     kind: "command",
     label: command,
-    attach(socket) {
-      if (exited) {
-        void socket.close(GATEWAY_GONE, "the gateway process exited");
-        return;
-      }
-      const previous = current;
-      current = socket;
-      if (previous) void previous.close(4002, "another inspector page took the gateway over");
-      socket.onmessage = (frame) => {
-        const message = jsonObject(frame);
-        let forwarded = frame;
-        if (message && typeof message.method === "string" && message.id !== undefined && message.id !== null) {
-          const id = nextId++;
-          asked.set(id, { page: socket, id: message.id });
-          forwarded = JSON.stringify({ ...message, id });
-        }
-        void child.send(forwarded).catch(() => undefined);
-      };
-      socket.onclose = () => {
-        // Its requests stay listed until answered: their answers are dropped, not passed on.
-        if (current === socket) current = undefined;
-      };
-      void socket.start();
+    async prepare() {
+      if (exited) throw new Error(await exit!);
+      return { attach, cancel: () => undefined };
     },
     async close() {
       closing = true;
@@ -363,6 +373,27 @@ async function commandTarget(command: string, cwd: string | undefined, report: (
       await child.close();
     },
   };
+
+  function attach(socket: WebSocketTransport): void {
+    const previous = current;
+    current = socket;
+    if (previous) void previous.close(4002, "another inspector page took the gateway over");
+    socket.onmessage = (frame) => {
+      const message = jsonObject(frame);
+      let forwarded = frame;
+      if (message && typeof message.method === "string" && message.id !== undefined && message.id !== null) {
+        const id = nextId++;
+        asked.set(id, { page: socket, id: message.id });
+        forwarded = JSON.stringify({ ...message, id });
+      }
+      void child.send(forwarded).catch(() => undefined);
+    };
+    socket.onclose = () => {
+      // Its requests stay listed until answered: their answers are dropped, not passed on.
+      if (current === socket) current = undefined;
+    };
+    void socket.start();
+  }
 }
 
 /** The folder of the page bundle: the given one, the package's build beside this module, or one bundled now from the sources. */

@@ -43,6 +43,20 @@ function openBridge(port: number, headers: Record<string, string>): Promise<WebS
   });
 }
 
+/** The HTTP answer to a bridge upgrade the server refuses. */
+function refusal(port: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/gateway`, { headers });
+    socket.once("open", () => reject(new Error("the bridge accepted the socket")));
+    socket.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    socket.once("error", () => undefined);
+  });
+}
+
 /** Sends one request over the socket and resolves with the response of the same id. */
 function request(socket: WebSocket, id: number, method: string, params: unknown): Promise<Record<string, unknown>> {
   return new Promise((resolve) => {
@@ -128,9 +142,10 @@ describe("the inspector's server", () => {
     const i = await inspector({ gatewayCmd: `node -e "console.error('no gateway here'); process.exit(3)"` });
     const info = async () => (await (await fetch(`http://127.0.0.1:${i.port}/api/info`, { headers: { cookie: i.cookie } })).json()) as { problem: string | null };
     await expect.poll(async () => (await info()).problem).toMatch(/exited with code 3; its stderr ends with:\nno gateway here/);
-    const socket = new WebSocket(`ws://127.0.0.1:${i.port}/gateway`, { headers: { origin: i.origin, cookie: i.cookie } });
-    const closed = await new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
-    expect(closed).toBe(4001);
+    // The page's socket is refused, saying why, rather than opened onto nothing.
+    const refused = await refusal(i.port, { origin: i.origin, cookie: i.cookie });
+    expect(refused.status).toBe(502);
+    expect(refused.body).toMatch(/exited with code 3; its stderr ends with:\nno gateway here/);
   });
 
   describe("with a WebSocket gateway", () => {
@@ -155,8 +170,9 @@ describe("the inspector's server", () => {
     it("closes the page's socket when the gateway refuses the token, and says why", async () => {
       await startGateway();
       const i = await inspector({ gatewayUrl: gateway.url, gatewayToken: "wrong" });
-      const socket = new WebSocket(`ws://127.0.0.1:${i.port}/gateway`, { headers: { origin: i.origin, cookie: i.cookie } });
-      expect(await new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)))).toBe(4001);
+      const refused = await refusal(i.port, { origin: i.origin, cookie: i.cookie });
+      expect(refused.status).toBe(502);
+      expect(refused.body).toContain("HTTP 401");
       const info = (await (await fetch(`http://127.0.0.1:${i.port}/api/info`, { headers: { cookie: i.cookie } })).json()) as { problem: string };
       expect(info.problem).toContain("HTTP 401");
       expect(info.problem).not.toContain("wrong");
@@ -166,6 +182,7 @@ describe("the inspector's server", () => {
       await startGateway();
       const i = await inspector();
       const post = (body: unknown) => fetch(`http://127.0.0.1:${i.port}/api/target`, { method: "POST", headers: { cookie: i.cookie, "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect(await refusal(i.port, { origin: i.origin, cookie: i.cookie })).toEqual({ status: 503, body: "no gateway chosen yet: name one on the page\n" });
       const noUrl = await post({ url: "http://127.0.0.1:1/" });
       expect(noUrl.status).toBe(400);
       expect(await noUrl.text()).toContain("must start with ws:// or wss://");
