@@ -219,6 +219,8 @@ export class FrameLog {
     const fresh = !record.element;
     const element = record.element ?? h("details", { class: "frame" });
     record.element = element;
+    // A frame's body (the message pretty-printed, its findings) is built when it is opened: a long session holds thousands.
+    if (fresh) element.addEventListener("toggle", () => element.open && this.render(record));
     const of = (check: FrameFinding["check"]) => record.findings.filter((f) => f.check === check);
     const strict = of("strict");
     const tolerant = of("tolerant");
@@ -247,6 +249,14 @@ export class FrameLog {
         h("span", { class: `badge ${ordering.length ? "bad" : "good"}` }, ordering.length ? `ordering: ${ordering.length} violation${ordering.length === 1 ? "" : "s"}` : "ordering: ok"),
         record.dropped !== undefined ? h("span", { class: "badge bad" }, "dropped by the client") : null,
       ),
+      ...(element.open ? this.body(record) : []),
+    );
+    element.open = open;
+    if (fresh) this.list.appendChild(element);
+  }
+
+  private body(record: FrameRecord): HTMLElement[] {
+    return [
       h("p", { class: "frame-meta" }, `connection ${record.connection} · ${record.at}`),
       record.note !== undefined ? h("p", { class: "frame-meta" }, `Ordering: ${record.note}`) : null,
       record.findings.length
@@ -268,9 +278,7 @@ export class FrameLog {
         : null,
       record.dropped !== undefined ? h("p", { class: "finding" }, `The client dropped this frame: ${record.dropped}`) : null,
       record.value !== undefined ? json(record.value) : h("pre", { class: "json" }, record.text),
-    );
-    element.open = open;
-    if (fresh) this.list.appendChild(element);
+    ].filter((e): e is HTMLElement => e !== null);
   }
 }
 

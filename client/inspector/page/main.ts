@@ -464,10 +464,13 @@ async function showRoutes(): Promise<void> {
 
 function exportSession(): void {
   const { text, skipped } = frames.exportJsonLines();
-  const link = h("a", { href: URL.createObjectURL(new Blob([text], { type: "application/jsonl" })), download: `turnspec-session-${new Date().toISOString().replaceAll(":", "-").slice(0, 19)}.jsonl` });
+  const href = URL.createObjectURL(new Blob([text], { type: "application/jsonl" }));
+  const link = h("a", { href, download: `turnspec-session-${new Date().toISOString().replaceAll(":", "-").slice(0, 19)}.jsonl` });
   document.body.appendChild(link);
   link.click();
   link.remove();
+  // The download has its own copy once it started.
+  setTimeout(() => URL.revokeObjectURL(href), 60_000);
   if (skipped) problem(`${skipped} frame${skipped === 1 ? " was" : "s were"} not JSON and ${skipped === 1 ? "is" : "are"} not in the export.`);
 }
 
