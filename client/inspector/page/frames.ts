@@ -256,7 +256,7 @@ export class FrameLog {
   }
 
   private body(record: FrameRecord): HTMLElement[] {
-    return [
+    const parts: Array<HTMLElement | null> = [
       h("p", { class: "frame-meta" }, `connection ${record.connection} · ${record.at}`),
       record.note !== undefined ? h("p", { class: "frame-meta" }, `Ordering: ${record.note}`) : null,
       record.findings.length
@@ -278,7 +278,8 @@ export class FrameLog {
         : null,
       record.dropped !== undefined ? h("p", { class: "finding" }, `The client dropped this frame: ${record.dropped}`) : null,
       record.value !== undefined ? json(record.value) : h("pre", { class: "json" }, record.text),
-    ].filter((e): e is HTMLElement => e !== null);
+    ];
+    return parts.filter((e): e is HTMLElement => e !== null);
   }
 }
 
