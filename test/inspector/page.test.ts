@@ -191,6 +191,27 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       return opened;
     }
 
+    it("connects to the gateway the user types in, after saying in words why a wrong token fails", async () => {
+      const inspector = await startInspector({ assetsDir, log: () => undefined });
+      const { page, errors } = await open(inspector);
+      expect(await page.textContent("#connection-status")).toBe("Not connected");
+      await page.getByLabel("Gateway URL").fill(gateway.url);
+      await page.getByLabel("Token").fill("wrong-token");
+      await page.getByRole("button", { name: "Connect", exact: true }).click();
+      const error = page.locator(".gateway-form .failure");
+      await expect.poll(() => error.textContent()).toContain("HTTP 401");
+      expect(await error.textContent()).not.toContain("wrong-token");
+      await page.getByLabel("Token").fill("gw-token");
+      await page.getByRole("button", { name: "Connect", exact: true }).click();
+      await page.waitForSelector('#connection-status[data-state="connected"]');
+      expect(await page.textContent(".gateway-label")).toContain(gateway.url);
+      await page.fill("#thread-cwd", h.cwd);
+      await page.getByRole("button", { name: "Start thread" }).click();
+      await page.waitForSelector("#threads button.selected");
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+
     it("answers a question with its option buttons", async () => {
       const { page, errors } = await openOnThread();
       const questions = [{ header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] }];
