@@ -7,7 +7,8 @@
  *     and the session exported as JSON lines that `turnspec validate` accepts; a
  *     screenshot is written to __output__/inspect.png for a person to look at;
  *   - against a stdio gateway that answers with an invalid frame: the finding, with its
- *     pointer and received value, on that frame, and the failure in words;
+ *     pointer and received value, on that frame, and the failure in words (a screenshot of
+ *     it goes to __output__/invalid-frame.png);
  *   - against a WebSocket gateway whose connection drops mid-turn: the page reconnects and
  *     the turn's view goes on, nothing lost and nothing twice.
  * Skipped, saying why, only when Chromium is absent (and never with CI=true: ../chromium.ts).
@@ -148,11 +149,15 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     await bad.waitFor();
     expect(await bad.getAttribute("data-tolerant")).toBe("invalid");
     await bad.locator("summary").click();
+    // The body is built as the frame opens.
+    await bad.locator(".finding").first().waitFor();
     const findings = await bad.locator(".finding").allTextContents();
     expect(findings.some((f) => f.includes("/result/thread/mode") && f.includes('received "Bogus"') && f.startsWith("strict"))).toBe(true);
     expect(findings.some((f) => f.startsWith("tolerant") && f.includes("/result/thread/mode"))).toBe(true);
     // The request that was answered is valid; only the answer is marked.
     expect((await frames(page)).find((f) => f.direction === "sent")).toMatchObject({ strict: "valid", tolerant: "valid" });
+    mkdirSync(output, { recursive: true });
+    await page.screenshot({ path: join(output, "invalid-frame.png"), fullPage: true });
     const problem = await page.locator(".problems").textContent();
     expect(problem).toContain("thread/start failed");
     expect(problem).not.toMatch(/\n\s+at /);
