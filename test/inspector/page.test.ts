@@ -262,7 +262,7 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
 
     it("catches up from turn/items what the gateway sent while the connection was down, and judges the turn as one stream", async () => {
       const { page, errors } = await openOnThread();
-      await page.fill("#turn-script", JSON.stringify([{ tool: "shell", args: { command: "echo during-the-gap" }, delay_ms: 300 }, { say: "Said after the gap.", delay_ms: 1500, chunks: 3 }]));
+      await page.fill("#turn-script", JSON.stringify([{ tool: "shell", args: { command: "echo during-the-gap" }, delay_ms: 300 }, { say: "Said after the gap.", delay_ms: 2500, chunks: 3 }]));
       await page.getByRole("button", { name: "Start turn" }).click();
       await page.waitForSelector('.turn .status[data-status="running"]');
       let release!: () => void;
@@ -304,7 +304,7 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.fill("#thread-cwd", h.cwd);
       await page.getByRole("button", { name: "Start thread" }).click();
       await page.waitForSelector("#threads button.selected");
-      await page.fill("#turn-script", JSON.stringify([{ reasoning: "thinking first", say: "Arrived after the reconnect.", delay_ms: 1500, chunks: 3 }]));
+      await page.fill("#turn-script", JSON.stringify([{ reasoning: "thinking first", say: "Arrived after the reconnect.", delay_ms: 3000, chunks: 3 }]));
       await page.getByRole("button", { name: "Start turn" }).click();
       await page.waitForSelector('.turn .status[data-status="running"]');
       // The gateway drops the connection while the model is still "thinking".
