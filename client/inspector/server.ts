@@ -151,6 +151,9 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       return send(response, 200, "application/json", JSON.stringify(info));
     }
     if (request.method === "POST" && url.pathname === "/api/target") {
+      // Only the inspector's own page may change the gateway (the cookie's SameSite already keeps other sites out).
+      const origin = request.headers.origin;
+      if (origin !== undefined && !(origin.startsWith("http://") && namesThisServer(origin.slice("http://".length)))) return text(response, 403, "only the inspector's own page may choose the gateway");
       if (!choosable) return text(response, 409, `this inspector was started with its gateway (${target!.label}); start it without --gateway-cmd and --gateway-url to choose one on the page`);
       const body = await readBody(request);
       let chosen: { url?: unknown; token?: unknown };

@@ -189,6 +189,8 @@ describe("the inspector's server", () => {
       const refused = await post({ url: gateway.url, token: "wrong" });
       expect(refused.status).toBe(400);
       expect(await refused.text()).toContain("HTTP 401");
+      const elsewhere = await fetch(`http://127.0.0.1:${i.port}/api/target`, { method: "POST", headers: { cookie: i.cookie, origin: "http://evil.example" }, body: JSON.stringify({ url: gateway.url, token: "gw-token" }) });
+      expect(elsewhere.status).toBe(403);
       const accepted = await post({ url: gateway.url, token: "gw-token" });
       expect(accepted.status).toBe(200);
       const socket = await openBridge(i.port, { origin: i.origin, cookie: i.cookie });
