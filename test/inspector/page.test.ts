@@ -217,6 +217,26 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.close();
     }, 60_000);
 
+    it("pages through a turn's work, older rows added to the newest page", async () => {
+      const { page, errors } = await openOnThread();
+      const calls = Array.from({ length: 12 }, (_, i) => ({ tool: "shell", args: { command: `echo call-${i}` } }));
+      await page.fill("#turn-script", JSON.stringify([{ tools: calls }, { say: "Twelve calls made." }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="succeeded"]');
+      await page.getByRole("button", { name: "Work pages" }).click();
+      const rows = page.locator('#inspect-output tr[data-work-item]');
+      await rows.first().waitFor();
+      const newest = await rows.count();
+      expect(newest).toBe(10);
+      const older = page.getByRole("button", { name: "Older" });
+      expect(await older.isEnabled()).toBe(true);
+      await older.click();
+      await expect.poll(() => rows.count()).toBeGreaterThan(newest);
+      expect(await page.textContent("#inspect-output table")).toContain("commandExecution");
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+
     it("answers a question with its option buttons", async () => {
       const { page, errors } = await openOnThread();
       const questions = [{ header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] }];
