@@ -237,6 +237,26 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
       await page.close();
     }, 60_000);
 
+    it("denies one shell call, and allows another for the rest of the turn", async () => {
+      const { page, errors } = await openOnThread();
+      await page.selectOption("#turn-profile", "supervised");
+      const shell = (command: string) => ({ tool: "shell", args: { command } });
+      await page.fill("#turn-script", JSON.stringify([shell("echo denied"), shell("echo again"), shell("echo again"), { say: "Done." }]));
+      await page.getByRole("button", { name: "Start turn" }).click();
+      const open = page.locator(".approval.open");
+      await open.waitFor();
+      await open.getByRole("button", { name: "Deny" }).click();
+      await page.waitForSelector('.approval:not(.open) >> text="Resolved: deny"');
+      await page.locator(".approval.open").waitFor();
+      await page.locator(".approval.open").getByRole("button", { name: "Allow for this turn" }).click();
+      await page.waitForSelector('.turn .status[data-status="succeeded"]');
+      // The same call again needed no approval: the answer covered it for the rest of the turn.
+      expect(await page.locator(".approval").allTextContents()).toEqual([expect.stringContaining("Resolved: deny"), expect.stringContaining("Resolved: allow_for_turn")]);
+      expect(await page.locator('.item[data-item-type="commandExecution"]').evaluateAll((items) => items.map((i) => (i as HTMLElement).dataset.itemStatus))).toEqual(["declined", "completed", "completed"]);
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 60_000);
+
     it("answers a question with its option buttons", async () => {
       const { page, errors } = await openOnThread();
       const questions = [{ header: "Target", question: "Where should it go?", options: [{ label: "Staging" }, { label: "Production" }] }];
