@@ -32,4 +32,13 @@ copy("generated/PROTOCOL.md");
 // The support module's TypeScript sources, which `turnspec generate --standalone` writes beside its output.
 mkdirSync(join(dist, "support"), { recursive: true });
 for (const name of readdirSync(at("rpc"))) if (name.endsWith(".ts")) copy(`rpc/${name}`, `support/${name}`);
+// The inspector's page, bundled with vite by the compiled bundler itself, so that the package
+// build and a run from the sources bundle it the same way; `turnspec inspect` serves it from here.
+try {
+  const { bundleInspectorPage } = await import("./dist/client/inspector/bundle.js");
+  await bundleInspectorPage({ root, outDir: join(dist, "client/inspector/assets") });
+} catch (error) {
+  console.error(`turnspec build: the inspector page could not be bundled: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 chmodSync(join(dist, "bin/cli.js"), 0o755);

@@ -247,7 +247,34 @@ const cli = yargs(hideBin(process.argv))
     },
   )
 
-  .demandCommand(1, "Name a command: init, generate, validate, diff, serve or certify.")
+  .command(
+    "inspect",
+    "Open a local web page that drives a gateway and shows every frame, checked against the schemas and ordering rules",
+    (y) =>
+      y
+        .option("gateway-cmd", { type: "string", describe: "Start this stdio gateway (e.g. \"turnspec serve --stdio --memory\") and bridge it to the page", conflicts: "gateway-url" })
+        .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL (the inspector's server connects; the token stays there)" })
+        .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
+        .option("port", { type: "number", default: 0, describe: "Port of the inspector's page (0 picks a free one)" })
+        .option("host", { type: "string", default: "127.0.0.1", describe: "Loopback address the page is served on (127.0.0.1, ::1 or localhost)" })
+        .check((argv) => {
+          if (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
+          if (argv.token !== undefined && argv["gateway-url"] === undefined) return "--token is the token of --gateway-url: give the URL too";
+          return true;
+        }),
+    async (argv) => {
+      const { runInspect } = await import("../client/inspector/command.js");
+      const token = argv.token ?? (argv["gateway-url"] === undefined ? undefined : process.env.TURNSPEC_TOKEN);
+      process.exitCode = await runInspect({
+        ...(argv["gateway-cmd"] === undefined ? {} : { gatewayCmd: argv["gateway-cmd"] }),
+        ...(argv["gateway-url"] === undefined ? {} : { gatewayUrl: argv["gateway-url"] }),
+        ...(token === undefined || token === "" ? {} : { gatewayToken: token }),
+        port: argv.port,
+        host: argv.host,
+      });
+    },
+  )
+  .demandCommand(1, "Name a command: init, generate, validate, diff, serve, certify or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {

@@ -13,7 +13,7 @@
  * lives in its own file. Install scripts are skipped: the native SQLite module is not used
  * by anything tested here.
  */
-import { execFile, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -267,6 +267,22 @@ describe("the packed package, installed in an app of its own", () => {
     expect(served.status, served.stderr).toBe(0);
     expect(JSON.parse(served.stdout.trim())).toMatchObject({ jsonrpc: "2.0", id: 1, result: { thread: { workspace_id: "ws_default", cwd: "/srv" } } });
   });
+
+  it("starts `turnspec inspect` from the installed package and serves the page bundle it ships", async () => {
+    expect(await run(bin("turnspec"), ["inspect", "--help"])).toContain("--gateway-cmd");
+    const shipped = readFileSync(join(app, "node_modules", "turnspec", "dist", "client", "inspector", "assets", "inspector.js"), "utf8");
+    const child = spawn(bin("turnspec"), ["inspect", "--gateway-cmd", `${bin("turnspec")} serve --stdio --memory`], { cwd: app, stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")) && /open (\S+)/.exec(out) && resolve(/open (\S+)/.exec(out)![1]!));
+      void exited.then((code) => reject(new Error(`turnspec inspect exited with ${code}`)));
+    });
+    const cookie = (await fetch(url, { redirect: "manual" })).headers.get("set-cookie")!.split(";")[0]!;
+    expect(await (await fetch(new URL("/assets/inspector.js", url), { headers: { cookie } })).text()).toBe(shipped);
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+  }, 60_000);
 
   it("imports every entry point from a plain .mjs file under node", async () => {
     const entries = Object.keys(repoPackage.exports).filter((key) => key !== "./package.json").map((key) => (key === "." ? "turnspec" : `turnspec/${key.slice(2)}`));
