@@ -263,6 +263,7 @@ export class TurnLifecycle {
         ...(sandbox ? { sandbox } : {}),
         sandboxRequired: this.ports.config.sandbox.required,
         envPassthrough: this.ports.config.envPassthrough,
+        network: this.ports.config.network,
         // Restricted modes cap how long a command may run, below the gateway's own bound.
         shellTimeoutCapMs:
           profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),

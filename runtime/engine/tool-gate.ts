@@ -7,6 +7,7 @@
  */
 import type { PermissionActionKind } from "../../generated/types.js";
 import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
+import { judgeDomain } from "../permissions/domains.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { rootsOf } from "../permissions/roots.js";
@@ -59,6 +60,22 @@ export class ToolGate {
     if (behavior === "deny") {
       g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: false, message: `${toolName} is not allowed in this turn: ${reason}` };
+    }
+    // A restricted network's lists (config network.*): a denied host is refused outright, an
+    // allowed one needs no approval; any other host is asked about as the profile says.
+    const network = state.turn.security?.network;
+    if (network?.mode === "restricted" && call.action === "network" && call.domain !== undefined && call.port !== undefined) {
+      const judged = judgeDomain(network, call.domain, call.port);
+      if (judged.verdict === "denied") {
+        const why = `${call.domain}:${call.port} is denied by the turn's network policy (deny_domains entry ${JSON.stringify(judged.entry)})`;
+        g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
+        return { allowed: false, message: `${toolName} is not allowed to reach ${call.domain}:${call.port} in this turn: ${why}` };
+      }
+      if (judged.verdict === "allowed") {
+        const why = `${call.domain}:${call.port} is in the turn's allow_domains (${JSON.stringify(judged.entry)})`;
+        g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior: "allow", decided_by: "config", reason: why });
+        return { allowed: true };
+      }
     }
     if (call.escapeSandbox) {
       behavior = "ask";

@@ -14,7 +14,8 @@
 import type { TurnExtras } from "../backends/turn-backends.js";
 import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { processEnvironment } from "../permissions/security.js";
-import { sandboxOfTurn } from "../sandbox/turn.js";
+import { scopeOf } from "../permissions/scope.js";
+import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf } from "../tools/confined-open.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
@@ -402,7 +403,10 @@ export class TurnRunner {
     }
     const security = turnNow.turn.security;
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
-    const sandbox = sandboxOfTurn(security, this.options.config.sandbox);
+    // A connection the turn's network proxy refuses is a denial like any other: audited.
+    const sandbox = await startTurnSandbox(security, this.options.config.sandbox, ({ host, port, reason }) =>
+      g.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+    );
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
     let current: ToolItem = base;
