@@ -395,7 +395,7 @@ export class TurnRunner {
     }
     const turnNow = g.turnState(turnId)!;
     // A question to the user is the user's decision already: it is not gated behind an approval.
-    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction);
+    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, tool.approvalContext?.(args, { thread_id: threadId, turn_id: turnId }));
     if (!verdict.allowed) {
       const ended = signal.aborted ? "cancelled" : "declined";
       finish(base, { status: ended, outcome: ended, error: { message: verdict.message }, resultText: verdict.message });
