@@ -48,6 +48,8 @@ export interface LifecyclePorts {
   readonly run: (threadId: string, turnId: string, signal: AbortSignal, depth: number, resumed?: RecoveryJobState) => Promise<void>;
   /** Diagnostics for the operator. */
   readonly diagnose: (message: string) => void;
+  /** The gateway's secrets its process still shows in /proc (GatewayOptions.exposedSecrets). */
+  readonly exposedSecrets?: readonly string[];
 }
 
 /** How much each mode allows: a child turn may never rank above its parent. */
@@ -305,6 +307,7 @@ export class TurnLifecycle {
         sandboxRequired: this.ports.config.sandbox.required,
         envPassthrough: this.ports.config.envPassthrough,
         network: this.ports.config.network,
+        ...(this.ports.exposedSecrets?.length ? { exposedSecrets: this.ports.exposedSecrets } : {}),
         // Restricted modes cap how long a command may run, below the gateway's own bound.
         shellTimeoutCapMs:
           profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),

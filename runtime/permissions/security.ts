@@ -179,6 +179,12 @@ export interface SecuritySnapshotInput {
    * is not affected.
    */
   readonly network?: { readonly allowDomains: readonly string[]; readonly denyDomains: readonly string[] };
+  /**
+   * The gateway's secrets its process still shows in /proc/<pid>/environ or cmdline (a
+   * variable's name, or `--token`; runtime/serve-secrets.ts): listed as the
+   * gateway_secret_isolation degradation, since a command that runs unconfined can read them.
+   */
+  readonly exposedSecrets?: readonly string[];
 }
 
 /** The security snapshot of a turn. Throws when a path is not absolute, there is no root, or the timeout cap is not a positive integer. */
@@ -250,9 +256,31 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
     // limit it states is one the gateway does hold: the tool policy and the timeout cap.
     // `unavailable` would claim the snapshot is not enforced, which would be false.
     // A restricted mode under the sandbox is `active` too: what it states, the sandbox holds.
-    enforcement: unrestricted || sandbox ? { status: "active", degradations: [] } : { status: "partially_active", degradations: RESTRICTED_DEGRADATIONS.map((d) => ({ ...d })) },
+    enforcement: enforcementOf(unrestricted, sandbox !== undefined, input.exposedSecrets ?? []),
     ...(parentCap ? { parent_cap: parentCap } : {}),
   };
+}
+
+/**
+ * Whether the snapshot is enforced. full_access, and a restricted mode under the sandbox,
+ * are `active` unless the gateway's own secrets are readable from its process: the
+ * environment allow-list keeps them out of a command's environment, but not out of
+ * /proc/<gateway pid>/environ, which an unconfined command can read.
+ */
+function enforcementOf(unrestricted: boolean, sandboxed: boolean, exposed: readonly string[]): TurnExecutionSecuritySnapshot["enforcement"] {
+  const degradations = unrestricted || sandboxed ? [] : RESTRICTED_DEGRADATIONS.map((d) => ({ ...d }));
+  if (exposed.length > 0) {
+    const who = unrestricted || !sandboxed ? "any shell command of this turn" : "a shell call approved with escape_sandbox (it runs outside the sandbox's PID namespace)";
+    const named = exposed.map((name) => (name === "--token" ? "the --token argument" : name)).join(", ");
+    degradations.push({
+      capability: "gateway_secret_isolation",
+      reason: "gateway_start_environment_readable",
+      detail:
+        `The gateway was started with ${named} in its environment or command line, which /proc/<gateway pid>/environ and /proc/<gateway pid>/cmdline keep for the process's life; ` +
+        `${who} can read them. Start the gateway with --token-file and without provider keys in its environment to close this.`,
+    });
+  }
+  return degradations.length === 0 ? { status: "active", degradations } : { status: "partially_active", degradations };
 }
 
 /**
