@@ -69,6 +69,9 @@ export class NetworkProxy {
         resolve();
       });
     });
+    // The turn's commands keep the process busy while they run; a proxy left open by a
+    // turn that was blocked at a stop (it ends only when resumed) must not keep it alive.
+    proxy.server.unref();
     return proxy;
   }
 

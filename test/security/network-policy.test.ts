@@ -4,12 +4,15 @@
  * and web_fetch judged by the lists through the gateway. The shell side, through the
  * proxy, is in test/sandbox/network.test.ts (it needs bubblewrap).
  */
-import { createServer, type Server } from "node:http";
+import { existsSync } from "node:fs";
+import { createServer, request, type Server } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, resolveConfig } from "../../runtime/config.js";
 import { judgeDomain, parseDomainPattern } from "../../runtime/permissions/domains.js";
 import { materializeProfile } from "../../runtime/permissions/policy.js";
 import { securitySnapshot } from "../../runtime/permissions/security.js";
+import { NetworkProxy, type RefusedConnection } from "../../runtime/sandbox/network-proxy.js";
 import { ofTurn, script, text } from "../gateway/harness.js";
 import { audits, completed, h, opened, setup, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 
@@ -109,5 +112,56 @@ describe("web_fetch under a restricted network", () => {
       ["decision_denied", "deny"],
     ]);
     expect(byConfig[1]!.reason).toContain(`deny_domains entry "localhost:${port}"`);
+  });
+});
+
+describe("the sandbox's filtering proxy, on its Unix socket", () => {
+  let server: Server;
+  let port = 0;
+  beforeAll(async () => {
+    server = createServer((req, res) => res.end(`upstream ${req.method} ${req.url}`));
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise((done) => server.close(done)));
+
+  const get = (socketPath: string, url: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request({ socketPath, path: url, method: "GET" }, (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      })
+        .on("error", reject)
+        .end();
+    });
+  const tunnel = (socketPath: string, authority: string) =>
+    new Promise<string>((resolve) => {
+      const socket = connect(socketPath);
+      let text = "";
+      socket.on("data", (d) => {
+        text += d;
+        if (text.startsWith("HTTP/1.1 200") && text.endsWith("\r\n\r\n") && !text.includes("upstream")) socket.write(`GET /t HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`);
+      });
+      socket.on("close", () => resolve(text));
+      socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+    });
+
+  it("forwards what the lists allow, refuses the rest with 403 and reports it, and removes its socket when closed", async () => {
+    const refused: RefusedConnection[] = [];
+    const proxy = await NetworkProxy.start({ policy: { allow_domains: [`127.0.0.1:${port}`], deny_domains: [] }, onRefused: (r) => refused.push(r) });
+    try {
+      expect(await get(proxy.socketPath, `http://127.0.0.1:${port}/x?y=1`)).toEqual({ status: 200, body: "upstream GET /x?y=1" });
+      const denied = await get(proxy.socketPath, `http://127.0.0.1:${port + 1}/`);
+      expect(denied.status).toBe(403);
+      expect(denied.body).toContain(`127.0.0.1:${port + 1} is not in the turn's allow_domains`);
+      expect(await get(proxy.socketPath, "/relative")).toMatchObject({ status: 400 });
+      expect(await tunnel(proxy.socketPath, `127.0.0.1:${port}`)).toContain("upstream GET /t");
+      expect(await tunnel(proxy.socketPath, `localhost:${port}`)).toMatch(/^HTTP\/1.1 403 Forbidden/);
+      expect(refused.map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.1:${port + 1}`, `localhost:${port}`]);
+    } finally {
+      await proxy.close();
+    }
+    expect(existsSync(proxy.socketPath)).toBe(false);
   });
 });
