@@ -114,19 +114,24 @@ export class NetworkProxy {
     if (refused) return refuseRaw(client, 403, refused);
     const upstream = connect({ host: target.host, port: target.port });
     this.track(upstream);
+    let established = false;
     upstream.once("connect", () => {
+      established = true;
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       if (head.length) upstream.write(head);
       upstream.pipe(client);
       client.pipe(upstream);
     });
     upstream.once("error", (error) => {
-      if (upstream.connecting) refuseRaw(client, 502, `connecting to ${req.url} failed: ${error.message}`);
+      if (!established) refuseRaw(client, 502, `connecting to ${req.url} failed: ${error.message}`);
       else client.destroy();
     });
     client.once("error", () => upstream.destroy());
     client.once("close", () => upstream.destroy());
-    upstream.once("close", () => client.destroy());
+    // Once the tunnel is up, either end closing closes the other; before, the 502 is sent first.
+    upstream.once("close", () => {
+      if (established) client.destroy();
+    });
   }
 
   private forward(req: IncomingMessage, res: ServerResponse): void {

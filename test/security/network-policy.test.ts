@@ -149,16 +149,23 @@ describe("the sandbox's filtering proxy, on its Unix socket", () => {
 
   it("forwards what the lists allow, refuses the rest with 403 and reports it, and removes its socket when closed", async () => {
     const refused: RefusedConnection[] = [];
-    const proxy = await NetworkProxy.start({ policy: { allow_domains: [`127.0.0.1:${port}`], deny_domains: [] }, onRefused: (r) => refused.push(r) });
+    // A port nothing listens on any more, allowed too.
+    const gone = createServer();
+    await new Promise<void>((done) => gone.listen(0, "127.0.0.1", done));
+    const closedPort = (gone.address() as { port: number }).port;
+    await new Promise((done) => gone.close(done));
+    const proxy = await NetworkProxy.start({ policy: { allow_domains: [`127.0.0.1:${port}`, `127.0.0.1:${closedPort}`], deny_domains: [] }, onRefused: (r) => refused.push(r) });
     try {
       expect(await get(proxy.socketPath, `http://127.0.0.1:${port}/x?y=1`)).toEqual({ status: 200, body: "upstream GET /x?y=1" });
-      const denied = await get(proxy.socketPath, `http://127.0.0.1:${port + 1}/`);
+      const denied = await get(proxy.socketPath, `http://127.0.0.2:${port}/`);
       expect(denied.status).toBe(403);
-      expect(denied.body).toContain(`127.0.0.1:${port + 1} is not in the turn's allow_domains`);
+      expect(denied.body).toContain(`127.0.0.2:${port} is not in the turn's allow_domains`);
       expect(await get(proxy.socketPath, "/relative")).toMatchObject({ status: 400 });
       expect(await tunnel(proxy.socketPath, `127.0.0.1:${port}`)).toContain("upstream GET /t");
       expect(await tunnel(proxy.socketPath, `localhost:${port}`)).toMatch(/^HTTP\/1.1 403 Forbidden/);
-      expect(refused.map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.1:${port + 1}`, `localhost:${port}`]);
+      // Allowed, but nothing listens there: the client is told, not just cut off.
+      expect(await tunnel(proxy.socketPath, `127.0.0.1:${closedPort}`)).toMatch(/^HTTP\/1.1 502 Bad Gateway[\s\S]*ECONNREFUSED/);
+      expect(refused.map((r) => `${r.host}:${r.port}`)).toEqual([`127.0.0.2:${port}`, `localhost:${port}`]);
     } finally {
       await proxy.close();
     }
