@@ -148,7 +148,8 @@ export class NetworkProxy {
     if (refused) return refuse(res, 403, refused);
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
-    const upstream = httpRequest({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers }, (answer) => {
+    // agent: false: no connection outlives its request in a pool shared beyond this turn.
+    const upstream = httpRequest({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
       answer.pipe(res);
     });
