@@ -153,6 +153,8 @@ export class NetworkProxy {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
       answer.pipe(res);
     });
+    // Ended with the proxy, as tunnels are.
+    upstream.once("socket", (socket) => this.track(socket));
     upstream.once("error", (error) => {
       if (!res.headersSent) refuse(res, 502, `forwarding to ${url.host} failed: ${error.message}`);
       else res.destroy();
