@@ -128,7 +128,8 @@ export class TurnLifecycle {
         const lost = this.ports.log.takeLostEvents(turnId);
         // A new turn lost with its first events is not in the log at all: there is nothing to
         // run or end (the failure may already have been taken by a new start of the same id).
-        if (unstarted && (lost || this.ports.log.state(turnId) === undefined)) {
+        // One that kept some of them (a group that committed part-way) is ended Failed below.
+        if (unstarted && this.ports.log.state(turnId) === undefined) {
           this.ports.diagnose(`turn ${turnId} was not started: its first events could not be stored${lost ? ` (${lost.message})` : ""}`);
           unstarted();
           this.running.delete(turnId);
