@@ -946,6 +946,19 @@ export interface GatewayConfig {
      */
     bwrap_path?: string;
   };
+  /**
+   * Hosts the restricted permission modes (auto_accept_edits, supervised) may reach (docs/sandbox.md). With allow_domains set their network mode is restricted instead of disabled: under the OS sandbox a shell command reaches the listed hosts through the gateway's filtering proxy and nothing else, and web_fetch reaches them without asking. full_access is not affected.
+   */
+  network?: {
+    /**
+     * Hosts reachable without asking: a host name, "*." and a host name for the names below it, or an IP address, each optionally with ":port" for that port only ("127.0.0.1:8080", "[::1]:8080"). Default none (the network stays disabled).
+     */
+    allow_domains?: string[];
+    /**
+     * Hosts never reachable, in the same form; they win over allow_domains. Default none.
+     */
+    deny_domains?: string[];
+  };
 }
 
 /**
@@ -3102,11 +3115,11 @@ export interface TurnNetworkPolicySnapshot {
    */
   mode: ("enabled" | "restricted" | "disabled");
   /**
-   * Domain names (a leading "*." matches subdomains) reachable when the mode is restricted.
+   * Domain names (a leading "*." matches subdomains) or IP addresses reachable when the mode is restricted; an entry ending in ":port" covers that port only.
    */
   allow_domains: string[];
   /**
-   * Domain names (a leading "*." matches subdomains) never reachable; these win over allow_domains.
+   * Domain names (a leading "*." matches subdomains) or IP addresses never reachable, an entry ending in ":port" for that port only; these win over allow_domains.
    */
   deny_domains: string[];
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "../generated/types.js";
 import { validate } from "../generated/validators.js";
 import { formatIssue } from "../rpc/validation.js";
+import { parseDomainPattern } from "./permissions/domains.js";
 
 /** A retry policy with every field set. */
 export type RetryPolicy = Required<GatewayRetryPolicy>;
@@ -61,6 +62,8 @@ export interface ResolvedConfig {
   readonly envPassthrough: readonly string[];
   /** The OS sandbox of restricted turns (runtime/sandbox/turn.ts). */
   readonly sandbox: { readonly required: boolean; readonly bwrapPath: string };
+  /** Hosts the restricted modes may reach (network.allow_domains / deny_domains), each entry checked (permissions/domains.ts). */
+  readonly network: { readonly allowDomains: readonly string[]; readonly denyDomains: readonly string[] };
   readonly resolveTokenSecret?: string;
   readonly gatewayId: string;
   readonly maxRouteHops: number;
@@ -226,6 +229,7 @@ export function resolveConfig(config: GatewayConfig = {}, overrides: { providerU
     allowedPaths: config.permissions?.allowed_paths ?? [],
     envPassthrough: envPassthrough(config.tools?.env_passthrough ?? [], openai?.apiKeyEnv),
     sandbox: { required: config.sandbox?.required ?? false, bwrapPath: config.sandbox?.bwrap_path ?? "bwrap" },
+    network: { allowDomains: domainList("network.allow_domains", config.network?.allow_domains), denyDomains: domainList("network.deny_domains", config.network?.deny_domains) },
     ...(config.permissions?.resolve_token_secret ? { resolveTokenSecret: config.permissions.resolve_token_secret } : {}),
     gatewayId: config.gateway_id ?? "gw_local",
     maxRouteHops: config.routes?.max_hops ?? 4,
@@ -271,6 +275,18 @@ function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<strin
 /** A string map without the absent entries its generated type allows. */
 function strings(map: Readonly<Record<string, string | undefined>> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(map ?? {}).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** A domain list of the configuration, every entry parsed once here so a bad one is named when the file is read. */
+function domainList(at: string, entries: readonly string[] | undefined): readonly string[] {
+  (entries ?? []).forEach((entry, i) => {
+    try {
+      parseDomainPattern(entry);
+    } catch (error) {
+      throw new ConfigError(`${at}/${i}: ${(error as Error).message}`);
+    }
+  });
+  return entries ?? [];
 }
 
 /** The operator's extra tool variables, refusing the gateway's own secrets by name. */

@@ -61,6 +61,11 @@ export interface GatewayOptions {
    * silent this long. Default DEFAULT_LEASE_TIMEOUT_MS.
    */
   readonly leaseTimeoutMs?: number;
+  /**
+   * The gateway's secrets this process still shows in /proc/<pid>/environ or cmdline
+   * (runtime/serve-secrets.ts): each turn's security snapshot lists them as a degradation.
+   */
+  readonly exposedSecrets?: readonly string[];
 }
 
 export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
@@ -137,6 +142,7 @@ export class Gateway {
       },
       diagnose: this.log,
       leaseTimeoutMs: options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS,
+      ...(options.exposedSecrets ? { exposedSecrets: options.exposedSecrets } : {}),
     });
     this.lifecycle = lifecycle;
     const backends = (this.backends = options.backends ?? new TurnBackends(options.config, new Set(options.providers.keys()), this.log));

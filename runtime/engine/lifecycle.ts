@@ -5,7 +5,9 @@
  * stop or a kill, and are blocked for turn/resume.
  */
 import { randomUUID } from "node:crypto";
+import type { ServerNotificationName } from "../../generated/registry.js";
 import { protocolError } from "../../generated/server.js";
+import { notificationIssues } from "../../generated/validators.js";
 import { invalidParams } from "../../rpc/index.js";
 import { MAX_INPUT_DEPTH, tooDeep } from "../input-depth.js";
 import type {
@@ -46,6 +48,8 @@ export interface LifecyclePorts {
   readonly run: (threadId: string, turnId: string, signal: AbortSignal, depth: number, resumed?: RecoveryJobState) => Promise<void>;
   /** Diagnostics for the operator. */
   readonly diagnose: (message: string) => void;
+  /** The gateway's secrets its process still shows in /proc (GatewayOptions.exposedSecrets). */
+  readonly exposedSecrets?: readonly string[];
 }
 
 /** How much each mode allows: a child turn may never rank above its parent. */
@@ -64,6 +68,27 @@ function profileReason(profile: TurnPermissionProfileSnapshot): string {
     default:
       return `set by the ${profile.source}`;
   }
+}
+
+/** One of a new turn's first events, as recorded: its method and params. */
+type FirstEvent = readonly [ServerNotificationName, Record<string, unknown>];
+
+/**
+ * Throws what recording `events` as a new turn's first events would throw part-way: an
+ * event its schema refuses, or params that cannot be serialised (nested too deep for
+ * the JSON encoder, say). Checked with the sequences they will get (1, 2, …).
+ */
+function checkFirstEvents(threadId: string, turnId: string, events: readonly FirstEvent[]): void {
+  events.forEach(([method, params], i) => {
+    const full = { thread_id: threadId, turn_id: turnId, sequence: i + 1, ...params };
+    const issues = notificationIssues(method, full, "strict");
+    if (issues) throw new Error(`turn ${turnId} was not started: the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
+    try {
+      JSON.stringify(full);
+    } catch (error) {
+      throw new Error(`turn ${turnId} was not started: its ${method} cannot be stored: ${(error as Error).message}`);
+    }
+  });
 }
 
 export class TurnLifecycle {
@@ -85,7 +110,15 @@ export class TurnLifecycle {
   }
 
   /** Starts running a turn whose first events are stored; they are sent after the turn/start (or turn/resume) response. */
-  private launch(threadId: string, turnId: string, first: readonly StoredEvent[], depth: number, resumed?: RecoveryJobState): Promise<void> {
+  private launch(
+    threadId: string,
+    turnId: string,
+    first: readonly StoredEvent[],
+    depth: number,
+    resumed?: RecoveryJobState,
+    /** A new turn whose first events were lost with their commit: what it leaves to clean up (its sandbox). */
+    unstarted?: () => void,
+  ): Promise<void> {
     const abort = new AbortController();
     const done = new Promise<void>((resolve) => {
       // setImmediate: the dispatcher sends the turn/start response on a microtask, so the
@@ -93,6 +126,17 @@ export class TurnLifecycle {
       setImmediate(() => {
         // The first events were committed (or lost) by now: lost, they are not sent.
         const lost = this.ports.log.takeLostEvents(turnId);
+        // A new turn lost with its first events is not in the log at all: there is nothing to
+        // run or end (the failure may already have been taken by a new start of the same id).
+        // One that kept some of them (a group that committed part-way) is ended Failed below.
+        if (unstarted && this.ports.log.state(turnId) === undefined) {
+          this.ports.diagnose(`turn ${turnId} was not started: its first events could not be stored${lost ? ` (${lost.message})` : ""}`);
+          unstarted();
+          this.running.delete(turnId);
+          this.release(turnId);
+          resolve();
+          return;
+        }
         if (!lost) for (const event of first) this.ports.log.deliver(event);
         (lost ? Promise.reject(lost) : this.ports.run(threadId, turnId, abort.signal, depth, resumed))
           // The run's last events are not in the log until their commit: if it fails, so did the run.
@@ -234,11 +278,11 @@ export class TurnLifecycle {
     const missing = sandboxMissing(profile.mode, this.ports.config.sandbox);
     if (missing) throw protocolError("sandbox_unavailable", `Turn ${params.turn_id} was not started: ${missing}`, { mode: profile.mode });
     const createdAt = this.ports.clock.nowIso();
-    if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
+    // The id is checked before the sandbox's temp folder is made for it; createTurn below
+    // is what takes it (a concurrent start of the same id loses there).
+    if (this.ports.store.turnThread(params.turn_id) !== undefined) {
       throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
     }
-    // Committed with turn/started: no instance ever sees the turn running without an owner.
-    this.ports.store.shared?.claimTurn(params.turn_id, this.ports.leaseTimeoutMs);
     const sandbox = sandboxForNewTurn(profile.mode, params.turn_id, this.ports.config.sandbox);
     const turn: Turn = {
       id: params.turn_id,
@@ -263,6 +307,8 @@ export class TurnLifecycle {
         ...(sandbox ? { sandbox } : {}),
         sandboxRequired: this.ports.config.sandbox.required,
         envPassthrough: this.ports.config.envPassthrough,
+        network: this.ports.config.network,
+        ...(this.ports.exposedSecrets?.length ? { exposedSecrets: this.ports.exposedSecrets } : {}),
         // Restricted modes cap how long a command may run, below the gateway's own bound.
         shellTimeoutCapMs:
           profile.mode === "full_access" ? this.ports.config.maxShellTimeoutMs : Math.min(this.ports.config.maxShellTimeoutMs, this.ports.config.restrictedMaxShellTimeoutMs),
@@ -281,19 +327,59 @@ export class TurnLifecycle {
     };
     // The turn, its profile and the user's input are in the log before the response is sent.
     const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
-    const first = [
-      this.ports.log.record(thread.id, params.turn_id, "turn/started", { turn }),
-      this.ports.log.record(thread.id, params.turn_id, "turn/permission/audit", {
-        audit_id: `aud_${randomUUID().replace(/-/g, "")}`,
-        kind: "profile_selected",
-        profile,
-        reason: profileReason(profile),
-        recorded_at: createdAt,
-      }),
-      this.ports.log.record(thread.id, params.turn_id, "item/started", { item_id: user.id, item: user }),
-      this.ports.log.record(thread.id, params.turn_id, "item/completed", { item_id: user.id, item: user }),
+    const events: FirstEvent[] = [
+      ["turn/started", { turn }],
+      [
+        "turn/permission/audit",
+        { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, kind: "profile_selected", profile, reason: profileReason(profile), recorded_at: createdAt },
+      ],
+      ["item/started", { item_id: user.id, item: user }],
+      ["item/completed", { item_id: user.id, item: user }],
     ];
-    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0) };
+    // The start is atomic: the turn and its first events are stored together or not at all.
+    // What could fail one of them part-way (an event that does not validate or serialise)
+    // is found here, before anything is stored; the store's own failure is a failed commit,
+    // which loses the turn with its events (createTurn is in the same commit), leaving the
+    // id and the thread free: launch() then runs nothing.
+    try {
+      checkFirstEvents(thread.id, params.turn_id, events);
+      if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
+        throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
+      }
+    } catch (error) {
+      releaseTurnSandbox(turn.security);
+      throw error;
+    }
+    // A failure reported for an earlier turn of this id, which a failed commit took away, is not this turn's.
+    this.ports.log.takeLostEvents(params.turn_id);
+    // Committed with turn/started: no instance ever sees the turn running without an owner.
+    this.ports.store.shared?.claimTurn(params.turn_id, this.ports.leaseTimeoutMs);
+    const first: StoredEvent[] = [];
+    try {
+      for (const [method, fields] of events) first.push(this.ports.log.record(thread.id, params.turn_id, method, fields as never));
+    } catch (error) {
+      // A store that refuses an append part-way (not at its commit) has kept the ones before
+      // it: the turn is ended at once, so it never holds the thread.
+      if (first.length > 0) this.endUnstarted(thread.id, params.turn_id, error);
+      releaseTurnSandbox(turn.security);
+      throw error;
+    }
+    return { turn, done: this.launch(thread.id, params.turn_id, first, parent ? parent.depth + 1 : 0, undefined, () => releaseTurnSandbox(turn.security)) };
+  }
+
+  /** Ends a turn whose first events were only partly stored: Failed (internal), so its thread is free. */
+  private endUnstarted(threadId: string, turnId: string, cause: unknown): void {
+    try {
+      this.finish(threadId, turnId, {
+        status: "Failed",
+        usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+        error: { kind: "internal", message: `the turn's first events could not be stored: ${(cause as Error).message}`, retryable: true },
+      });
+    } catch (ending) {
+      this.ports.diagnose(`turn ${turnId} could not be ended after a failed start: ${(ending as Error).message}`);
+    } finally {
+      this.release(turnId);
+    }
   }
 
   /** The profile a new turn runs under: what the client asked for, or for a child turn, the parent's mode at most. */

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnHandoffStartedNotification, TurnItem, UserInput } from "../../generated/types.js";
-import type { Tool } from "../tools/tool.js";
+import type { ApprovalContext, Tool } from "../tools/tool.js";
 import type { ResolvedConfig } from "../config.js";
 import type { RouteService } from "../routes/service.js";
 import type { EventStore } from "../store/store.js";
@@ -20,7 +20,7 @@ import type { Lifecycle, ThreadCreation, ThreadLookup, TurnReader } from "./port
 
 /** What spawn_agent is built from. */
 export interface SpawnPorts extends TurnReader, ThreadLookup, ThreadCreation, Pick<Lifecycle, "startTurn" | "cancelTurn"> {
-  readonly routes: Pick<RouteService, "admit">;
+  readonly routes: Pick<RouteService, "admit" | "route">;
   readonly store: Pick<EventStore, "turnsOfThread">;
   /** The agent's identity and presentation, as configured. */
   readonly agent: ResolvedConfig["agent"];
@@ -61,6 +61,7 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
     },
     itemType: "task",
     describe: (args) => ({ prompt: String(args.prompt), ...(typeof args.route_id === "string" ? { route_id: args.route_id } : {}) }),
+    approvalContext: (args, turn) => destinationOf(ports, args, turn.thread_id),
     async run(args, ctx) {
       const parent = ctx.turn;
       if (!parent) return { ok: false, content: "spawn_agent can only run inside a turn", item: { error: { message: "no parent turn" } } };
@@ -148,6 +149,57 @@ export function spawnAgentTool(ports: SpawnPorts): Tool {
       }
       return { ok: true, content: returnedResult(answer?.type === "agentMessage" ? answer.text : "", disclosure), item: fields };
     },
+  };
+}
+
+/**
+ * Where a spawn_agent call would run its child, for the approval request: over a route,
+ * the route's destination thread (its workspace and folder) and the agent it names; else
+ * a new thread in the parent's workspace and folder. The approval's scope is bound to it,
+ * so approving one destination for the turn does not approve another. Undefined when the
+ * route does not exist (the call then fails when it runs, before any child starts).
+ */
+function destinationOf(ports: SpawnPorts, args: Record<string, unknown>, parentThreadId: string): ApprovalContext | undefined {
+  const agentId = ports.agent.identityId;
+  if (typeof args.route_id !== "string") {
+    const parent = ports.thread(parentThreadId);
+    return {
+      summary: `Start a sub-agent (${agentId}) in a new thread of workspace ${parent.workspace_id}`,
+      reason: `the sub-agent would run as ${agentId} in a new thread of workspace ${parent.workspace_id}, folder ${parent.cwd}`,
+      details: { destination: { thread_id: null, workspace_id: parent.workspace_id, cwd: parent.cwd, agent_id: agentId } },
+      preview: { title: "Destination", text: `a new thread in workspace ${parent.workspace_id}
+folder ${parent.cwd}
+agent ${agentId}` },
+      scopeKey: "destination=new_thread",
+    };
+  }
+  const route = ports.routes.route(args.route_id);
+  if (!route) return undefined;
+  const threadId = route.destination_thread_id;
+  let cwd: string | null = null;
+  try {
+    cwd = ports.thread(threadId).cwd;
+  } catch {
+    // A destination thread this gateway does not hold: the route names it all the same.
+  }
+  // The child runs as this gateway's agent; a route may also name the identity it expects there.
+  const declared = route.destination_identity_id !== undefined && route.destination_identity_id !== agentId ? ` (the route names ${route.destination_identity_id})` : "";
+  const where = `thread ${threadId} of workspace ${route.destination_workspace_id}${cwd === null ? "" : `, folder ${cwd}`}`;
+  return {
+    summary: `Start a sub-agent (${agentId}) over route ${route.route_id} in thread ${threadId}`,
+    reason: `over route ${route.route_id} the sub-agent would run as ${agentId}${declared} in ${where}`,
+    details: {
+      destination: {
+        route_id: route.route_id,
+        thread_id: threadId,
+        workspace_id: route.destination_workspace_id,
+        cwd,
+        agent_id: agentId,
+        ...(route.destination_identity_id === undefined ? {} : { destination_identity_id: route.destination_identity_id }),
+      },
+    },
+    preview: { title: "Destination", text: `thread ${threadId} in workspace ${route.destination_workspace_id}${cwd === null ? "" : `\nfolder ${cwd}`}\nagent ${agentId}${declared}\nroute ${route.route_id}` },
+    scopeKey: `route=${route.route_id}\nthread=${threadId}`,
   };
 }
 

@@ -76,14 +76,17 @@ export class Threads {
       throw invalidParams("thread/timeline/page", `cursor "${cursor}" is not one this gateway issued`, [{ pointer: "/cursor", message: "is not a cursor of this thread", received: cursor }]);
     }
     const start = Math.max(0, end - limit);
-    const blocks: ThreadTimelineBlock[] = refs.slice(start, end).map((ref) => {
-      const state = this.ports.turnState(ref.turn_id)!;
+    const blocks = refs.slice(start, end).flatMap((ref): ThreadTimelineBlock[] => {
+      // A turn registered without its first events (a start whose commit failed, on a store
+      // that keeps the registration) never started: it has no block.
+      const state = this.ports.turnState(ref.turn_id);
+      if (!state) return [];
       const user = state.items.find((i) => i.type === "userMessage");
       const answer = [...state.items].reverse().find((i) => i.type === "agentMessage");
       const text = user?.type === "userMessage" ? user.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n") : undefined;
       const summary = state.turn.error?.message ?? (answer?.type === "agentMessage" ? answer.text.slice(0, 200) : undefined);
       const last = this.ports.store.events(ref.turn_id, state.lastSequence - 1, 1)[0];
-      return {
+      const block: ThreadTimelineBlock = {
         blockId: `blk_${ref.turn_id}`,
         kind: "turn_work",
         turnId: ref.turn_id,
@@ -95,6 +98,7 @@ export class Threads {
         ...(summary === undefined ? {} : { summary }),
         workItemCount: state.items.filter((i) => i.type !== "userMessage").length,
       };
+      return [block];
     });
     return { threadId, blocks, page: { nextCursor: start > 0 ? String(start) : null, hasMore: start > 0 } };
   }

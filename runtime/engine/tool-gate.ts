@@ -7,10 +7,12 @@
  */
 import type { PermissionActionKind } from "../../generated/types.js";
 import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
+import { judgeDomain } from "../permissions/domains.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { rootsOf } from "../permissions/roots.js";
 import { scopeOf } from "../permissions/scope.js";
+import type { ApprovalContext } from "../tools/tool.js";
 import type { Approvals } from "./approvals.js";
 import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
 
@@ -42,6 +44,8 @@ export class ToolGate {
     signal: AbortSignal,
     /** The tool's own permission kind (a dynamic tool's), over the classification by name. */
     action?: PermissionActionKind,
+    /** What the tool says an approval of this call must name (Tool.approvalContext). */
+    context?: ApprovalContext,
   ): Promise<GateVerdict> {
     const g = this.ports;
     const state = g.turnState(turnId)!;
@@ -51,7 +55,9 @@ export class ToolGate {
     // The roots the turn's snapshot records: for a child turn, capped to its parent's.
     const roots = state.turn.security ? rootsOf(state.turn.security) : [g.thread(threadId).cwd, ...(profile.effective_policy.allowed_paths ?? [])];
     const outside = profile.mode === "full_access" ? [] : outsideRoots(call.paths, roots);
-    const scope = scopeOf(call.action, scopeTargetOf(toolName, call));
+    const target = scopeTargetOf(toolName, call);
+    // A call the tool names more of (spawn_agent's destination) is scoped by that too.
+    const scope = scopeOf(call.action, context ? { ...target, tool: `${toolName}\n${context.scopeKey}` } : target);
     const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
     let behavior = decide(profile.effective_policy, toolName, call.action);
     let reason = policyReason(profile.mode, call.action, behavior);
@@ -59,6 +65,22 @@ export class ToolGate {
     if (behavior === "deny") {
       g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior, decided_by: "policy", reason });
       return { allowed: false, message: `${toolName} is not allowed in this turn: ${reason}` };
+    }
+    // A restricted network's lists (config network.*): a denied host is refused outright, an
+    // allowed one needs no approval; any other host is asked about as the profile says.
+    const network = state.turn.security?.network;
+    if (network?.mode === "restricted" && call.action === "network" && call.domain !== undefined && call.port !== undefined) {
+      const judged = judgeDomain(network, call.domain, call.port);
+      if (judged.verdict === "denied") {
+        const why = `${call.domain}:${call.port} is denied by the turn's network policy (deny_domains entry ${JSON.stringify(judged.entry)})`;
+        g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
+        return { allowed: false, message: `${toolName} is not allowed to reach ${call.domain}:${call.port} in this turn: ${why}` };
+      }
+      if (judged.verdict === "allowed") {
+        const why = `${call.domain}:${call.port} is in the turn's allow_domains (${JSON.stringify(judged.entry)})`;
+        g.audit(threadId, turnId, { kind: "decision_allowed", ...audit, behavior: "allow", decided_by: "config", reason: why });
+        return { allowed: true };
+      }
     }
     if (call.escapeSandbox) {
       behavior = "ask";
@@ -85,15 +107,21 @@ export class ToolGate {
         toolName,
         action: call.action,
         scopeHash: scope.hash,
-        reason,
-        summary: summaryOf(toolName, call, args),
-        details: { arguments: args, ...(call.paths.length ? { paths: call.paths } : {}), ...(outside.length ? { resolved_outside_paths: outside } : {}), scope: scope.normalized },
+        reason: context ? `${reason}; ${context.reason}` : reason,
+        summary: context?.summary ?? summaryOf(toolName, call, args),
+        details: {
+          arguments: args,
+          ...(call.paths.length ? { paths: call.paths } : {}),
+          ...(outside.length ? { resolved_outside_paths: outside } : {}),
+          ...context?.details,
+          scope: scope.normalized,
+        },
         outsidePaths: outside,
         sandboxEscape: call.escapeSandbox,
         title: TOOL_TITLES[toolName] ?? "",
         argsJson: JSON.stringify(args),
         ...(policyAllows ? { overrideReason: reason } : {}),
-        ...previewOf(toolName, args),
+        ...(context?.preview ? { preview: context.preview } : previewOf(toolName, args)),
       },
       signal,
     );

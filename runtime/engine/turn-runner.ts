@@ -14,7 +14,8 @@
 import type { TurnExtras } from "../backends/turn-backends.js";
 import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
 import { processEnvironment } from "../permissions/security.js";
-import { sandboxOfTurn } from "../sandbox/turn.js";
+import { scopeOf } from "../permissions/scope.js";
+import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf } from "../tools/confined-open.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
@@ -394,7 +395,7 @@ export class TurnRunner {
     }
     const turnNow = g.turnState(turnId)!;
     // A question to the user is the user's decision already: it is not gated behind an approval.
-    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction);
+    const verdict: GateVerdict = tool.asksUser ? { allowed: true } : await this.gate.permit(threadId, turnId, tool.spec.name, args, cwd, id, signal, tool.permissionAction, tool.approvalContext?.(args, { thread_id: threadId, turn_id: turnId }));
     if (!verdict.allowed) {
       const ended = signal.aborted ? "cancelled" : "declined";
       finish(base, { status: ended, outcome: ended, error: { message: verdict.message }, resultText: verdict.message });
@@ -402,7 +403,10 @@ export class TurnRunner {
     }
     const security = turnNow.turn.security;
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
-    const sandbox = sandboxOfTurn(security, this.options.config.sandbox);
+    // A connection the turn's network proxy refuses is a denial like any other: audited.
+    const sandbox = await startTurnSandbox(security, this.options.config.sandbox, ({ host, port, reason }) =>
+      g.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+    );
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
     let current: ToolItem = base;

@@ -101,6 +101,12 @@ export const SANDBOX_CAPABILITIES: readonly string[] = [
   "process_tree_kill",
 ];
 
+/**
+ * What the OS sandbox adds when the network is `restricted` (network.allow_domains set): a
+ * shell command's only way out is the gateway's filtering proxy (runtime/sandbox/network-proxy.ts).
+ */
+export const NETWORK_FILTERING_CAPABILITY = "network_domain_filtering";
+
 /** Where the restricted modes fall short without an OS sandbox. */
 const RESTRICTED_DEGRADATIONS: readonly TurnSecurityDegradation[] = [
   {
@@ -167,6 +173,18 @@ export interface SecuritySnapshotInput {
   readonly envPassthrough?: readonly string[];
   /** The gateway refuses restricted turns without an OS sandbox (config sandbox.required): recorded as backend_requirement "required". */
   readonly sandboxRequired?: boolean;
+  /**
+   * The hosts the restricted modes may reach (config network.allow_domains, deny_domains).
+   * With an allow list their network is `restricted` rather than `disabled`; full_access
+   * is not affected.
+   */
+  readonly network?: { readonly allowDomains: readonly string[]; readonly denyDomains: readonly string[] };
+  /**
+   * The gateway's secrets its process still shows in /proc/<pid>/environ or cmdline (a
+   * variable's name, or `--token`; runtime/serve-secrets.ts): listed as the
+   * gateway_secret_isolation degradation, since a command that runs unconfined can read them.
+   */
+  readonly exposedSecrets?: readonly string[];
 }
 
 /** The security snapshot of a turn. Throws when a path is not absolute, there is no root, or the timeout cap is not a positive integer. */
@@ -180,7 +198,11 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
   const mapping = MODE_MAPPING[profile.mode];
   if (!mapping) throw new Error(`securitySnapshot: unknown permission mode ${JSON.stringify(profile.mode)}`);
   const unrestricted = mapping.sandbox === "unrestricted";
-  const networkEnabled = mapping.network !== "disabled";
+  const restrictedNetwork = !unrestricted && mapping.network === "disabled" && (input.network?.allowDomains.length ?? 0) > 0;
+  const network: TurnExecutionSecuritySnapshot["network"] = restrictedNetwork
+    ? { mode: "restricted", allow_domains: [...input.network!.allowDomains], deny_domains: [...input.network!.denyDomains] }
+    : { mode: mapping.network, allow_domains: [], deny_domains: [] };
+  const networkEnabled = network.mode !== "disabled";
   const sandbox = unrestricted ? undefined : input.sandbox;
   if (sandbox && !isAbsolute(sandbox.tempDir)) throw new Error(`securitySnapshot: the sandbox temp folder must be absolute, got ${JSON.stringify(sandbox.tempDir)}`);
   const entries = filesystemEntries(input.roots, input.allowedPaths ?? profile.effective_policy.allowed_paths ?? [], mapping.rootAccess);
@@ -220,23 +242,45 @@ export function securitySnapshot(input: SecuritySnapshotInput): TurnExecutionSec
       timeout_cap_ms: shellTimeoutCapMs,
       command_risk_rules: [],
     },
-    network: { mode: mapping.network, allow_domains: [], deny_domains: [] },
+    network,
     // Both scopes in every mode: they are the answers a client may give, which does not
     // depend on how often the mode asks (under full_access its own policy never does).
     approval: { scopes: ["allow_once", "allow_for_turn"] },
     backend: {
       kind: "native",
       sandbox_backend: sandbox ? sandbox.backend : null,
-      capabilities: [...NATIVE_BACKEND_CAPABILITIES, ...(sandbox ? SANDBOX_CAPABILITIES : [])],
+      capabilities: [...NATIVE_BACKEND_CAPABILITIES, ...(sandbox ? SANDBOX_CAPABILITIES : []), ...(sandbox && restrictedNetwork ? [NETWORK_FILTERING_CAPABILITY] : [])],
     },
     // full_access is `active` with nothing degraded: it asks for no confinement (filesystem
     // unrestricted, network enabled, a wide environment allow-list, no escape to review), so every
     // limit it states is one the gateway does hold: the tool policy and the timeout cap.
     // `unavailable` would claim the snapshot is not enforced, which would be false.
     // A restricted mode under the sandbox is `active` too: what it states, the sandbox holds.
-    enforcement: unrestricted || sandbox ? { status: "active", degradations: [] } : { status: "partially_active", degradations: RESTRICTED_DEGRADATIONS.map((d) => ({ ...d })) },
+    enforcement: enforcementOf(unrestricted, sandbox !== undefined, input.exposedSecrets ?? []),
     ...(parentCap ? { parent_cap: parentCap } : {}),
   };
+}
+
+/**
+ * Whether the snapshot is enforced. full_access, and a restricted mode under the sandbox,
+ * are `active` unless the gateway's own secrets are readable from its process: the
+ * environment allow-list keeps them out of a command's environment, but not out of
+ * /proc/<gateway pid>/environ, which an unconfined command can read.
+ */
+function enforcementOf(unrestricted: boolean, sandboxed: boolean, exposed: readonly string[]): TurnExecutionSecuritySnapshot["enforcement"] {
+  const degradations = unrestricted || sandboxed ? [] : RESTRICTED_DEGRADATIONS.map((d) => ({ ...d }));
+  if (exposed.length > 0) {
+    const who = unrestricted || !sandboxed ? "any shell command of this turn" : "a shell call approved with escape_sandbox (it runs outside the sandbox's PID namespace)";
+    const named = exposed.map((name) => (name === "--token" ? "the --token argument" : name)).join(", ");
+    degradations.push({
+      capability: "gateway_secret_isolation",
+      reason: "gateway_start_environment_readable",
+      detail:
+        `The gateway was started with ${named} in its environment or command line, which /proc/<gateway pid>/environ and /proc/<gateway pid>/cmdline keep for the process's life; ` +
+        `${who} can read them. Start the gateway with --token-file and without provider keys in its environment to close this.`,
+    });
+  }
+  return degradations.length === 0 ? { status: "active", degradations } : { status: "partially_active", degradations };
 }
 
 /**

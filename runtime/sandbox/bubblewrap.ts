@@ -32,7 +32,7 @@ export function detectBubblewrap(path = "bwrap"): BubblewrapInfo | undefined {
   let info: BubblewrapInfo | undefined;
   const version = spawnSync(path, ["--version"], { encoding: "utf8", timeout: 5000 });
   if (version.status === 0) {
-    const probe = spawnSync(path, [...bubblewrapArgs({ backend: BUBBLEWRAP, writable: [], readOnly: [], network: false }, "/"), "/bin/true"], { timeout: 5000 });
+    const probe = spawnSync(path, [...bubblewrapArgs({ backend: BUBBLEWRAP, writable: [], readOnly: [], network: "none" }, "/"), "/bin/true"], { timeout: 5000 });
     if (probe.status === 0) info = { path, version: version.stdout.trim() };
   }
   probed.set(path, info);
@@ -54,7 +54,8 @@ export function bubblewrapArgs(confinement: Confinement, cwd: string): string[] 
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
-    ...(confinement.network ? [] : ["--unshare-net"]),
+    // Under a restricted network the namespace is empty too: the proxy's socket is the way out.
+    ...(confinement.network === "host" ? [] : ["--unshare-net"]),
     // The sandbox dies with bwrap, so killing bwrap's process group kills the whole tree.
     "--die-with-parent",
     // setsid: a command cannot push input into a terminal the gateway holds.

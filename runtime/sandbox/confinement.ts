@@ -14,12 +14,16 @@ export interface Confinement {
   readonly readOnly: readonly string[];
   /** The turn's private temp folder (TMPDIR inside the sandbox), if it has one. */
   readonly tempDir?: string;
-  /** false: the process gets its own network namespace with nothing but loopback. */
-  readonly network: boolean;
+  /**
+   * host: the host's network; none: a network namespace of its own with nothing but
+   * loopback; proxy: the same, with the turn's filtering proxy as the only way out
+   * (the snapshot's network mode `restricted`).
+   */
+  readonly network: "host" | "none" | "proxy";
 }
 
 /** The confinement of a turn's shell runs, or undefined when the snapshot names no OS sandbox. */
-export function confinementOf(snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox" | "backend"> | undefined): Confinement | undefined {
+export function confinementOf(snapshot: Pick<TurnExecutionSecuritySnapshot, "sandbox" | "backend" | "network"> | undefined): Confinement | undefined {
   const backend = snapshot?.backend.sandbox_backend;
   if (!snapshot || !backend || snapshot.sandbox.filesystem.unrestricted) return undefined;
   const entries = snapshot.sandbox.filesystem.entries;
@@ -29,6 +33,6 @@ export function confinementOf(snapshot: Pick<TurnExecutionSecuritySnapshot, "san
     writable: entries.filter((e) => e.access === "read_write").map((e) => e.path),
     readOnly: entries.filter((e) => e.access === "read_only").map((e) => e.path),
     ...(temp ? { tempDir: temp.path } : {}),
-    network: snapshot.sandbox.network_enabled,
+    network: snapshot.network.mode === "restricted" ? "proxy" : snapshot.sandbox.network_enabled ? "host" : "none",
   };
 }

@@ -1,13 +1,21 @@
 /**
  * The sandbox of one turn, from its start to its end: whether the host has one (and the
  * configuration requires it), the temp folder made for the turn, the Sandbox a tool runs
- * under (read back from the turn's security snapshot), and the cleanup at the end.
+ * under (read back from the turn's security snapshot), the filtering proxy of a turn whose
+ * network is restricted (started with its first confined command), and the cleanup at the end.
  */
 import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "../../generated/types.js";
 import { BUBBLEWRAP, detectBubblewrap } from "./bubblewrap.js";
 import type { Sandbox } from "./command.js";
 import { confinementOf } from "./confinement.js";
+import { NetworkProxy, type RefusedConnection } from "./network-proxy.js";
 import { createTurnTempDir, removeTurnTempDir } from "./temp.js";
+
+/**
+ * The running proxies, by the turn's temp folder (unique per turn, in every gateway of
+ * the process): one per turn, shared by its shell calls, closed when the turn ends.
+ */
+const proxies = new Map<string, Promise<NetworkProxy>>();
 
 export interface SandboxSettings {
   /** Refuse restricted turns when no sandbox is available (config sandbox.required). */
@@ -47,8 +55,38 @@ export function sandboxOfTurn(snapshot: TurnExecutionSecuritySnapshot | undefine
   return { confinement, executable: bwrap.path };
 }
 
-/** Removes what a turn's sandbox left: its temp folder. */
+/**
+ * The Sandbox a turn's tools run under, with its filtering proxy running when the
+ * network is restricted (started for the turn's first tool call, reused after).
+ * `onRefused` is told of each connection the proxy refuses; it is the first caller's
+ * for the turn's whole life.
+ */
+export async function startTurnSandbox(
+  snapshot: TurnExecutionSecuritySnapshot | undefined,
+  settings: SandboxSettings,
+  onRefused: (refused: RefusedConnection) => void,
+): Promise<Sandbox | undefined> {
+  const sandbox = sandboxOfTurn(snapshot, settings);
+  if (!sandbox || sandbox.confinement.network !== "proxy") return sandbox;
+  const key = sandbox.confinement.tempDir;
+  if (key === undefined) throw new Error("a sandboxed turn with a restricted network has no temp folder to key its proxy by");
+  let proxy = proxies.get(key);
+  if (!proxy) {
+    proxy = NetworkProxy.start({ policy: snapshot!.network, onRefused });
+    proxies.set(key, proxy);
+    proxy.catch(() => proxies.delete(key));
+  }
+  return { ...sandbox, proxySocket: (await proxy).socketPath };
+}
+
+/** Removes what a turn's sandbox left: its temp folder, and its proxy if one runs. */
 export function releaseTurnSandbox(snapshot: TurnExecutionSecuritySnapshot | undefined): void {
   const temp = snapshot?.sandbox.filesystem.entries.find((e) => e.kind === "temp");
-  if (temp) removeTurnTempDir(temp.path);
+  if (!temp) return;
+  const proxy = proxies.get(temp.path);
+  if (proxy) {
+    proxies.delete(temp.path);
+    void proxy.then((p) => p.close()).catch(() => {});
+  }
+  removeTurnTempDir(temp.path);
 }

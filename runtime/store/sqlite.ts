@@ -230,9 +230,10 @@ export class SqliteEventStore implements EventStore {
 
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
     this.enter();
-    // No transaction needed: threads are never deleted, and the insert (with its ordinal
-    // subquery) is one statement, atomic against another connection.
     if (this.statements.selectThreadExists.get(threadId) === undefined) throw storeErrors.unknownThread(threadId);
+    // In the group transaction, with the turn's first events: they commit together, or a
+    // failed commit loses the turn with them and leaves its id (and its thread) free.
+    this.group ?? this.beginGroup();
     const { changes } = this.statements.insertTurn.run(turnId, threadId, createdAt);
     return changes === 1;
   }

@@ -103,7 +103,11 @@ export interface EventStore {
   createThread(thread: ThreadRecord): void;
   getThread(id: string): ThreadRecord | undefined;
 
-  /** Registers a new turn in a thread; returns false (and changes nothing) if the turn id is already used anywhere. */
+  /**
+   * Registers a new turn in a thread; returns false (and changes nothing) if the turn id is
+   * already used anywhere. Durable at the same commit as the events appended right after
+   * it: a commit that fails loses the turn with its first events, and its id is free again.
+   */
   createTurn(threadId: string, turnId: string, createdAt: string): boolean;
   /** The thread a turn belongs to, or undefined for an unknown turn. */
   turnThread(turnId: string): string | undefined;

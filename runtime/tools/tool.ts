@@ -49,6 +49,26 @@ export interface ToolResult {
   readonly timeout?: { readonly deadline_ms: number; readonly elapsed_ms: number };
 }
 
+/**
+ * What an approval request for a call names beyond the call's arguments, when the tool
+ * can say more than they do (spawn_agent over a route: the destination thread and agent
+ * the child would run as). Worked out before the gate asks; none when nothing is known.
+ */
+export interface ApprovalContext {
+  /** The request's one-line summary, in place of the gate's own. */
+  readonly summary: string;
+  /** Appended to the request's reason. */
+  readonly reason: string;
+  /** Merged into the request's details. */
+  readonly details: Record<string, unknown>;
+  readonly preview?: { readonly title: string; readonly text: string };
+  /**
+   * What, beyond the tool's name, the approval's scope is bound to: an allow_for_turn
+   * answer then covers later calls with the same key only (the same destination).
+   */
+  readonly scopeKey: string;
+}
+
 export interface Tool {
   readonly spec: ToolSpec;
   /** The TurnItem `type` this tool's calls are shown as (`commandExecution`, `fileChange`, `webFetch`, …). */
@@ -59,5 +79,7 @@ export interface Tool {
   /** The call is itself a question to the user (ask_question): the permission gate does not ask about asking. */
   readonly asksUser?: boolean;
   describe(args: Record<string, unknown>, ctx: Pick<ToolContext, "cwd">): Record<string, unknown>;
+  /** What an approval of the call names beyond its arguments (see ApprovalContext). */
+  approvalContext?(args: Record<string, unknown>, turn: { readonly thread_id: string; readonly turn_id: string }): ApprovalContext | undefined;
   run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -75,3 +75,33 @@ describe.runIf(detectBubblewrap())("a restricted turn on a host with bubblewrap"
     expect(existsSync(temp.path)).toBe(false);
   });
 });
+
+describe.runIf(detectBubblewrap())("a restricted network through the gateway", () => {
+  it("audits each connection the turn's proxy refuses, like any other denial, and closes the proxy with the turn", async () => {
+    h = await startHarness({ config: { network: { allow_domains: ["allowed.invalid"] } } });
+    const thread = await h.thread();
+    const terminal = h.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
+    const probe = `node -e 'const p=new URL(process.env.HTTP_PROXY);require("http").get({host:p.hostname,port:p.port,path:"http://elsewhere.invalid:8080/x"},r=>console.log(r.statusCode))'; tr '\\0' '\\n' < /proc/$PPID/cmdline | grep 'proxy\\.sock$'`;
+    await h.client.turnStart({
+      thread_id: thread,
+      turn_id: "trn_proxied",
+      permission_profile: { mode: "auto_accept_edits" },
+      input: text(script({ tool: "shell", args: { command: probe } }, { say: "done" })),
+    });
+    const opened = await h.waitFor((n) => n.method === "turn/permission/request/opened");
+    const { request } = opened.params as { request: { request_id: string; resolve_token?: string } };
+    await h.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "allow_once" });
+    const end = await terminal;
+    expect(securityOf(end).network.mode).toBe("restricted");
+    const item = h.received.find((n) => n.method === "item/completed" && n.params.item.type === "commandExecution")!.params as { item: { stdout: string } };
+    const [status, socket] = item.item.stdout.trim().split("\n");
+    expect(status).toBe("403");
+    // The bridge's socket is the gateway's proxy; it is gone once the turn has ended.
+    expect(socket).toMatch(/turnspec-net-.*\/proxy\.sock$/);
+    await expect.poll(() => existsSync(socket!)).toBe(false);
+    const denied = h.received.filter((n) => n.method === "turn/permission/audit" && n.params.decided_by === "config").map((n) => n.params as unknown as Record<string, unknown>);
+    expect(denied).toHaveLength(1);
+    expect(denied[0]).toMatchObject({ kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny" });
+    expect(denied[0]!.reason).toMatch(/elsewhere\.invalid:8080 is not in the turn's allow_domains/);
+  });
+});

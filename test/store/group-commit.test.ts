@@ -46,12 +46,15 @@ let raw: RawConnection;
 /** Events of trn_1 a second connection to the file sees: the committed ones. */
 const committed = () => (raw.prepare(`SELECT COUNT(*) AS n FROM events WHERE turn_id = 'trn_1'`).get() as { n: number }).n;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "turnspec-group-"));
   file = join(dir, "events.db");
   store = new SqliteEventStore(file);
   store.createThread({ id: "thr_a", workspace_id: "wsp_1", cwd: "/work/project", mode: "Agent", created_at: "2025-01-01T00:00:00Z" });
   store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:01Z");
+  // The turn is registered in a group of its own (a new turn commits with its first
+  // events); each test starts once it is committed.
+  await new Promise<void>((done) => store.afterCommit(() => done()));
   raw = new RawDatabase(file);
 });
 
