@@ -4,7 +4,8 @@
  * tolerant opens every closed object, so a client keeps working against a newer gateway.
  */
 import Ajv2020 from "ajv/dist/2020.js";
-import AjvCore, { type Options } from "ajv/dist/core.js";
+import AjvCore from "ajv/dist/core.js";
+import type { Options, ValidateFunction } from "ajv";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import discriminatorKeyword from "ajv/dist/vocabularies/discriminator/index.js";
 import draft2020Vocabularies from "ajv/dist/vocabularies/draft2020.js";
@@ -91,8 +92,17 @@ function usesDynamicKeywords(schemas: readonly JsonObject[]): boolean {
   return found;
 }
 
-/** A compiler of JSON Schema 2020-12: the AjvCore subclass the validators are compiled with. */
-export type SchemaCompiler = InstanceType<typeof StaticAjv2020> | Ajv2020;
+/** What callers use of the compiler createAjv returns (an ajv instance). */
+export interface SchemaCompiler {
+  addSchema(schema: object): unknown;
+  getSchema(keyRef: string): ValidateFunction | undefined;
+}
+
+/** The compiler for these schemas (see createAjv), as the ajv type standaloneCode takes. */
+function compilerFor(schemas: readonly JsonObject[], overrides: Options): AjvCore {
+  const options = { ...ajvOptions, ...overrides } as Options;
+  return usesDynamicKeywords(schemas) ? new Ajv2020({ ...options, validateSchema: false }) : new StaticAjv2020(options);
+}
 
 /**
  * The ajv that compiles these schemas, with the validators' options plus `overrides`:
@@ -102,8 +112,7 @@ export type SchemaCompiler = InstanceType<typeof StaticAjv2020> | Ajv2020;
  * checkMetaSchema).
  */
 export function createAjv(schemas: readonly JsonObject[], overrides: Options = {}): SchemaCompiler {
-  const options = { ...ajvOptions, ...overrides } as Options;
-  return usesDynamicKeywords(schemas) ? new Ajv2020({ ...options, validateSchema: false }) : new StaticAjv2020(options);
+  return compilerFor(schemas, overrides);
 }
 
 let metaAjv: Ajv2020 | undefined;
@@ -176,7 +185,7 @@ export function schemasFor(model: ProtocolModel, mode: ValidationMode): JsonObje
 export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet): { readonly code: string; readonly helpers: readonly string[] } {
   checkMetaSchema(model);
   const schemas = schemasFor(model, set === "tolerant" ? "tolerant" : "strict");
-  const ajv = createAjv(schemas, { allErrors: set === "report", code: { source: true, esm: false, lines: true } });
+  const ajv = compilerFor(schemas, { allErrors: set === "report", code: { source: true, esm: false, lines: true } });
   try {
     for (const schema of schemas) ajv.addSchema(schema as object);
   } catch (error) {
