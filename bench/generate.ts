@@ -70,7 +70,8 @@ async function phases(): Promise<[string, number][]> {
   const { emitStandalone } = await import("../generator/emit/validators.js");
   const { emitOpenRpc } = await import("../generator/emit/openrpc.js");
   const { emitDocs } = await import("../generator/emit/docs.js");
-  const { emitAll, formatTypeScript, writeToDisk } = await import("../generator/generate.js");
+  const { formatDeclarations } = await import("../generator/format.js");
+  const { emitAll, writeToDisk } = await import("../generator/generate.js");
   out.push(["import the generator modules", now() - t0]);
   t0 = now();
   const model = loadSchemas(join(ROOT, "schemas"));
@@ -79,8 +80,8 @@ async function phases(): Promise<[string, number][]> {
   const types = await emitTypes(model);
   out.push(["emitTypes (json-schema-to-typescript)", now() - t0]);
   t0 = now();
-  formatTypeScript(types, "types.ts");
-  out.push(["formatTypeScript(types.ts)", now() - t0]);
+  formatDeclarations(types);
+  out.push(["formatDeclarations(types.ts)", now() - t0]);
   t0 = now();
   emitStandalone(model, "strict", "turnspec/rpc", "");
   out.push(["emitStandalone strict (ajv compile + standalone)", now() - t0]);
@@ -96,12 +97,6 @@ async function phases(): Promise<[string, number][]> {
   t0 = now();
   const files = await emitAll(model, {});
   out.push(["emitAll, all of it again (warmer)", now() - t0]);
-  // The validator modules are written as ajv makes them, never formatted.
-  for (const file of files.filter((f) => f.path.endsWith(".ts") && !/^validators\.\w+\.ts$/.test(f.path))) {
-    t0 = now();
-    formatTypeScript(file.content, file.path);
-    out.push([`  formatTypeScript(${file.path}) again (${Math.round(file.content.length / 1024)} KiB)`, now() - t0]);
-  }
   const dir = mkdtempSync(join(tmpdir(), "turnspec-gen-bench-"));
   try {
     t0 = now();

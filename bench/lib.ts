@@ -20,6 +20,16 @@ export interface ResultRow {
 
 export const now = (): number => performance.now();
 
+/**
+ * CPU time of this process (user + system), in milliseconds: for timing single-threaded,
+ * CPU-bound work on a shared machine, where the time other processes hold the cores would
+ * otherwise count against whichever variant was running. Microsecond resolution.
+ */
+export function cpuNow(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -56,10 +66,15 @@ export interface RoundsOptions {
   readonly rounds: number;
   /** After warm-up, each sample repeats the pass until it runs at least this long (the count is fixed per variant). */
   readonly minSampleMs: number;
+  /**
+   * What samples are timed with, in milliseconds: the wall clock (default), or e.g.
+   * cpuNow for CPU-bound passes on a shared machine. Warm-up limits stay on the wall clock.
+   */
+  readonly clock?: () => number;
 }
 
 export interface RoundsResult {
-  /** Wall-clock milliseconds per pass of each variant, one sample per round, in round order. */
+  /** Milliseconds per pass of each variant (on the rounds' clock), one sample per round, in round order. */
   readonly samples: Map<string, number[]>;
   readonly passesPerSample: Map<string, number>;
   readonly warmupRounds: number;
@@ -90,6 +105,7 @@ export function fullGc(): void {
  */
 export function runRounds(variants: readonly Variant[], options: RoundsOptions): RoundsResult {
   const order = (round: number) => variants.map((_, k) => variants[(round + k) % variants.length]!);
+  const clock = options.clock ?? now;
   // Warm-up.
   const started = now();
   let warmupRounds = 0;
@@ -99,9 +115,9 @@ export function runRounds(variants: readonly Variant[], options: RoundsOptions):
   let settled = false;
   for (;;) {
     for (const v of order(warmupRounds)) {
-      const t0 = now();
+      const t0 = clock();
       v.pass();
-      history.get(v.name)!.push(now() - t0);
+      history.get(v.name)!.push(clock() - t0);
     }
     warmupRounds++;
     if (warmupRounds < options.minWarmupRounds || now() - started < options.warmupMs) continue;
@@ -111,22 +127,22 @@ export function runRounds(variants: readonly Variant[], options: RoundsOptions):
   // Calibration on warm code.
   const passesPerSample = new Map<string, number>();
   for (const v of variants) {
-    const t0 = now();
+    const t0 = clock();
     let n = 0;
     do {
       v.pass();
       n++;
-    } while (now() - t0 < 10);
-    const one = (now() - t0) / n;
+    } while (clock() - t0 < 10);
+    const one = (clock() - t0) / n;
     passesPerSample.set(v.name, Math.max(1, Math.ceil(options.minSampleMs / one)));
   }
   const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   const sample = (v: Variant): void => {
     const n = passesPerSample.get(v.name)!;
     fullGc();
-    const t0 = now();
+    const t0 = clock();
     for (let i = 0; i < n; i++) v.pass();
-    samples.get(v.name)!.push((now() - t0) / n);
+    samples.get(v.name)!.push((clock() - t0) / n);
   };
   for (let round = 0; round < options.rounds; round++) {
     for (const v of order(round)) sample(v);

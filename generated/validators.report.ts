@@ -5,22 +5,15 @@ import type { RawValidator } from "turnspec/rpc";
 const compiled: Record<string, RawValidator> = {};
 (function (exports, require) {
 "use strict";
-exports.AgentActorRef = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_actor_ref.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["user","agent","system"]},"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"presentation":{"$ref":"agent_presentation_snapshot.json"}}};
-const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_presentation_snapshot.json","type":"object","additionalProperties":false,"required":["identity_id","execution_id","source","revision","display_name","avatar_revision","role_presentation"],"properties":{"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"source":{"type":"string"},"revision":{"type":"integer","minimum":0},"display_name":{"type":"string"},"nickname":{"type":"string"},"avatar_revision":{"type":["integer","null"],"minimum":0},"role_presentation":{"anyOf":[{"$ref":"agent_role_presentation.json"},{"type":"null"}]}}};
-const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_role_presentation.json","type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string"},"label":{"type":"string"}}};
+exports.AgentActorRef = validate0;
+const schema0 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_actor_ref.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","enum":["user","agent","system"]},"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"presentation":{"$ref":"agent_presentation_snapshot.json"}}};
+const schema1 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_presentation_snapshot.json","type":"object","additionalProperties":false,"required":["identity_id","execution_id","source","revision","display_name","avatar_revision","role_presentation"],"properties":{"identity_id":{"type":"string","maxLength":256},"execution_id":{"type":"string","maxLength":256},"source":{"type":"string"},"revision":{"type":"integer","minimum":0},"display_name":{"type":"string"},"nickname":{"type":"string"},"avatar_revision":{"type":["integer","null"],"minimum":0},"role_presentation":{"anyOf":[{"$ref":"agent_role_presentation.json"},{"type":"null"}]}}};
+const schema2 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_role_presentation.json","type":"object","additionalProperties":false,"required":["role"],"properties":{"role":{"type":"string"},"label":{"type":"string"}}};
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate1(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_presentation_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate21.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.identity_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "identity_id"}};
@@ -218,7 +211,7 @@ errors++;
 if(data.avatar_revision !== undefined){
 let data6 = data.avatar_revision;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err17 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/type",keyword:"type",params:{type: schema32.properties.avatar_revision.type}};
+const err17 = {instancePath:instancePath+"/avatar_revision",schemaPath:"#/properties/avatar_revision/type",keyword:"type",params:{type: schema1.properties.avatar_revision.type}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -305,6 +298,7 @@ errors++;
 }
 var _valid0 = _errs18 === errors;
 valid1 = valid1 || _valid0;
+if(!valid1){
 const _errs26 = errors;
 if(data7 !== null){
 const err24 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf/1/type",keyword:"type",params:{type: "null"}};
@@ -318,6 +312,7 @@ errors++;
 }
 var _valid0 = _errs26 === errors;
 valid1 = valid1 || _valid0;
+}
 if(!valid1){
 const err25 = {instancePath:instancePath+"/role_presentation",schemaPath:"#/properties/role_presentation/anyOf",keyword:"anyOf",params:{}};
 if(vErrors === null){
@@ -351,23 +346,15 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate1.errors = vErrors;
 return errors === 0;
 }
-validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate0(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_actor_ref.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate20.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -404,7 +391,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((data0 === "user") || (data0 === "agent")) || (data0 === "system"))){
-const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema31.properties.kind.enum}};
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema0.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -465,8 +452,8 @@ errors++;
 }
 }
 if(data.presentation !== undefined){
-if(!(validate21(data.presentation, {instancePath:instancePath+"/presentation",parentData:data,parentDataProperty:"presentation",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+if(!(validate1(data.presentation, {instancePath:instancePath+"/presentation",parentData:data,parentDataProperty:"presentation",rootData}))){
+vErrors = vErrors === null ? validate1.errors : vErrors.concat(validate1.errors);
 errors = vErrors.length;
 }
 }
@@ -481,26 +468,18 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate20.errors = vErrors;
+validate0.errors = vErrors;
 return errors === 0;
 }
-validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationDisclosurePolicy = validate23;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_disclosure_policy.json","type":"object","additionalProperties":false,"required":["text","artifacts","context","userInput","resultReturn"],"properties":{"text":{"type":"boolean"},"artifacts":{"type":"boolean"},"context":{"type":"boolean"},"userInput":{"type":"boolean"},"resultReturn":{"$ref":"agent_delegation_result_return.json"}}};
-const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_result_return.json","type":"string","enum":["none","summary_only","full_result"]};
+exports.AgentDelegationDisclosurePolicy = validate3;
+const schema3 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_disclosure_policy.json","type":"object","additionalProperties":false,"required":["text","artifacts","context","userInput","resultReturn"],"properties":{"text":{"type":"boolean"},"artifacts":{"type":"boolean"},"context":{"type":"boolean"},"userInput":{"type":"boolean"},"resultReturn":{"$ref":"agent_delegation_result_return.json"}}};
+const schema4 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_result_return.json","type":"string","enum":["none","summary_only","full_result"]};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate3(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_disclosure_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate23.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.text === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "text"}};
@@ -625,7 +604,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((data4 === "none") || (data4 === "summary_only")) || (data4 === "full_result"))){
-const err11 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema35.enum}};
+const err11 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -646,25 +625,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate3.errors = vErrors;
 return errors === 0;
 }
-validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationDisclosureRequest = validate24;
-const schema36 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_disclosure_request.json","type":"object","additionalProperties":false,"properties":{"text":{"type":"boolean"},"artifacts":{"type":"boolean"},"context":{"type":"boolean"},"userInput":{"type":"boolean"},"resultReturn":{"$ref":"agent_delegation_result_return.json"}}};
+exports.AgentDelegationDisclosureRequest = validate4;
+const schema5 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_disclosure_request.json","type":"object","additionalProperties":false,"properties":{"text":{"type":"boolean"},"artifacts":{"type":"boolean"},"context":{"type":"boolean"},"userInput":{"type":"boolean"},"resultReturn":{"$ref":"agent_delegation_result_return.json"}}};
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate4(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_disclosure_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate24.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "text") || (key0 === "artifacts")) || (key0 === "context")) || (key0 === "userInput")) || (key0 === "resultReturn"))){
@@ -739,7 +710,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data4 === "none") || (data4 === "summary_only")) || (data4 === "full_result"))){
-const err6 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema35.enum}};
+const err6 = {instancePath:instancePath+"/resultReturn",schemaPath:"agent_delegation_result_return.json/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -760,24 +731,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate4.errors = vErrors;
 return errors === 0;
 }
-validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationResultReturn = validate25;
+exports.AgentDelegationResultReturn = validate5;
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate5(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_result_return.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate25.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -789,7 +752,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "none") || (data === "summary_only")) || (data === "full_result"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema35.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema4.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -798,25 +761,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate5.errors = vErrors;
 return errors === 0;
 }
-validate25.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteAction = validate26;
-const schema39 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_action.json","type":"string","enum":["send_message","start_agent","create_task","schedule_task","review_task_result","deliver_result"]};
+exports.AgentDelegationRouteAction = validate6;
+const schema8 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_action.json","type":"string","enum":["send_message","start_agent","create_task","schedule_task","review_task_result","deliver_result"]};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate6(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_action.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate26.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -828,7 +783,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "send_message") || (data === "start_agent")) || (data === "create_task")) || (data === "schedule_task")) || (data === "review_task_result")) || (data === "deliver_result"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema39.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema8.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -837,27 +792,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate6.errors = vErrors;
 return errors === 0;
 }
-validate26.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteCreateParams = validate27;
-const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_create_params.json","type":"object","additionalProperties":false,"required":["kind","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_thread_id","destination_workspace_id","destination_gateway_id","allowed_actions","source_policy_generation","destination_policy_generation","hop_count","max_hops"],"properties":{"kind":{"$ref":"agent_delegation_route_kind.json"},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":"string","maxLength":256},"destination_capsule_id":{"type":"string","maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"allowed_actions":{"type":"array","items":{"type":"string"}},"disclosure":{"$ref":"agent_delegation_disclosure_request.json"},"source_policy_generation":{"type":"integer"},"destination_policy_generation":{"type":"integer"},"hop_count":{"type":"integer"},"max_hops":{"type":"integer"},"expires_at":{"type":"string"},"return_route_id":{"type":"string","maxLength":256},"idempotency_key":{"type":"string"}}};
-const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_kind.json","type":"string","enum":["execution_bound","identity_bound"]};
-const func1 = Object.prototype.hasOwnProperty;
+exports.AgentDelegationRouteCreateParams = validate7;
+const schema9 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_create_params.json","type":"object","additionalProperties":false,"required":["kind","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_thread_id","destination_workspace_id","destination_gateway_id","allowed_actions","source_policy_generation","destination_policy_generation","hop_count","max_hops"],"properties":{"kind":{"$ref":"agent_delegation_route_kind.json"},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":"string","maxLength":256},"destination_capsule_id":{"type":"string","maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"allowed_actions":{"type":"array","items":{"type":"string"}},"disclosure":{"$ref":"agent_delegation_disclosure_request.json"},"source_policy_generation":{"type":"integer"},"destination_policy_generation":{"type":"integer"},"hop_count":{"type":"integer"},"max_hops":{"type":"integer"},"expires_at":{"type":"string"},"return_route_id":{"type":"string","maxLength":256},"idempotency_key":{"type":"string"}}};
+const schema10 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_kind.json","type":"string","enum":["execution_bound","identity_bound"]};
+const func0 = Object.prototype.hasOwnProperty;
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate7(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_create_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate27.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -1000,7 +947,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema40.properties, key0))){
+if(!(func0.call(schema9.properties, key0))){
 const err14 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err14];
@@ -1024,7 +971,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((data0 === "execution_bound") || (data0 === "identity_bound"))){
-const err16 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
+const err16 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1350,8 +1297,8 @@ errors++;
 }
 }
 if(data.disclosure !== undefined){
-if(!(validate24(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate4(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
+vErrors = vErrors === null ? validate4.errors : vErrors.concat(validate4.errors);
 errors = vErrors.length;
 }
 }
@@ -1467,24 +1414,16 @@ vErrors.push(err50);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate7.errors = vErrors;
 return errors === 0;
 }
-validate27.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteKind = validate29;
+exports.AgentDelegationRouteKind = validate9;
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate9(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_kind.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -1496,7 +1435,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((data === "execution_bound") || (data === "identity_bound"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1505,25 +1444,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate9.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteListParams = validate30;
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_params.json","type":"object","additionalProperties":false,"required":["source_execution_id"],"properties":{"source_execution_id":{"type":"string","maxLength":256},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":200}}};
+exports.AgentDelegationRouteListParams = validate10;
+const schema12 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_params.json","type":"object","additionalProperties":false,"required":["source_execution_id"],"properties":{"source_execution_id":{"type":"string","maxLength":256},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":200}}};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.source_execution_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source_execution_id"}};
@@ -1630,27 +1561,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate30.errors = vErrors;
+validate10.errors = vErrors;
 return errors === 0;
 }
-validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteListResponse = validate31;
-const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_response.json","type":"object","additionalProperties":false,"required":["routes","next_cursor"],"properties":{"routes":{"type":"array","items":{"$ref":"agent_delegation_route_projection.json"}},"next_cursor":{"type":["string","null"]}}};
-const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_projection.json","type":"object","additionalProperties":false,"required":["route_id","kind","status","allowed_actions","disclosure","generation","source_policy_generation","destination_policy_generation","hop_count","max_hops","grant_fingerprint","expires_at","return_route_id","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_execution_id","destination_capsule_id","destination_thread_id","destination_workspace_id","destination_gateway_id","created_at","updated_at"],"properties":{"route_id":{"type":"string","maxLength":256},"kind":{"$ref":"agent_delegation_route_kind.json"},"status":{"$ref":"agent_delegation_route_status.json"},"allowed_actions":{"type":"array","items":{"$ref":"agent_delegation_route_action.json"}},"disclosure":{"$ref":"agent_delegation_disclosure_policy.json"},"generation":{"type":"integer","minimum":1},"source_policy_generation":{"type":"integer","minimum":1},"destination_policy_generation":{"type":"integer","minimum":1},"hop_count":{"type":"integer","minimum":0},"max_hops":{"type":"integer","minimum":0},"grant_fingerprint":{"type":"string"},"expires_at":{"type":["string","null"]},"return_route_id":{"type":["string","null"],"maxLength":256},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":["string","null"],"maxLength":256},"destination_capsule_id":{"type":["string","null"],"maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"created_at":{"type":"string"},"updated_at":{"type":"string"},"idempotency_key":{"type":"string"}}};
-const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_status.json","type":"string","enum":["prepared","active","expired","revoked"]};
+exports.AgentDelegationRouteListResponse = validate11;
+const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_list_response.json","type":"object","additionalProperties":false,"required":["routes","next_cursor"],"properties":{"routes":{"type":"array","items":{"$ref":"agent_delegation_route_projection.json"}},"next_cursor":{"type":["string","null"]}}};
+const schema14 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_projection.json","type":"object","additionalProperties":false,"required":["route_id","kind","status","allowed_actions","disclosure","generation","source_policy_generation","destination_policy_generation","hop_count","max_hops","grant_fingerprint","expires_at","return_route_id","source_execution_id","source_capsule_id","source_thread_id","source_workspace_id","source_gateway_id","destination_execution_id","destination_capsule_id","destination_thread_id","destination_workspace_id","destination_gateway_id","created_at","updated_at"],"properties":{"route_id":{"type":"string","maxLength":256},"kind":{"$ref":"agent_delegation_route_kind.json"},"status":{"$ref":"agent_delegation_route_status.json"},"allowed_actions":{"type":"array","items":{"$ref":"agent_delegation_route_action.json"}},"disclosure":{"$ref":"agent_delegation_disclosure_policy.json"},"generation":{"type":"integer","minimum":1},"source_policy_generation":{"type":"integer","minimum":1},"destination_policy_generation":{"type":"integer","minimum":1},"hop_count":{"type":"integer","minimum":0},"max_hops":{"type":"integer","minimum":0},"grant_fingerprint":{"type":"string"},"expires_at":{"type":["string","null"]},"return_route_id":{"type":["string","null"],"maxLength":256},"source_execution_id":{"type":"string","maxLength":256},"source_capsule_id":{"type":"string","maxLength":256},"source_thread_id":{"type":"string","maxLength":256},"source_workspace_id":{"type":"string","maxLength":256},"source_gateway_id":{"type":"string","maxLength":256},"destination_execution_id":{"type":["string","null"],"maxLength":256},"destination_capsule_id":{"type":["string","null"],"maxLength":256},"destination_thread_id":{"type":"string","maxLength":256},"destination_workspace_id":{"type":"string","maxLength":256},"destination_gateway_id":{"type":"string","maxLength":256},"destination_identity_id":{"type":"string","maxLength":256},"destination_execution_profile":{"type":"string"},"created_at":{"type":"string"},"updated_at":{"type":"string"},"idempotency_key":{"type":"string"}}};
+const schema16 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_status.json","type":"string","enum":["prepared","active","expired","revoked"]};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_projection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.route_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "route_id"}};
@@ -1903,7 +1826,7 @@ vErrors.push(err24);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema45.properties, key0))){
+if(!(func0.call(schema14.properties, key0))){
 const err25 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err25];
@@ -1952,7 +1875,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!((data1 === "execution_bound") || (data1 === "identity_bound"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"agent_delegation_route_kind.json/enum",keyword:"enum",params:{allowedValues: schema10.enum}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1975,7 +1898,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((((data2 === "prepared") || (data2 === "active")) || (data2 === "expired")) || (data2 === "revoked"))){
-const err31 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/enum",keyword:"enum",params:{allowedValues: schema47.enum}};
+const err31 = {instancePath:instancePath+"/status",schemaPath:"agent_delegation_route_status.json/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2002,7 +1925,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((((((data4 === "send_message") || (data4 === "start_agent")) || (data4 === "create_task")) || (data4 === "schedule_task")) || (data4 === "review_task_result")) || (data4 === "deliver_result"))){
-const err33 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/enum",keyword:"enum",params:{allowedValues: schema39.enum}};
+const err33 = {instancePath:instancePath+"/allowed_actions/" + i0,schemaPath:"agent_delegation_route_action.json/enum",keyword:"enum",params:{allowedValues: schema8.enum}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -2025,8 +1948,8 @@ errors++;
 }
 }
 if(data.disclosure !== undefined){
-if(!(validate23(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate3(data.disclosure, {instancePath:instancePath+"/disclosure",parentData:data,parentDataProperty:"disclosure",rootData}))){
+vErrors = vErrors === null ? validate3.errors : vErrors.concat(validate3.errors);
 errors = vErrors.length;
 }
 }
@@ -2170,7 +2093,7 @@ errors++;
 if(data.expires_at !== undefined){
 let data12 = data.expires_at;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema45.properties.expires_at.type}};
+const err46 = {instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: schema14.properties.expires_at.type}};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2183,7 +2106,7 @@ errors++;
 if(data.return_route_id !== undefined){
 let data13 = data.return_route_id;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err47 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema45.properties.return_route_id.type}};
+const err47 = {instancePath:instancePath+"/return_route_id",schemaPath:"#/properties/return_route_id/type",keyword:"type",params:{type: schema14.properties.return_route_id.type}};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2333,7 +2256,7 @@ errors++;
 if(data.destination_execution_id !== undefined){
 let data19 = data.destination_execution_id;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err59 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema45.properties.destination_execution_id.type}};
+const err59 = {instancePath:instancePath+"/destination_execution_id",schemaPath:"#/properties/destination_execution_id/type",keyword:"type",params:{type: schema14.properties.destination_execution_id.type}};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -2358,7 +2281,7 @@ errors++;
 if(data.destination_capsule_id !== undefined){
 let data20 = data.destination_capsule_id;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err61 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema45.properties.destination_capsule_id.type}};
+const err61 = {instancePath:instancePath+"/destination_capsule_id",schemaPath:"#/properties/destination_capsule_id/type",keyword:"type",params:{type: schema14.properties.destination_capsule_id.type}};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -2539,23 +2462,15 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate12.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_list_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.routes === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "routes"}};
@@ -2594,8 +2509,8 @@ let data0 = data.routes;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate12(data0[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
 errors = vErrors.length;
 }
 }
@@ -2614,7 +2529,7 @@ errors++;
 if(data.next_cursor !== undefined){
 let data2 = data.next_cursor;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err4 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema44.properties.next_cursor.type}};
+const err4 = {instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: schema13.properties.next_cursor.type}};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2635,27 +2550,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate11.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteProjection = validate32;
+exports.AgentDelegationRouteProjection = validate12;
 
-exports.AgentDelegationRouteRevokeParams = validate35;
-const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json","type":"object","additionalProperties":false,"required":["route_id","expected_generation"],"properties":{"route_id":{"type":"string","maxLength":256},"expected_generation":{"type":"integer","minimum":1},"reason":{"type":"string"},"idempotency_key":{"type":"string"}}};
+exports.AgentDelegationRouteRevokeParams = validate15;
+const schema18 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json","type":"object","additionalProperties":false,"required":["route_id","expected_generation"],"properties":{"route_id":{"type":"string","maxLength":256},"expected_generation":{"type":"integer","minimum":1},"reason":{"type":"string"},"idempotency_key":{"type":"string"}}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_revoke_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.route_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "route_id"}};
@@ -2774,24 +2681,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate15.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentDelegationRouteStatus = validate36;
+exports.AgentDelegationRouteStatus = validate16;
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_delegation_route_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -2803,7 +2702,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((data === "prepared") || (data === "active")) || (data === "expired")) || (data === "revoked"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema47.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema16.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2812,26 +2711,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.AgentPresentationSnapshot = validate21;
+exports.AgentPresentationSnapshot = validate1;
 
-exports.AgentRolePresentation = validate37;
+exports.AgentRolePresentation = validate17;
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/agent_role_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.role === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "role"}};
@@ -2890,25 +2781,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate17.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.CliRuntimeOptions = validate38;
-const schema52 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/cli_runtime_options.json","type":"object","additionalProperties":false,"required":[],"properties":{"sandbox":{"type":"string"},"effort":{"type":"string"},"personality":{"type":"string"},"summary":{"type":"string"},"steer_if_active":{"type":"boolean"}}};
+exports.CliRuntimeOptions = validate18;
+const schema21 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/cli_runtime_options.json","type":"object","additionalProperties":false,"required":[],"properties":{"sandbox":{"type":"string"},"effort":{"type":"string"},"personality":{"type":"string"},"summary":{"type":"string"},"steer_if_active":{"type":"boolean"}}};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/cli_runtime_options.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "sandbox") || (key0 === "effort")) || (key0 === "personality")) || (key0 === "summary")) || (key0 === "steer_if_active"))){
@@ -2993,26 +2876,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
-validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ContextCompressedNotification = validate39;
-const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","summarized_messages","messages_after"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"summarized_messages":{"type":"integer","minimum":0},"messages_after":{"type":"integer","minimum":0},"summary_preview":{"type":"string"}}};
-const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compression_reason.json","type":"string","enum":["summarized","truncated"]};
+exports.ContextCompressedNotification = validate19;
+const schema22 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","summarized_messages","messages_after"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"summarized_messages":{"type":"integer","minimum":0},"messages_after":{"type":"integer","minimum":0},"summary_preview":{"type":"string"}}};
+const schema23 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compression_reason.json","type":"string","enum":["summarized","truncated"]};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/context_compressed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -3174,7 +3049,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data3 === "summarized") || (data3 === "truncated"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3257,25 +3132,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate19.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ContextCompressingNotification = validate40;
-const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressing_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","messages_before","estimated_tokens"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"messages_before":{"type":"integer","minimum":0},"estimated_tokens":{"type":"integer","minimum":0}}};
+exports.ContextCompressingNotification = validate20;
+const schema24 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/context_compressing_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","reason","messages_before","estimated_tokens"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"reason":{"$ref":"context_compression_reason.json"},"messages_before":{"type":"integer","minimum":0},"estimated_tokens":{"type":"integer","minimum":0}}};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/context_compressing_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -3437,7 +3304,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data3 === "summarized") || (data3 === "truncated"))){
-const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
+const err14 = {instancePath:instancePath+"/reason",schemaPath:"context_compression_reason.json/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3508,24 +3375,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate20.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ContextCompressionReason = validate41;
+exports.ContextCompressionReason = validate21;
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/context_compression_reason.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -3537,7 +3396,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((data === "summarized") || (data === "truncated"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema54.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema23.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3546,28 +3405,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate21.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.ExecutionBackend = validate42;
-const schema58 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend.json","type":"object","oneOf":[{"$ref":"execution_backend_api_provider.json"},{"$ref":"execution_backend_cli_agent_runtime.json"},{"$ref":"execution_backend_acp_agent_runtime.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["apiProvider","cliAgentRuntime","acpAgentRuntime"]}}};
-const schema59 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_api_provider.json","type":"object","additionalProperties":false,"required":["type","provider"],"properties":{"type":{"type":"string","const":"apiProvider"},"provider":{"type":"string"}}};
-const schema60 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id","runtime_kind"],"properties":{"type":{"type":"string","const":"cliAgentRuntime"},"runtime_id":{"type":"string","maxLength":256},"runtime_kind":{"type":"string"}}};
-const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id"],"properties":{"type":{"type":"string","const":"acpAgentRuntime"},"runtime_id":{"type":"string","maxLength":256}}};
+exports.ExecutionBackend = validate22;
+const schema27 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend.json","type":"object","oneOf":[{"$ref":"execution_backend_api_provider.json"},{"$ref":"execution_backend_cli_agent_runtime.json"},{"$ref":"execution_backend_acp_agent_runtime.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["apiProvider","cliAgentRuntime","acpAgentRuntime"]}}};
+const schema28 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_api_provider.json","type":"object","additionalProperties":false,"required":["type","provider"],"properties":{"type":{"type":"string","const":"apiProvider"},"provider":{"type":"string"}}};
+const schema29 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id","runtime_kind"],"properties":{"type":{"type":"string","const":"cliAgentRuntime"},"runtime_id":{"type":"string","maxLength":256},"runtime_kind":{"type":"string"}}};
+const schema30 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json","type":"object","additionalProperties":false,"required":["type","runtime_id"],"properties":{"type":{"type":"string","const":"acpAgentRuntime"},"runtime_id":{"type":"string","maxLength":256}}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -3582,7 +3433,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "apiProvider") || (data0 === "cliAgentRuntime")) || (data0 === "acpAgentRuntime"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema58.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema27.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3674,7 +3525,6 @@ vErrors.push(err8);
 }
 errors++;
 }
-var props0 = true;
 }
 else if(tag0 === "cliAgentRuntime"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3791,9 +3641,6 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else if(tag0 === "acpAgentRuntime"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3888,9 +3735,6 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else {
 const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -3924,25 +3768,16 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate42.errors = vErrors;
-evaluated0.props = props0;
+validate22.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.ExecutionBackendAcpAgentRuntime = validate43;
+exports.ExecutionBackendAcpAgentRuntime = validate23;
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_acp_agent_runtime.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -4035,24 +3870,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ExecutionBackendApiProvider = validate44;
+exports.ExecutionBackendApiProvider = validate24;
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_api_provider.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -4132,24 +3959,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ExecutionBackendCliAgentRuntime = validate45;
+exports.ExecutionBackendCliAgentRuntime = validate25;
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/execution_backend_cli_agent_runtime.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -4264,33 +4083,25 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.GatewayConfig = validate46;
-const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
-const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
-const pattern4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
-const pattern5 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-const pattern6 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
-const pattern7 = new RegExp("^[^/]+$", "u");
+exports.GatewayConfig = validate26;
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
+const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const pattern3 = new RegExp("^[^/]+$", "u");
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_config.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func1.call(schema65.properties, key0))){
+if(!(func0.call(schema34.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err0];
@@ -4595,7 +4406,7 @@ if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 for(const key4 in data12){
 const _errs32 = errors;
 if(typeof key4 === "string"){
-if(!pattern4.test(key4)){
+if(!pattern0.test(key4)){
 const err24 = {instancePath:instancePath+"/providers/openai_compatible",schemaPath:"#/properties/providers/properties/openai_compatible/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key4};
 if(vErrors === null){
 vErrors = [err24];
@@ -5292,7 +5103,7 @@ const len0 = data38.length;
 for(let i0=0; i0<len0; i0++){
 let data39 = data38[i0];
 if(typeof data39 === "string"){
-if(!pattern5.test(data39)){
+if(!pattern1.test(data39)){
 const err79 = {instancePath:instancePath+"/tools/env_passthrough/" + i0,schemaPath:"#/properties/tools/properties/env_passthrough/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"}};
 if(vErrors === null){
 vErrors = [err79];
@@ -5344,7 +5155,7 @@ if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
 for(const key11 in data40){
 const _errs96 = errors;
 if(typeof key11 === "string"){
-if(!pattern6.test(key11)){
+if(!pattern2.test(key11)){
 const err83 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},propertyName:key11};
 if(vErrors === null){
 vErrors = [err83];
@@ -5371,7 +5182,7 @@ for(const key12 in data40){
 let data41 = data40[key12];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 for(const key13 in data41){
-if(!(func1.call(schema65.properties.mcp_servers.additionalProperties.properties, key13))){
+if(!(func0.call(schema34.properties.mcp_servers.additionalProperties.properties, key13))){
 const err85 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13}};
 if(vErrors === null){
 vErrors = [err85];
@@ -5720,7 +5531,7 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(!pattern7.test(data58)){
+if(!pattern3.test(data58)){
 const err112 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}};
 if(vErrors === null){
 vErrors = [err112];
@@ -5784,7 +5595,7 @@ if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
 for(const key18 in data59){
 const _errs141 = errors;
 if(typeof key18 === "string"){
-if(!pattern4.test(key18)){
+if(!pattern0.test(key18)){
 const err117 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
 if(vErrors === null){
 vErrors = [err117];
@@ -5967,7 +5778,7 @@ if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
 for(const key22 in data67){
 const _errs161 = errors;
 if(typeof key22 === "string"){
-if(!pattern4.test(key22)){
+if(!pattern0.test(key22)){
 const err131 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
 if(vErrors === null){
 vErrors = [err131];
@@ -6048,7 +5859,7 @@ vErrors.push(err137);
 errors++;
 }
 if(!(data69 === "codex")){
-const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema65.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
+const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -7234,24 +7045,16 @@ vErrors.push(err231);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.GatewayRetryPolicy = validate47;
+exports.GatewayRetryPolicy = validate27;
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/gateway_retry_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((key0 === "max_attempts") || (key0 === "initial_delay_ms")) || (key0 === "backoff_multiplier")) || (key0 === "max_delay_ms"))){
@@ -7376,38 +7179,30 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemCompletedNotification = validate48;
-const schema69 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
-const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
-const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
-const schema72 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
-const schema73 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
-const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
-const schema75 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_file.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localFile"},"path":{"type":"string"}}};
-const schema76 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_image.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localImage"},"path":{"type":"string"}}};
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_image.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"image"},"url":{"type":"string"}}};
-const schema78 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_artifact.json","type":"object","additionalProperties":false,"required":["type","artifactId"],"properties":{"type":{"type":"string","const":"artifact"},"artifactId":{"type":"string"}}};
-const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_mention.json","type":"object","additionalProperties":false,"required":["type","name","path"],"properties":{"type":{"type":"string","const":"mention"},"name":{"type":"string"},"path":{"type":"string"}}};
-const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_file.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"file"},"url":{"type":"string"},"name":{"type":"string"},"mimeType":{"type":"string"}}};
-const schema81 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_audio.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"audio"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_video.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"video"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
+exports.ItemCompletedNotification = validate28;
+const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
+const schema39 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item.json","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"turn_item_user_message.json"},{"$ref":"turn_item_agent_message.json"},{"$ref":"turn_item_reasoning.json"},{"$ref":"turn_item_system_event.json"},{"$ref":"turn_item_task.json"},{"$ref":"turn_item_command_execution.json"},{"$ref":"turn_item_file_change.json"},{"$ref":"turn_item_web_search.json"},{"$ref":"turn_item_web_fetch.json"},{"$ref":"turn_item_download.json"},{"$ref":"turn_item_dynamic_tool_call.json"}],"required":["type"],"properties":{"type":{"enum":["userMessage","agentMessage","reasoning","systemEvent","task","commandExecution","fileChange","webSearch","webFetch","download","dynamicToolCall"]}}};
+const schema40 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_user_message.json","type":"object","additionalProperties":false,"required":["type","id","status","content"],"properties":{"type":{"type":"string","const":"userMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"content":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}}}};
+const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_status.json","type":"string","enum":["in_progress","completed","failed","declined","cancelled"]};
+const schema42 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input.json","type":"object","oneOf":[{"$ref":"user_input_text.json"},{"$ref":"user_input_local_file.json"},{"$ref":"user_input_local_image.json"},{"$ref":"user_input_image.json"},{"$ref":"user_input_artifact.json"},{"$ref":"user_input_mention.json"},{"$ref":"user_input_file.json"},{"$ref":"user_input_audio.json"},{"$ref":"user_input_video.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["text","localFile","localImage","image","artifact","mention","file","audio","video"]}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_text.json","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"type":"string","const":"text"},"text":{"type":"string"},"textElements":{"type":"array","items":{"type":"object","additionalProperties":true}}}};
+const schema44 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_file.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localFile"},"path":{"type":"string"}}};
+const schema45 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_local_image.json","type":"object","additionalProperties":false,"required":["type","path"],"properties":{"type":{"type":"string","const":"localImage"},"path":{"type":"string"}}};
+const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_image.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"image"},"url":{"type":"string"}}};
+const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_artifact.json","type":"object","additionalProperties":false,"required":["type","artifactId"],"properties":{"type":{"type":"string","const":"artifact"},"artifactId":{"type":"string"}}};
+const schema48 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_mention.json","type":"object","additionalProperties":false,"required":["type","name","path"],"properties":{"type":{"type":"string","const":"mention"},"name":{"type":"string"},"path":{"type":"string"}}};
+const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_file.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"file"},"url":{"type":"string"},"name":{"type":"string"},"mimeType":{"type":"string"}}};
+const schema50 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_audio.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"audio"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/user_input_video.json","type":"object","additionalProperties":false,"required":["type","url"],"properties":{"type":{"type":"string","const":"video"},"url":{"type":"string"},"mimeType":{"type":"string"}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -7422,7 +7217,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((((data0 === "text") || (data0 === "localFile")) || (data0 === "localImage")) || (data0 === "image")) || (data0 === "artifact")) || (data0 === "mention")) || (data0 === "file")) || (data0 === "audio")) || (data0 === "video"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema73.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7545,7 +7340,6 @@ vErrors.push(err10);
 }
 errors++;
 }
-var props0 = true;
 }
 else if(tag0 === "localFile"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -7626,9 +7420,6 @@ else {
 vErrors.push(err17);
 }
 errors++;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "localImage"){
@@ -7711,9 +7502,6 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else if(tag0 === "image"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -7795,9 +7583,6 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else if(tag0 === "artifact"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -7878,9 +7663,6 @@ else {
 vErrors.push(err38);
 }
 errors++;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "mention"){
@@ -7984,9 +7766,6 @@ else {
 vErrors.push(err47);
 }
 errors++;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "file"){
@@ -8093,9 +7872,6 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else if(tag0 === "audio"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -8188,9 +7964,6 @@ else {
 vErrors.push(err64);
 }
 errors++;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "video"){
@@ -8285,9 +8058,6 @@ vErrors.push(err72);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else {
 const err73 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -8321,29 +8091,20 @@ vErrors.push(err75);
 }
 errors++;
 }
-validate51.errors = vErrors;
-evaluated0.props = props0;
+validate31.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string","maxLength":256},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
-const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_server.json","type":"object","additionalProperties":false,"required":["type","name","scopeKind"],"properties":{"type":{"type":"string","const":"mcpServer"},"name":{"type":"string"},"scopeKind":{"type":"string"}}};
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_tool.json","type":"object","additionalProperties":false,"required":["type","serverName","rawToolName","scopeKind"],"properties":{"type":{"type":"string","const":"mcpTool"},"serverName":{"type":"string"},"rawToolName":{"type":"string"},"scopeKind":{"type":"string"}}};
+const schema52 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability.json","type":"object","additionalProperties":false,"required":["id","kind"],"properties":{"id":{"type":"string","maxLength":256},"label":{"type":"string"},"kind":{"$ref":"turn_capability_kind.json"}}};
+const schema53 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_kind.json","type":"object","oneOf":[{"$ref":"turn_capability_skill.json"},{"$ref":"turn_capability_mcp_server.json"},{"$ref":"turn_capability_mcp_tool.json"}],"discriminator":{"propertyName":"type"},"required":["type"],"properties":{"type":{"enum":["skill","mcpServer","mcpTool"]}}};
+const schema54 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_skill.json","type":"object","additionalProperties":false,"required":["type","slug","sourceKind"],"properties":{"type":{"type":"string","const":"skill"},"slug":{"type":"string"},"sourceKind":{"type":"string"}}};
+const schema55 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_server.json","type":"object","additionalProperties":false,"required":["type","name","scopeKind"],"properties":{"type":{"type":"string","const":"mcpServer"},"name":{"type":"string"},"scopeKind":{"type":"string"}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_mcp_tool.json","type":"object","additionalProperties":false,"required":["type","serverName","rawToolName","scopeKind"],"properties":{"type":{"type":"string","const":"mcpTool"},"serverName":{"type":"string"},"rawToolName":{"type":"string"},"scopeKind":{"type":"string"}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_kind.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8358,7 +8119,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((data0 === "skill") || (data0 === "mcpServer")) || (data0 === "mcpTool"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema84.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema53.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8472,7 +8233,6 @@ vErrors.push(err10);
 }
 errors++;
 }
-var props0 = true;
 }
 else if(tag0 === "mcpServer"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -8575,9 +8335,6 @@ else {
 vErrors.push(err19);
 }
 errors++;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "mcpTool"){
@@ -8704,9 +8461,6 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else {
 const err31 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0}};
@@ -8740,24 +8494,15 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate54.errors = vErrors;
-evaluated0.props = props0;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -8829,8 +8574,8 @@ errors++;
 }
 }
 if(data.kind !== undefined){
-if(!(validate54(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate34(data.kind, {instancePath:instancePath+"/kind",parentData:data,parentDataProperty:"kind",rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -8845,23 +8590,15 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_user_message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -8976,7 +8713,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8991,8 +8728,8 @@ let data3 = data.content;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate51(data3[i0], {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate31(data3[i0], {instancePath:instancePath+"/content/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
@@ -9013,8 +8750,8 @@ let data5 = data.capabilities;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate53(data5[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate33(data5[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data5,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -9041,24 +8778,16 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
+const schema57 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_agent_message.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"agentMessage"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"},"markdown_ast":{"type":"object","additionalProperties":true},"partial":{"type":"boolean"}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_agent_message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9173,7 +8902,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9258,24 +8987,16 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
+const schema59 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_reasoning.json","type":"object","additionalProperties":false,"required":["type","id","status","text"],"properties":{"type":{"type":"string","const":"reasoning"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"text":{"type":"string"}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_reasoning.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9390,7 +9111,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9448,24 +9169,16 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
+const schema61 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_system_event.json","type":"object","additionalProperties":false,"required":["type","id","status","level","message"],"properties":{"type":{"type":"string","const":"systemEvent"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"level":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"code":{"type":"string"}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_system_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9590,7 +9303,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9613,7 +9326,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data3 === "info") || (data3 === "warning")) || (data3 === "error"))){
-const err13 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema92.properties.level.enum}};
+const err13 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema61.properties.level.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9658,25 +9371,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate39.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string","maxLength":256},"child_turn_id":{"type":"string","maxLength":256},"route_id":{"type":"string","maxLength":256},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string","maxLength":256},"error":{"$ref":"turn_item_tool_error.json"}}};
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_error.json","type":"object","additionalProperties":false,"required":["message"],"properties":{"message":{"type":"string"},"retryable":{"type":"boolean"}}};
+const schema63 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_task.json","type":"object","additionalProperties":false,"required":["type","id","status","prompt"],"properties":{"type":{"type":"string","const":"task"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"prompt":{"type":"string"},"child_thread_id":{"type":"string","maxLength":256},"child_turn_id":{"type":"string","maxLength":256},"route_id":{"type":"string","maxLength":256},"result":{"type":"string"},"actor":{"$ref":"agent_actor_ref.json"},"tool_call_id":{"type":"string","maxLength":256},"error":{"$ref":"turn_item_tool_error.json"}}};
+const schema65 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_error.json","type":"object","additionalProperties":false,"required":["message"],"properties":{"message":{"type":"string"},"retryable":{"type":"boolean"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_task.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -9719,7 +9424,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema94.properties, key0))){
+if(!(func0.call(schema63.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
@@ -9791,7 +9496,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err10 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9926,8 +9631,8 @@ errors++;
 }
 }
 if(data.actor !== undefined){
-if(!(validate20(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+if(!(validate0(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
+vErrors = vErrors === null ? validate0.errors : vErrors.concat(validate0.errors);
 errors = vErrors.length;
 }
 }
@@ -10028,26 +9733,18 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_output_policy.json","type":"object","additionalProperties":false,"required":["truncated"],"properties":{"max_display_bytes":{"type":"integer","minimum":0},"truncated":{"type":"boolean"},"total_bytes":{"type":"integer","minimum":0}}};
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_outcome.json","type":"string","enum":["success","error","declined","timed_out","cancelled"]};
+const schema66 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_command_execution.json","type":"object","additionalProperties":false,"required":["type","id","status","command","cwd","arguments"],"properties":{"type":{"type":"string","const":"commandExecution"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"command":{"type":"string"},"cwd":{"type":"string"},"stdout":{"type":"string"},"stderr":{"type":"string"},"exit_code":{"type":["integer","null"]},"duration_ms":{"type":"integer","minimum":0},"timed_out":{"type":"boolean"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema68 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_output_policy.json","type":"object","additionalProperties":false,"required":["truncated"],"properties":{"max_display_bytes":{"type":"integer","minimum":0},"truncated":{"type":"boolean"},"total_bytes":{"type":"integer","minimum":0}}};
+const schema70 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_tool_outcome.json","type":"string","enum":["success","error","declined","timed_out","cancelled"]};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_command_execution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -10110,7 +9807,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema97.properties, key0))){
+if(!(func0.call(schema66.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -10182,7 +9879,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10268,7 +9965,7 @@ errors++;
 if(data.exit_code !== undefined){
 let data8 = data.exit_code;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema97.properties.exit_code.type}};
+const err19 = {instancePath:instancePath+"/exit_code",schemaPath:"#/properties/exit_code/type",keyword:"type",params:{type: schema66.properties.exit_code.type}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10558,7 +10255,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!(((((data22 === "success") || (data22 === "error")) || (data22 === "declined")) || (data22 === "timed_out")) || (data22 === "cancelled"))){
-const err42 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err42 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10591,24 +10288,16 @@ vErrors.push(err44);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_file_change.json","type":"object","additionalProperties":false,"required":["type","id","status","path","change_kind","arguments"],"properties":{"type":{"type":"string","const":"fileChange"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"path":{"type":"string"},"change_kind":{"type":"string","enum":["add","modify","delete"]},"diff":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_file_change.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -10671,7 +10360,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema102.properties, key0))){
+if(!(func0.call(schema71.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -10743,7 +10432,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10803,7 +10492,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data5 === "add") || (data5 === "modify")) || (data5 === "delete"))){
-const err17 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema102.properties.change_kind.enum}};
+const err17 = {instancePath:instancePath+"/change_kind",schemaPath:"#/properties/change_kind/enum",keyword:"enum",params:{allowedValues: schema71.properties.change_kind.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11080,7 +10769,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
-const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err39 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11113,24 +10802,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema76 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_search.json","type":"object","additionalProperties":false,"required":["type","id","status","query","arguments"],"properties":{"type":{"type":"string","const":"webSearch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"query":{"type":"string"},"results":{"type":"array","items":{"type":"object","additionalProperties":true}},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_search.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -11183,7 +10864,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema107.properties, key0))){
+if(!(func0.call(schema76.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -11255,7 +10936,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11576,7 +11257,7 @@ vErrors.push(err35);
 errors++;
 }
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
-const err36 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err36 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11609,24 +11290,16 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema81 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_web_fetch.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"webFetch"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"status_code":{"type":"integer","minimum":100,"maximum":599},"content_type":{"type":"string"},"bytes":{"type":"integer","minimum":0},"content":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_web_fetch.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -11679,7 +11352,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema112.properties, key0))){
+if(!(func0.call(schema81.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -11751,7 +11424,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12125,7 +11798,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!(((((data20 === "success") || (data20 === "error")) || (data20 === "declined")) || (data20 === "timed_out")) || (data20 === "cancelled"))){
-const err41 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err41 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12158,24 +11831,16 @@ vErrors.push(err43);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_download.json","type":"object","additionalProperties":false,"required":["type","id","status","url","arguments"],"properties":{"type":{"type":"string","const":"download"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"url":{"type":"string"},"path":{"type":"string"},"bytes":{"type":"integer","minimum":0},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_download.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -12228,7 +11893,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema117.properties, key0))){
+if(!(func0.call(schema86.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -12300,7 +11965,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12627,7 +12292,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((((data18 === "success") || (data18 === "error")) || (data18 === "declined")) || (data18 === "timed_out")) || (data18 === "cancelled"))){
-const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12660,24 +12325,16 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
+const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json","type":"object","additionalProperties":false,"required":["type","id","status","tool_name","arguments"],"properties":{"type":{"type":"string","const":"dynamicToolCall"},"id":{"type":"string","maxLength":256},"status":{"$ref":"turn_item_status.json"},"round":{"type":"integer","minimum":1},"tool_name":{"type":"string"},"server_name":{"type":"string"},"progress":{"type":"string"},"output":{"type":"string"},"tool_call_id":{"type":"string","maxLength":256},"arguments":{"type":"object","additionalProperties":true},"output_policy":{"$ref":"turn_item_output_policy.json"},"error":{"$ref":"turn_item_tool_error.json"},"recovery_policy":{"type":"object","additionalProperties":true},"recovery":{"type":"object","additionalProperties":true},"outcome":{"$ref":"turn_item_tool_outcome.json"},"tool_result":{"type":"string"}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_dynamic_tool_call.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -12730,7 +12387,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema122.properties, key0))){
+if(!(func0.call(schema91.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -12802,7 +12459,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13128,7 +12785,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!(((((data19 === "success") || (data19 === "error")) || (data19 === "declined")) || (data19 === "timed_out")) || (data19 === "cancelled"))){
-const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err37 = {instancePath:instancePath+"/outcome",schemaPath:"turn_item_tool_outcome.json/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13161,23 +12818,15 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -13192,7 +12841,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!(((((((((((data0 === "userMessage") || (data0 === "agentMessage")) || (data0 === "reasoning")) || (data0 === "systemEvent")) || (data0 === "task")) || (data0 === "commandExecution")) || (data0 === "fileChange")) || (data0 === "webSearch")) || (data0 === "webFetch")) || (data0 === "download")) || (data0 === "dynamicToolCall"))){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema70.properties.type.enum}};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema39.properties.type.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13205,100 +12854,69 @@ errors++;
 const tag0 = data.type;
 if(typeof tag0 == "string"){
 if(tag0 === "userMessage"){
-if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate30(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
-var props0 = true;
 }
 else if(tag0 === "agentMessage"){
-if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate37(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "reasoning"){
-if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "systemEvent"){
-if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "task"){
-if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate40(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "commandExecution"){
-if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "fileChange"){
-if(!(validate63(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate43(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "webSearch"){
-if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "webFetch"){
-if(!(validate65(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+if(!(validate45(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "download"){
-if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "dynamicToolCall"){
-if(!(validate67(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate47(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else {
@@ -13333,24 +12951,15 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate49.errors = vErrors;
-evaluated0.props = props0;
+validate29.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -13515,8 +13124,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
@@ -13531,26 +13140,18 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemDeltaNotification = validate80;
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_stream.json","type":"string","enum":["agent_message","stdout","stderr","tool_progress","file_change","generic"]};
+exports.ItemDeltaNotification = validate60;
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","stream","delta"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"stream":{"$ref":"item_delta_stream.json"},"delta":{"type":"string"}}};
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_delta_stream.json","type":"string","enum":["agent_message","stdout","stderr","tool_progress","file_change","generic"]};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_delta_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -13737,7 +13338,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((((data4 === "agent_message") || (data4 === "stdout")) || (data4 === "stderr")) || (data4 === "tool_progress")) || (data4 === "file_change")) || (data4 === "generic"))){
-const err16 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema128.enum}};
+const err16 = {instancePath:instancePath+"/stream",schemaPath:"item_delta_stream.json/enum",keyword:"enum",params:{allowedValues: schema97.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13770,24 +13371,16 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemDeltaStream = validate81;
+exports.ItemDeltaStream = validate61;
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_delta_stream.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -13799,7 +13392,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "agent_message") || (data === "stdout")) || (data === "stderr")) || (data === "tool_progress")) || (data === "file_change")) || (data === "generic"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema128.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13808,25 +13401,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryAttachedNotification = validate82;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
+exports.ItemRecoveryAttachedNotification = validate62;
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_attached_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_attached_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14061,25 +13646,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryExhaustedNotification = validate83;
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"],"maxLength":256}}};
+exports.ItemRecoveryExhaustedNotification = validate63;
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempts","error","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"},"recovery_job_id":{"type":["string","null"],"maxLength":256}}};
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14303,7 +13880,7 @@ errors++;
 if(data.recovery_job_id !== undefined){
 let data6 = data.recovery_job_id;
 if((typeof data6 !== "string") && (data6 !== null)){
-const err19 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema131.properties.recovery_job_id.type}};
+const err19 = {instancePath:instancePath+"/recovery_job_id",schemaPath:"#/properties/recovery_job_id/type",keyword:"type",params:{type: schema100.properties.recovery_job_id.type}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14336,25 +13913,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryKind = validate84;
-const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_kind.json","type":"string","enum":["timeout","provider_failure","tool_failure","runtime_shutdown","execution_window_exhausted"]};
+exports.ItemRecoveryKind = validate64;
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_kind.json","type":"string","enum":["timeout","provider_failure","tool_failure","runtime_shutdown","execution_window_exhausted"]};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_kind.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -14366,7 +13935,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "timeout") || (data === "provider_failure")) || (data === "tool_failure")) || (data === "runtime_shutdown")) || (data === "execution_window_exhausted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14375,26 +13944,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoveryOpenedNotification = validate85;
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json","type":"string","enum":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window","provider_failure_continuation","runtime_shutdown_continuation"]};
+exports.ItemRecoveryOpenedNotification = validate65;
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","recovery_job_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256},"reason":{"$ref":"item_recovery_kind.json"},"exhaustion_reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json","type":"string","enum":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window","provider_failure_continuation","runtime_shutdown_continuation"]};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14606,7 +14167,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((((data5 === "timeout") || (data5 === "provider_failure")) || (data5 === "tool_failure")) || (data5 === "runtime_shutdown")) || (data5 === "execution_window_exhausted"))){
-const err18 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema132.enum}};
+const err18 = {instancePath:instancePath+"/reason",schemaPath:"item_recovery_kind.json/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14629,7 +14190,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((((((data6 === "max_agent_rounds_per_window") || (data6 === "max_tool_calls_per_window")) || (data6 === "max_wall_clock_ms_per_window")) || (data6 === "max_provider_tokens_per_window")) || (data6 === "provider_failure_continuation")) || (data6 === "runtime_shutdown_continuation"))){
-const err20 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+const err20 = {instancePath:instancePath+"/exhaustion_reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14650,25 +14211,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRecoverySucceededNotification = validate86;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.ItemRecoverySucceededNotification = validate66;
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_recovery_succeeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_recovery_succeeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -14893,25 +14446,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRetryAttemptStartedNotification = validate87;
-const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
+exports.ItemRetryAttemptStartedNotification = validate67;
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_attempt_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_attempt_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15111,25 +14656,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemRetryScheduledNotification = validate88;
-const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
+exports.ItemRetryScheduledNotification = validate68;
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","attempt","max_attempts","delay_ms","next_attempt_at","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"next_attempt_at":{"type":"string"},"error":{"type":"string"}}};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15222,7 +14759,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema138.properties, key0))){
+if(!(func0.call(schema107.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -15443,25 +14980,17 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemStartedNotification = validate89;
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
+exports.ItemStartedNotification = validate69;
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15626,8 +15155,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
@@ -15642,25 +15171,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemTimeoutDetectedNotification = validate91;
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
+exports.ItemTimeoutDetectedNotification = validate71;
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_timeout_detected_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","deadline_ms","elapsed_ms","attempt"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"deadline_ms":{"type":"integer","minimum":0},"elapsed_ms":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1}}};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_timeout_detected_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -15930,25 +15451,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemToolRetryExhaustedNotification = validate92;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
+exports.ItemToolRetryExhaustedNotification = validate72;
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"error":{"type":"string"}}};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16192,25 +15705,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemToolRetryResolvedNotification = validate93;
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
+exports.ItemToolRetryResolvedNotification = validate73;
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempts","outcome"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempts":{"type":"integer","minimum":1},"outcome":{"type":"string","enum":["succeeded","failed"]}}};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16444,7 +15949,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "succeeded") || (data6 === "failed"))){
-const err20 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema142.properties.outcome.enum}};
+const err20 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema111.properties.outcome.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16465,25 +15970,17 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemToolRetryScheduledNotification = validate94;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
+exports.ItemToolRetryScheduledNotification = validate74;
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","tool_name","attempt","max_attempts","delay_ms","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"attempt":{"type":"integer","minimum":1},"max_attempts":{"type":"integer","minimum":1},"delay_ms":{"type":"integer","minimum":0},"error":{"type":"string"}}};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_tool_retry_scheduled_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16576,7 +16073,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema143.properties, key0))){
+if(!(func0.call(schema112.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -16797,25 +16294,17 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ItemUpdatedNotification = validate95;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
+exports.ItemUpdatedNotification = validate75;
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/item_updated_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","item"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string","maxLength":256},"item":{"$ref":"turn_item.json"}}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/item_updated_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -16980,8 +16469,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
@@ -16996,25 +16485,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.PermissionActionKind = validate97;
-const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_action_kind.json","type":"string","enum":["file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent","unknown"]};
+exports.PermissionActionKind = validate77;
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_action_kind.json","type":"string","enum":["file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent","unknown"]};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/permission_action_kind.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -17026,7 +16507,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((((data === "file_read") || (data === "file_write")) || (data === "shell_command")) || (data === "network")) || (data === "mcp_read")) || (data === "mcp_write_or_unknown")) || (data === "dynamic_skill_tool")) || (data === "computer_use")) || (data === "task_subagent")) || (data === "unknown"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema114.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17035,25 +16516,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.PermissionBehavior = validate98;
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_behavior.json","type":"string","enum":["allow","ask","deny"]};
+exports.PermissionBehavior = validate78;
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/permission_behavior.json","type":"string","enum":["allow","ask","deny"]};
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/permission_behavior.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -17065,7 +16538,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "allow") || (data === "ask")) || (data === "deny"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17074,25 +16547,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.PromptManifest = validate99;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string","maxLength":256}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string","maxLength":256}}}}}};
+exports.PromptManifest = validate79;
+const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/prompt_manifest.json","type":"object","additionalProperties":false,"required":["compiler_version","profile","section_ids","fingerprint_stable","fingerprint_dynamic","fingerprint_full","diagnostics"],"properties":{"compiler_version":{"type":"string"},"profile":{"type":"string"},"section_ids":{"type":"array","items":{"type":"string","maxLength":256}},"fingerprint_stable":{"type":"string"},"fingerprint_dynamic":{"type":"string"},"fingerprint_full":{"type":"string"},"diagnostics":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["severity","message"],"properties":{"severity":{"type":"string","enum":["info","warning","error"]},"message":{"type":"string"},"section_id":{"type":"string","maxLength":256}}}}}};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/prompt_manifest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.compiler_version === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "compiler_version"}};
@@ -17329,7 +16794,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data9 === "info") || (data9 === "warning")) || (data9 === "error"))){
-const err20 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
+const err20 = {instancePath:instancePath+"/diagnostics/" + i1+"/severity",schemaPath:"#/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema116.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17411,26 +16876,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.Thread = validate100;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string","maxLength":256}}};
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_mode.json","type":"string","enum":["Chat","Agent"]};
+exports.Thread = validate80;
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread.json","type":"object","additionalProperties":false,"required":["id","workspace_id","cwd","mode","created_at"],"properties":{"id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"active_turn_id":{"type":"string","maxLength":256}}};
+const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_mode.json","type":"string","enum":["Chat","Agent"]};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -17593,7 +17050,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data5 === "Chat") || (data5 === "Agent"))){
-const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -17651,25 +17108,17 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadGetParams = validate101;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string","maxLength":256}}};
+exports.ThreadGetParams = validate81;
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_params.json","type":"object","additionalProperties":false,"required":["thread_id"],"properties":{"thread_id":{"type":"string","maxLength":256}}};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -17729,25 +17178,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadGetResponse = validate102;
-const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
+exports.ThreadGetResponse = validate82;
+const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_get_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread"}};
@@ -17772,8 +17213,8 @@ errors++;
 }
 }
 if(data.thread !== undefined){
-if(!(validate100(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate80(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -17788,25 +17229,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadStartParams = validate104;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
+exports.ThreadStartParams = validate84;
+const schema121 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_params.json","type":"object","additionalProperties":false,"required":[],"properties":{"workspace_id":{"type":"string","maxLength":256},"cwd":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "workspace_id") || (key0 === "cwd")) || (key0 === "model_provider")) || (key0 === "model")) || (key0 === "mode"))){
@@ -17894,7 +17327,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((data4 === "Chat") || (data4 === "Agent"))){
-const err7 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+const err7 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17915,25 +17348,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadStartResponse = validate105;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
+exports.ThreadStartResponse = validate85;
+const schema123 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_start_response.json","type":"object","additionalProperties":false,"required":["thread"],"properties":{"thread":{"$ref":"thread.json"}}};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread"}};
@@ -17958,8 +17383,8 @@ errors++;
 }
 }
 if(data.thread !== undefined){
-if(!(validate100(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate80(data.thread, {instancePath:instancePath+"/thread",parentData:data,parentDataProperty:"thread",rootData}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 }
@@ -17974,26 +17399,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelineBlock = validate107;
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_block.json","type":"object","additionalProperties":false,"required":["blockId","kind","turnId","status","createdAtUnixMicros"],"properties":{"blockId":{"type":"string"},"kind":{"type":"string","enum":["turn_work"]},"turnId":{"type":"string"},"status":{"$ref":"turn_status.json"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"completedAtUnixMicros":{"type":"integer","minimum":0},"userText":{"type":"string"},"summary":{"type":"string"},"workItemCount":{"type":"integer","minimum":0}}};
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_status.json","type":"string","enum":["InProgress","Completed","Failed","Interrupted","Blocked"]};
+exports.ThreadTimelineBlock = validate87;
+const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_block.json","type":"object","additionalProperties":false,"required":["blockId","kind","turnId","status","createdAtUnixMicros"],"properties":{"blockId":{"type":"string"},"kind":{"type":"string","enum":["turn_work"]},"turnId":{"type":"string"},"status":{"$ref":"turn_status.json"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"completedAtUnixMicros":{"type":"integer","minimum":0},"userText":{"type":"string"},"summary":{"type":"string"},"workItemCount":{"type":"integer","minimum":0}}};
+const schema125 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_status.json","type":"string","enum":["InProgress","Completed","Failed","Interrupted","Blocked"]};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.blockId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "blockId"}};
@@ -18046,7 +17463,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema155.properties, key0))){
+if(!(func0.call(schema124.properties, key0))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err5];
@@ -18082,7 +17499,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(data1 === "turn_work")){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema155.properties.kind.enum}};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema124.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18117,7 +17534,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18262,25 +17679,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelineBlocksChangedNotification = validate108;
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","changedBlockIds"],"properties":{"threadId":{"type":"string"},"changedBlockIds":{"type":"array","items":{"type":"string"}},"turnId":{"type":"string"}}};
+exports.ThreadTimelineBlocksChangedNotification = validate88;
+const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","changedBlockIds"],"properties":{"threadId":{"type":"string"},"changedBlockIds":{"type":"array","items":{"type":"string"}},"turnId":{"type":"string"}}};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_blocks_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -18377,25 +17786,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelinePageParams = validate109;
-const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_params.json","type":"object","additionalProperties":false,"required":["threadId"],"properties":{"threadId":{"type":"string"},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1}}};
+exports.ThreadTimelinePageParams = validate89;
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_params.json","type":"object","additionalProperties":false,"required":["threadId"],"properties":{"threadId":{"type":"string"},"cursor":{"type":"string"},"limit":{"type":"integer","minimum":1}}};
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -18479,25 +17880,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ThreadTimelinePageResponse = validate110;
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_response.json","type":"object","additionalProperties":false,"required":["threadId","blocks","page"],"properties":{"threadId":{"type":"string"},"blocks":{"type":"array","items":{"$ref":"thread_timeline_block.json"}},"page":{"type":"object","additionalProperties":false,"required":["nextCursor","hasMore"],"properties":{"nextCursor":{"type":["string","null"]},"hasMore":{"type":"boolean"}}}}};
+exports.ThreadTimelinePageResponse = validate90;
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/thread_timeline_page_response.json","type":"object","additionalProperties":false,"required":["threadId","blocks","page"],"properties":{"threadId":{"type":"string"},"blocks":{"type":"array","items":{"$ref":"thread_timeline_block.json"}},"page":{"type":"object","additionalProperties":false,"required":["nextCursor","hasMore"],"properties":{"nextCursor":{"type":["string","null"]},"hasMore":{"type":"boolean"}}}}};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/thread_timeline_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -18558,8 +17951,8 @@ let data1 = data.blocks;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate107(data1[i0], {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate87(data1[i0], {instancePath:instancePath+"/blocks/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 }
@@ -18613,7 +18006,7 @@ errors++;
 if(data3.nextCursor !== undefined){
 let data4 = data3.nextCursor;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err9 = {instancePath:instancePath+"/page/nextCursor",schemaPath:"#/properties/page/properties/nextCursor/type",keyword:"type",params:{type: schema159.properties.page.properties.nextCursor.type}};
+const err9 = {instancePath:instancePath+"/page/nextCursor",schemaPath:"#/properties/page/properties/nextCursor/type",keyword:"type",params:{type: schema128.properties.page.properties.nextCursor.type}};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18658,25 +18051,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.ToolPermissionPolicySnapshot = validate112;
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/tool_permission_policy_snapshot.json","type":"object","properties":{"default_behavior":{"$ref":"permission_behavior.json"},"file_read":{"$ref":"permission_behavior.json"},"file_write":{"$ref":"permission_behavior.json"},"shell_command":{"$ref":"permission_behavior.json"},"network":{"$ref":"permission_behavior.json"},"mcp_read":{"$ref":"permission_behavior.json"},"mcp_write_or_unknown":{"$ref":"permission_behavior.json"},"dynamic_skill_tool":{"$ref":"permission_behavior.json"},"computer_use":{"$ref":"permission_behavior.json"},"task_subagent":{"$ref":"permission_behavior.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"required":["default_behavior","file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent"],"additionalProperties":false};
+exports.ToolPermissionPolicySnapshot = validate92;
+const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/tool_permission_policy_snapshot.json","type":"object","properties":{"default_behavior":{"$ref":"permission_behavior.json"},"file_read":{"$ref":"permission_behavior.json"},"file_write":{"$ref":"permission_behavior.json"},"shell_command":{"$ref":"permission_behavior.json"},"network":{"$ref":"permission_behavior.json"},"mcp_read":{"$ref":"permission_behavior.json"},"mcp_write_or_unknown":{"$ref":"permission_behavior.json"},"dynamic_skill_tool":{"$ref":"permission_behavior.json"},"computer_use":{"$ref":"permission_behavior.json"},"task_subagent":{"$ref":"permission_behavior.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"required":["default_behavior","file_read","file_write","shell_command","network","mcp_read","mcp_write_or_unknown","dynamic_skill_tool","computer_use","task_subagent"],"additionalProperties":false};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/tool_permission_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.default_behavior === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "default_behavior"}};
@@ -18779,7 +18164,7 @@ vErrors.push(err9);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema160.properties, key0))){
+if(!(func0.call(schema129.properties, key0))){
 const err10 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err10];
@@ -18803,7 +18188,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
-const err12 = {instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err12 = {instancePath:instancePath+"/default_behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -18826,7 +18211,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!(((data1 === "allow") || (data1 === "ask")) || (data1 === "deny"))){
-const err14 = {instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err14 = {instancePath:instancePath+"/file_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18849,7 +18234,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data2 === "allow") || (data2 === "ask")) || (data2 === "deny"))){
-const err16 = {instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err16 = {instancePath:instancePath+"/file_write",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -18872,7 +18257,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data3 === "allow") || (data3 === "ask")) || (data3 === "deny"))){
-const err18 = {instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err18 = {instancePath:instancePath+"/shell_command",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18895,7 +18280,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!(((data4 === "allow") || (data4 === "ask")) || (data4 === "deny"))){
-const err20 = {instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err20 = {instancePath:instancePath+"/network",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18918,7 +18303,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!(((data5 === "allow") || (data5 === "ask")) || (data5 === "deny"))){
-const err22 = {instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err22 = {instancePath:instancePath+"/mcp_read",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18941,7 +18326,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
-const err24 = {instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err24 = {instancePath:instancePath+"/mcp_write_or_unknown",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18964,7 +18349,7 @@ vErrors.push(err25);
 errors++;
 }
 if(!(((data7 === "allow") || (data7 === "ask")) || (data7 === "deny"))){
-const err26 = {instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err26 = {instancePath:instancePath+"/dynamic_skill_tool",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18987,7 +18372,7 @@ vErrors.push(err27);
 errors++;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-const err28 = {instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err28 = {instancePath:instancePath+"/computer_use",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19010,7 +18395,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
-const err30 = {instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err30 = {instancePath:instancePath+"/task_subagent",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19115,31 +18500,23 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.Turn = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}},"parent_turn_id":{"type":"string","maxLength":256},"parent_thread_id":{"type":"string","maxLength":256},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
-const schema195 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
-const schema196 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
-const schema197 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"source":{"$ref":"turn_permission_profile_source.json"},"effective_policy":{"$ref":"tool_permission_policy_snapshot.json"}},"required":["mode","source","effective_policy"],"additionalProperties":false};
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
+exports.Turn = validate93;
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn.json","type":"object","additionalProperties":false,"required":["id","status","prompt_manifest","permission_profile"],"properties":{"id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_status.json"},"mode":{"$ref":"turn_mode.json"},"created_at":{"type":"string"},"completed_at":{"type":"string"},"model_provider":{"type":"string"},"model":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"prompt_manifest":{"anyOf":[{"$ref":"prompt_manifest.json"},{"type":"null"}]},"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"security":{"$ref":"turn_execution_security_snapshot.json"},"capabilities":{"type":"array","items":{"$ref":"turn_capability_resolution.json"}},"error":{"$ref":"turn_failure.json"},"blocked":{"type":"object","additionalProperties":false,"required":["reason","recovery_job_id"],"properties":{"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}},"parent_turn_id":{"type":"string","maxLength":256},"parent_thread_id":{"type":"string","maxLength":256},"actor":{"$ref":"agent_actor_ref.json"},"usage":{"$ref":"turn_usage.json"}}};
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_capability_resolution.json","type":"object","additionalProperties":false,"required":["capabilityId","status","reason"],"properties":{"capabilityId":{"type":"string"},"status":{"type":"string","enum":["accepted","rejected"]},"reason":{"type":"string","enum":["explicit_composer_capability","not_found","disabled_by_policy","validation_rejected","security_blocked","dependency_missing","catalog_missing","tool_missing","provider_unsupported"]},"message":{"type":"string"}}};
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failure.json","type":"object","additionalProperties":false,"required":["kind","message","retryable"],"properties":{"kind":{"type":"string","enum":["provider_error","tool_error","cancelled","interrupted","budget_exhausted","internal"]},"message":{"type":"string"},"retryable":{"type":"boolean"}}};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_usage.json","type":"object","additionalProperties":false,"required":["input_tokens","output_tokens","total_tokens"],"properties":{"input_tokens":{"type":"integer","minimum":0},"output_tokens":{"type":"integer","minimum":0},"total_tokens":{"type":"integer","minimum":0}}};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"source":{"$ref":"turn_permission_profile_source.json"},"effective_policy":{"$ref":"tool_permission_policy_snapshot.json"}},"required":["mode","source","effective_policy"],"additionalProperties":false};
+const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_mode.json","type":"string","enum":["full_access","auto_accept_edits","supervised"]};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_source.json","type":"string","enum":["composer","defaulted","inherited_from_parent_turn","task_permission_cap","system"]};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -19196,7 +18573,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-const err5 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
+const err5 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19219,7 +18596,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((data1 === "composer") || (data1 === "defaulted")) || (data1 === "inherited_from_parent_turn")) || (data1 === "task_permission_cap")) || (data1 === "system"))){
-const err7 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
+const err7 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19230,8 +18607,8 @@ errors++;
 }
 }
 if(data.effective_policy !== undefined){
-if(!(validate112(data.effective_policy, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate92(data.effective_policy, {instancePath:instancePath+"/effective_policy",parentData:data,parentDataProperty:"effective_policy",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -19246,33 +18623,25 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"],"additionalProperties":false},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"],"additionalProperties":false},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"],"additionalProperties":false};
-const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"],"additionalProperties":false};
-const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_scope.json","type":"string","enum":["allow_once","allow_for_turn"]};
-const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_backend_snapshot.json","type":"object","properties":{"kind":{"type":"string","enum":["native","codex_cli","claude_cli"]},"sandbox_backend":{"type":["string","null"]},"capabilities":{"type":"array","items":{"type":"string"}}},"required":["kind","sandbox_backend","capabilities"],"additionalProperties":false};
-const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_enforcement_status.json","type":"string","enum":["active","partially_active","unavailable"]};
-const schema191 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_degradation.json","type":"object","properties":{"capability":{"type":"string"},"reason":{"type":"string"},"detail":{"type":"string"}},"required":["capability","reason"],"additionalProperties":false};
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_sandbox_mode.json"},"cwd":{"type":"string"},"filesystem":{"$ref":"turn_filesystem_sandbox_policy.json"},"temp_policy":{"type":"string","enum":["per_turn","host","none"]},"network_enabled":{"type":"boolean"},"sandbox_escape":{"type":"string","enum":["review","deny","not_applicable"]},"backend_requirement":{"type":"string","enum":["none","best_effort","required"]},"backend_preference":{"type":["string","null"]}},"required":["mode","cwd","filesystem","temp_policy","network_enabled","sandbox_escape","backend_requirement","backend_preference"],"additionalProperties":false};
-const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_mode.json","type":"string","enum":["unrestricted","workspace_write","read_only"]};
-const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"],"additionalProperties":false};
-const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"],"additionalProperties":false};
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_security_snapshot.json","type":"object","properties":{"permission_profile":{"$ref":"turn_permission_profile_snapshot.json"},"sandbox":{"$ref":"turn_sandbox_snapshot.json"},"process":{"$ref":"turn_process_policy_snapshot.json"},"network":{"$ref":"turn_network_policy_snapshot.json"},"approval":{"type":"object","properties":{"scopes":{"type":"array","items":{"$ref":"turn_permission_approval_scope.json"}}},"required":["scopes"],"additionalProperties":false},"backend":{"$ref":"turn_security_backend_snapshot.json"},"enforcement":{"type":"object","properties":{"status":{"$ref":"turn_security_enforcement_status.json"},"degradations":{"type":"array","items":{"$ref":"turn_security_degradation.json"}}},"required":["status","degradations"],"additionalProperties":false},"parent_cap":{"$ref":"turn_security_parent_cap_snapshot.json"}},"required":["permission_profile","sandbox","process","network","approval","backend","enforcement"],"additionalProperties":false};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_network_policy_snapshot.json","type":"object","properties":{"mode":{"type":"string","enum":["enabled","restricted","disabled"]},"allow_domains":{"type":"array","items":{"type":"string"}},"deny_domains":{"type":"array","items":{"type":"string"}}},"required":["mode","allow_domains","deny_domains"],"additionalProperties":false};
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_scope.json","type":"string","enum":["allow_once","allow_for_turn"]};
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_backend_snapshot.json","type":"object","properties":{"kind":{"type":"string","enum":["native","codex_cli","claude_cli"]},"sandbox_backend":{"type":["string","null"]},"capabilities":{"type":"array","items":{"type":"string"}}},"required":["kind","sandbox_backend","capabilities"],"additionalProperties":false};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_enforcement_status.json","type":"string","enum":["active","partially_active","unavailable"]};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_degradation.json","type":"object","properties":{"capability":{"type":"string"},"reason":{"type":"string"},"detail":{"type":"string"}},"required":["capability","reason"],"additionalProperties":false};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_snapshot.json","type":"object","properties":{"mode":{"$ref":"turn_sandbox_mode.json"},"cwd":{"type":"string"},"filesystem":{"$ref":"turn_filesystem_sandbox_policy.json"},"temp_policy":{"type":"string","enum":["per_turn","host","none"]},"network_enabled":{"type":"boolean"},"sandbox_escape":{"type":"string","enum":["review","deny","not_applicable"]},"backend_requirement":{"type":"string","enum":["none","best_effort","required"]},"backend_preference":{"type":["string","null"]}},"required":["mode","cwd","filesystem","temp_policy","network_enabled","sandbox_escape","backend_requirement","backend_preference"],"additionalProperties":false};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_sandbox_mode.json","type":"string","enum":["unrestricted","workspace_write","read_only"]};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json","type":"object","properties":{"unrestricted":{"type":"boolean"},"entries":{"type":"array","items":{"$ref":"turn_filesystem_sandbox_entry.json"}},"outside_roots":{"$ref":"permission_behavior.json"}},"required":["unrestricted","entries","outside_roots"],"additionalProperties":false};
+const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json","type":"object","properties":{"path":{"type":"string"},"access":{"type":"string","enum":["read_only","read_write"]},"kind":{"type":"string","enum":["workspace","project","app","temp","allowed_path"]}},"required":["path","access","kind"],"additionalProperties":false};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.unrestricted === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unrestricted"}};
@@ -19402,7 +18771,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data4 === "read_only") || (data4 === "read_write"))){
-const err11 = {instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}};
+const err11 = {instancePath:instancePath+"/entries/" + i0+"/access",schemaPath:"turn_filesystem_sandbox_entry.json/properties/access/enum",keyword:"enum",params:{allowedValues: schema151.properties.access.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19425,7 +18794,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data5 === "workspace") || (data5 === "project")) || (data5 === "app")) || (data5 === "temp")) || (data5 === "allowed_path"))){
-const err13 = {instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}};
+const err13 = {instancePath:instancePath+"/entries/" + i0+"/kind",schemaPath:"turn_filesystem_sandbox_entry.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema151.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19472,7 +18841,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data6 === "allow") || (data6 === "ask")) || (data6 === "deny"))){
-const err17 = {instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err17 = {instancePath:instancePath+"/outside_roots",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -19493,23 +18862,15 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -19616,7 +18977,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!(((data0 === "unrestricted") || (data0 === "workspace_write")) || (data0 === "read_only"))){
-const err10 = {instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
+const err10 = {instancePath:instancePath+"/mode",schemaPath:"turn_sandbox_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19639,8 +19000,8 @@ errors++;
 }
 }
 if(data.filesystem !== undefined){
-if(!(validate121(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+if(!(validate101(data.filesystem, {instancePath:instancePath+"/filesystem",parentData:data,parentDataProperty:"filesystem",rootData}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
 }
@@ -19657,7 +19018,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data3 === "per_turn") || (data3 === "host")) || (data3 === "none"))){
-const err13 = {instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema179.properties.temp_policy.enum}};
+const err13 = {instancePath:instancePath+"/temp_policy",schemaPath:"#/properties/temp_policy/enum",keyword:"enum",params:{allowedValues: schema148.properties.temp_policy.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19692,7 +19053,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data5 === "review") || (data5 === "deny")) || (data5 === "not_applicable"))){
-const err16 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema179.properties.sandbox_escape.enum}};
+const err16 = {instancePath:instancePath+"/sandbox_escape",schemaPath:"#/properties/sandbox_escape/enum",keyword:"enum",params:{allowedValues: schema148.properties.sandbox_escape.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19715,7 +19076,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!(((data6 === "none") || (data6 === "best_effort")) || (data6 === "required"))){
-const err18 = {instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema179.properties.backend_requirement.enum}};
+const err18 = {instancePath:instancePath+"/backend_requirement",schemaPath:"#/properties/backend_requirement/enum",keyword:"enum",params:{allowedValues: schema148.properties.backend_requirement.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -19728,7 +19089,7 @@ errors++;
 if(data.backend_preference !== undefined){
 let data7 = data.backend_preference;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err19 = {instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema179.properties.backend_preference.type}};
+const err19 = {instancePath:instancePath+"/backend_preference",schemaPath:"#/properties/backend_preference/type",keyword:"type",params:{type: schema148.properties.backend_preference.type}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19749,24 +19110,16 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"],"additionalProperties":false},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"],"additionalProperties":false}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"],"additionalProperties":false};
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_process_policy_snapshot.json","type":"object","properties":{"shell":{"$ref":"permission_behavior.json"},"environment":{"type":"object","properties":{"mode":{"type":"string","enum":["inherit_all","allow_list"]},"allowed_variables":{"type":"array","items":{"type":"string"}}},"required":["mode"],"additionalProperties":false},"timeout_cap_ms":{"type":["integer","null"],"minimum":1},"command_risk_rules":{"type":"array","items":{"type":"object","properties":{"pattern":{"type":"string"},"behavior":{"$ref":"permission_behavior.json"},"reason":{"type":"string"}},"required":["pattern","behavior"],"additionalProperties":false}}},"required":["shell","environment","timeout_cap_ms","command_risk_rules"],"additionalProperties":false};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_process_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shell === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "shell"}};
@@ -19833,7 +19186,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data0 === "allow") || (data0 === "ask")) || (data0 === "deny"))){
-const err6 = {instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err6 = {instancePath:instancePath+"/shell",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19881,7 +19234,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data2 === "inherit_all") || (data2 === "allow_list"))){
-const err10 = {instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.environment.properties.mode.enum}};
+const err10 = {instancePath:instancePath+"/environment/mode",schemaPath:"#/properties/environment/properties/mode/enum",keyword:"enum",params:{allowedValues: schema153.properties.environment.properties.mode.enum}};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19934,7 +19287,7 @@ errors++;
 if(data.timeout_cap_ms !== undefined){
 let data5 = data.timeout_cap_ms;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-const err14 = {instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema184.properties.timeout_cap_ms.type}};
+const err14 = {instancePath:instancePath+"/timeout_cap_ms",schemaPath:"#/properties/timeout_cap_ms/type",keyword:"type",params:{type: schema153.properties.timeout_cap_ms.type}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -20020,7 +19373,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!(((data9 === "allow") || (data9 === "ask")) || (data9 === "deny"))){
-const err21 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err21 = {instancePath:instancePath+"/command_risk_rules/" + i1+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -20077,24 +19430,16 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema192 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string","maxLength":256},"parent_turn_id":{"type":"string","maxLength":256},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json","type":"object","properties":{"parent_thread_id":{"type":"string","maxLength":256},"parent_turn_id":{"type":"string","maxLength":256},"parent_mode":{"$ref":"turn_permission_mode.json"},"capped_policy":{"$ref":"tool_permission_policy_snapshot.json"},"source":{"$ref":"turn_permission_profile_source.json"}},"required":["parent_thread_id","parent_turn_id","parent_mode","capped_policy","source"],"additionalProperties":false};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_parent_cap_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.parent_thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "parent_thread_id"}};
@@ -20221,7 +19566,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!(((data2 === "full_access") || (data2 === "auto_accept_edits")) || (data2 === "supervised"))){
-const err11 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
+const err11 = {instancePath:instancePath+"/parent_mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -20232,8 +19577,8 @@ errors++;
 }
 }
 if(data.capped_policy !== undefined){
-if(!(validate112(data.capped_policy, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate92(data.capped_policy, {instancePath:instancePath+"/capped_policy",parentData:data,parentDataProperty:"capped_policy",rootData}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -20250,7 +19595,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data4 === "composer") || (data4 === "defaulted")) || (data4 === "inherited_from_parent_turn")) || (data4 === "task_permission_cap")) || (data4 === "system"))){
-const err13 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
+const err13 = {instancePath:instancePath+"/source",schemaPath:"turn_permission_profile_source.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -20271,23 +19616,15 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_security_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.permission_profile === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "permission_profile"}};
@@ -20372,20 +19709,20 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate95(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
 if(data.sandbox !== undefined){
-if(!(validate120(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate100(data.sandbox, {instancePath:instancePath+"/sandbox",parentData:data,parentDataProperty:"sandbox",rootData}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
 if(data.process !== undefined){
-if(!(validate124(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate104(data.process, {instancePath:instancePath+"/process",parentData:data,parentDataProperty:"process",rootData}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 }
@@ -20447,7 +19784,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((data4 === "enabled") || (data4 === "restricted")) || (data4 === "disabled"))){
-const err13 = {instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}};
+const err13 = {instancePath:instancePath+"/network/mode",schemaPath:"turn_network_policy_snapshot.json/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -20567,7 +19904,7 @@ vErrors.push(err21);
 errors++;
 }
 if(!((data11 === "allow_once") || (data11 === "allow_for_turn"))){
-const err22 = {instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+const err22 = {instancePath:instancePath+"/approval/scopes/" + i2,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -20659,7 +19996,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((data13 === "native") || (data13 === "codex_cli")) || (data13 === "claude_cli"))){
-const err30 = {instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}};
+const err30 = {instancePath:instancePath+"/backend/kind",schemaPath:"turn_security_backend_snapshot.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -20672,7 +20009,7 @@ errors++;
 if(data12.sandbox_backend !== undefined){
 let data14 = data12.sandbox_backend;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err31 = {instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}};
+const err31 = {instancePath:instancePath+"/backend/sandbox_backend",schemaPath:"turn_security_backend_snapshot.json/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -20770,7 +20107,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data18 === "active") || (data18 === "partially_active")) || (data18 === "unavailable"))){
-const err39 = {instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema190.enum}};
+const err39 = {instancePath:instancePath+"/enforcement/status",schemaPath:"turn_security_enforcement_status.json/enum",keyword:"enum",params:{allowedValues: schema159.enum}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -20892,8 +20229,8 @@ errors++;
 }
 }
 if(data.parent_cap !== undefined){
-if(!(validate126(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+if(!(validate106(data.parent_cap, {instancePath:instancePath+"/parent_cap",parentData:data,parentDataProperty:"parent_cap",rootData}))){
+vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
 }
 }
@@ -20908,23 +20245,15 @@ vErrors.push(err49);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -20967,7 +20296,7 @@ vErrors.push(err3);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema171.properties, key0))){
+if(!(func0.call(schema140.properties, key0))){
 const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err4];
@@ -21066,7 +20395,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data3 === "InProgress") || (data3 === "Completed")) || (data3 === "Failed")) || (data3 === "Interrupted")) || (data3 === "Blocked"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_status.json/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21089,7 +20418,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data4 === "Chat") || (data4 === "Agent"))){
-const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+const err14 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21148,8 +20477,8 @@ errors++;
 }
 }
 if(data.execution_backend !== undefined){
-if(!(validate42(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate22(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
@@ -21394,7 +20723,7 @@ vErrors.push(err38);
 errors++;
 }
 if(!(((data20 === "info") || (data20 === "warning")) || (data20 === "error"))){
-const err39 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema147.properties.diagnostics.items.properties.severity.enum}};
+const err39 = {instancePath:instancePath+"/prompt_manifest/diagnostics/" + i1+"/severity",schemaPath:"prompt_manifest.json/properties/diagnostics/items/properties/severity/enum",keyword:"enum",params:{allowedValues: schema116.properties.diagnostics.items.properties.severity.enum}};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -21478,6 +20807,7 @@ errors++;
 }
 var _valid0 = _errs25 === errors;
 valid3 = valid3 || _valid0;
+if(!valid3){
 const _errs54 = errors;
 if(data10 !== null){
 const err46 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf/1/type",keyword:"type",params:{type: "null"}};
@@ -21491,6 +20821,7 @@ errors++;
 }
 var _valid0 = _errs54 === errors;
 valid3 = valid3 || _valid0;
+}
 if(!valid3){
 const err47 = {instancePath:instancePath+"/prompt_manifest",schemaPath:"#/properties/prompt_manifest/anyOf",keyword:"anyOf",params:{}};
 if(vErrors === null){
@@ -21514,14 +20845,14 @@ vErrors = null;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate115(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate95(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
 if(data.security !== undefined){
-if(!(validate118(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate98(data.security, {instancePath:instancePath+"/security",parentData:data,parentDataProperty:"security",rootData}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 }
@@ -21599,7 +20930,7 @@ vErrors.push(err53);
 errors++;
 }
 if(!((data28 === "accepted") || (data28 === "rejected"))){
-const err54 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
+const err54 = {instancePath:instancePath+"/capabilities/" + i2+"/status",schemaPath:"turn_capability_resolution.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum}};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -21622,7 +20953,7 @@ vErrors.push(err55);
 errors++;
 }
 if(!(((((((((data29 === "explicit_composer_capability") || (data29 === "not_found")) || (data29 === "disabled_by_policy")) || (data29 === "validation_rejected")) || (data29 === "security_blocked")) || (data29 === "dependency_missing")) || (data29 === "catalog_missing")) || (data29 === "tool_missing")) || (data29 === "provider_unsupported"))){
-const err56 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
+const err56 = {instancePath:instancePath+"/capabilities/" + i2+"/reason",schemaPath:"turn_capability_resolution.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema164.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -21726,7 +21057,7 @@ vErrors.push(err64);
 errors++;
 }
 if(!((((((data32 === "provider_error") || (data32 === "tool_error")) || (data32 === "cancelled")) || (data32 === "interrupted")) || (data32 === "budget_exhausted")) || (data32 === "internal"))){
-const err65 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
+const err65 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -21907,8 +21238,8 @@ errors++;
 }
 }
 if(data.actor !== undefined){
-if(!(validate20(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+if(!(validate0(data.actor, {instancePath:instancePath+"/actor",parentData:data,parentDataProperty:"actor",rootData}))){
+vErrors = vErrors === null ? validate0.errors : vErrors.concat(validate0.errors);
 errors = vErrors.length;
 }
 }
@@ -22055,25 +21386,17 @@ vErrors.push(err91);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnBlockedNotification = validate131;
-const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnBlockedNotification = validate111;
+const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","reason","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"reason":{"type":"string"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -22223,8 +21546,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -22276,25 +21599,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelParams = validate133;
-const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"reason":{"type":"string"}}};
+exports.TurnCancelParams = validate113;
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"reason":{"type":"string"}}};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -22401,25 +21716,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCancelResponse = validate134;
-const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnCancelResponse = validate114;
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_cancel_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_cancel_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -22444,8 +21751,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -22460,28 +21767,20 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapability = validate53;
+exports.TurnCapability = validate33;
 
-exports.TurnCapabilityKind = validate54;
+exports.TurnCapabilityKind = validate34;
 
-exports.TurnCapabilityMcpServer = validate136;
+exports.TurnCapabilityMcpServer = validate116;
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -22583,24 +21882,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityMcpTool = validate137;
+exports.TurnCapabilityMcpTool = validate117;
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_mcp_tool.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -22724,24 +22015,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate137.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilityResolution = validate138;
+exports.TurnCapabilityResolution = validate118;
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.capabilityId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capabilityId"}};
@@ -22810,7 +22093,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "accepted") || (data1 === "rejected"))){
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema195.properties.status.enum}};
+const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema164.properties.status.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -22833,7 +22116,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((data2 === "explicit_composer_capability") || (data2 === "not_found")) || (data2 === "disabled_by_policy")) || (data2 === "validation_rejected")) || (data2 === "security_blocked")) || (data2 === "dependency_missing")) || (data2 === "catalog_missing")) || (data2 === "tool_missing")) || (data2 === "provider_unsupported"))){
-const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema195.properties.reason.enum}};
+const err8 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema164.properties.reason.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -22866,24 +22149,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCapabilitySkill = validate139;
+exports.TurnCapabilitySkill = validate119;
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_capability_skill.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -22985,25 +22260,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnCompletedNotification = validate140;
-const schema205 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
+exports.TurnCompletedNotification = validate120;
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_completed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"usage":{"$ref":"turn_usage.json"}}};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_completed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -23133,8 +22400,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -23281,28 +22548,20 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionSecuritySnapshot = validate118;
+exports.TurnExecutionSecuritySnapshot = validate98;
 
-exports.TurnExecutionWindowBlockedNotification = validate142;
-const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
-const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
+exports.TurnExecutionWindowBlockedNotification = validate122;
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","totals","recovery_job_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"totals":{"$ref":"turn_execution_window_counts.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_counts.json","type":"object","additionalProperties":false,"required":["agent_rounds","tool_calls","wall_clock_ms","provider_tokens"],"properties":{"agent_rounds":{"type":"integer","minimum":0},"tool_calls":{"type":"integer","minimum":0},"wall_clock_ms":{"type":"integer","minimum":0},"provider_tokens":{"type":"integer","minimum":0}}};
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_blocked_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -23499,7 +22758,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -23712,26 +22971,18 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCheckpointedNotification = validate143;
-const schema210 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"checkpoint_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_execution_window_status.json"}}};
-const schema211 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
+exports.TurnExecutionWindowCheckpointedNotification = validate123;
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","checkpoint_id","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"checkpoint_id":{"type":"string","maxLength":256},"status":{"$ref":"turn_execution_window_status.json"}}};
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_status.json","type":"string","enum":["running","exhausted","checkpointed","continued","completed","interrupted","blocked","failed"]};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_checkpointed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -23943,7 +23194,7 @@ vErrors.push(err17);
 errors++;
 }
 if(!((((((((data5 === "running") || (data5 === "exhausted")) || (data5 === "checkpointed")) || (data5 === "continued")) || (data5 === "completed")) || (data5 === "interrupted")) || (data5 === "blocked")) || (data5 === "failed"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+const err18 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -23964,25 +23215,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowContinuedNotification = validate144;
-const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string","maxLength":256},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
+exports.TurnExecutionWindowContinuedNotification = validate124;
+const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_continued_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","previous_window_id","window_id","window_index","checkpoint_id","reason"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"previous_window_id":{"type":"string","maxLength":256},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"checkpoint_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"}}};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_continued_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -24264,7 +23507,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((((((data7 === "max_agent_rounds_per_window") || (data7 === "max_tool_calls_per_window")) || (data7 === "max_wall_clock_ms_per_window")) || (data7 === "max_provider_tokens_per_window")) || (data7 === "provider_failure_continuation")) || (data7 === "runtime_shutdown_continuation"))){
-const err24 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+const err24 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -24285,24 +23528,16 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowCounts = validate145;
+exports.TurnExecutionWindowCounts = validate125;
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_counts.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.agent_rounds === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "agent_rounds"}};
@@ -24467,25 +23702,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate145.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustedNotification = validate146;
-const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+exports.TurnExecutionWindowExhaustedNotification = validate126;
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","reason","observed","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"reason":{"$ref":"turn_execution_window_exhaustion_reason.json"},"observed":{"$ref":"turn_execution_window_counts.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhausted_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -24682,7 +23909,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data4 === "max_agent_rounds_per_window") || (data4 === "max_tool_calls_per_window")) || (data4 === "max_wall_clock_ms_per_window")) || (data4 === "max_provider_tokens_per_window")) || (data4 === "provider_failure_continuation")) || (data4 === "runtime_shutdown_continuation"))){
-const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+const err17 = {instancePath:instancePath+"/reason",schemaPath:"turn_execution_window_exhaustion_reason.json/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -24872,7 +24099,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-const err33 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -24893,24 +24120,16 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowExhaustionReason = validate147;
+exports.TurnExecutionWindowExhaustionReason = validate127;
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_exhaustion_reason.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -24922,7 +24141,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "max_agent_rounds_per_window") || (data === "max_tool_calls_per_window")) || (data === "max_wall_clock_ms_per_window")) || (data === "max_provider_tokens_per_window")) || (data === "provider_failure_continuation")) || (data === "runtime_shutdown_continuation"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema135.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema104.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -24931,25 +24150,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowLimits = validate148;
-const schema220 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
+exports.TurnExecutionWindowLimits = validate128;
+const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_limits.json","type":"object","additionalProperties":false,"required":["max_agent_rounds_per_window","max_tool_calls_per_window","max_wall_clock_ms_per_window","max_provider_tokens_per_window"],"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1}}};
 
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_limits.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate148.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.max_agent_rounds_per_window === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "max_agent_rounds_per_window"}};
@@ -25114,25 +24325,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate148.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStartedNotification = validate149;
-const schema221 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
+exports.TurnExecutionWindowStartedNotification = validate129;
+const schema190 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_execution_window_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","window_id","window_index","limits","status"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"window_id":{"type":"string","maxLength":256},"window_index":{"type":"integer","minimum":0},"limits":{"$ref":"turn_execution_window_limits.json"},"status":{"$ref":"turn_execution_window_status.json"}}};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -25521,7 +24724,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((((((((data10 === "running") || (data10 === "exhausted")) || (data10 === "checkpointed")) || (data10 === "continued")) || (data10 === "completed")) || (data10 === "interrupted")) || (data10 === "blocked")) || (data10 === "failed"))){
-const err33 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"turn_execution_window_status.json/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -25542,24 +24745,16 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnExecutionWindowStatus = validate150;
+exports.TurnExecutionWindowStatus = validate130;
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_execution_window_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -25571,7 +24766,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((((data === "running") || (data === "exhausted")) || (data === "checkpointed")) || (data === "continued")) || (data === "completed")) || (data === "interrupted")) || (data === "blocked")) || (data === "failed"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema211.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -25580,25 +24775,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailedNotification = validate151;
-const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
+exports.TurnFailedNotification = validate131;
+const schema194 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_failed_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn","error"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"},"error":{"$ref":"turn_failure.json"}}};
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -25738,8 +24925,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -25801,7 +24988,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!((((((data5 === "provider_error") || (data5 === "tool_error")) || (data5 === "cancelled")) || (data5 === "interrupted")) || (data5 === "budget_exhausted")) || (data5 === "internal"))){
-const err17 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
+const err17 = {instancePath:instancePath+"/error/kind",schemaPath:"turn_failure.json/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -25858,24 +25045,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate151.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFailure = validate153;
+exports.TurnFailure = validate133;
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_failure.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -25932,7 +25111,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!((((((data0 === "provider_error") || (data0 === "tool_error")) || (data0 === "cancelled")) || (data0 === "interrupted")) || (data0 === "budget_exhausted")) || (data0 === "internal"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema196.properties.kind.enum}};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -25977,24 +25156,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxEntry = validate154;
+exports.TurnFilesystemSandboxEntry = validate134;
 
-function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_filesystem_sandbox_entry.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate154.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.path === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"}};
@@ -26063,7 +25234,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((data1 === "read_only") || (data1 === "read_write"))){
-const err6 = {instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema182.properties.access.enum}};
+const err6 = {instancePath:instancePath+"/access",schemaPath:"#/properties/access/enum",keyword:"enum",params:{allowedValues: schema151.properties.access.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -26086,7 +25257,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((data2 === "workspace") || (data2 === "project")) || (data2 === "app")) || (data2 === "temp")) || (data2 === "allowed_path"))){
-const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema182.properties.kind.enum}};
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema151.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -26107,27 +25278,19 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate154.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnFilesystemSandboxPolicy = validate121;
+exports.TurnFilesystemSandboxPolicy = validate101;
 
-exports.TurnGetParams = validate155;
-const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256}}};
+exports.TurnGetParams = validate135;
+const schema198 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256}}};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -26222,25 +25385,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnGetResponse = validate156;
-const schema230 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnGetResponse = validate136;
+const schema199 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_get_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -26265,8 +25420,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -26281,25 +25436,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnHandoffStartedNotification = validate158;
-const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_handoff_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","child_agent_id","child_thread_id","child_turn_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"child_agent_id":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"reason":{"type":"string"}}};
+exports.TurnHandoffStartedNotification = validate138;
+const schema200 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_handoff_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","item_id","child_agent_id","child_thread_id","child_turn_id","reason"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"item_id":{"type":"string"},"child_agent_id":{"type":"string"},"child_thread_id":{"type":"string"},"child_turn_id":{"type":"string"},"route_id":{"type":"string"},"reason":{"type":"string"}}};
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_handoff_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -26382,7 +25529,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema231.properties, key0))){
+if(!(func0.call(schema200.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err8];
@@ -26525,35 +25672,27 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItem = validate49;
+exports.TurnItem = validate29;
 
-exports.TurnItemAgentMessage = validate57;
+exports.TurnItemAgentMessage = validate37;
 
-exports.TurnItemCommandExecution = validate62;
+exports.TurnItemCommandExecution = validate42;
 
-exports.TurnItemDownload = validate66;
+exports.TurnItemDownload = validate46;
 
-exports.TurnItemDynamicToolCall = validate67;
+exports.TurnItemDynamicToolCall = validate47;
 
-exports.TurnItemEvent = validate159;
-const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
+exports.TurnItemEvent = validate139;
+const schema201 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_item_event.json","type":"object","additionalProperties":false,"required":["sequence","method","params","recorded_at"],"properties":{"sequence":{"type":"integer","minimum":1},"method":{"type":"string"},"params":{"type":"object","additionalProperties":true},"recorded_at":{"type":"string"}}};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.sequence === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"}};
@@ -26682,26 +25821,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemFileChange = validate63;
+exports.TurnItemFileChange = validate43;
 
-exports.TurnItemOutputPolicy = validate160;
+exports.TurnItemOutputPolicy = validate140;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_output_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.truncated === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "truncated"}};
@@ -26798,26 +25929,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemReasoning = validate58;
+exports.TurnItemReasoning = validate38;
 
-exports.TurnItemStatus = validate161;
+exports.TurnItemStatus = validate141;
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26829,7 +25952,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "in_progress") || (data === "completed")) || (data === "failed")) || (data === "declined")) || (data === "cancelled"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -26838,28 +25961,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate161.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemSystemEvent = validate59;
+exports.TurnItemSystemEvent = validate39;
 
-exports.TurnItemTask = validate60;
+exports.TurnItemTask = validate40;
 
-exports.TurnItemToolError = validate162;
+exports.TurnItemToolError = validate142;
 
-function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate162.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.message === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"}};
@@ -26918,24 +26033,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate162.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemToolOutcome = validate163;
+exports.TurnItemToolOutcome = validate143;
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_item_tool_outcome.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -26947,7 +26054,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "success") || (data === "error")) || (data === "declined")) || (data === "timed_out")) || (data === "cancelled"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema70.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -26956,31 +26063,23 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemUserMessage = validate50;
+exports.TurnItemUserMessage = validate30;
 
-exports.TurnItemWebFetch = validate65;
+exports.TurnItemWebFetch = validate45;
 
-exports.TurnItemWebSearch = validate64;
+exports.TurnItemWebSearch = validate44;
 
-exports.TurnItemsParams = validate164;
-const schema237 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
+exports.TurnItemsParams = validate144;
+const schema206 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"after_sequence":{"type":"integer","minimum":0},"limit":{"type":"integer","minimum":1}}};
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -27125,25 +26224,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnItemsResponse = validate165;
-const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
+exports.TurnItemsResponse = validate145;
+const schema207 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_items_response.json","type":"object","additionalProperties":false,"required":["thread_id","workspace_id","turn_id","events","last_sequence"],"properties":{"thread_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"events":{"type":"array","items":{"$ref":"turn_item_event.json"}},"last_sequence":{"type":"integer","minimum":0}}};
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_items_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -27465,25 +26556,17 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnLegacySandboxPolicy = validate166;
-const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
+exports.TurnLegacySandboxPolicy = validate146;
+const schema209 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json","type":"object","additionalProperties":false,"required":["mode"],"properties":{"mode":{"type":"string","const":"FullAccess"}}};
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_legacy_sandbox_policy.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -27541,24 +26624,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnMode = validate167;
+exports.TurnMode = validate147;
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -27570,7 +26645,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((data === "Chat") || (data === "Agent"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -27579,24 +26654,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnNetworkPolicySnapshot = validate168;
+exports.TurnNetworkPolicySnapshot = validate148;
 
-function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_network_policy_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate168.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.mode === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"}};
@@ -27653,7 +26720,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "enabled") || (data0 === "restricted")) || (data0 === "disabled"))){
-const err5 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema187.properties.mode.enum}};
+const err5 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema156.properties.mode.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -27730,25 +26797,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate168.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalRequest = validate169;
-const schema243 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
+exports.TurnPermissionApprovalRequest = validate149;
+const schema212 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_request.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"workspace_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"visible_thread_ids":{"type":"array","items":{"type":"string","maxLength":256}},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"scope_hash":{"type":"string"},"reason":{"type":"string"},"title":{"type":"string"},"args_json":{"type":"string"},"override_reason":{"type":"string","minLength":1},"preview":{"type":"object","additionalProperties":false,"required":["title","text"],"properties":{"title":{"type":"string"},"text":{"type":"string"}}},"summary":{"type":"string"},"details":{"type":"object","additionalProperties":true},"allowed_scopes":{"type":"array","minItems":1,"items":{"$ref":"turn_permission_approval_scope.json"}},"outside_paths":{"type":"array","items":{"type":"string"}},"sandbox_escape":{"type":"boolean"},"item_id":{"type":"string","maxLength":256},"created_at":{"type":"string"},"expires_at":{"type":"string"},"resolve_token":{"type":"string"}},"required":["request_id","workspace_id","thread_id","turn_id","tool_name","action","scope_hash","reason","details","allowed_scopes","created_at"],"additionalProperties":false};
 
-function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate169.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.request_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"}};
@@ -27861,7 +26920,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema243.properties, key0))){
+if(!(func0.call(schema212.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err11];
@@ -28038,7 +27097,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-const err25 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
+const err25 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -28246,7 +27305,7 @@ vErrors.push(err41);
 errors++;
 }
 if(!((data19 === "allow_once") || (data19 === "allow_for_turn"))){
-const err42 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+const err42 = {instancePath:instancePath+"/allowed_scopes/" + i1,schemaPath:"turn_permission_approval_scope.json/enum",keyword:"enum",params:{allowedValues: schema157.enum}};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -28380,25 +27439,17 @@ vErrors.push(err52);
 }
 errors++;
 }
-validate169.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalResolution = validate170;
-const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
+exports.TurnPermissionApprovalResolution = validate150;
+const schema215 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_approval_resolution.json","type":"string","enum":["allow_once","allow_for_turn","deny","cancelled","expired"]};
 
-function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate170.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -28410,7 +27461,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "allow_once") || (data === "allow_for_turn")) || (data === "deny")) || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -28419,24 +27470,16 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate170.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate170.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionApprovalScope = validate171;
+exports.TurnPermissionApprovalScope = validate151;
 
-function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_approval_scope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate171.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -28448,7 +27491,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((data === "allow_once") || (data === "allow_for_turn"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema188.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema157.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -28457,25 +27500,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate171.errors = vErrors;
+validate151.errors = vErrors;
 return errors === 0;
 }
-validate171.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionAuditEvent = validate172;
-const schema248 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
+exports.TurnPermissionAuditEvent = validate152;
+const schema217 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_audit_event.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"audit_id":{"type":"string","maxLength":256},"kind":{"type":"string","enum":["profile_selected","decision_allowed","decision_denied","request_opened","request_resolved"]},"request_id":{"type":"string","maxLength":256},"tool_name":{"type":"string"},"action":{"$ref":"permission_action_kind.json"},"behavior":{"$ref":"permission_behavior.json"},"decided_by":{"type":"string","enum":["policy","turn_grant","resolution","config"]},"reason":{"type":"string"},"scope_hash":{"type":"string"},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"profile":{"$ref":"turn_permission_profile_snapshot.json"},"recorded_at":{"type":"string"}},"required":["thread_id","turn_id","sequence","audit_id","kind","recorded_at"],"additionalProperties":false};
 
-function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_audit_event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate172.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -28538,7 +27573,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema248.properties, key0))){
+if(!(func0.call(schema217.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err6];
@@ -28662,7 +27697,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((((data4 === "profile_selected") || (data4 === "decision_allowed")) || (data4 === "decision_denied")) || (data4 === "request_opened")) || (data4 === "request_resolved"))){
-const err16 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema248.properties.kind.enum}};
+const err16 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema217.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -28722,7 +27757,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((((((((((data7 === "file_read") || (data7 === "file_write")) || (data7 === "shell_command")) || (data7 === "network")) || (data7 === "mcp_read")) || (data7 === "mcp_write_or_unknown")) || (data7 === "dynamic_skill_tool")) || (data7 === "computer_use")) || (data7 === "task_subagent")) || (data7 === "unknown"))){
-const err21 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
+const err21 = {instancePath:instancePath+"/action",schemaPath:"permission_action_kind.json/enum",keyword:"enum",params:{allowedValues: schema114.enum}};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -28745,7 +27780,7 @@ vErrors.push(err22);
 errors++;
 }
 if(!(((data8 === "allow") || (data8 === "ask")) || (data8 === "deny"))){
-const err23 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
+const err23 = {instancePath:instancePath+"/behavior",schemaPath:"permission_behavior.json/enum",keyword:"enum",params:{allowedValues: schema115.enum}};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -28768,7 +27803,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((((data9 === "policy") || (data9 === "turn_grant")) || (data9 === "resolution")) || (data9 === "config"))){
-const err25 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema248.properties.decided_by.enum}};
+const err25 = {instancePath:instancePath+"/decided_by",schemaPath:"#/properties/decided_by/enum",keyword:"enum",params:{allowedValues: schema217.properties.decided_by.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -28815,7 +27850,7 @@ vErrors.push(err28);
 errors++;
 }
 if(!(((((data12 === "allow_once") || (data12 === "allow_for_turn")) || (data12 === "deny")) || (data12 === "cancelled")) || (data12 === "expired"))){
-const err29 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
+const err29 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -28826,8 +27861,8 @@ errors++;
 }
 }
 if(data.profile !== undefined){
-if(!(validate115(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate95(data.profile, {instancePath:instancePath+"/profile",parentData:data,parentDataProperty:"profile",rootData}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 }
@@ -28854,24 +27889,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate172.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate172.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionMode = validate174;
+exports.TurnPermissionMode = validate154;
 
-function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate174.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -28883,7 +27910,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "full_access") || (data === "auto_accept_edits")) || (data === "supervised"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -28892,25 +27919,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate174.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate174.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSelection = validate175;
-const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+exports.TurnPermissionProfileSelection = validate155;
+const schema222 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_profile_selection.json","type":"object","properties":{"mode":{"$ref":"turn_permission_mode.json"},"allowed_tools":{"type":"array","items":{"type":"string"}},"denied_tools":{"type":"array","items":{"type":"string"}},"allowed_paths":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_selection.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate175.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((key0 === "mode") || (key0 === "allowed_tools")) || (key0 === "denied_tools")) || (key0 === "allowed_paths"))){
@@ -28937,7 +27956,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!(((data0 === "full_access") || (data0 === "auto_accept_edits")) || (data0 === "supervised"))){
-const err2 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema176.enum}};
+const err2 = {instancePath:instancePath+"/mode",schemaPath:"turn_permission_mode.json/enum",keyword:"enum",params:{allowedValues: schema145.enum}};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -29042,26 +28061,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate175.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate175.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionProfileSnapshot = validate115;
+exports.TurnPermissionProfileSnapshot = validate95;
 
-exports.TurnPermissionProfileSource = validate176;
+exports.TurnPermissionProfileSource = validate156;
 
-function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_profile_source.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate176.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -29073,7 +28084,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "composer") || (data === "defaulted")) || (data === "inherited_from_parent_turn")) || (data === "task_permission_cap")) || (data === "system"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema177.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema146.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -29082,25 +28093,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate176.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate176.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestOpenedNotification = validate177;
-const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
+exports.TurnPermissionRequestOpenedNotification = validate157;
+const schema225 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_opened_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request":{"$ref":"turn_permission_approval_request.json"}},"required":["thread_id","turn_id","sequence","request"],"additionalProperties":false};
 
-function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate177.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -29230,8 +28233,8 @@ errors++;
 }
 }
 if(data.request !== undefined){
-if(!(validate169(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+if(!(validate149(data.request, {instancePath:instancePath+"/request",parentData:data,parentDataProperty:"request",rootData}))){
+vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
 errors = vErrors.length;
 }
 }
@@ -29246,25 +28249,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate177.errors = vErrors;
+validate157.errors = vErrors;
 return errors === 0;
 }
-validate177.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestResolvedNotification = validate179;
-const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestResolvedNotification = validate159;
+const schema226 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json","type":"object","properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"request_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"},"scope_hash":{"type":"string"}},"required":["thread_id","turn_id","sequence","request_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate179.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -29451,7 +28446,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((((data4 === "allow_once") || (data4 === "allow_for_turn")) || (data4 === "deny")) || (data4 === "cancelled")) || (data4 === "expired"))){
-const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
+const err16 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29496,25 +28491,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate179.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate179.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondParams = validate180;
-const schema259 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondParams = validate160;
+const schema228 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_params.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"resolution":{"type":"string","enum":["allow_once","allow_for_turn","deny"]},"resolve_token":{"type":"string"}},"required":["request_id","resolution"],"additionalProperties":false};
 
-function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate180.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.request_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"}};
@@ -29586,7 +28573,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "allow_once") || (data1 === "allow_for_turn")) || (data1 === "deny"))){
-const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema259.properties.resolution.enum}};
+const err6 = {instancePath:instancePath+"/resolution",schemaPath:"#/properties/resolution/enum",keyword:"enum",params:{allowedValues: schema228.properties.resolution.enum}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -29619,25 +28606,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate180.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate180.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnPermissionRequestRespondResponse = validate181;
-const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
+exports.TurnPermissionRequestRespondResponse = validate161;
+const schema229 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_permission_request_respond_response.json","type":"object","properties":{"request_id":{"type":"string","maxLength":256},"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"resolution":{"$ref":"turn_permission_approval_resolution.json"},"resolved_at":{"type":"string"}},"required":["request_id","thread_id","turn_id","resolution","resolved_at"],"additionalProperties":false};
 
-function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_permission_request_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate181.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.request_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request_id"}};
@@ -29789,7 +28768,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data3 === "allow_once") || (data3 === "allow_for_turn")) || (data3 === "deny")) || (data3 === "cancelled")) || (data3 === "expired"))){
-const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema246.enum}};
+const err13 = {instancePath:instancePath+"/resolution",schemaPath:"turn_permission_approval_resolution.json/enum",keyword:"enum",params:{allowedValues: schema215.enum}};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29822,28 +28801,20 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate181.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate181.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnProcessPolicySnapshot = validate124;
+exports.TurnProcessPolicySnapshot = validate104;
 
-exports.TurnQuestion = validate182;
-const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
-const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
+exports.TurnQuestion = validate162;
+const schema231 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question.json","type":"object","additionalProperties":false,"required":["call_id","index","header","question","options","args_json","answer_token","created_at","expires_at"],"properties":{"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"header":{"type":"string","minLength":1},"question":{"type":"string","minLength":1},"options":{"type":"array","minItems":2,"maxItems":4,"items":{"$ref":"turn_question_option.json"}},"args_json":{"type":"string"},"answer_token":{"type":"string"},"created_at":{"type":"string"},"expires_at":{"type":"string"}}};
+const schema232 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_option.json","type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1},"label":{"type":"string","minLength":1},"description":{"type":"string"}}};
 
-function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate182.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.call_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "call_id"}};
@@ -29936,7 +28907,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema262.properties, key0))){
+if(!(func0.call(schema231.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -30248,25 +29219,17 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate182.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate182.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnQuestionOpenedNotification = validate183;
-const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
+exports.TurnQuestionOpenedNotification = validate163;
+const schema233 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_opened_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","question","already_surfaced"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"question":{"$ref":"turn_question.json"},"already_surfaced":{"type":"boolean"}}};
 
-function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_opened_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate183.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -30447,8 +29410,8 @@ errors++;
 }
 }
 if(data.question !== undefined){
-if(!(validate182(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+if(!(validate162(data.question, {instancePath:instancePath+"/question",parentData:data,parentDataProperty:"question",rootData}))){
+vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
 errors = vErrors.length;
 }
 }
@@ -30475,24 +29438,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate183.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate183.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnQuestionOption = validate185;
+exports.TurnQuestionOption = validate165;
 
-function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_option.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate185.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"}};
@@ -30599,25 +29554,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate185.errors = vErrors;
+validate165.errors = vErrors;
 return errors === 0;
 }
-validate185.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnQuestionResolution = validate186;
-const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
+exports.TurnQuestionResolution = validate166;
+const schema235 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolution.json","type":"string","enum":["answered","cancelled","expired"]};
 
-function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_resolution.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate186.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -30629,7 +29576,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "answered") || (data === "cancelled")) || (data === "expired"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema266.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema235.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -30638,25 +29585,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate186.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate186.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnQuestionResolvedNotification = validate187;
-const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+exports.TurnQuestionResolvedNotification = validate167;
+const schema236 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_resolved_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","call_id","index","resolution","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"sequence":{"type":"integer","minimum":1},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"resolution":{"$ref":"turn_question_resolution.json"},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
 
-function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_resolved_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate187.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -30849,7 +29788,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!(((data5 === "answered") || (data5 === "cancelled")) || (data5 === "expired"))){
-const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema266.enum}};
+const err17 = {instancePath:instancePath+"/resolution",schemaPath:"turn_question_resolution.json/enum",keyword:"enum",params:{allowedValues: schema235.enum}};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -30894,25 +29833,17 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate187.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnQuestionRespondParams = validate188;
-const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
+exports.TurnQuestionRespondParams = validate168;
+const schema238 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","answer_token"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string","minLength":1},"answer_token":{"type":"string"}}};
 
-function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate188.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -31105,25 +30036,17 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate188.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate188.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnQuestionRespondResponse = validate189;
-const schema270 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
+exports.TurnQuestionRespondResponse = validate169;
+const schema239 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_question_respond_response.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","call_id","index","option_id","resolved_at"],"properties":{"thread_id":{"type":"string"},"turn_id":{"type":"string"},"call_id":{"type":"string"},"index":{"type":"integer","minimum":0,"maximum":2},"option_id":{"type":"string"},"resolved_at":{"type":"string"}}};
 
-function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_question_respond_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate189.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -31303,25 +30226,17 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate189.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate189.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeParams = validate190;
-const schema271 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeParams = validate170;
+const schema240 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate190.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -31441,25 +30356,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate190.errors = vErrors;
+validate170.errors = vErrors;
 return errors === 0;
 }
-validate190.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnResumeResponse = validate191;
-const schema272 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
+exports.TurnResumeResponse = validate171;
+const schema241 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_resume_response.json","type":"object","additionalProperties":false,"required":["turn","recovery_job_id"],"properties":{"turn":{"$ref":"turn.json"},"recovery_job_id":{"type":"string","maxLength":256}}};
 
-function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_resume_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate191.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -31494,8 +30401,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -31535,24 +30442,16 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate191.errors = vErrors;
+validate171.errors = vErrors;
 return errors === 0;
 }
-validate191.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxMode = validate193;
+exports.TurnSandboxMode = validate173;
 
-function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_sandbox_mode.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate193.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -31564,7 +30463,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "unrestricted") || (data === "workspace_write")) || (data === "read_only"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema180.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -31573,26 +30472,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate193.errors = vErrors;
+validate173.errors = vErrors;
 return errors === 0;
 }
-validate193.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSandboxSnapshot = validate120;
+exports.TurnSandboxSnapshot = validate100;
 
-exports.TurnSecurityBackendSnapshot = validate194;
+exports.TurnSecurityBackendSnapshot = validate174;
 
-function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_backend_snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate194.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -31649,7 +30540,7 @@ vErrors.push(err4);
 errors++;
 }
 if(!(((data0 === "native") || (data0 === "codex_cli")) || (data0 === "claude_cli"))){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum}};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema158.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -31662,7 +30553,7 @@ errors++;
 if(data.sandbox_backend !== undefined){
 let data1 = data.sandbox_backend;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema189.properties.sandbox_backend.type}};
+const err6 = {instancePath:instancePath+"/sandbox_backend",schemaPath:"#/properties/sandbox_backend/type",keyword:"type",params:{type: schema158.properties.sandbox_backend.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -31711,24 +30602,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate194.errors = vErrors;
+validate174.errors = vErrors;
 return errors === 0;
 }
-validate194.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityDegradation = validate195;
+exports.TurnSecurityDegradation = validate175;
 
-function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_degradation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate195.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.capability === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "capability"}};
@@ -31809,24 +30692,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate195.errors = vErrors;
+validate175.errors = vErrors;
 return errors === 0;
 }
-validate195.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityEnforcementStatus = validate196;
+exports.TurnSecurityEnforcementStatus = validate176;
 
-function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_security_enforcement_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate196.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -31838,7 +30713,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((data === "active") || (data === "partially_active")) || (data === "unavailable"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema190.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema159.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -31847,27 +30722,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate196.errors = vErrors;
+validate176.errors = vErrors;
 return errors === 0;
 }
-validate196.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnSecurityParentCapSnapshot = validate126;
+exports.TurnSecurityParentCapSnapshot = validate106;
 
-exports.TurnStartParams = validate197;
-const schema277 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
+exports.TurnStartParams = validate177;
+const schema246 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_params.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","input"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"input":{"type":"array","items":{"$ref":"user_input.json"}},"capabilities":{"type":"array","items":{"$ref":"turn_capability.json"}},"model":{"type":"string"},"model_provider":{"type":"string"},"execution_backend":{"$ref":"execution_backend.json"},"cli_runtime_options":{"$ref":"cli_runtime_options.json"},"permission_profile":{"$ref":"turn_permission_profile_selection.json"},"sandbox_policy":{"$ref":"turn_legacy_sandbox_policy.json"},"mode":{"$ref":"turn_mode.json"}}};
 
-function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate197.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -31900,7 +30767,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema277.properties, key0))){
+if(!(func0.call(schema246.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err3];
@@ -31966,8 +30833,8 @@ let data2 = data.input;
 if(Array.isArray(data2)){
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate51(data2[i0], {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate31(data2[i0], {instancePath:instancePath+"/input/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
@@ -31988,8 +30855,8 @@ let data4 = data.capabilities;
 if(Array.isArray(data4)){
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate53(data4[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate33(data4[i1], {instancePath:instancePath+"/capabilities/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -32030,8 +30897,8 @@ errors++;
 }
 }
 if(data.execution_backend !== undefined){
-if(!(validate42(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate22(data.execution_backend, {instancePath:instancePath+"/execution_backend",parentData:data,parentDataProperty:"execution_backend",rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
@@ -32123,8 +30990,8 @@ errors++;
 }
 }
 if(data.permission_profile !== undefined){
-if(!(validate175(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+if(!(validate155(data.permission_profile, {instancePath:instancePath+"/permission_profile",parentData:data,parentDataProperty:"permission_profile",rootData}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
@@ -32201,7 +31068,7 @@ vErrors.push(err24);
 errors++;
 }
 if(!((data18 === "Chat") || (data18 === "Agent"))){
-const err25 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema149.enum}};
+const err25 = {instancePath:instancePath+"/mode",schemaPath:"turn_mode.json/enum",keyword:"enum",params:{allowedValues: schema118.enum}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -32222,25 +31089,17 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate197.errors = vErrors;
+validate177.errors = vErrors;
 return errors === 0;
 }
-validate197.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartResponse = validate202;
-const schema281 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
+exports.TurnStartResponse = validate182;
+const schema250 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_start_response.json","type":"object","additionalProperties":false,"required":["turn"],"properties":{"turn":{"$ref":"turn.json"}}};
 
-function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_start_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate202.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turn === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"}};
@@ -32265,8 +31124,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -32281,25 +31140,17 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate202.errors = vErrors;
+validate182.errors = vErrors;
 return errors === 0;
 }
-validate202.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStartedNotification = validate204;
-const schema282 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
+exports.TurnStartedNotification = validate184;
+const schema251 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_started_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","turn"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"turn":{"$ref":"turn.json"}}};
 
-function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_started_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate204.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -32429,8 +31280,8 @@ errors++;
 }
 }
 if(data.turn !== undefined){
-if(!(validate113(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate93(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -32445,24 +31296,16 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate204.errors = vErrors;
+validate184.errors = vErrors;
 return errors === 0;
 }
-validate204.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnStatus = validate206;
+exports.TurnStatus = validate186;
 
-function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_status.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate206.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -32474,7 +31317,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!(((((data === "InProgress") || (data === "Completed")) || (data === "Failed")) || (data === "Interrupted")) || (data === "Blocked"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema156.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema125.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -32483,25 +31326,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate206.errors = vErrors;
+validate186.errors = vErrors;
 return errors === 0;
 }
-validate206.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnToolLoopBudgetExceededNotification = validate207;
-const schema284 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
+exports.TurnToolLoopBudgetExceededNotification = validate187;
+const schema253 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json","type":"object","additionalProperties":false,"required":["thread_id","turn_id","sequence","budget","limit","observed"],"properties":{"thread_id":{"type":"string","maxLength":256},"turn_id":{"type":"string","maxLength":256},"sequence":{"type":"integer","minimum":1},"budget":{"type":"string","enum":["rounds","tool_calls"]},"limit":{"type":"integer","minimum":0},"observed":{"type":"integer","minimum":0}}};
 
-function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_tool_loop_budget_exceeded_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate207.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.thread_id === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thread_id"}};
@@ -32663,7 +31498,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((data3 === "rounds") || (data3 === "tool_calls"))){
-const err14 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema284.properties.budget.enum}};
+const err14 = {instancePath:instancePath+"/budget",schemaPath:"#/properties/budget/enum",keyword:"enum",params:{allowedValues: schema253.properties.budget.enum}};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32734,24 +31569,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate207.errors = vErrors;
+validate187.errors = vErrors;
 return errors === 0;
 }
-validate207.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnUsage = validate208;
+exports.TurnUsage = validate188;
 
-function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate208.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.input_tokens === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "input_tokens"}};
@@ -32881,27 +31708,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate208.errors = vErrors;
+validate188.errors = vErrors;
 return errors === 0;
 }
-validate208.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlock = validate209;
-const schema286 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
-const schema287 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
-const schema288 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
+exports.TurnWorkBlock = validate189;
+const schema255 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block.json","type":"object","additionalProperties":false,"required":["blockId","turnId","presentation","state","counts","cursors","startedAtUnixMicros","elapsedMs"],"properties":{"blockId":{"type":"string"},"turnId":{"type":"string"},"presentation":{"$ref":"turn_work_block_presentation.json"},"state":{"$ref":"turn_work_block_state.json"},"counts":{"type":"object","additionalProperties":false,"required":["total","inProgress","completed","failed"],"properties":{"total":{"type":"integer","minimum":0},"inProgress":{"type":"integer","minimum":0},"completed":{"type":"integer","minimum":0},"failed":{"type":"integer","minimum":0}}},"cursors":{"type":"object","additionalProperties":false,"required":["oldest","newest"],"properties":{"oldest":{"type":["string","null"]},"newest":{"type":["string","null"]}}},"startedAtUnixMicros":{"type":"integer","minimum":0},"endedAtUnixMicros":{"type":"integer","minimum":0},"elapsedMs":{"type":"integer","minimum":0}}};
+const schema256 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_presentation.json","type":"object","additionalProperties":false,"required":["title","collapsed"],"properties":{"title":{"type":"string"},"subtitle":{"type":"string"},"collapsed":{"type":"boolean"}}};
+const schema257 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_block_state.json","type":"string","enum":["running","awaiting_approval","blocked","completed","failed","interrupted"]};
 
-function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate209.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.blockId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "blockId"}};
@@ -32984,7 +31803,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema286.properties, key0))){
+if(!(func0.call(schema255.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err8];
@@ -33115,7 +31934,7 @@ vErrors.push(err18);
 errors++;
 }
 if(!((((((data6 === "running") || (data6 === "awaiting_approval")) || (data6 === "blocked")) || (data6 === "completed")) || (data6 === "failed")) || (data6 === "interrupted"))){
-const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema288.enum}};
+const err19 = {instancePath:instancePath+"/state",schemaPath:"turn_work_block_state.json/enum",keyword:"enum",params:{allowedValues: schema257.enum}};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -33330,7 +32149,7 @@ errors++;
 if(data12.oldest !== undefined){
 let data13 = data12.oldest;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.oldest.type}};
+const err37 = {instancePath:instancePath+"/cursors/oldest",schemaPath:"#/properties/cursors/properties/oldest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.oldest.type}};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -33343,7 +32162,7 @@ errors++;
 if(data12.newest !== undefined){
 let data14 = data12.newest;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema286.properties.cursors.properties.newest.type}};
+const err38 = {instancePath:instancePath+"/cursors/newest",schemaPath:"#/properties/cursors/properties/newest/type",keyword:"type",params:{type: schema255.properties.cursors.properties.newest.type}};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -33451,24 +32270,16 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate209.errors = vErrors;
+validate189.errors = vErrors;
 return errors === 0;
 }
-validate209.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockPresentation = validate210;
+exports.TurnWorkBlockPresentation = validate190;
 
-function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_presentation.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate210.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.title === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"}};
@@ -33549,24 +32360,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate210.errors = vErrors;
+validate190.errors = vErrors;
 return errors === 0;
 }
-validate210.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkBlockState = validate211;
+exports.TurnWorkBlockState = validate191;
 
-function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_block_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate211.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(typeof data !== "string"){
 const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
@@ -33578,7 +32381,7 @@ vErrors.push(err0);
 errors++;
 }
 if(!((((((data === "running") || (data === "awaiting_approval")) || (data === "blocked")) || (data === "completed")) || (data === "failed")) || (data === "interrupted"))){
-const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema288.enum}};
+const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema257.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -33587,25 +32390,17 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate211.errors = vErrors;
+validate191.errors = vErrors;
 return errors === 0;
 }
-validate211.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItem = validate212;
-const schema291 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
+exports.TurnWorkItem = validate192;
+const schema260 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_item.json","type":"object","additionalProperties":false,"required":["workItemId","item","status","itemType","orderKey","createdAtUnixMicros","updatedAtUnixMicros","sourceSequence","sourceUpdatedAtUnixMicros"],"properties":{"workItemId":{"type":"string"},"item":{"$ref":"turn_item.json"},"status":{"$ref":"turn_item_status.json"},"itemType":{"type":"string"},"orderKey":{"type":"string"},"createdAtUnixMicros":{"type":"integer","minimum":0},"updatedAtUnixMicros":{"type":"integer","minimum":0},"sourceSequence":{"type":"integer","minimum":1},"sourceUpdatedAtUnixMicros":{"type":"integer","minimum":0},"metadata":{"type":"object","additionalProperties":true}}};
 
-function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_item.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate212.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workItemId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workItemId"}};
@@ -33698,7 +32493,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema291.properties, key0))){
+if(!(func0.call(schema260.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -33722,8 +32517,8 @@ errors++;
 }
 }
 if(data.item !== undefined){
-if(!(validate49(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate29(data.item, {instancePath:instancePath+"/item",parentData:data,parentDataProperty:"item",rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
@@ -33740,7 +32535,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((((data2 === "in_progress") || (data2 === "completed")) || (data2 === "failed")) || (data2 === "declined")) || (data2 === "cancelled"))){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema72.enum}};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"turn_item_status.json/enum",keyword:"enum",params:{allowedValues: schema41.enum}};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -33900,25 +32695,17 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate212.errors = vErrors;
+validate192.errors = vErrors;
 return errors === 0;
 }
-validate212.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsChangedNotification = validate214;
-const schema293 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsChangedNotification = validate194;
+const schema262 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","changedWorkItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"changedWorkItemIds":{"type":"array","items":{"type":"string"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate214.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -34158,25 +32945,17 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate214.errors = vErrors;
+validate194.errors = vErrors;
 return errors === 0;
 }
-validate214.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetParams = validate215;
-const schema294 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
+exports.TurnWorkItemsGetParams = validate195;
+const schema263 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","workItemIds"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"workItemIds":{"type":"array","items":{"type":"string"},"minItems":1}}};
 
-function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate215.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -34293,25 +33072,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate215.errors = vErrors;
+validate195.errors = vErrors;
 return errors === 0;
 }
-validate215.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkItemsGetResponse = validate216;
-const schema295 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
+exports.TurnWorkItemsGetResponse = validate196;
+const schema264 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_items_get_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","items","removedWorkItemIds"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"removedWorkItemIds":{"type":"array","items":{"type":"string"}}}};
 
-function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_items_get_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate216.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workspaceId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspaceId"}};
@@ -34521,8 +33292,8 @@ let data6 = data.items;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate212(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate192(data6[i0], {instancePath:instancePath+"/items/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 }
@@ -34577,29 +33348,21 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate216.errors = vErrors;
+validate196.errors = vErrors;
 return errors === 0;
 }
-validate216.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchor = validate218;
-const schema296 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
-const schema297 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
-const schema298 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
-const schema299 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
-const schema300 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
+exports.TurnWorkPageAnchor = validate198;
+const schema265 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor.json","type":"object","oneOf":[{"$ref":"turn_work_page_anchor_newest.json"},{"$ref":"turn_work_page_anchor_oldest.json"},{"$ref":"turn_work_page_anchor_before.json"},{"$ref":"turn_work_page_anchor_after.json"}],"discriminator":{"propertyName":"kind"},"required":["kind"],"properties":{"kind":{"enum":["newest","oldest","before","after"]}}};
+const schema266 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_newest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"newest"}}};
+const schema267 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json","type":"object","additionalProperties":false,"required":["kind"],"properties":{"kind":{"type":"string","const":"oldest"}}};
+const schema268 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_before.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"before"},"cursor":{"type":"string"}}};
+const schema269 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_anchor_after.json","type":"object","additionalProperties":false,"required":["kind","cursor"],"properties":{"kind":{"type":"string","const":"after"},"cursor":{"type":"string"}}};
 
-function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate218.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -34614,7 +33377,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(!((((data0 === "newest") || (data0 === "oldest")) || (data0 === "before")) || (data0 === "after"))){
-const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema296.properties.kind.enum}};
+const err1 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema265.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -34684,7 +33447,6 @@ vErrors.push(err6);
 }
 errors++;
 }
-var props0 = true;
 }
 else if(tag0 === "oldest"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -34743,9 +33505,6 @@ else {
 vErrors.push(err11);
 }
 errors++;
-}
-if(props0 !== true){
-props0 = true;
 }
 }
 else if(tag0 === "before"){
@@ -34828,9 +33587,6 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else if(tag0 === "after"){
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -34912,9 +33668,6 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
 }
 else {
 const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0}};
@@ -34948,25 +33701,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate218.errors = vErrors;
-evaluated0.props = props0;
+validate198.errors = vErrors;
 return errors === 0;
 }
-validate218.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorAfter = validate219;
+exports.TurnWorkPageAnchorAfter = validate199;
 
-function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_after.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate219.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -35046,24 +33790,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate219.errors = vErrors;
+validate199.errors = vErrors;
 return errors === 0;
 }
-validate219.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorBefore = validate220;
+exports.TurnWorkPageAnchorBefore = validate200;
 
-function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_before.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate220.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -35143,24 +33879,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate220.errors = vErrors;
+validate200.errors = vErrors;
 return errors === 0;
 }
-validate220.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorNewest = validate221;
+exports.TurnWorkPageAnchorNewest = validate201;
 
-function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_newest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate221.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -35218,24 +33946,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate221.errors = vErrors;
+validate201.errors = vErrors;
 return errors === 0;
 }
-validate221.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageAnchorOldest = validate222;
+exports.TurnWorkPageAnchorOldest = validate202;
 
-function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_anchor_oldest.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate222.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"}};
@@ -35293,25 +34013,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate222.errors = vErrors;
+validate202.errors = vErrors;
 return errors === 0;
 }
-validate222.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageParams = validate223;
-const schema305 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
+exports.TurnWorkPageParams = validate203;
+const schema274 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_params.json","type":"object","additionalProperties":false,"required":["threadId","turnId","anchor"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"anchor":{"$ref":"turn_work_page_anchor.json"},"limit":{"type":"integer","minimum":1,"maximum":500}}};
 
-function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate223.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -35380,8 +34092,8 @@ errors++;
 }
 }
 if(data.anchor !== undefined){
-if(!(validate218(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+if(!(validate198(data.anchor, {instancePath:instancePath+"/anchor",parentData:data,parentDataProperty:"anchor",rootData}))){
+vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
 errors = vErrors.length;
 }
 }
@@ -35431,26 +34143,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate223.errors = vErrors;
+validate203.errors = vErrors;
 return errors === 0;
 }
-validate223.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageResponse = validate225;
-const schema306 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
-const schema307 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
+exports.TurnWorkPageResponse = validate205;
+const schema275 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_response.json","type":"object","additionalProperties":false,"required":["workspaceId","threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work","items","page"],"properties":{"workspaceId":{"type":"string"},"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"},"items":{"type":"array","items":{"$ref":"turn_work_item.json"}},"page":{"$ref":"turn_work_page_state.json"}}};
+const schema276 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_page_state.json","type":"object","additionalProperties":false,"required":["beforeCursor","afterCursor","hasMoreBefore","hasMoreAfter"],"properties":{"beforeCursor":{"type":["string","null"]},"afterCursor":{"type":["string","null"]},"hasMoreBefore":{"type":"boolean"},"hasMoreAfter":{"type":"boolean"}}};
 
-function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate225.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.workspaceId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspaceId"}};
@@ -35543,7 +34247,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data){
-if(!(func1.call(schema306.properties, key0))){
+if(!(func0.call(schema275.properties, key0))){
 const err9 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}};
 if(vErrors === null){
 vErrors = [err9];
@@ -35666,8 +34370,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate209(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
 errors = vErrors.length;
 }
 }
@@ -35676,8 +34380,8 @@ let data7 = data.items;
 if(Array.isArray(data7)){
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate212(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+if(!(validate192(data7[i0], {instancePath:instancePath+"/items/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
 errors = vErrors.length;
 }
 }
@@ -35751,7 +34455,7 @@ errors++;
 if(data9.beforeCursor !== undefined){
 let data10 = data9.beforeCursor;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}};
+const err25 = {instancePath:instancePath+"/page/beforeCursor",schemaPath:"turn_work_page_state.json/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35764,7 +34468,7 @@ errors++;
 if(data9.afterCursor !== undefined){
 let data11 = data9.afterCursor;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}};
+const err26 = {instancePath:instancePath+"/page/afterCursor",schemaPath:"turn_work_page_state.json/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35821,24 +34525,16 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate225.errors = vErrors;
+validate205.errors = vErrors;
 return errors === 0;
 }
-validate225.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkPageState = validate228;
+exports.TurnWorkPageState = validate208;
 
-function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_page_state.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate228.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.beforeCursor === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "beforeCursor"}};
@@ -35895,7 +34591,7 @@ errors++;
 if(data.beforeCursor !== undefined){
 let data0 = data.beforeCursor;
 if((typeof data0 !== "string") && (data0 !== null)){
-const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema307.properties.beforeCursor.type}};
+const err5 = {instancePath:instancePath+"/beforeCursor",schemaPath:"#/properties/beforeCursor/type",keyword:"type",params:{type: schema276.properties.beforeCursor.type}};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -35908,7 +34604,7 @@ errors++;
 if(data.afterCursor !== undefined){
 let data1 = data.afterCursor;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema307.properties.afterCursor.type}};
+const err6 = {instancePath:instancePath+"/afterCursor",schemaPath:"#/properties/afterCursor/type",keyword:"type",params:{type: schema276.properties.afterCursor.type}};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -35953,25 +34649,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate228.errors = vErrors;
+validate208.errors = vErrors;
 return errors === 0;
 }
-validate228.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.TurnWorkStateChangedNotification = validate229;
-const schema309 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
+exports.TurnWorkStateChangedNotification = validate209;
+const schema278 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/turn_work_state_changed_notification.json","type":"object","additionalProperties":false,"required":["threadId","turnId","projectionVersion","sourceHighWatermark","projectionUpdatedAtUnixMicros","work"],"properties":{"threadId":{"type":"string"},"turnId":{"type":"string"},"projectionVersion":{"type":"integer","minimum":1},"sourceHighWatermark":{"type":"integer","minimum":0},"projectionUpdatedAtUnixMicros":{"type":"integer","minimum":0},"work":{"$ref":"turn_work_block.json"}}};
 
-function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/turn_work_state_changed_notification.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate229.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.threadId === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threadId"}};
@@ -36145,8 +34833,8 @@ errors++;
 }
 }
 if(data.work !== undefined){
-if(!(validate209(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+if(!(validate189(data.work, {instancePath:instancePath+"/work",parentData:data,parentDataProperty:"work",rootData}))){
+vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
 errors = vErrors.length;
 }
 }
@@ -36161,26 +34849,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate229.errors = vErrors;
+validate209.errors = vErrors;
 return errors === 0;
 }
-validate229.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInput = validate51;
+exports.UserInput = validate31;
 
-exports.UserInputArtifact = validate231;
+exports.UserInputArtifact = validate211;
 
-function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_artifact.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate231.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36260,24 +34940,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate231.errors = vErrors;
+validate211.errors = vErrors;
 return errors === 0;
 }
-validate231.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputAudio = validate232;
+exports.UserInputAudio = validate212;
 
-function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_audio.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate232.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36369,24 +35041,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate232.errors = vErrors;
+validate212.errors = vErrors;
 return errors === 0;
 }
-validate232.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputFile = validate233;
+exports.UserInputFile = validate213;
 
-function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate233.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36490,24 +35154,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate233.errors = vErrors;
+validate213.errors = vErrors;
 return errors === 0;
 }
-validate233.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputImage = validate234;
+exports.UserInputImage = validate214;
 
-function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate234.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36587,24 +35243,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate234.errors = vErrors;
+validate214.errors = vErrors;
 return errors === 0;
 }
-validate234.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalFile = validate235;
+exports.UserInputLocalFile = validate215;
 
-function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_file.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate235.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36684,24 +35332,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate235.errors = vErrors;
+validate215.errors = vErrors;
 return errors === 0;
 }
-validate235.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputLocalImage = validate236;
+exports.UserInputLocalImage = validate216;
 
-function validate236(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_local_image.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate236.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36781,24 +35421,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate236.errors = vErrors;
+validate216.errors = vErrors;
 return errors === 0;
 }
-validate236.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputMention = validate237;
+exports.UserInputMention = validate217;
 
-function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_mention.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate237.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -36900,24 +35532,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate237.errors = vErrors;
+validate217.errors = vErrors;
 return errors === 0;
 }
-validate237.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputText = validate238;
+exports.UserInputText = validate218;
 
-function validate238(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_text.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate238.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -37028,24 +35652,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate238.errors = vErrors;
+validate218.errors = vErrors;
 return errors === 0;
 }
-validate238.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.UserInputVideo = validate239;
+exports.UserInputVideo = validate219;
 
-function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 /*# sourceURL="https://turnspec.dev/schemas/user_input_video.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate239.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
 const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"}};
@@ -37137,10 +35753,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate239.errors = vErrors;
+validate219.errors = vErrors;
 return errors === 0;
 }
-validate239.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 })(compiled, undefined);
 
 export const AgentActorRef: RawValidator = compiled.AgentActorRef;

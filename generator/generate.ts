@@ -5,8 +5,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import ts from "typescript";
 import { emitBarrel } from "./emit/barrel.js";
+import { formatDeclarations } from "./format.js";
 import { emitDocs } from "./emit/docs.js";
 import { emitOpenRpc } from "./emit/openrpc.js";
 import { emitOrdering } from "./emit/ordering.js";
@@ -47,32 +47,9 @@ const TS_HEADER = `// ${NOTE}`;
 /** The first line of every generated TypeScript file. */
 export const GENERATED_HEADER = TS_HEADER;
 
-/** Formats TypeScript once, with the compiler's own formatter. */
-export function formatTypeScript(code: string, fileName = "file.ts"): string {
-  const host: ts.LanguageServiceHost = {
-    getCompilationSettings: () => ({}),
-    getScriptFileNames: () => [fileName],
-    getScriptVersion: () => "1",
-    getScriptSnapshot: (name) => (name === fileName ? ts.ScriptSnapshot.fromString(code) : undefined),
-    getCurrentDirectory: () => "/",
-    getDefaultLibFileName: () => "lib.d.ts",
-    fileExists: (name) => name === fileName,
-    readFile: (name) => (name === fileName ? code : undefined),
-  };
-  const service = ts.createLanguageService(host);
-  const edits = service.getFormattingEditsForDocument(fileName, {
-    ...ts.getDefaultFormatCodeSettings("\n"),
-    indentSize: 2,
-    tabSize: 2,
-    convertTabsToSpaces: true,
-    semicolons: ts.SemicolonPreference.Insert,
-    insertSpaceAfterOpeningAndBeforeClosingNonemptyBraces: true,
-  });
-  let text = code;
-  for (const edit of [...edits].sort((a, b) => b.span.start - a.span.start)) {
-    text = text.slice(0, edit.span.start) + edit.newText + text.slice(edit.span.start + edit.span.length);
-  }
-  return text.replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
+/** The last tidying of every generated TypeScript file: at most one blank line in a row, one final newline. */
+function tidy(code: string): string {
+  return code.replace(/\n{3,}/g, "\n\n").trimEnd() + "\n";
 }
 
 /** Produces every output file in memory. */
@@ -101,18 +78,19 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
     .map((t) => ({ title: t.title, keywords: Object.entries(t.schema).filter(([key]) => isExtensionKeyword(key)).map(([key, value]) => ({ key, value })) }))
     .filter((t) => t.keywords.length > 0);
   const registryContext = { ...context, methods: model.methods, extensions };
-  const ts = (path: string, code: string): GeneratedFile => ({ path, content: formatTypeScript(code, path) });
+  // The templates write formatted code; only json-schema-to-typescript's output is formatted here.
+  const ts = (path: string, code: string): GeneratedFile => ({ path, content: tidy(code) });
   const chosen = new Set(withDependencies(options.outputs ?? OUTPUT_KINDS));
   // Each output is emitted only when chosen: nothing is generated to be thrown away.
   const emitters: Record<OutputKind, () => Promise<GeneratedFile[]> | GeneratedFile[]> = {
     types: async () => [
-      ts("types.ts", `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${await emitTypes(model)}`),
+      ts("types.ts", `${TS_HEADER}\n/** Every named type of ${model.title} ${model.version}, one declaration each. */\n\n${formatDeclarations(await emitTypes(model))}`),
       // The registry is what every TypeScript output reads, and it reads the types.
       ts("registry.ts", render("registry.ts", registryContext)),
     ],
     validators: () => [
       ts("validators.ts", render("validators.ts", context)),
-      // Not formatted: ajv's code is large, and formatting it would cost more than the rest of the run.
+      // Written as ajv makes it: plain JavaScript no one reads, behind @ts-nocheck.
       { path: "validators.strict.ts", content: emitStandalone(model, "strict", support, TS_HEADER) },
       { path: "validators.tolerant.ts", content: emitStandalone(model, "tolerant", support, TS_HEADER) },
       { path: "validators.report.ts", content: emitStandalone(model, "report", support, TS_HEADER) },

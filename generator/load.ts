@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import type { ErrorObject } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import errorsMetaSchema from "../schemas/meta/errors.schema.json" with { type: "json" };
 import protocolMetaSchema from "../schemas/meta/protocol.schema.json" with { type: "json" };
 import type { ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ProtocolModel, TypeModel, UnionModel } from "./model.js";
@@ -68,10 +68,27 @@ function titleMatchesFile(title: string, file: string): boolean {
 
 const snakeCase = (title: string) => title.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2").toLowerCase();
 
+let metaAjv: Ajv2020 | undefined;
+const metaValidators = new Map<object, ValidateFunction>();
+
+/**
+ * The validator of one of turnspec's own meta-schemas, compiled once per process by one
+ * ajv. They are not checked against JSON Schema's meta-schema on every run (compiling that
+ * costs more than the check it makes): test/generator/meta-schemas.test.ts checks them.
+ */
+function metaValidator(meta: object): ValidateFunction {
+  let validate = metaValidators.get(meta);
+  if (!validate) {
+    // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
+    metaAjv ??= new Ajv2020({ allErrors: true, strict: true, discriminator: true, verbose: true, validateSchema: false });
+    validate = metaAjv.compile(meta);
+    metaValidators.set(meta, validate);
+  }
+  return validate;
+}
+
 function metaCheck(file: string, meta: object, value: Json, problems: SchemaError[]): boolean {
-  // discriminator: a tagged oneOf (the ordering rule kinds) reports the errors of the tagged branch only.
-  const ajv = new Ajv2020({ allErrors: true, strict: true, discriminator: true, verbose: true });
-  const validate = ajv.compile(meta);
+  const validate = metaValidator(meta);
   if (validate(value)) return true;
   for (const error of validate.errors as ErrorObject[]) {
     const extra =

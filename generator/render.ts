@@ -6,6 +6,8 @@ const templatesDir = new URL("./templates/", import.meta.url);
 
 const hbs = Handlebars.create();
 hbs.registerHelper("json", (value: unknown) => JSON.stringify(value));
+// A JSON value as a TypeScript literal on one line, spaced as the TypeScript formatter spaces it.
+hbs.registerHelper("literal", (value: unknown) => literal(value));
 // Text inside a /** */ comment must not close it.
 hbs.registerHelper("doc", (value: unknown) => String(value).replace(/\*\//g, "*\\/"));
 
@@ -20,6 +22,16 @@ export function render(name: string, context: object): string {
     cache.set(name, template);
   }
   return template(context);
+}
+
+/** A JSON value as a one-line literal: `["a", "b"]`, `{ "k": 1 }`, `{}`. */
+export function literal(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(literal).join(", ")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).map(([key, v]) => `${JSON.stringify(key)}: ${literal(v)}`);
+    return entries.length ? `{ ${entries.join(", ")} }` : "{}";
+  }
+  return JSON.stringify(value);
 }
 
 /** `turn/permission/request/respond` → `turnPermissionRequestRespond`. */

@@ -5,21 +5,22 @@
  * ajv options and strict/tolerant readings, as the precompiled ones; each type is compiled
  * the first time it is used.
  */
-import Ajv2020 from "ajv/dist/2020.js";
 import { createOrderingEngine, type OrderingRule } from "../rpc/ordering.js";
 import type { ProtocolView, ValidationMode } from "../rpc/protocol-view.js";
 import { runValidator, type RawValidator } from "../rpc/validation.js";
-import { ajvOptions, schemasFor } from "./emit/validators.js";
+import { checkMetaSchema, createAjv, schemasFor, type SchemaCompiler } from "./emit/validators.js";
 import type { ProtocolModel } from "./model.js";
 
 export function compileProtocol(model: ProtocolModel): ProtocolView {
   const ids = new Map(model.types.map((t) => [t.title, t.id]));
-  const compilers = new Map<"strict" | "tolerant" | "report", Ajv2020>();
-  const compiler = (set: "strict" | "tolerant" | "report"): Ajv2020 => {
+  const compilers = new Map<"strict" | "tolerant" | "report", SchemaCompiler>();
+  const compiler = (set: "strict" | "tolerant" | "report"): SchemaCompiler => {
     let ajv = compilers.get(set);
     if (!ajv) {
-      ajv = new Ajv2020({ ...ajvOptions, allErrors: set === "report" });
-      for (const schema of schemasFor(model, set === "tolerant" ? "tolerant" : "strict")) ajv.addSchema(schema as object);
+      checkMetaSchema(model);
+      const schemas = schemasFor(model, set === "tolerant" ? "tolerant" : "strict");
+      ajv = createAjv(schemas, { allErrors: set === "report" });
+      for (const schema of schemas) ajv.addSchema(schema as object);
       compilers.set(set, ajv);
     }
     return ajv;

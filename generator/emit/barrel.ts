@@ -1,26 +1,28 @@
 /**
  * index.ts: re-exports every generated TypeScript module, after checking that no two of
  * them export the same name (a schema title that clashes with a generated helper would
- * otherwise shadow it silently). The exports are read from each module's syntax tree
- * (the TypeScript parser only: no program, no type checker).
+ * otherwise shadow it silently). The exports are read from the modules' top-level export
+ * statements, which the generator itself writes one per line at the start of a line: no
+ * parser needed.
  */
-import ts from "typescript";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
 
 const BARREL_MODULES = ["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts", "ordering.ts"];
 
-const isExported = (node: ts.Node): boolean => ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+/** `export [declare] [abstract] [async] const|let|var|function|class|interface|type|enum Name`. */
+const DECLARATION = /^export\s+(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:const|let|var|function\*?|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm;
+/** `export [type] { A, B as C, type D } [from "…"]`, possibly over several lines. */
+const NAMED = /^export\s+(?:type\s+)?\{([^}]*)\}/gm;
 
 /** The names a module exports by declaration or by `export { … }`. */
-function exportedNames(source: ts.SourceFile): string[] {
+export function exportedNames(code: string): string[] {
   const names: string[] = [];
-  for (const statement of source.statements) {
-    if (ts.isVariableStatement(statement)) {
-      if (isExported(statement)) for (const d of statement.declarationList.declarations) if (ts.isIdentifier(d.name)) names.push(d.name.text);
-    } else if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isFunctionDeclaration(statement) || ts.isEnumDeclaration(statement)) {
-      if (isExported(statement) && statement.name) names.push(statement.name.text);
-    } else if (ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
-      for (const element of statement.exportClause.elements) names.push(element.name.text);
+  for (const match of code.matchAll(DECLARATION)) names.push(match[1]!);
+  for (const match of code.matchAll(NAMED)) {
+    for (const element of match[1]!.split(",")) {
+      const words = element.trim().replace(/^type\s+/, "").split(/\s+as\s+/);
+      const name = words[words.length - 1]!.trim();
+      if (name) names.push(name);
     }
   }
   return names;
@@ -31,8 +33,7 @@ export function emitBarrel(files: readonly { path: string; content: string }[], 
   const clashes: SchemaError[] = [];
   const modules = BARREL_MODULES.filter((name) => files.some((f) => f.path === name));
   for (const name of modules) {
-    const source = ts.createSourceFile(`/out/${name}`, files.find((f) => f.path === name)!.content, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-    for (const symbol of new Set(exportedNames(source))) {
+    for (const symbol of new Set(exportedNames(files.find((f) => f.path === name)!.content))) {
       const first = owner.get(symbol);
       if (first && first !== name) clashes.push(new SchemaError("(generated)", "", `"${symbol}" is exported by both ${first} and ${name}; rename the schema whose title is "${symbol}"`));
       else owner.set(symbol, name);

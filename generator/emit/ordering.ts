@@ -10,6 +10,6 @@ export function emitOrdering(model: ProtocolModel, context: { header: string; su
   return render("ordering.ts", {
     ...context,
     protocol: { title: model.title, version: model.version },
-    rules: model.ordering.map((r) => ({ description: r.description, code: JSON.stringify(r.rule, null, 2) })),
+    rules: model.ordering.map((r) => ({ description: r.description, code: JSON.stringify(r.rule, null, 2).replace(/\n/g, "\n  ") })),
   });
 }

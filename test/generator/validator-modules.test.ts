@@ -58,6 +58,61 @@ describe("validator modules", () => {
   });
 });
 
+/** The mini protocol with `edit` applied to the kv/watch params schema. */
+function withWatchParams(edit: (schema: Record<string, any>) => void): string {
+  const dir = tempDir("turnspec-watch-");
+  cpSync(fixture, dir, { recursive: true });
+  const file = join(dir, "kv_watch_params.json");
+  const schema = JSON.parse(readFileSync(file, "utf8"));
+  edit(schema);
+  writeFileSync(file, JSON.stringify(schema, null, 2));
+  return dir;
+}
+
+describe("the compiler of the validator modules", () => {
+  it("leaves out the dynamic-scope and evaluated-property bookkeeping when no schema needs it", async () => {
+    const files = await generateFiles({ schemasDir: fixture });
+    for (const set of ["strict", "tolerant", "report"]) {
+      const code = files.find((f) => f.path === `validators.${set}.ts`)!.content;
+      expect(code).not.toContain("dynamicAnchors");
+      expect(code).not.toMatch(/\.evaluated\b/);
+    }
+  });
+
+  it("compiles a schema that uses unevaluatedProperties with the full 2020-12 vocabulary", async () => {
+    const dir = withWatchParams((schema) => {
+      schema.properties.keys = {
+        type: "object",
+        additionalProperties: false,
+        properties: { first: { type: "string", description: "The first key." } },
+        unevaluatedProperties: false,
+        description: "Keys by role.",
+      };
+    });
+    const out = tempDir("turnspec-watch-out-");
+    const files = await generateFiles({ schemasDir: dir, standalone: true });
+    expect(files.find((f) => f.path === "validators.strict.ts")!.content).toContain(".evaluated");
+    writeToDisk(files, out);
+    const validators = (await import(join(out, "validators.ts"))) as { validate: (name: string, value: unknown) => { ok: boolean; errors?: Array<{ pointer: string }> } };
+    expect(validators.validate("KvWatchParams", { prefix: "a", keys: { first: "k" } }).ok).toBe(true);
+    const extra = validators.validate("KvWatchParams", { prefix: "a", keys: { first: "k", second: "l" } });
+    expect(extra.ok).toBe(false);
+    expect(extra.errors?.[0]?.pointer).toBe("/keys/second");
+  });
+
+  it("reports a schema that is not valid JSON Schema with its file and pointer", async () => {
+    const dir = withWatchParams((schema) => {
+      schema.properties.prefix.maxLength = "long";
+    });
+    const error = await generateFiles({ schemasDir: dir }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toContain("kv_watch_params.json#/properties/prefix/maxLength");
+    expect(error?.message).toContain("not valid JSON Schema 2020-12: must be integer");
+  });
+});
+
 describe("the validator helpers", () => {
   it.each([
     ["", 0],

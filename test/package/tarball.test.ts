@@ -244,7 +244,7 @@ describe("the packed package, installed in an app of its own", () => {
     expect(catalogue).toContain("RPC-METHOD-NOT-FOUND");
   });
 
-  it("loads neither SQLite, the OpenAI client, ws nor ts-morph for --help, generate and validate", async () => {
+  it("loads neither SQLite, the OpenAI client, ws, ts-morph nor the TypeScript compiler for --help, generate and validate", async () => {
     // A module hook that lists every package the command resolves, by name.
     write("trace-hooks.mjs", TRACE_HOOKS);
     write("trace-packages.mjs", TRACE_REGISTER);
@@ -257,7 +257,7 @@ describe("the packed package, installed in an app of its own", () => {
       expect(traced.status, traced.stderr).toBe(0);
       const loaded = new Set(readFileSync(traceFile, "utf8").split("\n").filter(Boolean));
       expect(loaded.has("yargs"), `the trace of ${args[0]} saw no package at all`).toBe(true);
-      expect([...loaded].filter((name) => ["better-sqlite3", "openai", "ws", "ts-morph"].includes(name)), `turnspec ${args.join(" ")}`).toEqual([]);
+      expect([...loaded].filter((name) => ["better-sqlite3", "openai", "ws", "ts-morph", "typescript"].includes(name)), `turnspec ${args.join(" ")}`).toEqual([]);
     }
   });
 
