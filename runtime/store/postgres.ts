@@ -127,7 +127,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
 
 /** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
-const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003 } as const;
+const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004 } as const;
 
 /** The channel commits are announced on: a JSON payload { instance, turns: [[turn_id, first, last], …] }. */
 const CHANNEL = "turnspec_events";
@@ -191,6 +191,7 @@ export class PostgresEventStore implements EventStore {
       instanceId: this.instanceId,
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
+      lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
       claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
       renewLeases: (ttlMs) => this.renewLeases(ttlMs),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
@@ -468,11 +469,15 @@ export class PostgresEventStore implements EventStore {
   }
 
   private lockThread(threadId: string): void {
+    this.lockInGroup(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]);
+  }
+
+  /** Takes a lock in the group transaction: it is held until the decision taken under it is committed. */
+  private lockInGroup(sql: string, params: readonly unknown[]): void {
     this.enter();
-    // The lock is the group transaction's: it is held until this decision is committed.
     const group = this.group ?? this.beginGroup();
     this.flush(group);
-    this.call(() => this.link.query(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]));
+    this.call(() => this.link.query(sql, params));
   }
 
   private claimTurn(turnId: string, ttlMs: number): boolean {

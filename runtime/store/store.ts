@@ -81,6 +81,12 @@ export interface SharedStore {
    * for this one's decision, and then reads it.
    */
   lockThread(threadId: string): void;
+  /**
+   * Holds other instances off the routes of a workspace until this instance's writes so
+   * far are committed: a route create reads the live routes (cycle check, per-source
+   * limit) and writes its route as one decision, which another instance's create waits for.
+   */
+  lockRoutes(workspaceId: string): void;
   /** Takes or renews the lease of a turn for `ttlMs`; false while another instance holds an unexpired one. */
   claimTurn(turnId: string, ttlMs: number): boolean;
   /** Renews every lease this instance holds; returns the turns it still holds (a lease another instance took over is gone). */

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
+import type { AgentDelegationRouteCreateParams } from "../../generated/types.js";
 import { connectWebSocket } from "../../transport/websocket.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 import { script, text } from "../gateway/harness.js";
@@ -37,11 +38,11 @@ interface Instance {
 }
 
 /** Starts `turnspec serve --port 0` on the database and resolves once it listens. */
-async function instance(store: string): Promise<Instance> {
+async function instance(store: string, settings: Record<string, unknown> = {}): Promise<Instance> {
   const dir = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
   const config = join(dir, "gateway.json");
   // Instances sign resolve tokens with the secret they share, so any of them can check an answer.
-  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, permissions: { resolve_token_secret: "cluster-test-secret" } }));
+  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, permissions: { resolve_token_secret: "cluster-test-secret" }, ...settings }));
   const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", config], { stdio: ["ignore", "ignore", "pipe"] });
   cleanups.push(() => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
   let stderr = "";
@@ -67,6 +68,26 @@ function sequenced(received: readonly AnyNotification[], turnId: string): { sequ
   return received
     .filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params)
     .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as unknown as Record<string, unknown> }));
+}
+
+function routeParams(workspace: string, source: string, destination: string): AgentDelegationRouteCreateParams {
+  return {
+    kind: "execution_bound",
+    source_execution_id: `trn_of_${source}`,
+    source_capsule_id: source,
+    source_thread_id: source,
+    source_workspace_id: workspace,
+    source_gateway_id: "gw_local",
+    destination_thread_id: destination,
+    destination_workspace_id: workspace,
+    destination_gateway_id: "gw_local",
+    allowed_actions: ["start_agent", "deliver_result"],
+    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
+    source_policy_generation: 1,
+    destination_policy_generation: 1,
+    hop_count: 0,
+    max_hops: 2,
+  };
 }
 
 describe.skipIf(server === undefined)("gateway instances on one PostgreSQL database", () => {
@@ -177,6 +198,31 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     for (const client of [onA, onB]) {
       await expect(client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" })).rejects.toMatchObject({ reason: "permission_request_resolved" });
     }
+  });
+
+  it("decides route creates on two instances one at a time: no cycle of live routes, no source past its limit", async () => {
+    const store = await server!.createDatabase();
+    const settings = { routes: { max_routes_per_source: 3 } };
+    const [a, b] = await Promise.all([instance(store, settings), instance(store, settings)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const refusal = (outcome: PromiseSettledResult<unknown>) => (outcome.status === "rejected" ? (outcome.reason as { data?: { detail?: string } }).data?.detail : "created");
+    for (let round = 0; round < 5; round++) {
+      const { thread: x } = await onA.client.threadStart({});
+      const { thread: y } = await onB.client.threadStart({});
+      // x → y on A and y → x on B at once: each alone is fine, together they close a cycle.
+      const outcomes = await Promise.allSettled([
+        onA.client.agentRouteCreate(routeParams(x.workspace_id, x.id, y.id)),
+        onB.client.agentRouteCreate(routeParams(x.workspace_id, y.id, x.id)),
+      ]);
+      expect(outcomes.map(refusal).sort(), `round ${round}`).toEqual(["created", "cycle_detected"]);
+    }
+    const { thread: source } = await onA.client.threadStart({});
+    const destinations = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? onA : onB).client.threadStart({})));
+    const creates = await Promise.allSettled(destinations.map(({ thread }, i) => (i % 2 === 0 ? onB : onA).client.agentRouteCreate(routeParams(source.workspace_id, source.id, thread.id))));
+    expect(creates.filter((o) => o.status === "fulfilled")).toHaveLength(3);
+    expect(creates.map(refusal).filter((r) => r !== "created")).toEqual(Array(5).fill("edge_limit_exceeded"));
+    const live = (await onB.client.agentRouteList({ source_execution_id: `trn_of_${source.id}` })).routes.filter((r) => r.status === "active");
+    expect(live).toHaveLength(3);
   });
 
   it("cancels, through either instance, a turn running on the other", async () => {
