@@ -17,7 +17,7 @@
  * loop: `afterCommit` callbacks run when the server has answered it, in order, and
  * nothing that reports a write may be sent before that.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
@@ -118,6 +118,23 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX turn_leases_of_owner ON turn_leases (owner);
   `,
+  // 4: the secret the instances sign resolve and answer tokens with (one row, drawn by the
+  // first instance under the migration lock), and the decision of each request's resolution.
+  `
+  CREATE TABLE token_secret (
+    single boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (single),
+    secret text NOT NULL
+  );
+
+  -- subject: "permission:<request id>" or "question:<call id>:<index>". Whoever inserts the
+  -- row first records the resolution; every other instance is told it was already resolved.
+  CREATE TABLE resolutions (
+    turn_id text NOT NULL REFERENCES turns (turn_id),
+    subject text NOT NULL,
+    owner   text NOT NULL,
+    PRIMARY KEY (turn_id, subject)
+  );
+  `,
 ];
 
 /** The schema version this code writes. */
@@ -173,6 +190,8 @@ export class PostgresEventStore implements EventStore {
   /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
   private running: CommitCallback[] | undefined;
   private closed = false;
+  /** The secret every instance on the database signs tokens with (see migration 4). */
+  private readonly tokenSecret: string;
 
   /** Connects to `url` (postgres://user:password@host:port/database) and brings the schema up to date. */
   constructor(url: string, options: PostgresEventStoreOptions = {}) {
@@ -189,6 +208,8 @@ export class PostgresEventStore implements EventStore {
     }
     this.shared = {
       instanceId: this.instanceId,
+      tokenSecret: () => this.tokenSecret,
+      claimResolution: (turnId, subject) => this.claimResolution(turnId, subject),
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
       lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
@@ -204,7 +225,7 @@ export class PostgresEventStore implements EventStore {
       },
     };
     try {
-      this.migrate();
+      this.tokenSecret = this.migrate();
     } catch (error) {
       this.link.end();
       if (error instanceof StoreError) throw error;
@@ -480,6 +501,22 @@ export class PostgresEventStore implements EventStore {
     this.call(() => this.link.query(sql, params));
   }
 
+  /**
+   * Decides a resolution in the group transaction, under the turn's row lock (taken in the
+   * order an append takes it): of two instances resolving one request, the second waits
+   * for the first's commit, then finds its row and loses.
+   */
+  private claimResolution(turnId: string, subject: string): boolean {
+    this.lockInGroup(`SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, [turnId]);
+    const [claimed] = this.write([
+      {
+        sql: `INSERT INTO resolutions (turn_id, subject, owner) VALUES ($1, $2, $3) ON CONFLICT (turn_id, subject) DO NOTHING`,
+        params: [turnId, subject, this.instanceId],
+      },
+    ]);
+    return claimed!.rowCount === 1;
+  }
+
   private claimTurn(turnId: string, ttlMs: number): boolean {
     const [claimed] = this.write([
       {
@@ -619,7 +656,8 @@ export class PostgresEventStore implements EventStore {
     return new StoreError("commit_failed", `event store ${this.location}: a commit failed and its writes are lost: ${cause.message}`, { cause });
   }
 
-  private migrate(): void {
+  /** Brings the schema up to date; returns the instances' token secret. */
+  private migrate(): string {
     // Read and upgrade under one advisory lock, so two instances starting on a new database
     // do not both run the same step. DDL is transactional: a failed step leaves nothing.
     this.link.run(
@@ -644,7 +682,11 @@ export class PostgresEventStore implements EventStore {
         this.link.query(MIGRATIONS[next]!);
         this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
       }
+      // Drawn once, by whichever instance gets here first; the others read it.
+      this.link.query(`INSERT INTO token_secret (secret) VALUES ($1) ON CONFLICT (single) DO NOTHING`, [randomBytes(32).toString("base64url")]);
+      const secret = this.link.query(`SELECT secret FROM token_secret`).rows[0]!.secret as string;
       this.link.query(`COMMIT`);
+      return secret;
     } catch (error) {
       try {
         this.link.query(`ROLLBACK`);

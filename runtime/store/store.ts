@@ -70,6 +70,18 @@ export interface SharedStore {
   /** This process's id among the instances sharing the store, unique per opening. */
   readonly instanceId: string;
   /**
+   * The secret the instances sign resolve and answer tokens with, the same for all of
+   * them (drawn once and kept in the store), so a token minted by one checks on another.
+   */
+  tokenSecret(): string;
+  /**
+   * Decides, once for all instances, who records the resolution of a request or question
+   * (`subject`) of a turn: true for the first caller, false for every later one, even
+   * while the first is not yet committed. Held with this instance's writes: a failed
+   * commit frees it again.
+   */
+  claimResolution(turnId: string, subject: string): boolean;
+  /**
    * Calls `listener` for each commit of another instance, once per turn it appended to,
    * with the first and last sequence it appended, in commit order. Resolves once it
    * listens: a commit after that is never missed while the connection holds.

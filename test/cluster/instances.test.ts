@@ -41,8 +41,8 @@ interface Instance {
 async function instance(store: string, settings: Record<string, unknown> = {}): Promise<Instance> {
   const dir = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
   const config = join(dir, "gateway.json");
-  // Instances sign resolve tokens with the secret they share, so any of them can check an answer.
-  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, permissions: { resolve_token_secret: "cluster-test-secret" }, ...settings }));
+  // No token secret is configured: the instances sign with the one kept in the database.
+  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, ...settings }));
   const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", config], { stdio: ["ignore", "ignore", "pipe"] });
   cleanups.push(() => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
   let stderr = "";
@@ -198,6 +198,32 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     for (const client of [onA, onB]) {
       await expect(client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" })).rejects.toMatchObject({ reason: "permission_request_resolved" });
     }
+  });
+
+  it("lets a question opened by a turn on one instance be answered on the other, once, with no token secret configured", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const { thread } = await onB.client.threadStart({});
+    await onA.client.threadGet({ thread_id: thread.id });
+    const opened = onA.waitFor((n) => n.method === "turn/question/opened");
+    const done = onB.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
+    const deploy = { header: "Target", question: "Where should the build be deployed?", options: [{ label: "Staging" }, { label: "Production" }] };
+    // The turn runs on B; the question reaches the client on A, which answers it there.
+    await onB.client.turnStart({ thread_id: thread.id, turn_id: "trn_q", input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "deploying" })) });
+    const { call_id, index, question } = (await opened).params as { call_id: string; index: number; question: { answer_token: string; options: { id: string }[] } };
+    const answer = { thread_id: thread.id, turn_id: "trn_q", call_id, index, option_id: question.options[1]!.id, answer_token: question.answer_token };
+    expect(await onA.client.turnQuestionRespond(answer)).toMatchObject({ turn_id: "trn_q", option_id: question.options[1]!.id });
+    expect((await done).method).toBe("turn/completed");
+    const items = await onB.client.turnItems({ thread_id: thread.id, turn_id: "trn_q" });
+    expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
+    const resolved = items.events.filter((e) => e.method === "turn/question/resolved");
+    expect(resolved.map((e) => e.params)).toEqual([expect.objectContaining({ resolution: "answered", option_id: question.options[1]!.id })]);
+    await onA.waitFor((n) => n.method === "turn/completed");
+    const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
+    expect(sequenced(onA.received, "trn_q")).toEqual(logged);
+    expect(sequenced(onB.received, "trn_q")).toEqual(logged);
+    for (const client of [onA, onB]) await expect(client.client.turnQuestionRespond(answer)).rejects.toMatchObject({ reason: "question_resolved", data: { resolution: "answered" } });
   });
 
   it("decides route creates on two instances one at a time: no cycle of live routes, no source past its limit", async () => {

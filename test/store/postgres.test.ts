@@ -94,6 +94,28 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect(two.getIdempotency("agent/route/create", "key_1")).toEqual(record);
     });
 
+    it("decides each resolution once across stores, and draws one token secret for all of them", async () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      one.createTurn("thr_a", "trn_1", "t");
+      one.createTurn("thr_a", "trn_2", "t");
+      expect(one.shared.claimResolution("trn_1", "permission:perm_1")).toBe(true);
+      // Not yet committed: the other store has this one's group committed first, then loses.
+      expect(two.shared.claimResolution("trn_1", "permission:perm_1")).toBe(false);
+      expect(one.shared.claimResolution("trn_1", "permission:perm_1")).toBe(false);
+      expect(two.shared.claimResolution("trn_2", "permission:perm_1")).toBe(true);
+      expect(two.shared.claimResolution("trn_1", "question:call_1#0")).toBe(true);
+      await new Promise<void>((resolve) => two.afterCommit(() => resolve()));
+      expect(one.shared.claimResolution("trn_1", "question:call_1#0")).toBe(false);
+      expect(one.shared.tokenSecret()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(two.shared.tokenSecret()).toBe(one.shared.tokenSecret());
+      expect(connect().shared.tokenSecret()).toBe(one.shared.tokenSecret());
+      const other = new PostgresEventStore(await server!.createDatabase());
+      open.push(other);
+      expect(other.shared.tokenSecret()).not.toBe(one.shared.tokenSecret());
+    });
+
     it("runs afterCommit only once the server has committed the events, and another connection then sees them", async () => {
       const store = connect();
       store.createThread(thread("thr_a"));
