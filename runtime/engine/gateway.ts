@@ -65,6 +65,10 @@ export interface GatewayOptions {
 
 export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
 
+/** How often, and how far apart, the events another instance announced are read again when the store could not read them. */
+const DELIVERY_ATTEMPTS = 10;
+const DELIVERY_RETRY_MS = 250;
+
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Connections();
@@ -239,7 +243,7 @@ export class Gateway {
    * instance's connections and views) get every event after the last one they were
    * handed, read from the log in sequence order, so each reaches them once and in order.
    */
-  private deliverFromElsewhere(turnId: string, first: number): void {
+  private deliverFromElsewhere(turnId: string, first: number, attempt = 0): void {
     try {
       const after = this.delivered.get(turnId) ?? first - 1;
       for (const event of this.options.store.events(turnId, after)) {
@@ -253,7 +257,10 @@ export class Gateway {
         }
       }
     } catch (error) {
-      this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}`);
+      // The store may be connecting again: what was announced stays in the log, and is read again.
+      const again = attempt < DELIVERY_ATTEMPTS;
+      this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}${again ? "; trying again" : ""}`);
+      if (again) setTimeout(() => this.deliverFromElsewhere(turnId, first, attempt + 1), DELIVERY_RETRY_MS * (attempt + 1)).unref();
     }
   }
 

@@ -180,6 +180,10 @@ export class PostgresEventStore implements EventStore {
   /** The connection that LISTENs for other instances' commits, once something watches. */
   private readonly cancelListeners: ((turnId: string, reason: string) => void)[] = [];
   private listener: { client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
+  /** Per turn, the last sequence another instance's commit was announced with: where a catch-up after a gap starts. */
+  private readonly heard = new Map<string, number>();
+  /** What the last LISTEN found: the highest turn ordinal, and the last sequence of each turn then leased (running). */
+  private horizon: { readonly ordinal: number; readonly running: ReadonlyMap<string, number> } | undefined;
   private readonly url: string;
   private readonly link: PostgresLink;
   private readonly now: () => string;
@@ -202,6 +206,7 @@ export class PostgresEventStore implements EventStore {
       this.link = new PostgresLink(url, {
         ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
         ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        onNotice: (message) => process.emitWarning(`event store ${this.location}: ${message}`),
       });
     } catch (error) {
       throw new StoreError("open_failed", `cannot open event store ${this.location}: ${(error as Error).message}`, { cause: error });
@@ -214,7 +219,7 @@ export class PostgresEventStore implements EventStore {
       lockThread: (threadId) => this.lockThread(threadId),
       lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
       claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
-      renewLeases: (ttlMs) => this.renewLeases(ttlMs),
+      renewLeases: (ttlMs, turnIds) => this.renewLeases(ttlMs, turnIds),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
       expiredLeases: () => this.expiredLeases(),
       requestCancel: (turnId, reason) => {
@@ -481,12 +486,58 @@ export class PostgresEventStore implements EventStore {
       if (message.channel !== CHANNEL) return;
       const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
       if (announced.instance === this.instanceId) return;
-      for (const [turnId, first, last] of announced.turns) for (const listener of listeners) listener(turnId, first, last);
+      for (const [turnId, first, last] of announced.turns) {
+        this.heard.set(turnId, Math.max(this.heard.get(turnId) ?? 0, last));
+        for (const listener of listeners) listener(turnId, first, last);
+      }
     });
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    await client.query(`LISTEN ${CANCEL_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${CANCEL_CHANNEL}`);
+      // Read after LISTEN: whatever commits after this is announced to this connection.
+      const top = (await client.query(`SELECT COALESCE(MAX(ordinal), 0) AS ordinal FROM turns`)).rows[0]!.ordinal as number;
+      const running = await client.query(
+        `SELECT l.turn_id, COALESCE(MAX(e.sequence), 0) AS last FROM turn_leases l LEFT JOIN events e ON e.turn_id = l.turn_id GROUP BY l.turn_id`,
+      );
+      if (this.horizon) await this.catchUp(client, this.horizon, listeners);
+      // Kept only once caught up: a catch-up that failed is made again from the same point.
+      this.horizon = { ordinal: top, running: new Map(running.rows.map((row) => [row.turn_id as string, row.last as number])) };
+    } catch (error) {
+      failed = true;
+      void client.end().catch(() => undefined);
+      throw error;
+    }
     return client;
+  }
+
+  /**
+   * After a gap in listening: announces to the listeners what was committed while nobody
+   * listened, read from the log, as if the announcements had arrived. It covers the turns
+   * heard of before, those running at the previous LISTEN, and those created since; each
+   * from the last sequence known of it (a new turn from its start). The gateway hands its
+   * observers only what comes after what it delivered, so nothing reaches them twice.
+   */
+  private async catchUp(
+    client: ListeningClient,
+    previous: NonNullable<PostgresEventStore["horizon"]>,
+    listeners: readonly ((turnId: string, first: number, last: number) => void)[],
+  ): Promise<void> {
+    const known = new Map(previous.running);
+    for (const [turnId, last] of this.heard) known.set(turnId, Math.max(known.get(turnId) ?? 0, last));
+    const { rows } = await client.query(
+      `SELECT t.turn_id, COALESCE(MAX(e.sequence), 0) AS last FROM turns t LEFT JOIN events e ON e.turn_id = t.turn_id
+       WHERE t.ordinal > $1 OR t.turn_id = ANY($2::text[]) GROUP BY t.turn_id, t.ordinal ORDER BY t.ordinal`,
+      [previous.ordinal, [...known.keys()]],
+    );
+    for (const row of rows) {
+      const turnId = row.turn_id as string;
+      const last = row.last as number;
+      const after = known.get(turnId) ?? 0;
+      if (last <= after) continue;
+      this.heard.set(turnId, last);
+      for (const listener of listeners) listener(turnId, after + 1, last);
+    }
   }
 
   private lockThread(threadId: string): void {
@@ -529,11 +580,11 @@ export class PostgresEventStore implements EventStore {
     return claimed!.rowCount === 1;
   }
 
-  private renewLeases(ttlMs: number): string[] {
+  private renewLeases(ttlMs: number, turnIds: readonly string[]): string[] {
     const [renewed] = this.write([
       {
-        sql: `UPDATE turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE owner = $1 RETURNING turn_id`,
-        params: [this.instanceId, ttlMs],
+        sql: `UPDATE turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE owner = $1 AND turn_id = ANY($3::text[]) RETURNING turn_id`,
+        params: [this.instanceId, ttlMs, turnIds],
       },
     ]);
     return renewed!.rows.map((row) => row.turn_id as string);
@@ -668,33 +719,27 @@ export class PostgresEventStore implements EventStore {
       ],
       true,
     );
-    this.link.run([{ sql: `BEGIN` }]);
-    try {
-      this.link.query(`SELECT pg_advisory_xact_lock(${LOCK.migrate})`);
-      const version = this.link.query(`SELECT version FROM turnspec_schema`).rows[0]!.version as number;
-      if (version > MIGRATIONS.length) {
-        throw new StoreError(
-          "schema_version",
-          `event store ${this.location} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
-        );
-      }
-      for (let next = version; next < MIGRATIONS.length; next++) {
-        this.link.query(MIGRATIONS[next]!);
-        this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
-      }
-      // Drawn once, by whichever instance gets here first; the others read it.
-      this.link.query(`INSERT INTO token_secret (secret) VALUES ($1) ON CONFLICT (single) DO NOTHING`, [randomBytes(32).toString("base64url")]);
-      const secret = this.link.query(`SELECT secret FROM token_secret`).rows[0]!.secret as string;
-      this.link.query(`COMMIT`);
-      return secret;
-    } catch (error) {
-      try {
-        this.link.query(`ROLLBACK`);
-      } catch {
-        // The error reported is the migration's.
-      }
-      throw error;
+    // The link's own transaction: a statement in it is never run again on a new connection.
+    // On a failure the store is not opened, and ending the link rolls the transaction back.
+    this.link.begin();
+    this.link.query(`SELECT pg_advisory_xact_lock(${LOCK.migrate})`);
+    const version = this.link.query(`SELECT version FROM turnspec_schema`).rows[0]!.version as number;
+    if (version > MIGRATIONS.length) {
+      throw new StoreError(
+        "schema_version",
+        `event store ${this.location} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
+      );
     }
+    for (let next = version; next < MIGRATIONS.length; next++) {
+      this.link.query(MIGRATIONS[next]!);
+      this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
+    }
+    // Drawn once, by whichever instance gets here first; the others read it.
+    this.link.query(`INSERT INTO token_secret (secret) VALUES ($1) ON CONFLICT (single) DO NOTHING`, [randomBytes(32).toString("base64url")]);
+    const secret = this.link.query(`SELECT secret FROM token_secret`).rows[0]!.secret as string;
+    const failure = this.link.commitNow();
+    if (failure) throw failure;
+    return secret;
   }
 
   /** Every call starts here: a closed store refuses it, and another store of this process on the database commits its group first. */
@@ -710,7 +755,7 @@ export class PostgresEventStore implements EventStore {
 /** The little of pg's Client the listening connection uses. */
 interface ListeningClient {
   connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
+  query(sql: string, params?: readonly unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   end(): Promise<void>;
   on(event: "error", listener: (error: Error) => void): void;
   on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): void;

@@ -101,8 +101,12 @@ export interface SharedStore {
   lockRoutes(workspaceId: string): void;
   /** Takes or renews the lease of a turn for `ttlMs`; false while another instance holds an unexpired one. */
   claimTurn(turnId: string, ttlMs: number): boolean;
-  /** Renews every lease this instance holds; returns the turns it still holds (a lease another instance took over is gone). */
-  renewLeases(ttlMs: number): string[];
+  /**
+   * Renews the leases of `turnIds` this instance holds; returns those it still holds (a
+   * lease another instance took over is gone). A lease of a turn not named, one nothing
+   * here runs any more, is left to expire, and another instance then blocks its turn.
+   */
+  renewLeases(ttlMs: number, turnIds: readonly string[]): string[];
   /** Gives a turn's lease up, when this instance no longer runs it. */
   releaseTurn(turnId: string): void;
   /** Turns whose lease has expired: the instance that ran them stopped renewing (it died). */
