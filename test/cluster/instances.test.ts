@@ -7,17 +7,14 @@
  * turn/resume there completes them, and the log holds every notification a client was
  * sent, with no gap in any turn's sequence.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { AnyNotification } from "../../generated/registry.js";
 import type { AgentDelegationRouteCreateParams } from "../../generated/types.js";
-import { connectWebSocket } from "../../transport/websocket.js";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 import { script, text } from "../gateway/harness.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
+import { connectClient, sequenced, startInstance, type Instance } from "./serve-instance.js";
 
 const started = await startPostgres();
 if ("skip" in started) console.warn(`skipping the several-instance tests: ${started.skip}`);
@@ -31,44 +28,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface Instance {
-  readonly url: string;
-  readonly child: ChildProcess;
-  stderr(): string;
-}
-
-/** Starts `turnspec serve --port 0` on the database and resolves once it listens. */
-async function instance(store: string, settings: Record<string, unknown> = {}): Promise<Instance> {
-  const dir = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
-  const config = join(dir, "gateway.json");
-  // No token secret is configured: the instances sign with the one kept in the database.
-  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, ...settings }));
-  const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", config], { stdio: ["ignore", "ignore", "pipe"] });
-  cleanups.push(() => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
-  let stderr = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /listening on (ws:\/\/\S+)/.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code} before listening: ${stderr}`)));
-  });
-  return { url, child, stderr: () => stderr };
-}
-
-async function clientOf(gateway: Instance): Promise<StrictClient> {
-  const client = await startStrictClient(await connectWebSocket(gateway.url));
-  cleanups.push(() => client.client.close());
-  return client;
-}
-
-/** The notifications of a turn that carry a log sequence, as a client received them. */
-function sequenced(received: readonly AnyNotification[], turnId: string): { sequence: number; method: string; params: Record<string, unknown> }[] {
-  return received
-    .filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params)
-    .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as unknown as Record<string, unknown> }));
-}
+const instance = (store: string, settings: Record<string, unknown> = {}) => startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS, ...settings }, cleanups);
+const clientOf = (gateway: Instance) => connectClient(gateway, cleanups);
 
 function routeParams(workspace: string, source: string, destination: string): AgentDelegationRouteCreateParams {
   return {
