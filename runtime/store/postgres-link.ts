@@ -124,18 +124,20 @@ async function outcomeOf(id, cause) {
   const deadline = Date.now() + outcomeWaitMs;
   let last = cause;
   while (Date.now() < deadline) {
+    let status;
     try {
       if (lost) {
         retryAt = 0;
         await reconnect();
       }
-      const status = (await client.query("SELECT txid_status($1) AS status", [id])).rows[0].status;
-      if (status === "committed") return;
-      if (status !== "in progress") throw new Error("the connection to PostgreSQL was lost during a commit, which the server then rolled back (" + cause.message + ")");
+      status = (await client.query("SELECT txid_status($1) AS status", [id])).rows[0].status;
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       last = error;
     }
+    if (status === "committed") return;
+    // Aborted, or unknown to the server (null): not committed.
+    if (status !== undefined && status !== "in progress") throw new Error("the connection to PostgreSQL was lost during a commit, which the server then rolled back (" + cause.message + ")");
     await sleep(100);
   }
   throw new Error("the connection to PostgreSQL was lost during a commit, and whether the server committed it could not be learned within " + outcomeWaitMs + " ms (" + last.message + ")");

@@ -134,6 +134,10 @@ const MIGRATIONS: readonly string[] = [
     owner   text NOT NULL,
     PRIMARY KEY (turn_id, subject)
   );
+
+  -- The turn's highest sequence when its owner took the lease: an instance that stopped
+  -- listening for a while catches up on a turn taken meanwhile from there.
+  ALTER TABLE turn_leases ADD COLUMN claimed_after integer NOT NULL DEFAULT 0;
   `,
 ];
 
@@ -514,9 +518,10 @@ export class PostgresEventStore implements EventStore {
   /**
    * After a gap in listening: announces to the listeners what was committed while nobody
    * listened, read from the log, as if the announcements had arrived. It covers the turns
-   * heard of before, those running at the previous LISTEN, and those created since; each
-   * from the last sequence known of it (a new turn from its start). The gateway hands its
-   * observers only what comes after what it delivered, so nothing reaches them twice.
+   * heard of before and those running at the previous LISTEN, from the last sequence known
+   * of each; those created since, from their start; and those leased now, from where their
+   * lease was taken. The gateway hands its observers only what comes after what it
+   * delivered, so nothing reaches them twice.
    */
   private async catchUp(
     client: ListeningClient,
@@ -526,14 +531,16 @@ export class PostgresEventStore implements EventStore {
     const known = new Map(previous.running);
     for (const [turnId, last] of this.heard) known.set(turnId, Math.max(known.get(turnId) ?? 0, last));
     const { rows } = await client.query(
-      `SELECT t.turn_id, COALESCE(MAX(e.sequence), 0) AS last FROM turns t LEFT JOIN events e ON e.turn_id = t.turn_id
-       WHERE t.ordinal > $1 OR t.turn_id = ANY($2::text[]) GROUP BY t.turn_id, t.ordinal ORDER BY t.ordinal`,
+      `SELECT t.turn_id, t.ordinal, l.claimed_after, COALESCE(MAX(e.sequence), 0) AS last
+       FROM turns t LEFT JOIN events e ON e.turn_id = t.turn_id LEFT JOIN turn_leases l ON l.turn_id = t.turn_id
+       WHERE t.ordinal > $1 OR t.turn_id = ANY($2::text[]) OR l.turn_id IS NOT NULL
+       GROUP BY t.turn_id, t.ordinal, l.claimed_after ORDER BY t.ordinal`,
       [previous.ordinal, [...known.keys()]],
     );
     for (const row of rows) {
       const turnId = row.turn_id as string;
       const last = row.last as number;
-      const after = known.get(turnId) ?? 0;
+      const after = known.get(turnId) ?? ((row.ordinal as number) > previous.ordinal ? 0 : (row.claimed_after as number));
       if (last <= after) continue;
       this.heard.set(turnId, last);
       for (const listener of listeners) listener(turnId, after + 1, last);
@@ -571,8 +578,10 @@ export class PostgresEventStore implements EventStore {
   private claimTurn(turnId: string, ttlMs: number): boolean {
     const [claimed] = this.write([
       {
-        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
-              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
+              VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1))
+              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
+                claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
               WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
         params: [turnId, this.instanceId, ttlMs],
       },

@@ -179,21 +179,30 @@ describe.skipIf(server === undefined)("PostgresEventStore when the connection dr
     const watcher = storeOn(url);
     const writer = storeOn(url);
     const heard: [string, number, number][] = [];
-    await watcher.shared.watch((turnId, first, last) => heard.push([turnId, first, last]));
     writer.createThread(thread("thr_a"));
+    // A turn whose events all came before the watcher listened: never heard of.
+    writer.createTurn("thr_a", "trn_idle", "t");
+    appendDelta(writer, "trn_idle");
+    appendDelta(writer, "trn_idle");
+    expect(await committed(writer)).toBeUndefined();
+    await watcher.shared.watch((turnId, first, last) => heard.push([turnId, first, last]));
     writer.createTurn("thr_a", "trn_old", "t");
     appendDelta(writer, "trn_old");
     await expect.poll(() => heard).toEqual([["trn_old", 1, 1]]);
     const relistening = new Promise<void>((resolve) => process.once("warning", () => resolve()));
     expect(terminate(url, "turnspec listener")).toBe(1);
     await relistening;
-    // Committed while nobody listens (the connection is opened again a second later): a turn heard of, and a new one.
+    // Committed while nobody listens (the connection is opened again a second later): a
+    // turn heard of, a new one, and the idle one taken up again (its lease claimed) by the writer.
     appendDelta(writer, "trn_old");
     appendDelta(writer, "trn_old");
     writer.createTurn("thr_a", "trn_new", "t");
     appendDelta(writer, "trn_new");
+    expect(writer.shared.claimTurn("trn_idle", 60_000)).toBe(true);
+    appendDelta(writer, "trn_idle");
     expect(await committed(writer)).toBeUndefined();
-    await expect.poll(() => heard, { timeout: 10_000 }).toEqual([["trn_old", 1, 1], ["trn_old", 2, 3], ["trn_new", 1, 1]]);
+    // Caught up in creation order, each from where the watcher's knowledge of it ended.
+    await expect.poll(() => heard, { timeout: 10_000 }).toEqual([["trn_old", 1, 1], ["trn_idle", 3, 3], ["trn_old", 2, 3], ["trn_new", 1, 1]]);
     appendDelta(writer, "trn_new");
     expect(await committed(writer)).toBeUndefined();
     await expect.poll(() => heard.at(-1)).toEqual(["trn_new", 2, 2]);
