@@ -467,8 +467,13 @@ export class PostgresEventStore implements EventStore {
     const pg = createRequire(import.meta.url)("pg") as { Client: new (options: { connectionString: string; application_name: string }) => ListeningClient };
     const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
     let failed = false;
-    client.on("error", (error: Error) => {
-      if (failed || this.closed) return;
+    // An error, or the server closing the connection without one (a network cut): opened again either way.
+    client.on("end", () => lose(new Error("the server closed the connection")));
+    client.on("error", (error: Error) => lose(error));
+    // Until it listens, a failure is the caller's to retry (listen rejects); after, it is handled here.
+    let listening = false;
+    const lose = (error: Error): void => {
+      if (!listening || failed || this.closed) return;
       failed = true;
       process.emitWarning(`event store ${this.location}: the listening connection failed (${error.message}); it is opened again in 1 s`);
       void client.end().catch(() => undefined);
@@ -479,7 +484,7 @@ export class PostgresEventStore implements EventStore {
         again.catch(() => setTimeout(retry, 1000).unref());
       };
       setTimeout(retry, 1000).unref();
-    });
+    };
     client.on("notification", (message: { channel: string; payload?: string }) => {
       if (message.payload === undefined || this.closed) return;
       if (message.channel === CANCEL_CHANNEL) {
@@ -507,6 +512,7 @@ export class PostgresEventStore implements EventStore {
       if (this.horizon) await this.catchUp(client, this.horizon, listeners);
       // Kept only once caught up: a catch-up that failed is made again from the same point.
       this.horizon = { ordinal: top, running: new Map(running.rows.map((row) => [row.turn_id as string, row.last as number])) };
+      listening = true;
     } catch (error) {
       failed = true;
       void client.end().catch(() => undefined);
@@ -767,6 +773,7 @@ interface ListeningClient {
   query(sql: string, params?: readonly unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   end(): Promise<void>;
   on(event: "error", listener: (error: Error) => void): void;
+  on(event: "end", listener: () => void): void;
   on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): void;
 }
 
