@@ -5,6 +5,8 @@
  * compare-and-set, the commit barrier waits for the server, and a database of a newer
  * schema or an unreachable server is refused with a clear error.
  */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store/postgres.js";
@@ -13,6 +15,24 @@ import { openStore } from "../../runtime/store/open.js";
 import type { StoreError } from "../../runtime/store/rules.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
+
+/** Claims a resolution the way a store does, holds the transaction open for half a second, then ends it as told. */
+const OTHER_CLAIM = `
+const { workerData, parentPort } = require("node:worker_threads");
+const pg = require(workerData.pgPath);
+(async () => {
+  const client = new pg.Client({ connectionString: workerData.url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT 1 FROM turns WHERE turn_id = 'trn_1' FOR NO KEY UPDATE");
+  await client.query("INSERT INTO resolutions (turn_id, subject, owner) VALUES ('trn_1', $1, 'ins_other')", [workerData.subject]);
+  parentPort.postMessage("claimed");
+  setTimeout(async () => {
+    await client.query(workerData.end);
+    await client.end();
+  }, 500);
+})();
+`;
 
 const started = await startPostgres();
 if ("skip" in started) console.warn(`skipping the PostgreSQL store tests: ${started.skip}`);
@@ -114,6 +134,22 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       const other = new PostgresEventStore(await server!.createDatabase());
       open.push(other);
       expect(other.shared.tokenSecret()).not.toBe(one.shared.tokenSecret());
+    });
+
+    it("makes a claim wait for another instance's claim still in flight, and lose to it if committed, win if rolled back", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
+      for (const [end, wins] of [["COMMIT", false], ["ROLLBACK", true]] as const) {
+        // Another instance's claim, in a thread of its own: it holds its transaction open a
+        // while (this thread is blocked meanwhile, waiting in the database), then ends it.
+        const other = new Worker(OTHER_CLAIM, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), subject: `permission:perm_${end}`, end } });
+        await new Promise((resolve) => other.once("message", resolve));
+        expect(store.shared.claimResolution("trn_1", `permission:perm_${end}`), end).toBe(wins);
+        await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
+        await other.terminate();
+      }
     });
 
     it("runs afterCommit only once the server has committed the events, and another connection then sees them", async () => {
