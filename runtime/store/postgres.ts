@@ -557,12 +557,15 @@ export class PostgresEventStore implements EventStore {
     this.lockInGroup(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]);
   }
 
-  /** Takes a lock in the group transaction: it is held until the decision taken under it is committed. */
+  /**
+   * Takes a lock in the group transaction: it is held until the decision taken under it is
+   * committed. Under a savepoint: a wait that fails (a deadlock with another instance) is
+   * reported to the caller and undoes nothing else of the group.
+   */
   private lockInGroup(sql: string, params: readonly unknown[]): void {
     this.enter();
-    const group = this.group ?? this.beginGroup();
-    this.flush(group);
-    this.call(() => this.link.query(sql, params));
+    if (this.group === undefined) this.beginGroup();
+    this.write([{ sql, params }]);
   }
 
   /**
@@ -571,8 +574,12 @@ export class PostgresEventStore implements EventStore {
    * for the first's commit, then finds its row and loses.
    */
   private claimResolution(turnId: string, subject: string): boolean {
-    this.lockInGroup(`SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, [turnId]);
-    const [claimed] = this.write([
+    this.enter();
+    if (this.group === undefined) this.beginGroup();
+    // As one unit: should the wait for the lock fail (a deadlock with another instance),
+    // only the claim is undone and reported, never the group it joins.
+    const [, claimed] = this.write([
+      { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
       {
         sql: `INSERT INTO resolutions (turn_id, subject, owner) VALUES ($1, $2, $3) ON CONFLICT (turn_id, subject) DO NOTHING`,
         params: [turnId, subject, this.instanceId],

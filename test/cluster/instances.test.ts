@@ -117,7 +117,7 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     const onA = await clientOf(a);
     const { thread } = await onA.client.threadStart({});
     const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed" || n.method === "turn/blocked");
-    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 3 * LEASE_TIMEOUT_MS })) });
+    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 6 * LEASE_TIMEOUT_MS })) });
     // A second instance starts while the turn runs, and keeps running past a lease timeout.
     const b = await instance(store);
     const onB = await clientOf(b);
