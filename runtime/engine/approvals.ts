@@ -67,6 +67,11 @@ export class Approvals {
    * goes on. Nothing is recorded again: the answer is in the log already.
    */
   resolvedElsewhere(requestId: string, resolution: TurnPermissionApprovalResolution): void {
+    this.letGo(requestId, resolution);
+  }
+
+  /** Lets the call waiting for a request go on with `resolution`, recording nothing. */
+  private letGo(requestId: string, resolution: TurnPermissionApprovalResolution): void {
     const waiting = this.waiting.get(requestId);
     if (!waiting) return;
     this.waiting.delete(requestId);
@@ -122,7 +127,7 @@ export class Approvals {
         } catch {
           // The waiting call goes on (never allowed: this is an expiry or a cancel), even when
           // the store failed before the resolution was decided; the turn's next record throws the failure.
-          this.resolvedElsewhere(requestId, resolution);
+          this.letGo(requestId, resolution);
         }
       };
       const timer = setTimeout(() => resolveQuietly("expired"), this.config.permissionRequestTimeoutMs);
