@@ -53,9 +53,9 @@ interface Reply {
  * - `begin` / `commit`: the group transaction. A commit of a failed transaction rolls it
  *   back and answers with the first failure.
  *
- * A lost connection (the server restarted, the backend was terminated) is opened again:
- * at the next request, then after waits that double up to 2 s; a request meanwhile fails
- * at once, saying so, rather than waiting. What the lost connection held open is gone: the
+ * A lost connection (the server restarted, the backend was terminated) is opened again in
+ * the background, at once and then after waits that double up to 2 s; a request meanwhile
+ * waits for at most the attempt in flight (1 s at most), then fails, saying so. What the lost connection held open is gone: the
  * group transaction fails at its commit, as any failed commit does, and a guarded write
  * reports its failure. A read outside a transaction is run again on the new connection.
  * A COMMIT whose answer was lost is not guessed at: once connected again, the server is
@@ -88,6 +88,7 @@ function loseConnection(error) {
   // The group transaction died with the connection: it can only fail now.
   if (inTransaction) failed = failed || lost;
   notice("lost the connection to PostgreSQL (" + lost.message + "); connecting again");
+  reconnectInBackground();
 }
 function unavailable(detail) {
   const error = new Error("the connection to PostgreSQL was lost (" + lost.message + ")" + detail);
@@ -104,19 +105,50 @@ async function connect() {
   lost = null;
   backoff = 0;
   retryAt = 0;
+  attemptFailure = null;
   if (!first) notice("connected to PostgreSQL again");
 }
-/** Opens a new connection for a lost one: at once the first time, then after waits that double up to 2 s. */
-async function reconnect() {
-  const wait = retryAt - Date.now();
-  if (wait > 0) throw unavailable("; the next attempt to connect is in " + wait + " ms");
-  try {
-    await connect();
-  } catch (error) {
-    backoff = Math.min(backoff === 0 ? 100 : backoff * 2, 2000);
-    retryAt = Date.now() + backoff;
-    throw unavailable(" and connecting again failed (" + error.message + "); the next attempt is in " + backoff + " ms");
-  }
+/** The connect attempt in flight, while the connection is lost; why the last one failed. */
+let attempt = null;
+let attemptFailure = null;
+let reconnecting = false;
+/**
+ * Connects again in the background, until connected: at once, then after waits that
+ * double up to 2 s. Requests never wait for more than one attempt, and that for at most
+ * ATTEMPT_WAIT_MS, so a server that is gone, even one whose host no longer answers,
+ * cannot hold the caller for long.
+ */
+function reconnectInBackground() {
+  if (reconnecting || ending) return;
+  reconnecting = true;
+  void (async () => {
+    while (lost && !ending) {
+      const wait = retryAt - Date.now();
+      if (wait > 0) await sleep(wait);
+      attempt = connect().then(
+        () => true,
+        (error) => {
+          attemptFailure = error;
+          backoff = Math.min(backoff === 0 ? 100 : backoff * 2, 2000);
+          retryAt = Date.now() + backoff;
+          return false;
+        },
+      );
+      await attempt;
+      attempt = null;
+    }
+    reconnecting = false;
+  })();
+}
+const ATTEMPT_WAIT_MS = 1000;
+/** Resolves once connected; throws at once (or after the attempt in flight) while the connection is lost. */
+async function ensureConnected() {
+  if (!lost) return;
+  reconnectInBackground();
+  if (attempt) await Promise.race([attempt, sleep(ATTEMPT_WAIT_MS)]);
+  if (!lost) return;
+  const failure = attemptFailure ? " and connecting again failed (" + attemptFailure.message + ")" : "";
+  throw unavailable(failure + "; it is being opened again, the next attempt in " + Math.max(0, retryAt - Date.now()) + " ms");
 }
 /** What became of the transaction whose COMMIT was cut off: asked once connected again, within outcomeWaitMs. */
 async function outcomeOf(id, cause) {
@@ -126,10 +158,7 @@ async function outcomeOf(id, cause) {
   while (Date.now() < deadline) {
     let status;
     try {
-      if (lost) {
-        retryAt = 0;
-        await reconnect();
-      }
+      await ensureConnected();
       status = (await client.query("SELECT txid_status($1) AS status", [id])).rows[0].status;
     } catch (error) {
       if (!isConnectionError(error)) throw error;
@@ -152,7 +181,7 @@ async function run(request) {
     await connect();
     return [];
   }
-  if (lost && !inTransaction) await reconnect();
+  if (lost && !inTransaction) await ensureConnected();
   switch (request.op) {
     case "begin": {
       if (lost) throw unavailable("");
