@@ -208,7 +208,7 @@ export class TurnLifecycle {
       }
     }
     for (const turnId of shared.expiredLeases()) {
-      if (this.running.has(turnId)) continue;
+      if (this.running.has(turnId) || this.unfinished.has(turnId)) continue;
       const threadId = this.ports.store.turnThread(turnId);
       if (threadId !== undefined) this.recoverCutOffTurn(threadId, turnId);
     }

@@ -9,8 +9,18 @@
  *
  * Its own server: this file stops and starts it.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import pg from "pg";
+import { createInMemoryPair } from "../../rpc/index.js";
+import { resolveConfig } from "../../runtime/config.js";
+import { Gateway } from "../../runtime/engine/gateway.js";
+import { ScriptedProvider } from "../../runtime/providers/scripted.js";
+import { PostgresEventStore } from "../../runtime/store/postgres.js";
+import { builtinTools } from "../../runtime/tools/registry.js";
+import { startStrictClient } from "../fixtures/strict-client.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import { script, text } from "../gateway/harness.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
@@ -96,5 +106,40 @@ describe.skipIf(server === undefined)("gateway instances when their database con
       await new Promise((resolve) => setTimeout(resolve, 500));
       await server!.start();
     });
+  });
+});
+
+describe.skipIf(server === undefined)("a gateway whose database is away when its turn ends", () => {
+  it("ends the turn Failed (internal) once the database is back, when its end could not be written before", async () => {
+    const store = new PostgresEventStore(await server!.createDatabase());
+    const cwd = mkdtempSync(join(tmpdir(), "turnspec-reconnect-"));
+    const logs: string[] = [];
+    const gateway = new Gateway({
+      store,
+      config: resolveConfig({ tools: { default_cwd: cwd } }),
+      providers: new Map([["scripted", new ScriptedProvider()]]),
+      tools: builtinTools(),
+      log: (message) => logs.push(message),
+      leaseTimeoutMs: 900,
+    });
+    await gateway.ready;
+    const [clientSide, serverSide] = createInMemoryPair();
+    gateway.connect(serverSide);
+    const { client, waitFor } = await startStrictClient(clientSide);
+    cleanups.push(() => store.close(), () => gateway.close(), () => client.close());
+    const { thread } = await client.threadStart({ cwd });
+    const running = waitFor((n) => n.method === "item/started" && (n.params.item as { type: string }).type === "commandExecution");
+    const ended = waitFor(isEnd("trn_cut"));
+    await client.turnStart({ thread_id: thread.id, turn_id: "trn_cut", input: text(script({ tool: "shell", args: { command: "sleep 2" } }, { say: "never said" })) });
+    await running;
+    await server!.shutDown();
+    // The command ends while the database is away: nothing of the turn can be written, its end included.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(logs.join("\n")).toContain("ending it is tried again");
+    await server!.start();
+    expect(await ended).toMatchObject({ method: "turn/failed", params: { turn: { status: "Failed", error: { kind: "internal" } } } });
+    const items = await client.turnItems({ thread_id: thread.id, turn_id: "trn_cut" });
+    expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
+    expect(items.events.at(-1)?.method).toBe("turn/failed");
   });
 });
