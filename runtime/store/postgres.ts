@@ -16,6 +16,13 @@
  * appends) or before any read that must see them. The commit does not block the event
  * loop: `afterCommit` callbacks run when the server has answered it, in order, and
  * nothing that reports a write may be sent before that.
+ *
+ * Connections that drop are opened again (postgres-link.ts for the main one; the
+ * listening one a second later, catching up from the log on what it missed). Decisions
+ * several instances could take at once are taken in the database: a turn's sequence and a
+ * thread's active turn under row locks, a route create under a lock per workspace, a
+ * request's resolution by whoever inserts its row first; and the instances sign tokens
+ * with one secret drawn once into the database.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
