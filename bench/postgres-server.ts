@@ -7,7 +7,7 @@
  * user through runuser. When no server can be started, `startPostgres` answers with the
  * reason, for a test to skip with; with CI=true it throws instead, so CI cannot skip.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -19,6 +19,9 @@ export interface PostgresServer {
   readonly port: number;
   /** The URL of a new, empty database. */
   createDatabase(name?: string): Promise<string>;
+  /** Stops the server as an operator does (fast: open transactions rolled back, connections cut); `start` brings it back on the same port. */
+  shutDown(): Promise<void>;
+  start(): Promise<void>;
   stop(): void;
 }
 
@@ -78,12 +81,19 @@ async function start(): Promise<PostgresServer> {
     const argv = asRoot ? ["-u", "postgres", "--", join(bin, tool), ...args] : args;
     execFileSync(command, argv, { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
   };
+  // Without blocking the event loop: what runs meanwhile (a gateway) sees the server go and come back.
+  const runAsync = (tool: string, args: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const command = asRoot ? "runuser" : join(bin, tool);
+      const argv = asRoot ? ["-u", "postgres", "--", join(bin, tool), ...args] : args;
+      execFile(command, argv, { timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${tool} failed: ${stderr || error.message}`)) : resolve()));
+    });
   const data = join(dir, "data");
   const port = await freePort();
+  // fsync off: a test server need not survive a power loss, and commits are much cheaper.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`;
   try {
     run("initdb", ["-D", data, "-A", "trust", "-U", USER, "-E", "UTF8", "--no-sync", "--no-instructions"]);
-    // fsync off: a test server need not survive a power loss, and commits are much cheaper.
-    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300`;
     run("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-w", "-t", "60", "-o", options, "start"]);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
@@ -107,6 +117,8 @@ async function start(): Promise<PostgresServer> {
       }
       return `postgres://${USER}@127.0.0.1:${port}/${name}`;
     },
+    shutDown: () => runAsync("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]),
+    start: () => runAsync("pg_ctl", ["-D", data, "-l", join(dir, "server.log"), "-w", "-t", "60", "-o", options, "start"]),
     stop() {
       if (stopped) return;
       stopped = true;

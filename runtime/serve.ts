@@ -88,9 +88,6 @@ export async function openGateway(
   const location = options.store ?? fileConfig.store ?? DEFAULT_STORE;
   const store = openStore(options.memory ? { memory: true } : isPostgresUrl(location) ? { url: location } : { file: location });
   const described = options.memory ? "memory store" : `store ${isPostgresUrl(location) ? redact(location) : location}`;
-  if (store.shared && config.resolveTokenSecret === undefined) {
-    log("warning: this instance signs resolve and answer tokens with a secret of its own; give every instance on this database the same permissions.resolve_token_secret, or answers sent to another instance are refused");
-  }
   const gateway = createGateway(store, config, log, fileConfig.lease_timeout_ms);
   // On a shared store: no client is served before this instance hears the others' commits.
   await gateway.ready;

@@ -16,7 +16,7 @@ import { protocolError } from "../../generated/server.js";
 import { invalidParams } from "../../rpc/index.js";
 import type { ResolvedConfig } from "../config.js";
 import type { ResolveTokens } from "../permissions/tokens.js";
-import type { Clock, EventLog, ThreadLookup, TurnReader } from "./ports.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
 
 /** What approvals are built from. */
 export type ApprovalPorts = EventLog & TurnReader & ThreadLookup & Clock;
@@ -58,8 +58,8 @@ export class Approvals {
     private readonly ports: ApprovalPorts,
     private readonly config: ResolvedConfig,
     private readonly tokens: ResolveTokens,
-    /** On a store shared by several instances: whether another instance runs the turn (its tool call waits there). */
-    private readonly runsElsewhere: (turnId: string) => boolean = () => false,
+    /** On a store shared by several instances: where the turn runs, and who records a resolution. */
+    private readonly cluster: ResolutionPorts = SOLE_INSTANCE,
   ) {}
 
   /**
@@ -67,6 +67,11 @@ export class Approvals {
    * goes on. Nothing is recorded again: the answer is in the log already.
    */
   resolvedElsewhere(requestId: string, resolution: TurnPermissionApprovalResolution): void {
+    this.letGo(requestId, resolution);
+  }
+
+  /** Lets the call waiting for a request go on with `resolution`, recording nothing. */
+  private letGo(requestId: string, resolution: TurnPermissionApprovalResolution): void {
     const waiting = this.waiting.get(requestId);
     if (!waiting) return;
     this.waiting.delete(requestId);
@@ -120,7 +125,9 @@ export class Approvals {
         try {
           this.resolve(requestId, resolution);
         } catch {
-          // The waiting call went on; the turn's next record throws the same failure.
+          // The waiting call goes on (never allowed: this is an expiry or a cancel), even when
+          // the store failed before the resolution was decided; the turn's next record throws the failure.
+          this.letGo(requestId, resolution);
         }
       };
       const timer = setTimeout(() => resolveQuietly("expired"), this.config.permissionRequestTimeoutMs);
@@ -135,6 +142,12 @@ export class Approvals {
   private resolve(requestId: string, resolution: TurnPermissionApprovalResolution): string | undefined {
     const waiting = this.waiting.get(requestId);
     if (!waiting) return undefined;
+    if (!this.cluster.claim(waiting.turnId, `permission:${requestId}`)) {
+      // Another instance recorded an answer first: the call waits on for it, which the
+      // log has now, and this resolution is not recorded (an answer is told it was too late).
+      this.cluster.catchUp(waiting.turnId);
+      return undefined;
+    }
     this.waiting.delete(requestId);
     clearTimeout(waiting.timer);
     const resolvedAt = this.ports.nowIso();
@@ -159,7 +172,11 @@ export class Approvals {
     scopeHash: string,
     resolution: TurnPermissionApprovalResolution,
   ): string | undefined {
-    if (!this.runsElsewhere(where.turnId)) return undefined;
+    if (!this.cluster.runsElsewhere(where.turnId)) return undefined;
+    if (!this.cluster.claim(where.turnId, `permission:${requestId}`)) {
+      this.cluster.catchUp(where.turnId);
+      throw alreadyResolved(requestId, this.ports.turnState(where.turnId)?.requests.get(requestId)?.resolution);
+    }
     const resolvedAt = this.ports.nowIso();
     this.ports.publish(where.threadId, where.turnId, "turn/permission/request/resolved", { request_id: requestId, resolution, resolved_at: resolvedAt, scope_hash: scopeHash }, "request");
     this.ports.audit(where.threadId, where.turnId, { kind: "request_resolved", request_id: requestId, resolution, scope_hash: scopeHash }, "request");
@@ -173,12 +190,7 @@ export class Approvals {
     if (!where || !state) {
       throw protocolError("permission_request_not_found", `No permission request ${params.request_id} exists`, { request_id: params.request_id });
     }
-    if (state.resolution) {
-      throw protocolError("permission_request_resolved", `Permission request ${params.request_id} was already resolved (${state.resolution}); nothing runs twice`, {
-        request_id: params.request_id,
-        resolution: state.resolution,
-      });
-    }
+    if (state.resolution) throw alreadyResolved(params.request_id, state.resolution);
     if (this.config.requireResolveToken || params.resolve_token !== undefined) {
       const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.ports.now());
       if (!check.ok) {
@@ -193,11 +205,24 @@ export class Approvals {
         { pointer: "/resolution", message: `must be one of ${[...state.request.allowed_scopes, "deny"].join(", ")} for this request`, received: params.resolution },
       ]);
     }
-    const resolvedAt = this.resolve(params.request_id, params.resolution) ?? this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
+    const waitedHere = this.waiting.has(params.request_id);
+    const resolvedAt = waitedHere ? this.resolve(params.request_id, params.resolution) : this.resolveForElsewhere(params.request_id, where, state.request.scope_hash, params.resolution);
+    if (resolvedAt === undefined && waitedHere) {
+      // Another instance's answer was recorded first.
+      throw alreadyResolved(params.request_id, this.ports.turnState(where.turnId)?.requests.get(params.request_id)?.resolution);
+    }
     if (resolvedAt === undefined) {
       // Open in the log but not waited for: its turn is no longer running here.
       throw protocolError("permission_request_resolved", `Permission request ${params.request_id} can no longer be answered: its turn is not running`, { request_id: params.request_id });
     }
     return { request_id: params.request_id, thread_id: where.threadId, turn_id: where.turnId, resolution: params.resolution, resolved_at: resolvedAt };
   }
+}
+
+function alreadyResolved(requestId: string, resolution: TurnPermissionApprovalResolution | undefined) {
+  return protocolError(
+    "permission_request_resolved",
+    `Permission request ${requestId} was already resolved${resolution ? ` (${resolution})` : " on another instance"}; nothing runs twice`,
+    { request_id: requestId, ...(resolution ? { resolution } : {}) },
+  );
 }

@@ -19,7 +19,7 @@ import { AnswerTokens } from "../permissions/answer-tokens.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
-import type { TurnPermissionApprovalResolution } from "../../generated/types.js";
+import type { TurnPermissionApprovalResolution, TurnQuestionResolution } from "../../generated/types.js";
 import type { StoreError } from "../store/rules.js";
 import type { Tool } from "../tools/tool.js";
 import { RouteService } from "../routes/service.js";
@@ -36,7 +36,7 @@ import { gatewayHandlers } from "../handlers/index.js";
 import { spawnAgentTool } from "./spawn-agent.js";
 import { askQuestionTool } from "./ask-question.js";
 import { Questions } from "./questions.js";
-import type { Clock, EventLog } from "./ports.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts } from "./ports.js";
 import { TurnBackends } from "../backends/turn-backends.js";
 import { AcpAgents } from "../backends/acp.js";
 import { CodexRuntimes } from "../backends/codex.js";
@@ -70,6 +70,10 @@ export interface GatewayOptions {
 
 export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
 
+/** How often, and how far apart, the events another instance announced are read again when the store could not read them. */
+const DELIVERY_ATTEMPTS = 10;
+const DELIVERY_RETRY_MS = 250;
+
 export class Gateway {
   readonly dispatcher: Dispatcher<Connection>;
   private readonly connections = new Connections();
@@ -102,7 +106,9 @@ export class Gateway {
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
     this.threads = new Threads({ store: options.store, defaultCwd: options.config.defaultCwd, nowIso: () => this.nowIso(), turnState: (turnId) => this.turnLog.state(turnId) });
-    const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
+    // Instances on one shared store sign with the secret kept there, unless one is configured.
+    const secret = options.config.resolveTokenSecret ?? options.store.shared?.tokenSecret();
+    const tokens = secret ? new ResolveTokens(secret) : ResolveTokens.random();
     // Each collaborator gets an explicit struct of what it calls, never the gateway itself.
     const log = this.turnLog;
     const eventLog: EventLog = { record: (...a) => log.record(...a), publish: (...a) => log.publish(...a), audit: (...a) => log.audit(...a) };
@@ -110,12 +116,20 @@ export class Gateway {
     const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
     const thread = (threadId: string) => this.threads.thread(threadId);
     const nextItemId = (turnId: string) => log.nextItemId(turnId);
-    // On a shared store, a request of a turn that is running but not here waits on the instance that runs it.
-    const runsElsewhere = (turnId: string) => options.store.shared !== undefined && !this.lifecycle.runsHere(turnId) && turnState(turnId)?.turn.status === "InProgress";
-    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens, runsElsewhere);
-    // Answer tokens are signed under the configured secret too; their claims keep them apart from resolve tokens.
-    const answerTokens = new AnswerTokens(options.config.resolveTokenSecret ?? randomBytes(32));
-    this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.questionTimeoutMs, answerTokens);
+    // On a shared store, a request of a turn that is running but not here waits on the
+    // instance that runs it, and the store decides which instance records its resolution.
+    const shared = options.store.shared;
+    const resolutions: ResolutionPorts = shared
+      ? {
+          runsElsewhere: (turnId) => !this.lifecycle.runsHere(turnId) && turnState(turnId)?.turn.status === "InProgress",
+          claim: (turnId, subject) => shared.claimResolution(turnId, subject),
+          catchUp: (turnId) => this.deliverFromElsewhere(turnId, (this.delivered.get(turnId) ?? 0) + 1),
+        }
+      : SOLE_INSTANCE;
+    this.approvals = new Approvals({ ...eventLog, turnState, thread, ...clock }, options.config, tokens, resolutions);
+    // Answer tokens are signed under the same secret; their claims keep them apart from resolve tokens.
+    const answerTokens = new AnswerTokens(secret ?? randomBytes(32));
+    this.questions = new Questions({ ...eventLog, turnState, thread, ...clock }, options.config.questionTimeoutMs, answerTokens, resolutions);
     this.recovery = new RecoveryJobs({ ...eventLog, turnState, nextItemId, nowIso: clock.nowIso });
     this.routes = new RouteService(options.store, options.config, () => this.clock(), (id) => options.store.getThread(id)?.workspace_id);
     // What may run without asking is the permission configuration; a change makes older routes stale.
@@ -200,7 +214,6 @@ export class Gateway {
       onInternalError: (error, method) => this.log(`internal error in ${method}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
     });
     this.lifecycle.recoverCutOffTurns();
-    const shared = options.store.shared;
     this.ready = shared ? shared.watch((turnId, first) => this.deliverFromElsewhere(turnId, first)) : Promise.resolve();
     if (shared) {
       shared.onCancelRequest((turnId, reason) => this.lifecycle.cancelRequested(turnId, reason));
@@ -236,7 +249,7 @@ export class Gateway {
    * instance's connections and views) get every event after the last one they were
    * handed, read from the log in sequence order, so each reaches them once and in order.
    */
-  private deliverFromElsewhere(turnId: string, first: number): void {
+  private deliverFromElsewhere(turnId: string, first: number, attempt = 0): void {
     try {
       const after = this.delivered.get(turnId) ?? first - 1;
       for (const event of this.options.store.events(turnId, after)) {
@@ -244,9 +257,16 @@ export class Gateway {
         // What the other instance's run waits for, or what this one's may: requests and their answers.
         if (event.method === "turn/permission/request/opened") this.approvals.remember((event.params.request as { request_id: string }).request_id, event.thread_id, turnId);
         if (event.method === "turn/permission/request/resolved") this.approvals.resolvedElsewhere(event.params.request_id as string, event.params.resolution as TurnPermissionApprovalResolution);
+        if (event.method === "turn/question/resolved") {
+          const { call_id, index, resolution, option_id } = event.params as { call_id: string; index: number; resolution: TurnQuestionResolution; option_id?: string };
+          this.questions.resolvedElsewhere(turnId, call_id, index, resolution, option_id);
+        }
       }
     } catch (error) {
-      this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}`);
+      // The store may be connecting again: what was announced stays in the log, and is read again.
+      const again = attempt < DELIVERY_ATTEMPTS;
+      this.log(`could not deliver the events of turn ${turnId} from another instance: ${(error as Error).message}${again ? "; trying again" : ""}`);
+      if (again) setTimeout(() => this.deliverFromElsewhere(turnId, first, attempt + 1), DELIVERY_RETRY_MS * (attempt + 1)).unref();
     }
   }
 

@@ -93,6 +93,12 @@ function checkFirstEvents(threadId: string, turnId: string, events: readonly Fir
 
 export class TurnLifecycle {
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  /**
+   * Turns whose run crashed and whose Failed end could not be recorded (the store failed
+   * too, e.g. its database was restarting), by thread: their end is recorded again at each
+   * lease check until it is, and on a shared store their lease is kept meanwhile.
+   */
+  private readonly unfinished = new Map<string, string>();
   /** Set by close(): a turn stopped from now on (a child turn its parent cancels, say) blocks rather than ends. */
   private stopping = false;
 
@@ -148,22 +154,16 @@ export class TurnLifecycle {
           .catch((error: unknown) => {
             this.ports.diagnose(`turn ${turnId} crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
             // A gateway bug must not leave the turn InProgress with nothing running it.
-            const state = this.ports.log.state(turnId);
-            if (state && isActive(state.turn)) {
-              try {
-                this.finish(threadId, turnId, {
-                  status: "Failed",
-                  usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
-                  error: { kind: "internal", message: "the gateway failed while running the turn", retryable: false },
-                });
-              } catch (finishing) {
-                this.ports.diagnose(`turn ${turnId} could not be ended: ${(finishing as Error).message}`);
-              }
+            try {
+              this.failCrashed(threadId, turnId);
+            } catch (finishing) {
+              this.ports.diagnose(`turn ${turnId} could not be ended: ${(finishing as Error).message}; ending it is tried again`);
+              this.unfinished.set(turnId, threadId);
             }
           })
           .finally(() => {
             this.running.delete(turnId);
-            this.release(turnId);
+            if (!this.unfinished.has(turnId)) this.release(turnId);
             resolve();
           });
       });
@@ -192,6 +192,31 @@ export class TurnLifecycle {
     this.cancelTurn(turnId, reason).catch((error: unknown) => this.ports.diagnose(`turn ${turnId} could not be cancelled: ${(error as Error).message}`));
   }
 
+  /** Ends a turn whose run crashed Failed (internal), if the log still shows it active. */
+  private failCrashed(threadId: string, turnId: string): void {
+    const state = this.ports.log.state(turnId);
+    if (!state || !isActive(state.turn)) return;
+    this.finish(threadId, turnId, {
+      status: "Failed",
+      usage: state.turn.usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      error: { kind: "internal", message: "the gateway failed while running the turn", retryable: false },
+    });
+  }
+
+  /** Records again the Failed end of the turns whose first attempt the store refused. */
+  private finishUnfinished(): void {
+    for (const [turnId, threadId] of this.unfinished) {
+      try {
+        this.failCrashed(threadId, turnId);
+      } catch (error) {
+        this.ports.diagnose(`turn ${turnId} could not be ended yet: ${(error as Error).message}`);
+        continue;
+      }
+      this.unfinished.delete(turnId);
+      this.release(turnId);
+    }
+  }
+
   /** Whether this instance runs the turn now. */
   runsHere(turnId: string): boolean {
     return this.running.has(turnId);
@@ -216,7 +241,10 @@ export class TurnLifecycle {
   maintainLeases(): void {
     const shared = this.ports.store.shared;
     if (!shared || this.stopping) return;
-    const held = new Set(shared.renewLeases(this.ports.leaseTimeoutMs));
+    const held = new Set(shared.renewLeases(this.ports.leaseTimeoutMs, [...this.running.keys(), ...this.unfinished.keys()]));
+    // A turn another instance took over is its to end now.
+    for (const turnId of this.unfinished.keys()) if (!held.has(turnId)) this.unfinished.delete(turnId);
+    this.finishUnfinished();
     for (const [turnId, run] of this.running) {
       if (!held.has(turnId)) {
         this.ports.diagnose(`turn ${turnId}: its lease was taken over by another instance; this instance stops running it`);
@@ -224,7 +252,7 @@ export class TurnLifecycle {
       }
     }
     for (const turnId of shared.expiredLeases()) {
-      if (this.running.has(turnId)) continue;
+      if (this.running.has(turnId) || this.unfinished.has(turnId)) continue;
       const threadId = this.ports.store.turnThread(turnId);
       if (threadId !== undefined) this.recoverCutOffTurn(threadId, turnId);
     }

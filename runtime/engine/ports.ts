@@ -70,3 +70,19 @@ export interface Lifecycle {
 export interface ThreadCreation {
   createThread(params: Pick<ThreadStartParams, "workspace_id" | "cwd" | "model_provider" | "model" | "mode">): ThreadRecord;
 }
+
+/**
+ * Deciding a request's resolution (a permission request, a question) when several
+ * instances share the store; on a store one process owns, every answer is taken here.
+ */
+export interface ResolutionPorts {
+  /** Whether another instance runs the turn: its waiting call is there, and an answer here is recorded for it. */
+  runsElsewhere(turnId: string): boolean;
+  /** True for the one caller, on any instance, that records the resolution of `subject`; false once another did. */
+  claim(turnId: string, subject: string): boolean;
+  /** Hands this instance's observers what other instances committed of the turn (the resolution that won, say). */
+  catchUp(turnId: string): void;
+}
+
+/** Ports for a gateway whose store no other process shares. */
+export const SOLE_INSTANCE: ResolutionPorts = { runsElsewhere: () => false, claim: () => true, catchUp: () => undefined };

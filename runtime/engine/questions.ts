@@ -10,7 +10,7 @@ import { protocolError } from "../../generated/server.js";
 import { invalidParams } from "../../rpc/index.js";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
 import { questionKey } from "./fold.js";
-import type { Clock, EventLog, ThreadLookup, TurnReader } from "./ports.js";
+import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
 
 /** What questions are built from. */
 export type QuestionPorts = EventLog & TurnReader & ThreadLookup & Clock;
@@ -33,7 +33,10 @@ interface Waiting {
   readonly turnId: string;
   readonly callId: string;
   readonly index: number;
-  readonly settle: (outcome: TurnQuestionResolution, optionId?: string) => void;
+  /** Records the resolution and lets the call go on; false when another instance recorded one first. */
+  readonly settle: (outcome: TurnQuestionResolution, optionId?: string) => boolean;
+  /** Lets the call go on without recording anything (the resolution is in the log already, or could not be decided). */
+  readonly finish: (outcome: TurnQuestionResolution, optionId?: string) => void;
 }
 
 export class Questions {
@@ -43,7 +46,17 @@ export class Questions {
     private readonly ports: QuestionPorts,
     private readonly timeoutMs: number,
     private readonly tokens: AnswerTokens,
+    /** On a store shared by several instances: where the turn runs, and who records a resolution. */
+    private readonly cluster: ResolutionPorts = SOLE_INSTANCE,
   ) {}
+
+  /**
+   * Another instance recorded the resolution of a question whose call waits here: the call
+   * goes on. Nothing is recorded again: the resolution is in the log already.
+   */
+  resolvedElsewhere(turnId: string, callId: string, index: number, resolution: TurnQuestionResolution, optionId?: string): void {
+    this.waiting.get(waitKey(turnId, callId, index))?.finish(resolution, optionId);
+  }
 
   /**
    * Opens every question of one ask_question call and resolves, once all have ended, with
@@ -70,31 +83,54 @@ export class Questions {
         const key = waitKey(turnId, callId, index);
         const timer = setTimeout(() => settleQuietly("expired"), this.timeoutMs);
         const cancel = () => settleQuietly("cancelled");
-        const settle = (resolution: TurnQuestionResolution, optionId?: string) => {
+        const finish = (resolution: TurnQuestionResolution, optionId?: string) => {
           if (!this.waiting.delete(key)) return;
           clearTimeout(timer);
           signal.removeEventListener("abort", cancel);
+          const option = ask.options.find((o) => o.id === optionId);
+          resolve({ resolution, ...(option ? { option } : {}) });
+        };
+        const settle = (resolution: TurnQuestionResolution, optionId?: string) => {
+          if (!this.waiting.has(key)) return false;
+          if (!this.cluster.claim(turnId, subject(callId, index))) {
+            // Another instance recorded a resolution first: the call waits on for it, which the log has now.
+            this.cluster.catchUp(turnId);
+            return false;
+          }
           try {
             // Recorded for the question, not by the turn (an answer, a timer, the cancellation): a commit the turn lost is left for the turn to report.
             g.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: g.nowIso() }, "request");
           } finally {
-            const option = ask.options.find((o) => o.id === optionId);
-            resolve({ resolution, ...(option ? { option } : {}) });
+            finish(resolution, optionId);
           }
+          return true;
         };
         function settleQuietly(resolution: TurnQuestionResolution) {
           try {
             settle(resolution);
           } catch {
-            // The waiting call went on; the turn's next record throws the same failure.
+            // The waiting call goes on, even when the store failed before the resolution was
+            // decided (an expiry or a cancel picks no option); the turn's next record throws the failure.
+            finish(resolution);
           }
         }
-        this.waiting.set(key, { threadId, turnId, callId, index, settle });
+        this.waiting.set(key, { threadId, turnId, callId, index, settle, finish });
         if (signal.aborted) cancel();
         else signal.addEventListener("abort", cancel, { once: true });
       });
     });
     return Promise.all(pending);
+  }
+
+  /** question_resolved, with how the question was resolved as the log has it. */
+  private alreadyResolved(turnId: string, callId: string, index: number) {
+    const resolution = this.ports.turnState(turnId)?.questions.get(questionKey(callId, index))?.resolution;
+    return protocolError("question_resolved", `Question ${index} of call ${callId} was already resolved${resolution ? ` (${resolution})` : " on another instance"}; the answer is not recorded twice`, {
+      turn_id: turnId,
+      call_id: callId,
+      index,
+      ...(resolution ? { resolution } : {}),
+    });
   }
 
   /** turn/question/respond. */
@@ -105,14 +141,7 @@ export class Questions {
     if (!state || state.turn.thread_id !== threadId) throw protocolError("turn_not_found", `No turn ${turnId} exists in thread ${threadId}`, { thread_id: threadId, turn_id: turnId });
     const asked = state.questions.get(questionKey(callId, index));
     if (!asked) throw protocolError("question_not_found", `Turn ${turnId} has no question ${index} of call ${callId}`, { turn_id: turnId, call_id: callId, index });
-    if (asked.resolution) {
-      throw protocolError("question_resolved", `Question ${index} of call ${callId} was already resolved (${asked.resolution}); the answer is not recorded twice`, {
-        turn_id: turnId,
-        call_id: callId,
-        index,
-        resolution: asked.resolution,
-      });
-    }
+    if (asked.resolution) throw this.alreadyResolved(turnId, callId, index);
     const check = this.tokens.verify(params.answer_token, { thread_id: threadId, turn_id: turnId, call_id: callId, index }, this.ports.now());
     if (!check.ok) {
       throw protocolError("unauthorized", `The answer token for question ${index} of call ${callId} is ${check.reason.replace(/_/g, " ")}; the question stays open`, {
@@ -128,11 +157,20 @@ export class Questions {
       ]);
     }
     const waiting = this.waiting.get(waitKey(turnId, callId, index));
-    if (!waiting) {
+    if (waiting) {
+      if (!waiting.settle("answered", params.option_id)) throw this.alreadyResolved(turnId, callId, index);
+    } else if (this.cluster.runsElsewhere(turnId)) {
+      // The call waits on the instance that runs the turn: the answer is recorded here, in
+      // the turn's log, and that instance reads it there and lets the call go on.
+      if (!this.cluster.claim(turnId, subject(callId, index))) {
+        this.cluster.catchUp(turnId);
+        throw this.alreadyResolved(turnId, callId, index);
+      }
+      this.ports.publish(threadId, turnId, "turn/question/resolved", { call_id: callId, index, resolution: "answered", option_id: params.option_id, resolved_at: this.ports.nowIso() }, "request");
+    } else {
       // Open in the log but not waited for: its turn is no longer running here.
       throw protocolError("question_resolved", `Question ${index} of call ${callId} can no longer be answered: its turn is not running`, { turn_id: turnId, call_id: callId, index });
     }
-    waiting.settle("answered", params.option_id);
     const resolved = this.ports.turnState(turnId)?.questions.get(questionKey(callId, index));
     return { thread_id: threadId, turn_id: turnId, call_id: callId, index, option_id: params.option_id, resolved_at: resolved?.resolved_at ?? this.ports.nowIso() };
   }
@@ -151,4 +189,5 @@ export function replayedParams(method: string, params: Record<string, unknown>):
   return method === "turn/question/opened" ? { ...params, already_surfaced: true } : params;
 }
 
+const subject = (callId: string, index: number) => `question:${questionKey(callId, index)}`;
 const waitKey = (turnId: string, callId: string, index: number) => `${turnId}\u0000${questionKey(callId, index)}`;

@@ -78,6 +78,12 @@ export class RouteService {
   }
 
   create(params: AgentDelegationRouteCreateParams): AgentDelegationRouteProjection {
+    // On a store shared by several instances, what is read below (the key, the live routes
+    // for the cycle check and the per-source limit) and the route written are one decision:
+    // a create on another instance for the workspace waits until this one is committed.
+    // Routes stay inside one workspace (cross_workspace_destination), so its lock covers
+    // every cycle and source the new route can touch; a wrong declared workspace is refused below.
+    this.store.shared?.lockRoutes(params.source_workspace_id);
     // The key is recorded with the new route's id before the route is stored, so a repeat
     // after a crash in between completes that same route instead of making a second one.
     const reserved = this.earlierUse("agent/route/create", params.idempotency_key, params);

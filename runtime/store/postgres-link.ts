@@ -39,6 +39,8 @@ interface Reply {
   readonly ok: boolean;
   readonly results?: StatementResult[];
   readonly error?: { readonly message: string; readonly code?: string };
+  /** A message of the worker for the operator, with id 0: not an answer. */
+  readonly notice?: string;
 }
 
 /**
@@ -50,36 +52,169 @@ interface Reply {
  *   A failure of unguarded statements inside a transaction marks it failed.
  * - `begin` / `commit`: the group transaction. A commit of a failed transaction rolls it
  *   back and answers with the first failure.
+ *
+ * A lost connection (the server restarted, the backend was terminated) is opened again in
+ * the background, at once and then after waits that double up to 2 s; a request meanwhile
+ * waits for at most the attempt in flight (1 s at most), then fails, saying so. What the lost connection held open is gone: the
+ * group transaction fails at its commit, as any failed commit does, and a guarded write
+ * reports its failure. A read outside a transaction is run again on the new connection.
+ * A COMMIT whose answer was lost is not guessed at: once connected again, the server is
+ * asked (txid_status of the id the transaction was given at BEGIN) whether it committed.
  */
 const WORKER_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const { url, pgPath, signal, requests, syncReplies, asyncReplies, connectTimeoutMs, applicationName } = workerData;
+const { url, pgPath, signal, requests, syncReplies, asyncReplies, connectTimeoutMs, applicationName, outcomeWaitMs } = workerData;
 const pg = require(pgPath);
-const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName });
+let client = null;
 let inTransaction = false;
 let failed = null;
+/** Why the connection was lost, until a new one is open. */
 let lost = null;
-client.on("error", (error) => { lost = lost || error; });
+/** When the next attempt to connect again may be made, and how long the wait after a failed one is. */
+let retryAt = 0;
+let backoff = 0;
+/** The id of the open group transaction: after a commit whose answer the connection took with it, the server says what became of it. */
+let xid = null;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const notice = (text) => asyncReplies.postMessage({ id: 0, ok: true, notice: text });
+/** Server errors carry a SQLSTATE; those of class 08, 57P01-03 and none at all mean the connection is gone. */
+const isConnectionError = (error) => !error || !error.code || /^08/.test(error.code) || /^57P0[123]$/.test(error.code);
+let ending = false;
+function loseConnection(error) {
+  if (lost || ending) return;
+  lost = error || new Error("the connection to PostgreSQL was closed");
+  // Given up for good: the server rolls back what it had open, which is what is reported.
+  if (client) client.end().catch(() => {});
+  // The group transaction died with the connection: it can only fail now.
+  if (inTransaction) failed = failed || lost;
+  notice("lost the connection to PostgreSQL (" + lost.message + "); connecting again");
+  reconnectInBackground();
+}
+function unavailable(detail) {
+  const error = new Error("the connection to PostgreSQL was lost (" + lost.message + ")" + detail);
+  error.code = "08006";
+  return error;
+}
+async function connect() {
+  const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: applicationName });
+  next.on("error", (error) => { if (client === next) loseConnection(error); });
+  next.on("end", () => { if (client === next) loseConnection(null); });
+  await next.connect();
+  const first = client === null;
+  client = next;
+  lost = null;
+  backoff = 0;
+  retryAt = 0;
+  attemptFailure = null;
+  if (!first) notice("connected to PostgreSQL again");
+}
+/** The connect attempt in flight, while the connection is lost; why the last one failed. */
+let attempt = null;
+let attemptFailure = null;
+let reconnecting = false;
+/**
+ * Connects again in the background, until connected: at once, then after waits that
+ * double up to 2 s. Requests never wait for more than one attempt, and that for at most
+ * ATTEMPT_WAIT_MS, so a server that is gone, even one whose host no longer answers,
+ * cannot hold the caller for long.
+ */
+function reconnectInBackground() {
+  if (reconnecting || ending) return;
+  reconnecting = true;
+  void (async () => {
+    while (lost && !ending) {
+      const wait = retryAt - Date.now();
+      if (wait > 0) await sleep(wait);
+      attempt = connect().then(
+        () => true,
+        (error) => {
+          attemptFailure = error;
+          backoff = Math.min(backoff === 0 ? 100 : backoff * 2, 2000);
+          retryAt = Date.now() + backoff;
+          return false;
+        },
+      );
+      await attempt;
+      attempt = null;
+    }
+    reconnecting = false;
+  })();
+}
+const ATTEMPT_WAIT_MS = 1000;
+/** Resolves once connected; throws at once (or after the attempt in flight) while the connection is lost. */
+async function ensureConnected() {
+  if (!lost) return;
+  reconnectInBackground();
+  if (attempt) await Promise.race([attempt, sleep(ATTEMPT_WAIT_MS)]);
+  if (!lost) return;
+  const failure = attemptFailure ? " and connecting again failed (" + attemptFailure.message + ")" : "";
+  throw unavailable(failure + "; it is being opened again, the next attempt in " + Math.max(0, retryAt - Date.now()) + " ms");
+}
+/** What became of the transaction whose COMMIT was cut off: asked once connected again, within outcomeWaitMs. */
+async function outcomeOf(id, cause) {
+  loseConnection(cause);
+  const deadline = Date.now() + outcomeWaitMs;
+  let last = cause;
+  while (Date.now() < deadline) {
+    let status;
+    try {
+      await ensureConnected();
+      status = (await client.query("SELECT txid_status($1) AS status", [id])).rows[0].status;
+    } catch (error) {
+      if (!isConnectionError(error)) throw error;
+      last = error;
+    }
+    if (status === "committed") return;
+    // Aborted, or unknown to the server (null): not committed.
+    if (status !== undefined && status !== "in progress") throw new Error("the connection to PostgreSQL was lost during a commit, which the server then rolled back (" + cause.message + ")");
+    await sleep(100);
+  }
+  throw new Error("the connection to PostgreSQL was lost during a commit, and whether the server committed it could not be learned within " + outcomeWaitMs + " ms (" + last.message + ")");
+}
 async function run(request) {
-  if (lost && request.op !== "end") throw lost;
+  if (request.op === "end") {
+    ending = true;
+    if (client) await client.end().catch(() => {});
+    return [];
+  }
+  if (request.op === "connect") {
+    await connect();
+    return [];
+  }
+  if (lost && !inTransaction) await ensureConnected();
   switch (request.op) {
-    case "connect":
-      await client.connect();
-      return [];
-    case "begin":
-      await client.query("BEGIN");
+    case "begin": {
+      if (lost) throw unavailable("");
+      let assigned;
+      try {
+        [, assigned] = await client.query("BEGIN; SELECT txid_current() AS xid");
+      } catch (error) {
+        if (!isConnectionError(error) || request.retried) throw error;
+        // Nothing was open yet: begun again on a new connection.
+        loseConnection(error);
+        return run({ ...request, retried: true });
+      }
       inTransaction = true;
       failed = null;
+      xid = assigned.rows[0].xid;
       return [];
+    }
     case "commit": {
       inTransaction = false;
+      const id = xid;
+      xid = null;
       if (failed) {
         const first = failed;
         failed = null;
-        await client.query("ROLLBACK").catch(() => {});
+        if (!lost) await client.query("ROLLBACK").catch(() => {});
         throw first;
       }
-      await client.query("COMMIT");
+      try {
+        await client.query("COMMIT");
+      } catch (error) {
+        if (!isConnectionError(error)) throw error;
+        await outcomeOf(id, error);
+      }
       return [];
     }
     case "run": {
@@ -93,16 +228,28 @@ async function run(request) {
           results.push({ rows: result.rows, rowCount: result.rowCount ?? 0 });
         }
       } catch (error) {
+        if (isConnectionError(error)) {
+          loseConnection(error);
+          // Outside a transaction, statements cut off before their COMMIT changed nothing
+          // (the server rolled them back): they are run again on a new connection.
+          if (!inTransaction && !request.retried) return run({ ...request, retried: true });
+          throw error;
+        }
         if (guard) await client.query(inTransaction ? "ROLLBACK TO SAVEPOINT turnspec_guard" : "ROLLBACK").catch(() => {});
         else if (inTransaction) failed = failed || error;
         throw error;
       }
-      if (guard) await client.query(inTransaction ? "RELEASE SAVEPOINT turnspec_guard" : "COMMIT");
+      if (guard) {
+        try {
+          await client.query(inTransaction ? "RELEASE SAVEPOINT turnspec_guard" : "COMMIT");
+        } catch (error) {
+          // A COMMIT whose answer was lost may or may not have been applied: reported, never run twice.
+          if (isConnectionError(error)) loseConnection(error);
+          throw error;
+        }
+      }
       return results;
     }
-    case "end":
-      await client.end().catch(() => {});
-      return [];
   }
   throw new Error("unknown request " + request.op);
 }
@@ -133,7 +280,15 @@ export interface PostgresLinkOptions {
   readonly connectTimeoutMs?: number;
   /** Shown in pg_stat_activity. */
   readonly applicationName?: string;
+  /** Told when the connection is lost and when it is open again (for the operator's log). */
+  readonly onNotice?: (message: string) => void;
 }
+
+/**
+ * How long the worker tries, after a COMMIT whose answer the lost connection took with it,
+ * to connect again and ask the server whether it committed (txid_status). Calls wait behind it.
+ */
+const COMMIT_OUTCOME_WAIT_MS = 5_000;
 
 export class PostgresLink {
   private readonly worker: Worker;
@@ -142,6 +297,7 @@ export class PostgresLink {
   private readonly syncReplies: MessagePort;
   private readonly asyncReplies: MessagePort;
   private readonly callTimeoutMs: number;
+  private readonly onNotice: ((message: string) => void) | undefined;
   private nextId = 1;
   /** Answers awaited by asynchronous requests, in the order they were sent. */
   private readonly awaiting = new Map<number, (reply: Reply) => void>();
@@ -151,6 +307,7 @@ export class PostgresLink {
   /** Starts the worker and connects; throws a PostgresLinkError when the server cannot be reached. */
   constructor(url: string, options: PostgresLinkOptions = {}) {
     this.callTimeoutMs = options.callTimeoutMs ?? 30_000;
+    this.onNotice = options.onNotice;
     const requests = new MessageChannel();
     const syncReplies = new MessageChannel();
     const asyncReplies = new MessageChannel();
@@ -168,6 +325,7 @@ export class PostgresLink {
         syncReplies: syncReplies.port2,
         asyncReplies: asyncReplies.port2,
         connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+        outcomeWaitMs: COMMIT_OUTCOME_WAIT_MS,
         applicationName: options.applicationName ?? "turnspec",
       },
       transferList: [requests.port2, syncReplies.port2, asyncReplies.port2],
@@ -249,6 +407,10 @@ export class PostgresLink {
   }
 
   private settle(reply: Reply): void {
+    if (reply.notice !== undefined) {
+      this.onNotice?.(reply.notice);
+      return;
+    }
     const onReply = this.awaiting.get(reply.id);
     if (onReply === undefined) return;
     this.awaiting.delete(reply.id);

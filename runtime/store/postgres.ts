@@ -16,8 +16,15 @@
  * appends) or before any read that must see them. The commit does not block the event
  * loop: `afterCommit` callbacks run when the server has answered it, in order, and
  * nothing that reports a write may be sent before that.
+ *
+ * Connections that drop are opened again (postgres-link.ts for the main one; the
+ * listening one a second later, catching up from the log on what it missed). Decisions
+ * several instances could take at once are taken in the database: a turn's sequence and a
+ * thread's active turn under row locks, a route create under a lock per workspace, a
+ * request's resolution by whoever inserts its row first; and the instances sign tokens
+ * with one secret drawn once into the database.
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
@@ -118,6 +125,27 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX turn_leases_of_owner ON turn_leases (owner);
   `,
+  // 4: the secret the instances sign resolve and answer tokens with (one row, drawn by the
+  // first instance under the migration lock), and the decision of each request's resolution.
+  `
+  CREATE TABLE token_secret (
+    single boolean NOT NULL PRIMARY KEY DEFAULT true CHECK (single),
+    secret text NOT NULL
+  );
+
+  -- subject: "permission:<request id>" or "question:<call id>:<index>". Whoever inserts the
+  -- row first records the resolution; every other instance is told it was already resolved.
+  CREATE TABLE resolutions (
+    turn_id text NOT NULL REFERENCES turns (turn_id),
+    subject text NOT NULL,
+    owner   text NOT NULL,
+    PRIMARY KEY (turn_id, subject)
+  );
+
+  -- The turn's highest sequence when its owner took the lease: an instance that stopped
+  -- listening for a while catches up on a turn taken meanwhile from there.
+  ALTER TABLE turn_leases ADD COLUMN claimed_after integer NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** The schema version this code writes. */
@@ -127,7 +155,7 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
 export const POSTGRES_GROUP_COMMIT_LIMIT = 256;
 
 /** Advisory lock keys (pg_advisory_xact_lock): one per counter handed out as MAX + 1, and one for migrations. */
-const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003 } as const;
+const LOCK = { migrate: 7_401_001, routeOrdinal: 7_401_003, routesOfWorkspace: 7_401_004 } as const;
 
 /** The channel commits are announced on: a JSON payload { instance, turns: [[turn_id, first, last], …] }. */
 const CHANNEL = "turnspec_events";
@@ -163,6 +191,10 @@ export class PostgresEventStore implements EventStore {
   /** The connection that LISTENs for other instances' commits, once something watches. */
   private readonly cancelListeners: ((turnId: string, reason: string) => void)[] = [];
   private listener: { client: Promise<ListeningClient>; readonly listeners: ((turnId: string, first: number, last: number) => void)[] } | undefined;
+  /** Per turn, the last sequence another instance's commit was announced with: where a catch-up after a gap starts. */
+  private readonly heard = new Map<string, number>();
+  /** What the last LISTEN found: the highest turn ordinal, and the last sequence of each turn then leased (running). */
+  private horizon: { readonly ordinal: number; readonly running: ReadonlyMap<string, number> } | undefined;
   private readonly url: string;
   private readonly link: PostgresLink;
   private readonly now: () => string;
@@ -173,6 +205,8 @@ export class PostgresEventStore implements EventStore {
   /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
   private running: CommitCallback[] | undefined;
   private closed = false;
+  /** The secret every instance on the database signs tokens with (see migration 4). */
+  private readonly tokenSecret: string;
 
   /** Connects to `url` (postgres://user:password@host:port/database) and brings the schema up to date. */
   constructor(url: string, options: PostgresEventStoreOptions = {}) {
@@ -183,16 +217,20 @@ export class PostgresEventStore implements EventStore {
       this.link = new PostgresLink(url, {
         ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
         ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        onNotice: (message) => process.emitWarning(`event store ${this.location}: ${message}`),
       });
     } catch (error) {
       throw new StoreError("open_failed", `cannot open event store ${this.location}: ${(error as Error).message}`, { cause: error });
     }
     this.shared = {
       instanceId: this.instanceId,
+      tokenSecret: () => this.tokenSecret,
+      claimResolution: (turnId, subject) => this.claimResolution(turnId, subject),
       watch: (listener) => this.watch(listener),
       lockThread: (threadId) => this.lockThread(threadId),
+      lockRoutes: (workspaceId) => this.lockInGroup(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [LOCK.routesOfWorkspace, workspaceId]),
       claimTurn: (turnId, ttlMs) => this.claimTurn(turnId, ttlMs),
-      renewLeases: (ttlMs) => this.renewLeases(ttlMs),
+      renewLeases: (ttlMs, turnIds) => this.renewLeases(ttlMs, turnIds),
       releaseTurn: (turnId) => this.releaseTurn(turnId),
       expiredLeases: () => this.expiredLeases(),
       requestCancel: (turnId, reason) => {
@@ -203,7 +241,7 @@ export class PostgresEventStore implements EventStore {
       },
     };
     try {
-      this.migrate();
+      this.tokenSecret = this.migrate();
     } catch (error) {
       this.link.end();
       if (error instanceof StoreError) throw error;
@@ -436,8 +474,13 @@ export class PostgresEventStore implements EventStore {
     const pg = createRequire(import.meta.url)("pg") as { Client: new (options: { connectionString: string; application_name: string }) => ListeningClient };
     const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
     let failed = false;
-    client.on("error", (error: Error) => {
-      if (failed || this.closed) return;
+    // An error, or the server closing the connection without one (a network cut): opened again either way.
+    client.on("end", () => lose(new Error("the server closed the connection")));
+    client.on("error", (error: Error) => lose(error));
+    // Until it listens, a failure is the caller's to retry (listen rejects); after, it is handled here.
+    let listening = false;
+    const lose = (error: Error): void => {
+      if (!listening || failed || this.closed) return;
       failed = true;
       process.emitWarning(`event store ${this.location}: the listening connection failed (${error.message}); it is opened again in 1 s`);
       void client.end().catch(() => undefined);
@@ -448,7 +491,7 @@ export class PostgresEventStore implements EventStore {
         again.catch(() => setTimeout(retry, 1000).unref());
       };
       setTimeout(retry, 1000).unref();
-    });
+    };
     client.on("notification", (message: { channel: string; payload?: string }) => {
       if (message.payload === undefined || this.closed) return;
       if (message.channel === CANCEL_CHANNEL) {
@@ -459,27 +502,106 @@ export class PostgresEventStore implements EventStore {
       if (message.channel !== CHANNEL) return;
       const announced = JSON.parse(message.payload) as { instance: string; turns: [string, number, number][] };
       if (announced.instance === this.instanceId) return;
-      for (const [turnId, first, last] of announced.turns) for (const listener of listeners) listener(turnId, first, last);
+      for (const [turnId, first, last] of announced.turns) {
+        this.heard.set(turnId, Math.max(this.heard.get(turnId) ?? 0, last));
+        for (const listener of listeners) listener(turnId, first, last);
+      }
     });
-    await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
-    await client.query(`LISTEN ${CANCEL_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${CANCEL_CHANNEL}`);
+      // Read after LISTEN: whatever commits after this is announced to this connection.
+      const top = (await client.query(`SELECT COALESCE(MAX(ordinal), 0) AS ordinal FROM turns`)).rows[0]!.ordinal as number;
+      const running = await client.query(
+        `SELECT l.turn_id, COALESCE(MAX(e.sequence), 0) AS last FROM turn_leases l LEFT JOIN events e ON e.turn_id = l.turn_id GROUP BY l.turn_id`,
+      );
+      if (this.horizon) await this.catchUp(client, this.horizon, listeners);
+      // Kept only once caught up: a catch-up that failed is made again from the same point.
+      this.horizon = { ordinal: top, running: new Map(running.rows.map((row) => [row.turn_id as string, row.last as number])) };
+      listening = true;
+    } catch (error) {
+      failed = true;
+      void client.end().catch(() => undefined);
+      throw error;
+    }
     return client;
   }
 
+  /**
+   * After a gap in listening: announces to the listeners what was committed while nobody
+   * listened, read from the log, as if the announcements had arrived. It covers the turns
+   * heard of before and those running at the previous LISTEN, from the last sequence known
+   * of each; those created since, from their start; and those leased now, from where their
+   * lease was taken. The gateway hands its observers only what comes after what it
+   * delivered, so nothing reaches them twice.
+   */
+  private async catchUp(
+    client: ListeningClient,
+    previous: NonNullable<PostgresEventStore["horizon"]>,
+    listeners: readonly ((turnId: string, first: number, last: number) => void)[],
+  ): Promise<void> {
+    const known = new Map(previous.running);
+    for (const [turnId, last] of this.heard) known.set(turnId, Math.max(known.get(turnId) ?? 0, last));
+    const { rows } = await client.query(
+      `SELECT t.turn_id, t.ordinal, l.claimed_after, COALESCE(MAX(e.sequence), 0) AS last
+       FROM turns t LEFT JOIN events e ON e.turn_id = t.turn_id LEFT JOIN turn_leases l ON l.turn_id = t.turn_id
+       WHERE t.ordinal > $1 OR t.turn_id = ANY($2::text[]) OR l.turn_id IS NOT NULL
+       GROUP BY t.turn_id, t.ordinal, l.claimed_after ORDER BY t.ordinal`,
+      [previous.ordinal, [...known.keys()]],
+    );
+    for (const row of rows) {
+      const turnId = row.turn_id as string;
+      const last = row.last as number;
+      const after = known.get(turnId) ?? ((row.ordinal as number) > previous.ordinal ? 0 : (row.claimed_after as number));
+      if (last <= after) continue;
+      this.heard.set(turnId, last);
+      for (const listener of listeners) listener(turnId, after + 1, last);
+    }
+  }
+
   private lockThread(threadId: string): void {
+    this.lockInGroup(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]);
+  }
+
+  /**
+   * Takes a lock in the group transaction: it is held until the decision taken under it is
+   * committed. Under a savepoint: a wait that fails (a deadlock with another instance) is
+   * reported to the caller and undoes nothing else of the group.
+   */
+  private lockInGroup(sql: string, params: readonly unknown[]): void {
     this.enter();
-    // The lock is the group transaction's: it is held until this decision is committed.
-    const group = this.group ?? this.beginGroup();
-    this.flush(group);
-    this.call(() => this.link.query(`SELECT 1 FROM threads WHERE id = $1 FOR NO KEY UPDATE`, [threadId]));
+    if (this.group === undefined) this.beginGroup();
+    this.write([{ sql, params }]);
+  }
+
+  /**
+   * Decides a resolution in the group transaction, under the turn's row lock (taken in the
+   * order an append takes it): of two instances resolving one request, the second waits
+   * for the first's commit, then finds its row and loses.
+   */
+  private claimResolution(turnId: string, subject: string): boolean {
+    this.enter();
+    if (this.group === undefined) this.beginGroup();
+    // As one unit: should the wait for the lock fail (a deadlock with another instance),
+    // only the claim is undone and reported, never the group it joins.
+    const [, claimed] = this.write([
+      { sql: `SELECT 1 FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
+      {
+        sql: `INSERT INTO resolutions (turn_id, subject, owner) VALUES ($1, $2, $3) ON CONFLICT (turn_id, subject) DO NOTHING`,
+        params: [turnId, subject, this.instanceId],
+      },
+    ]);
+    return claimed!.rowCount === 1;
   }
 
   private claimTurn(turnId: string, ttlMs: number): boolean {
     const [claimed] = this.write([
       {
-        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
-              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+        sql: `INSERT INTO turn_leases (turn_id, owner, expires_at, claimed_after)
+              VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', (SELECT COALESCE(MAX(sequence), 0) FROM events WHERE turn_id = $1))
+              ON CONFLICT (turn_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at,
+                claimed_after = CASE WHEN turn_leases.owner = excluded.owner THEN turn_leases.claimed_after ELSE excluded.claimed_after END
               WHERE turn_leases.owner = excluded.owner OR turn_leases.expires_at < clock_timestamp()`,
         params: [turnId, this.instanceId, ttlMs],
       },
@@ -487,11 +609,11 @@ export class PostgresEventStore implements EventStore {
     return claimed!.rowCount === 1;
   }
 
-  private renewLeases(ttlMs: number): string[] {
+  private renewLeases(ttlMs: number, turnIds: readonly string[]): string[] {
     const [renewed] = this.write([
       {
-        sql: `UPDATE turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE owner = $1 RETURNING turn_id`,
-        params: [this.instanceId, ttlMs],
+        sql: `UPDATE turn_leases SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE owner = $1 AND turn_id = ANY($3::text[]) RETURNING turn_id`,
+        params: [this.instanceId, ttlMs, turnIds],
       },
     ]);
     return renewed!.rows.map((row) => row.turn_id as string);
@@ -614,7 +736,8 @@ export class PostgresEventStore implements EventStore {
     return new StoreError("commit_failed", `event store ${this.location}: a commit failed and its writes are lost: ${cause.message}`, { cause });
   }
 
-  private migrate(): void {
+  /** Brings the schema up to date; returns the instances' token secret. */
+  private migrate(): string {
     // Read and upgrade under one advisory lock, so two instances starting on a new database
     // do not both run the same step. DDL is transactional: a failed step leaves nothing.
     this.link.run(
@@ -625,29 +748,27 @@ export class PostgresEventStore implements EventStore {
       ],
       true,
     );
-    this.link.run([{ sql: `BEGIN` }]);
-    try {
-      this.link.query(`SELECT pg_advisory_xact_lock(${LOCK.migrate})`);
-      const version = this.link.query(`SELECT version FROM turnspec_schema`).rows[0]!.version as number;
-      if (version > MIGRATIONS.length) {
-        throw new StoreError(
-          "schema_version",
-          `event store ${this.location} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
-        );
-      }
-      for (let next = version; next < MIGRATIONS.length; next++) {
-        this.link.query(MIGRATIONS[next]!);
-        this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
-      }
-      this.link.query(`COMMIT`);
-    } catch (error) {
-      try {
-        this.link.query(`ROLLBACK`);
-      } catch {
-        // The error reported is the migration's.
-      }
-      throw error;
+    // The link's own transaction: a statement in it is never run again on a new connection.
+    // On a failure the store is not opened, and ending the link rolls the transaction back.
+    this.link.begin();
+    this.link.query(`SELECT pg_advisory_xact_lock(${LOCK.migrate})`);
+    const version = this.link.query(`SELECT version FROM turnspec_schema`).rows[0]!.version as number;
+    if (version > MIGRATIONS.length) {
+      throw new StoreError(
+        "schema_version",
+        `event store ${this.location} has schema version ${version}, newer than the ${MIGRATIONS.length} this gateway knows; use a newer turnspec`,
+      );
     }
+    for (let next = version; next < MIGRATIONS.length; next++) {
+      this.link.query(MIGRATIONS[next]!);
+      this.link.query(`UPDATE turnspec_schema SET version = $1`, [next + 1]);
+    }
+    // Drawn once, by whichever instance gets here first; the others read it.
+    this.link.query(`INSERT INTO token_secret (secret) VALUES ($1) ON CONFLICT (single) DO NOTHING`, [randomBytes(32).toString("base64url")]);
+    const secret = this.link.query(`SELECT secret FROM token_secret`).rows[0]!.secret as string;
+    const failure = this.link.commitNow();
+    if (failure) throw failure;
+    return secret;
   }
 
   /** Every call starts here: a closed store refuses it, and another store of this process on the database commits its group first. */
@@ -663,9 +784,10 @@ export class PostgresEventStore implements EventStore {
 /** The little of pg's Client the listening connection uses. */
 interface ListeningClient {
   connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
+  query(sql: string, params?: readonly unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
   end(): Promise<void>;
   on(event: "error", listener: (error: Error) => void): void;
+  on(event: "end", listener: () => void): void;
   on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): void;
 }
 

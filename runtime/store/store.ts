@@ -70,6 +70,18 @@ export interface SharedStore {
   /** This process's id among the instances sharing the store, unique per opening. */
   readonly instanceId: string;
   /**
+   * The secret the instances sign resolve and answer tokens with, the same for all of
+   * them (drawn once and kept in the store), so a token minted by one checks on another.
+   */
+  tokenSecret(): string;
+  /**
+   * Decides, once for all instances, who records the resolution of a request or question
+   * (`subject`) of a turn: true for the first caller, false for every later one, even
+   * while the first is not yet committed. Held with this instance's writes: a failed
+   * commit frees it again.
+   */
+  claimResolution(turnId: string, subject: string): boolean;
+  /**
    * Calls `listener` for each commit of another instance, once per turn it appended to,
    * with the first and last sequence it appended, in commit order. Resolves once it
    * listens: a commit after that is never missed while the connection holds.
@@ -81,10 +93,20 @@ export interface SharedStore {
    * for this one's decision, and then reads it.
    */
   lockThread(threadId: string): void;
+  /**
+   * Holds other instances off the routes of a workspace until this instance's writes so
+   * far are committed: a route create reads the live routes (cycle check, per-source
+   * limit) and writes its route as one decision, which another instance's create waits for.
+   */
+  lockRoutes(workspaceId: string): void;
   /** Takes or renews the lease of a turn for `ttlMs`; false while another instance holds an unexpired one. */
   claimTurn(turnId: string, ttlMs: number): boolean;
-  /** Renews every lease this instance holds; returns the turns it still holds (a lease another instance took over is gone). */
-  renewLeases(ttlMs: number): string[];
+  /**
+   * Renews the leases of `turnIds` this instance holds; returns those it still holds (a
+   * lease another instance took over is gone). A lease of a turn not named, one nothing
+   * here runs any more, is left to expire, and another instance then blocks its turn.
+   */
+  renewLeases(ttlMs: number, turnIds: readonly string[]): string[];
   /** Gives a turn's lease up, when this instance no longer runs it. */
   releaseTurn(turnId: string): void;
   /** Turns whose lease has expired: the instance that ran them stopped renewing (it died). */

@@ -7,16 +7,14 @@
  * turn/resume there completes them, and the log holds every notification a client was
  * sent, with no gap in any turn's sequence.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { AnyNotification } from "../../generated/registry.js";
-import { connectWebSocket } from "../../transport/websocket.js";
-import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
+import type { AgentDelegationRouteCreateParams } from "../../generated/types.js";
 import { script, text } from "../gateway/harness.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
+import { connectClient, sequenced, startInstance, type Instance } from "./serve-instance.js";
 
 const started = await startPostgres();
 if ("skip" in started) console.warn(`skipping the several-instance tests: ${started.skip}`);
@@ -30,43 +28,27 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface Instance {
-  readonly url: string;
-  readonly child: ChildProcess;
-  stderr(): string;
-}
+const instance = (store: string, settings: Record<string, unknown> = {}) => startInstance(store, { lease_timeout_ms: LEASE_TIMEOUT_MS, ...settings }, cleanups);
+const clientOf = (gateway: Instance) => connectClient(gateway, cleanups);
 
-/** Starts `turnspec serve --port 0` on the database and resolves once it listens. */
-async function instance(store: string): Promise<Instance> {
-  const dir = mkdtempSync(join(tmpdir(), "turnspec-cluster-"));
-  const config = join(dir, "gateway.json");
-  // Instances sign resolve tokens with the secret they share, so any of them can check an answer.
-  writeFileSync(config, JSON.stringify({ lease_timeout_ms: LEASE_TIMEOUT_MS, permissions: { resolve_token_secret: "cluster-test-secret" } }));
-  const child = spawn("node", ["bin/turnspec.js", "serve", "--port", "0", "--no-auth", "--store", store, "--config", config], { stdio: ["ignore", "ignore", "pipe"] });
-  cleanups.push(() => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : (child.once("exit", resolve), child.kill("SIGTERM")))));
-  let stderr = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = /listening on (ws:\/\/\S+)/.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`serve exited with ${code} before listening: ${stderr}`)));
-  });
-  return { url, child, stderr: () => stderr };
-}
-
-async function clientOf(gateway: Instance): Promise<StrictClient> {
-  const client = await startStrictClient(await connectWebSocket(gateway.url));
-  cleanups.push(() => client.client.close());
-  return client;
-}
-
-/** The notifications of a turn that carry a log sequence, as a client received them. */
-function sequenced(received: readonly AnyNotification[], turnId: string): { sequence: number; method: string; params: Record<string, unknown> }[] {
-  return received
-    .filter((n) => "turn_id" in n.params && n.params.turn_id === turnId && "sequence" in n.params)
-    .map((n) => ({ sequence: (n.params as { sequence: number }).sequence, method: n.method, params: n.params as unknown as Record<string, unknown> }));
+function routeParams(workspace: string, source: string, destination: string): AgentDelegationRouteCreateParams {
+  return {
+    kind: "execution_bound",
+    source_execution_id: `trn_of_${source}`,
+    source_capsule_id: source,
+    source_thread_id: source,
+    source_workspace_id: workspace,
+    source_gateway_id: "gw_local",
+    destination_thread_id: destination,
+    destination_workspace_id: workspace,
+    destination_gateway_id: "gw_local",
+    allowed_actions: ["start_agent", "deliver_result"],
+    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
+    source_policy_generation: 1,
+    destination_policy_generation: 1,
+    hop_count: 0,
+    max_hops: 2,
+  };
 }
 
 describe.skipIf(server === undefined)("gateway instances on one PostgreSQL database", () => {
@@ -135,7 +117,7 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     const onA = await clientOf(a);
     const { thread } = await onA.client.threadStart({});
     const done = onA.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed" || n.method === "turn/blocked");
-    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 3 * LEASE_TIMEOUT_MS })) });
+    await onA.client.turnStart({ thread_id: thread.id, turn_id: "trn_running", input: text(script({ say: "still mine", delay_ms: 6 * LEASE_TIMEOUT_MS })) });
     // A second instance starts while the turn runs, and keeps running past a lease timeout.
     const b = await instance(store);
     const onB = await clientOf(b);
@@ -177,6 +159,57 @@ describe.skipIf(server === undefined)("gateway instances on one PostgreSQL datab
     for (const client of [onA, onB]) {
       await expect(client.client.turnPermissionRequestRespond({ request_id: request.request_id, resolve_token: request.resolve_token, resolution: "deny" })).rejects.toMatchObject({ reason: "permission_request_resolved" });
     }
+  });
+
+  it("lets a question opened by a turn on one instance be answered on the other, once, with no token secret configured", async () => {
+    const store = await server!.createDatabase();
+    const [a, b] = await Promise.all([instance(store), instance(store)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const { thread } = await onB.client.threadStart({});
+    await onA.client.threadGet({ thread_id: thread.id });
+    const opened = onA.waitFor((n) => n.method === "turn/question/opened");
+    const done = onB.waitFor((n) => n.method === "turn/completed" || n.method === "turn/failed");
+    const deploy = { header: "Target", question: "Where should the build be deployed?", options: [{ label: "Staging" }, { label: "Production" }] };
+    // The turn runs on B; the question reaches the client on A, which answers it there.
+    await onB.client.turnStart({ thread_id: thread.id, turn_id: "trn_q", input: text(script({ tool: "ask_question", args: { questions: [deploy] } }, { say: "deploying" })) });
+    const { call_id, index, question } = (await opened).params as { call_id: string; index: number; question: { answer_token: string; options: { id: string }[] } };
+    const answer = { thread_id: thread.id, turn_id: "trn_q", call_id, index, option_id: question.options[1]!.id, answer_token: question.answer_token };
+    expect(await onA.client.turnQuestionRespond(answer)).toMatchObject({ turn_id: "trn_q", option_id: question.options[1]!.id });
+    expect((await done).method).toBe("turn/completed");
+    const items = await onB.client.turnItems({ thread_id: thread.id, turn_id: "trn_q" });
+    expect(items.events.map((e) => e.sequence)).toEqual(items.events.map((_, i) => i + 1));
+    const resolved = items.events.filter((e) => e.method === "turn/question/resolved");
+    expect(resolved.map((e) => e.params)).toEqual([expect.objectContaining({ resolution: "answered", option_id: question.options[1]!.id })]);
+    await onA.waitFor((n) => n.method === "turn/completed");
+    const logged = items.events.map((e) => ({ sequence: e.sequence, method: e.method, params: e.params }));
+    expect(sequenced(onA.received, "trn_q")).toEqual(logged);
+    expect(sequenced(onB.received, "trn_q")).toEqual(logged);
+    for (const client of [onA, onB]) await expect(client.client.turnQuestionRespond(answer)).rejects.toMatchObject({ reason: "question_resolved", data: { resolution: "answered" } });
+  });
+
+  it("decides route creates on two instances one at a time: no cycle of live routes, no source past its limit", async () => {
+    const store = await server!.createDatabase();
+    const settings = { routes: { max_routes_per_source: 3 } };
+    const [a, b] = await Promise.all([instance(store, settings), instance(store, settings)]);
+    const [onA, onB] = await Promise.all([clientOf(a), clientOf(b)]);
+    const refusal = (outcome: PromiseSettledResult<unknown>) => (outcome.status === "rejected" ? (outcome.reason as { data?: { detail?: string } }).data?.detail : "created");
+    for (let round = 0; round < 5; round++) {
+      const { thread: x } = await onA.client.threadStart({});
+      const { thread: y } = await onB.client.threadStart({});
+      // x → y on A and y → x on B at once: each alone is fine, together they close a cycle.
+      const outcomes = await Promise.allSettled([
+        onA.client.agentRouteCreate(routeParams(x.workspace_id, x.id, y.id)),
+        onB.client.agentRouteCreate(routeParams(x.workspace_id, y.id, x.id)),
+      ]);
+      expect(outcomes.map(refusal).sort(), `round ${round}`).toEqual(["created", "cycle_detected"]);
+    }
+    const { thread: source } = await onA.client.threadStart({});
+    const destinations = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? onA : onB).client.threadStart({})));
+    const creates = await Promise.allSettled(destinations.map(({ thread }, i) => (i % 2 === 0 ? onB : onA).client.agentRouteCreate(routeParams(source.workspace_id, source.id, thread.id))));
+    expect(creates.filter((o) => o.status === "fulfilled")).toHaveLength(3);
+    expect(creates.map(refusal).filter((r) => r !== "created")).toEqual(Array(5).fill("edge_limit_exceeded"));
+    const live = (await onB.client.agentRouteList({ source_execution_id: `trn_of_${source.id}` })).routes.filter((r) => r.status === "active");
+    expect(live).toHaveLength(3);
   });
 
   it("cancels, through either instance, a turn running on the other", async () => {

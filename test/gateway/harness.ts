@@ -47,6 +47,8 @@ export interface HarnessOptions {
   readonly clientTransport?: (transport: Transport) => Transport;
   /** Wraps the gateway's end of the transport pair, e.g. to look at every frame as it leaves. */
   readonly serverTransport?: (transport: Transport) => Transport;
+  /** The gateway's clock. Default: the system's. */
+  readonly now?: () => Date;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -58,6 +60,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     config,
     providers: options.providers ?? new Map([["scripted", new ScriptedProvider()]]),
     tools: builtinTools(),
+    ...(options.now ? { now: options.now } : {}),
   });
   const [clientSide, serverSide] = createInMemoryPair();
   gateway.connect(options.serverTransport?.(serverSide) ?? serverSide);

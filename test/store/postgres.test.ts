@@ -5,6 +5,8 @@
  * compare-and-set, the commit barrier waits for the server, and a database of a newer
  * schema or an unreachable server is refused with a clear error.
  */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store/postgres.js";
@@ -13,6 +15,24 @@ import { openStore } from "../../runtime/store/open.js";
 import type { StoreError } from "../../runtime/store/rules.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
+
+/** Claims a resolution the way a store does, holds the transaction open for half a second, then ends it as told. */
+const OTHER_CLAIM = `
+const { workerData, parentPort } = require("node:worker_threads");
+const pg = require(workerData.pgPath);
+(async () => {
+  const client = new pg.Client({ connectionString: workerData.url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT 1 FROM turns WHERE turn_id = 'trn_1' FOR NO KEY UPDATE");
+  await client.query("INSERT INTO resolutions (turn_id, subject, owner) VALUES ('trn_1', $1, 'ins_other')", [workerData.subject]);
+  parentPort.postMessage("claimed");
+  setTimeout(async () => {
+    await client.query(workerData.end);
+    await client.end();
+  }, 500);
+})();
+`;
 
 const started = await startPostgres();
 if ("skip" in started) console.warn(`skipping the PostgreSQL store tests: ${started.skip}`);
@@ -92,6 +112,44 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
       expect(one.putIdempotency("key_1", record)).toBe(true);
       expect(two.putIdempotency("key_1", { ...record, route_id: "rte_2" })).toBe(false);
       expect(two.getIdempotency("agent/route/create", "key_1")).toEqual(record);
+    });
+
+    it("decides each resolution once across stores, and draws one token secret for all of them", async () => {
+      const one = connect();
+      const two = connect();
+      one.createThread(thread("thr_a"));
+      one.createTurn("thr_a", "trn_1", "t");
+      one.createTurn("thr_a", "trn_2", "t");
+      expect(one.shared.claimResolution("trn_1", "permission:perm_1")).toBe(true);
+      // Not yet committed: the other store has this one's group committed first, then loses.
+      expect(two.shared.claimResolution("trn_1", "permission:perm_1")).toBe(false);
+      expect(one.shared.claimResolution("trn_1", "permission:perm_1")).toBe(false);
+      expect(two.shared.claimResolution("trn_2", "permission:perm_1")).toBe(true);
+      expect(two.shared.claimResolution("trn_1", "question:call_1#0")).toBe(true);
+      await new Promise<void>((resolve) => two.afterCommit(() => resolve()));
+      expect(one.shared.claimResolution("trn_1", "question:call_1#0")).toBe(false);
+      expect(one.shared.tokenSecret()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(two.shared.tokenSecret()).toBe(one.shared.tokenSecret());
+      expect(connect().shared.tokenSecret()).toBe(one.shared.tokenSecret());
+      const other = new PostgresEventStore(await server!.createDatabase());
+      open.push(other);
+      expect(other.shared.tokenSecret()).not.toBe(one.shared.tokenSecret());
+    });
+
+    it("makes a claim wait for another instance's claim still in flight, and lose to it if committed, win if rolled back", async () => {
+      const store = connect();
+      store.createThread(thread("thr_a"));
+      store.createTurn("thr_a", "trn_1", "t");
+      await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
+      for (const [end, wins] of [["COMMIT", false], ["ROLLBACK", true]] as const) {
+        // Another instance's claim, in a thread of its own: it holds its transaction open a
+        // while (this thread is blocked meanwhile, waiting in the database), then ends it.
+        const other = new Worker(OTHER_CLAIM, { eval: true, workerData: { url, pgPath: createRequire(import.meta.url).resolve("pg"), subject: `permission:perm_${end}`, end } });
+        await new Promise((resolve) => other.once("message", resolve));
+        expect(store.shared.claimResolution("trn_1", `permission:perm_${end}`), end).toBe(wins);
+        await new Promise<void>((resolve) => store.afterCommit(() => resolve()));
+        await other.terminate();
+      }
     });
 
     it("runs afterCommit only once the server has committed the events, and another connection then sees them", async () => {
