@@ -36,7 +36,7 @@ async function twoInstances(config: HarnessOptions["config"] = {}): Promise<[Har
   const url = await server!.createDatabase();
   const open = async (now?: () => Date) => {
     const store = new PostgresEventStore(url);
-    const h = await startHarness({ store, config: { permissions: { request_timeout_ms: TIMEOUT_MS }, ...config }, ...(now ? { now } : {}) });
+    const h = await startHarness({ store, config: { permissions: { request_timeout_ms: TIMEOUT_MS }, questions: { timeout_ms: TIMEOUT_MS }, ...config }, ...(now ? { now } : {}) });
     cleanups.push(() => store.close(), () => h.close());
     await h.gateway.ready;
     return h;
