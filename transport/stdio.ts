@@ -13,7 +13,10 @@
  *
  * Writing appends LF to each frame, keeps frames in the order `send` was called, and
  * waits for 'drain' whenever the output asks for it, so a slow reader holds the writer
- * back instead of growing a buffer without end.
+ * back instead of growing a buffer without end. Frames sent in one tick of the event loop
+ * go out together, as one write (at most FLUSH_CHARS of text each): a server streaming
+ * many small notifications pays one system call per batch, not one per frame, and every
+ * frame of a batch shares its promise.
  */
 import { StringDecoder } from "node:string_decoder";
 import { finished } from "node:stream/promises";
@@ -23,6 +26,25 @@ import { checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
+
+/** A batch holding this much text (UTF-16 code units) is written at once, without waiting for the end of the tick. */
+const FLUSH_CHARS = 64 * 1024;
+
+/** Frames sent and not yet handed to the output: their lines, and the promise they all resolve with. */
+interface Batch {
+  text: string;
+  readonly written: Promise<void>;
+  readonly settle: (error?: Error) => void;
+}
+
+function newBatch(): Batch {
+  let settle!: (error?: Error) => void;
+  const written = new Promise<void>((resolve, reject) => (settle = (error) => (error ? reject(error) : resolve())));
+  // A batch nobody awaits must not fail the process as an unhandled rejection: whoever
+  // sent into it holds the same promise and sees the failure.
+  written.catch(() => undefined);
+  return { text: "", written, settle };
+}
 
 export interface StdioTransportOptions {
   /** Where frames come from: process.stdin, or a child's stdout. */
@@ -65,7 +87,11 @@ export class StdioTransport implements Transport {
   private closed = false;
   private closeNotified = false;
   private closing: Promise<void> | undefined;
-  /** Settles once every frame handed to `send` so far has been handed to the output. */
+  /** The frames sent since the last write, written at the end of the tick (or once FLUSH_CHARS long). */
+  private batch: Batch | undefined;
+  /** True while a write waits for the output to drain: frames sent meanwhile join the batch. */
+  private draining = false;
+  /** Settles once the last batch handed to the output has been written (or failed). */
   private writeTail: Promise<void> = Promise.resolve();
 
   constructor(options: StdioTransportOptions) {
@@ -106,17 +132,42 @@ export class StdioTransport implements Transport {
     if (frame.includes("\n")) {
       return Promise.reject(new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)"));
     }
-    const line = `${frame}\n`;
-    let written!: Promise<void>;
-    // The tail moves on once this frame has been handed to the output, not once it has been
-    // flushed, so frames queue in the Writable's own buffer up to its highWaterMark.
-    const handedOver = this.writeTail.then(async () => {
-      if (this.output.writableNeedDrain) await this.drain();
-      written = this.write(line);
-    });
-    this.writeTail = handedOver.catch(() => undefined);
-    return handedOver.then(() => written);
+    let batch = this.batch;
+    if (batch === undefined) {
+      batch = this.batch = newBatch();
+      process.nextTick(this.flush);
+    }
+    batch.text += frame;
+    batch.text += "\n";
+    // A burst that never yields to the event loop still streams, one batch at a time.
+    if (batch.text.length >= FLUSH_CHARS) this.flush();
+    return batch.written;
   }
+
+  /** Hands the batch to the output as one write, once the output takes more; frames sent while it waits join the batch. */
+  private readonly flush = (): void => {
+    const batch = this.batch;
+    if (batch === undefined || this.draining) return;
+    if (this.output.writableNeedDrain) {
+      this.draining = true;
+      this.drain().then(
+        () => {
+          this.draining = false;
+          this.flush();
+        },
+        (error: Error) => {
+          this.draining = false;
+          if (this.batch === batch) this.batch = undefined;
+          batch.settle(error);
+        },
+      );
+      return;
+    }
+    this.batch = undefined;
+    const written = this.write(batch.text);
+    written.then(() => batch.settle(), (error: Error) => batch.settle(error));
+    this.writeTail = written.catch(() => undefined);
+  };
 
   /**
    * Stops reading, writes what was already sent, then ends the output (unless told not
@@ -130,6 +181,9 @@ export class StdioTransport implements Transport {
   private async shutdown(): Promise<void> {
     this.closed = true;
     this.stopReading();
+    // What was sent before close goes out first.
+    this.flush();
+    if (this.batch) await this.batch.written.catch(() => undefined);
     await this.writeTail;
     if (this.endOutputOnClose && !this.output.writableEnded && !this.output.destroyed) {
       this.output.end();
