@@ -100,7 +100,12 @@ export class Gateway {
     const tokens = options.config.resolveTokenSecret ? new ResolveTokens(options.config.resolveTokenSecret) : ResolveTokens.random();
     // Each collaborator gets an explicit struct of what it calls, never the gateway itself.
     const log = this.turnLog;
-    const eventLog: EventLog = { record: (...a) => log.record(...a), publish: (...a) => log.publish(...a), audit: (...a) => log.audit(...a) };
+    // Plain forwarding calls: a rest-and-spread wrapper would build an arguments array per event.
+    const eventLog: EventLog = {
+      record: (threadId, turnId, method, params, by) => log.record(threadId, turnId, method, params, by),
+      publish: (threadId, turnId, method, params, by) => log.publish(threadId, turnId, method, params, by),
+      audit: (threadId, turnId, fields, by) => log.audit(threadId, turnId, fields, by),
+    };
     const turnState = (turnId: string) => log.state(turnId);
     const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
     const thread = (threadId: string) => this.threads.thread(threadId);
@@ -247,8 +252,13 @@ export class Gateway {
   /** Serves one connection over a transport until it closes. */
   connect(transport: Transport): Connection {
     const inFlight = new Set<Promise<void>>();
+    // A transport may answer the frames it writes together with one promise: its failure is logged once.
+    let watched: Promise<void> | undefined;
     const write = (frame: string) => {
-      transport.send(frame).catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
+      const sent = transport.send(frame);
+      if (sent === watched) return;
+      watched = sent;
+      sent.catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
     };
     const connection: Connection = {
       id: randomUUID(),
