@@ -92,7 +92,8 @@ export class Gateway {
     this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.threads.thread(threadId).workspace_id, now: this.clock, log: this.log });
     // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
     const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
-    this.turnLog.observe((event) => this.noteDelivered(event));
+    // Only a shared store has events from elsewhere to keep in order with this instance's own.
+    if (options.store.shared) this.turnLog.observe((event) => this.noteDelivered(event));
     this.turnLog.observe(this.connections.onEvent);
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));

@@ -130,11 +130,25 @@ export class WorkFold {
     // The clock may step back between appends; the projection time must not, or a newer
     // view would look older than the one a client already holds.
     this.updatedAt = Math.max(this.updatedAt, at);
+    if (grew !== undefined) {
+      // A delta (most of a turn's events): the row it grew is marked, and built when next read.
+      const row = this.rows.get(grew);
+      if (row === undefined) return;
+      row.grown = true;
+      row.lastSequence = event.sequence;
+      row.lastAt = at;
+      const index = this.indexById.get(grew);
+      // The user's message is no row (see below).
+      if (index === undefined) return;
+      this.stale.add(index);
+      this.changed.add(grew);
+      return;
+    }
     if (TURN_SNAPSHOTS.has(event.method)) {
       this.startedAt ??= at;
       this.lastSnapshotAt = at;
     }
-    const row = applyItemEvent(this.rows, event, at, grew);
+    const row = applyItemEvent(this.rows, event, at);
     if (row === undefined) return;
     const { id, source, was } = row;
     // The user's message heads the turn in the thread timeline already; the work block
@@ -240,12 +254,13 @@ export function projectWork(
 }
 
 /**
- * Applies one event to the rows exactly as the turn's fold applies it to the turn's items,
- * and records it as the row's latest source; returns the row it changed. A row is opened by
- * the first event naming its item; a delta only counts when it reaches an existing item
- * through a known stream (the fold drops the others, so they change nothing a client could see).
+ * Applies an item snapshot to the rows exactly as the turn's fold applies it to the turn's
+ * items, and records it as the row's latest source; returns the row it changed. A row is
+ * opened by the first event naming its item. (A delta is applied by WorkFold.apply, when
+ * the turn's fold says it grew an item: the fold drops the others, so they change nothing
+ * a client could see.)
  */
-function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number, grew: string | undefined): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
+function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
   const params = event.params as Record<string, unknown>;
   const id = params.item_id;
   if (typeof id !== "string") return undefined;
@@ -260,11 +275,6 @@ function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: nu
     }
     row.item = item;
     row.grown = false;
-  } else if (grew === id) {
-    // The turn's fold has just grown the item by this delta (the same append): the row's
-    // item is built from it when the row is next read, not on every delta.
-    if (!row) return undefined;
-    row.grown = true;
   } else {
     return undefined;
   }
