@@ -13,13 +13,11 @@
  * without a valid Content-Length cannot be skipped safely: it is reported and the
  * transport closes.
  *
- * Writing keeps messages in the order `send` was called and waits for 'drain' whenever the
- * output asks for it.
+ * Writing puts the header part before each message; the writing itself (order, 'drain',
+ * one write per tick) is the one every byte-stream transport shares (byte-stream.ts).
  */
-import { finished } from "node:stream/promises";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "../rpc/transport.js";
-import { checkMaxFrameBytes } from "./frame-limit.js";
+import { ByteStreamTransport } from "./byte-stream.js";
 
 const HEADER_END = Buffer.from("\r\n\r\n", "latin1");
 /** A header part longer than this is not a header part. */
@@ -38,17 +36,7 @@ export interface ContentLengthTransportOptions {
   readonly endOutputOnClose?: boolean;
 }
 
-export class ContentLengthTransport implements Transport {
-  onmessage?: (frame: string) => void;
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-
-  private readonly input: Readable;
-  private readonly output: Writable;
-  private readonly maxFrameBytes: number;
-  private readonly onOversized: ((bytes: number) => void) | undefined;
-  private readonly endOutputOnClose: boolean;
-
+export class ContentLengthTransport extends ByteStreamTransport {
   /** Bytes received and not yet taken apart into messages. */
   private buffered: Buffer = Buffer.alloc(0);
   /** The body length of the message being read, once its header part is complete. */
@@ -56,69 +44,21 @@ export class ContentLengthTransport implements Transport {
   /** Bytes still to drop of a message over the limit. */
   private skipping = 0;
 
-  private started = false;
-  private closed = false;
-  private closeNotified = false;
-  private closing: Promise<void> | undefined;
-  private writeTail: Promise<void> = Promise.resolve();
-
   constructor(options: ContentLengthTransportOptions) {
-    this.input = options.input;
-    this.output = options.output;
-    this.maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "ContentLengthTransport");
-    this.onOversized = options.onOversized;
-    this.endOutputOnClose = options.endOutputOnClose ?? true;
-    this.input.on("error", (error: Error) => this.onerror?.(new Error(`reading the transport's input failed: ${error.message}`, { cause: error })));
-    this.output.on("error", (error: Error) => {
-      this.closed = true;
-      this.stopReading();
-      this.onerror?.(new Error(`writing to the transport's output failed: ${error.message}`, { cause: error }));
-      this.notifyClose();
-    });
+    super(options, "the Content-Length transport", "ContentLengthTransport");
   }
 
-  async start(): Promise<void> {
-    if (this.started) return;
-    if (this.closed) throw new Error("the Content-Length transport is closed");
-    this.started = true;
-    this.input.on("data", this.onData);
-    this.input.on("end", this.onInputEnd);
-    this.input.on("close", this.onInputEnd);
-    if (this.input.readableEnded || this.input.destroyed) this.onInputEnd();
+  /** A message is its header part, then its body. */
+  protected encode(frame: string): string {
+    return `Content-Length: ${Buffer.byteLength(frame, "utf8")}\r\n\r\n${frame}`;
   }
 
-  /** Writes one message with its header. Resolves when the output has taken it. */
-  send(frame: string): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("the Content-Length transport is closed"));
-    const body = Buffer.from(frame, "utf8");
-    const message = Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`, "latin1"), body]);
-    const written = this.writeTail.then(async () => {
-      if (this.output.writableNeedDrain) await new Promise<void>((resolve) => this.output.once("drain", resolve));
-      await new Promise<void>((resolve, reject) => {
-        if (this.output.writableEnded || this.output.destroyed) reject(new Error("the transport's output is closed"));
-        else this.output.write(message, (error) => (error ? reject(error) : resolve()));
-      });
-    });
-    this.writeTail = written.catch(() => undefined);
-    return written;
+  protected inputEnded(): void {
+    if (this.buffered.length > 0 || this.bodyBytes !== undefined) this.onerror?.(new Error("the input ended inside a message"));
   }
 
-  close(): Promise<void> {
-    this.closing ??= (async () => {
-      this.closed = true;
-      this.stopReading();
-      await this.writeTail;
-      if (this.endOutputOnClose && !this.output.writableEnded && !this.output.destroyed) {
-        this.output.end();
-        await finished(this.output, { readable: false }).catch(() => undefined);
-      }
-      this.notifyClose();
-    })();
-    return this.closing;
-  }
-
-  private readonly onData = (chunk: Buffer | string): void => {
-    let bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+  protected read(chunk: Buffer): void {
+    let bytes = chunk;
     if (this.skipping > 0) {
       const dropped = Math.min(this.skipping, bytes.length);
       this.skipping -= dropped;
@@ -128,7 +68,7 @@ export class ContentLengthTransport implements Transport {
     while (!this.closed && this.next()) {
       // Each pass takes one header part or one body off the buffer.
     }
-  };
+  }
 
   /** Takes one header part or one body off the buffer; false when more bytes are needed. */
   private next(): boolean {
@@ -150,7 +90,7 @@ export class ContentLengthTransport implements Transport {
         const dropped = Math.min(bytes, this.buffered.length);
         this.buffered = this.buffered.subarray(dropped);
         this.skipping = bytes - dropped;
-        this.reportOversized(bytes);
+        this.reportOversized(bytes, `skipped an incoming message of ${bytes} bytes: over the limit of ${this.maxFrameBytes} bytes`);
         return this.buffered.length > 0;
       }
       this.bodyBytes = bytes;
@@ -166,42 +106,5 @@ export class ContentLengthTransport implements Transport {
   private fail(problem: string): void {
     this.onerror?.(new Error(`the peer broke Content-Length framing: ${problem}`));
     void this.close();
-  }
-
-  private reportOversized(bytes: number): void {
-    try {
-      if (this.onOversized) this.onOversized(bytes);
-      else this.onerror?.(new Error(`skipped an incoming message of ${bytes} bytes: over the limit of ${this.maxFrameBytes} bytes`));
-    } catch (error) {
-      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
-
-  private deliver(frame: string): void {
-    try {
-      this.onmessage?.(frame);
-    } catch (error) {
-      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-    }
-  }
-
-  private readonly onInputEnd = (): void => {
-    if (this.closed || this.closeNotified) return;
-    if (this.buffered.length > 0 || this.bodyBytes !== undefined) this.onerror?.(new Error("the input ended inside a message"));
-    this.stopReading();
-    this.notifyClose();
-  };
-
-  private stopReading(): void {
-    this.input.off("data", this.onData);
-    this.input.off("end", this.onInputEnd);
-    this.input.off("close", this.onInputEnd);
-    if (this.started) this.input.pause();
-  }
-
-  private notifyClose(): void {
-    if (this.closeNotified) return;
-    this.closeNotified = true;
-    this.onclose?.();
   }
 }

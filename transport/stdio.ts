@@ -11,14 +11,12 @@
  * passes the limit its bytes are counted and dropped until the next LF, and the line is
  * then reported through `onOversized` (a server answers it with payload_too_large).
  *
- * Writing appends LF to each frame, keeps frames in the order `send` was called, and
- * waits for 'drain' whenever the output asks for it, so a slow reader holds the writer
- * back instead of growing a buffer without end.
+ * Writing appends LF to each frame; the writing itself (order, 'drain', one write per
+ * tick) is the one every byte-stream transport shares (byte-stream.ts).
  */
 import { StringDecoder } from "node:string_decoder";
-import { finished } from "node:stream/promises";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "turnspec/rpc";
+import { asError, ByteStreamTransport } from "./byte-stream.js";
 import { checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 const LF = 0x0a;
@@ -41,17 +39,7 @@ export interface StdioTransportOptions {
   readonly endOutputOnClose?: boolean;
 }
 
-export class StdioTransport implements Transport {
-  onmessage?: (frame: string) => void;
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-
-  private readonly input: Readable;
-  private readonly output: Writable;
-  private readonly maxFrameBytes: number;
-  private readonly onOversized: ((bytes: number) => void) | undefined;
-  private readonly endOutputOnClose: boolean;
-
+export class StdioTransport extends ByteStreamTransport {
   // The line being read: its decoded parts, its size so far and its last byte.
   private parts: string[] = [];
   private decoder = new StringDecoder("utf8");
@@ -60,24 +48,8 @@ export class StdioTransport implements Transport {
   /** True once the current line went over the limit: its bytes are counted, not kept. */
   private discarding = false;
 
-  private started = false;
-  /** No more frames are delivered or accepted for sending. */
-  private closed = false;
-  private closeNotified = false;
-  private closing: Promise<void> | undefined;
-  /** Settles once every frame handed to `send` so far has been handed to the output. */
-  private writeTail: Promise<void> = Promise.resolve();
-
   constructor(options: StdioTransportOptions) {
-    this.input = options.input;
-    this.output = options.output;
-    this.maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes, "StdioTransport");
-    this.onOversized = options.onOversized;
-    this.endOutputOnClose = options.endOutputOnClose ?? true;
-    // Listened to from the start: an 'error' event without a listener would crash the process
-    // (an EPIPE on the output when the peer has gone, for instance).
-    this.input.on("error", this.onInputError);
-    this.output.on("error", this.onOutputError);
+    super(options, "the stdio transport", "StdioTransport");
   }
 
   /** Bytes of the current, unfinished line held in memory; never more than the limit plus one. */
@@ -85,91 +57,16 @@ export class StdioTransport implements Transport {
     return this.discarding ? 0 : this.lineBytes;
   }
 
-  async start(): Promise<void> {
-    if (this.started) return;
-    if (this.closed) throw new Error("the stdio transport is closed");
-    this.started = true;
-    this.input.on("data", this.onData);
-    this.input.on("end", this.onInputEnd);
-    // A destroyed input may close without 'end'; either way nothing more will arrive.
-    this.input.on("close", this.onInputEnd);
-    if (this.input.readableEnded || this.input.destroyed) this.onInputEnd();
-  }
-
   /**
-   * Writes one frame as one line. Resolves when the output has taken it, rejects when the
-   * transport is closed or the output fails. A frame must not contain a line break:
-   * `JSON.stringify` never produces one, and the peer would split the frame there.
+   * One frame is one line. A frame must not contain a line break: `JSON.stringify` never
+   * produces one, and the peer would split the frame there.
    */
-  send(frame: string): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("the stdio transport is closed"));
-    if (frame.includes("\n")) {
-      return Promise.reject(new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)"));
-    }
-    const line = `${frame}\n`;
-    let written!: Promise<void>;
-    // The tail moves on once this frame has been handed to the output, not once it has been
-    // flushed, so frames queue in the Writable's own buffer up to its highWaterMark.
-    const handedOver = this.writeTail.then(async () => {
-      if (this.output.writableNeedDrain) await this.drain();
-      written = this.write(line);
-    });
-    this.writeTail = handedOver.catch(() => undefined);
-    return handedOver.then(() => written);
+  protected encode(frame: string): string | Error {
+    if (frame.includes("\n")) return new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)");
+    return `${frame}\n`;
   }
 
-  /**
-   * Stops reading, writes what was already sent, then ends the output (unless told not
-   * to). onclose fires once, whatever closed the transport first.
-   */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
-    return this.closing;
-  }
-
-  private async shutdown(): Promise<void> {
-    this.closed = true;
-    this.stopReading();
-    await this.writeTail;
-    if (this.endOutputOnClose && !this.output.writableEnded && !this.output.destroyed) {
-      this.output.end();
-      // Only the writing side: a Duplex output (a socket, a PassThrough) may never end its
-      // readable side. A failing output has already been reported through onerror.
-      await finished(this.output, { readable: false }).catch(() => undefined);
-    }
-    this.notifyClose();
-  }
-
-  private write(line: string): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (this.output.writableEnded || this.output.destroyed) {
-        reject(new Error("the stdio transport's output is closed"));
-        return;
-      }
-      this.output.write(line, "utf8", (error) => (error ? reject(error) : resolve()));
-    });
-  }
-
-  /** Waits for the output to ask for more; fails when it closes or errs instead. */
-  private drain(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const done = (error?: Error) => {
-        this.output.off("drain", onDrain);
-        this.output.off("close", onClose);
-        this.output.off("error", done);
-        if (error) reject(error);
-        else resolve();
-      };
-      const onDrain = () => done();
-      const onClose = () => done(new Error("the stdio transport's output closed before it drained"));
-      this.output.on("drain", onDrain);
-      this.output.on("close", onClose);
-      this.output.on("error", done);
-    });
-  }
-
-  private readonly onData = (chunk: Buffer | string): void => {
-    const bytes = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+  protected read(bytes: Buffer): void {
     let start = 0;
     while (start < bytes.length && !this.closed) {
       const newline = bytes.indexOf(LF, start);
@@ -178,7 +75,12 @@ export class StdioTransport implements Transport {
       this.finishLine();
       start = newline + 1;
     }
-  };
+  }
+
+  /** A last line without its LF is still a frame: the peer may end its output right after it. */
+  protected inputEnded(): void {
+    if (this.lineBytes > 0) this.finishLine();
+  }
 
   /** Adds a piece of the current line, or only counts it once the line is over the limit. */
   private take(piece: Buffer): void {
@@ -209,68 +111,10 @@ export class StdioTransport implements Transport {
     this.lastByte = -1;
     this.discarding = false;
 
-    if (oversized) this.reportOversized(frameBytes);
+    if (oversized) this.reportOversized(frameBytes, `discarded an incoming frame of ${frameBytes} bytes: over the limit of ${this.maxFrameBytes} bytes`);
     // Blank lines carry nothing; skipping them keeps a hand-typed session free of parse errors.
     else if (text.trim() !== "") this.deliver(text);
   }
-
-  private reportOversized(bytes: number): void {
-    try {
-      if (this.onOversized) this.onOversized(bytes);
-      else this.onerror?.(new Error(`discarded an incoming frame of ${bytes} bytes: over the limit of ${this.maxFrameBytes} bytes`));
-    } catch (error) {
-      this.onerror?.(asError(error));
-    }
-  }
-
-  private deliver(frame: string): void {
-    try {
-      this.onmessage?.(frame);
-    } catch (error) {
-      this.onerror?.(asError(error));
-    }
-  }
-
-  private readonly onInputEnd = (): void => {
-    if (this.closed || this.closeNotified) return;
-    // A last line without its LF is still a frame: the peer may end its output right after it.
-    if (this.lineBytes > 0) this.finishLine();
-    this.stopReading();
-    // The peer will send nothing more, but frames can still be sent until close() or until
-    // the output fails, so answers to requests already in flight are not lost (a client that
-    // pipes in a file of requests and ends its input gets every answer).
-    this.notifyClose();
-  };
-
-  private readonly onInputError = (error: Error): void => {
-    this.onerror?.(new Error(`reading the stdio transport's input failed: ${error.message}`, { cause: error }));
-  };
-
-  private readonly onOutputError = (error: Error): void => {
-    // The peer is gone (EPIPE, typically): nothing sent from now on can arrive.
-    this.closed = true;
-    this.stopReading();
-    this.onerror?.(new Error(`writing to the stdio transport's output failed: ${error.message}`, { cause: error }));
-    this.notifyClose();
-  };
-
-  private stopReading(): void {
-    this.input.off("data", this.onData);
-    this.input.off("end", this.onInputEnd);
-    this.input.off("close", this.onInputEnd);
-    // Paused, a stdin pipe no longer keeps the process alive.
-    if (this.started) this.input.pause();
-  }
-
-  private notifyClose(): void {
-    if (this.closeNotified) return;
-    this.closeNotified = true;
-    this.onclose?.();
-  }
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 export interface StdioServerOptions {

@@ -24,6 +24,7 @@ import type { Approvals } from "../engine/approvals.js";
 import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnReader } from "../engine/ports.js";
 import { isShutdown, type RecoveryJobs } from "../engine/recovery.js";
 import { ToolGate } from "../engine/tool-gate.js";
+import { toolItemOf, type ToolItem, type ToolItemType } from "../engine/tool-items.js";
 import { windowId } from "../engine/windows.js";
 import { processEnvironment } from "../permissions/security.js";
 
@@ -61,7 +62,7 @@ interface TurnSink {
   readonly signal: AbortSignal;
   message?: { id: string; text: string };
   /** Tool items by the agent's toolCallId. */
-  readonly tools: Map<string, { id: string; item: Record<string, unknown> }>;
+  readonly tools: Map<string, { id: string; item: ToolItem }>;
   /** Terminals the agent created, by terminal id. */
   readonly terminals: Map<string, Terminal>;
 }
@@ -75,6 +76,9 @@ interface Terminal {
   exit?: { exitCode: number | null; signal: string | null };
   readonly exited: Promise<void>;
 }
+
+/** The fields of a tool item being built, checked against its variant (toolItemOf) before it is published. */
+type ToolItemFields = Readonly<Record<string, unknown>> & { readonly type: ToolItemType };
 
 /** One running agent process and its ACP connection. */
 interface Agent {
@@ -206,8 +210,9 @@ export class AcpAgents {
       child.once("error", reject);
     });
     await spawned;
-    const agent: Agent = { connection: undefined as unknown as Acp.ClientConnection, child, sessions: new Map(), running: new Map(), stderr };
-    const sinkOf = (sessionId: string) => agent.running.get(sessionId);
+    // The turn each session runs now: the handlers below read it, the Agent built once connected holds it.
+    const running = new Map<string, TurnSink>();
+    const sinkOf = (sessionId: string) => running.get(sessionId);
     const app = acp
       .client({ name: "turnspec-gateway" })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -238,9 +243,10 @@ export class AcpAgents {
         sink.terminals.delete(params.terminalId);
         return {};
       });
+    // Node types its web streams apart from the DOM's, which the SDK takes: the same objects at run time.
     const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>);
     const connection = app.connect(stream);
-    (agent as { connection: Acp.ClientConnection }).connection = connection;
+    const agent: Agent = { connection, child, sessions: new Map(), running, stderr };
     child.once("exit", (code, signal) => {
       this.log(`acp ${config.runtimeId}: the agent exited (${signal ?? code})`);
       this.agents.delete(config.runtimeId);
@@ -305,9 +311,9 @@ export class AcpAgents {
       case "tool_call": {
         this.closeMessage(sink, "completed");
         const id = g.nextItemId(turnId);
-        const item = { ...toolItem(update, sink.cwd), id, status: "in_progress" };
+        const item = toolItemOf({ ...toolItem(update, sink.cwd), id, status: "in_progress" });
         sink.tools.set(update.toolCallId, { id, item });
-        g.publish(threadId, turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
+        g.publish(threadId, turnId, "item/started", { item_id: id, item });
         if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
         return;
       }
@@ -315,12 +321,12 @@ export class AcpAgents {
         const open = sink.tools.get(update.toolCallId);
         if (!open) return;
         const text = contentText(update.content);
-        const item = { ...open.item, ...(text ? { [open.item.type === "commandExecution" ? "stdout" : "output"]: text } : {}) };
+        const item = toolItemOf({ ...open.item, ...(text ? { [open.item.type === "commandExecution" ? "stdout" : "output"]: text } : {}) });
         open.item.status = "in_progress";
         if (update.status === "completed" || update.status === "failed") this.finishTool(sink, update.toolCallId, withOutcome(item, update.status, update.content));
         else {
           sink.tools.set(update.toolCallId, { id: open.id, item });
-          g.publish(threadId, turnId, "item/updated", { item_id: open.id, item: item as unknown as TurnItem });
+          g.publish(threadId, turnId, "item/updated", { item_id: open.id, item });
         }
         return;
       }
@@ -337,11 +343,11 @@ export class AcpAgents {
     this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { type: "agentMessage", id, status, text, ...(status === "cancelled" ? { partial: true } : {}) } });
   }
 
-  private finishTool(sink: TurnSink, toolCallId: string, item: Record<string, unknown>): void {
+  private finishTool(sink: TurnSink, toolCallId: string, item: ToolItemFields): void {
     const open = sink.tools.get(toolCallId);
     if (!open) return;
     sink.tools.delete(toolCallId);
-    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: { ...item, id: open.id } as unknown as TurnItem });
+    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: toolItemOf({ ...item, id: open.id }) });
   }
 
   /** session/request_permission: the gate decides (profile first, then the client), and the answer picks one of the agent's options. */
@@ -349,7 +355,7 @@ export class AcpAgents {
     if (!sink || sink.signal.aborted) return { outcome: { outcome: "cancelled" } };
     const call = params.toolCall;
     const open = sink.tools.get(call.toolCallId);
-    const raw = (call.rawInput ?? {}) as Record<string, unknown>;
+    const raw = recordOf(call.rawInput);
     const path = call.locations?.[0]?.path;
     const toolName = gateToolOf(call.kind ?? (open?.item.type === "commandExecution" ? "execute" : open?.item.type === "fileChange" ? "edit" : undefined));
     const args: Record<string, unknown> =
@@ -454,33 +460,32 @@ export class AcpAgents {
   }
 
   /** Opens an item for a client method the agent called; `finish` completes it once. */
-  private clientItem(sink: TurnSink, fields: Record<string, unknown>): { id: string; finish: (end: Record<string, unknown>) => void } {
+  private clientItem(sink: TurnSink, fields: ToolItemFields): { id: string; finish: (end: Record<string, unknown>) => void } {
     const g = this.ports;
     // What the agent said before the call is one message; what it says after, another.
     this.closeMessage(sink, "completed");
     const id = g.nextItemId(sink.turnId);
-    const item = { ...fields, id, status: "in_progress" };
-    g.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item: item as unknown as TurnItem });
+    const item = toolItemOf({ ...fields, id, status: "in_progress" });
+    g.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item });
     let done = false;
     return {
       id,
       finish: (end) => {
         if (done) return;
         done = true;
-        g.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: { ...item, ...end } as unknown as TurnItem });
+        g.publish(sink.threadId, sink.turnId, "item/completed", { item_id: id, item: toolItemOf({ ...item, ...end, type: item.type }) });
       },
     };
   }
 }
 
-/** The item an ACP tool call is shown as. */
-function toolItem(call: Acp.ToolCall, cwd: string): Record<string, unknown> {
-  const raw = (call.rawInput ?? {}) as Record<string, unknown>;
-  const args = typeof call.rawInput === "object" && call.rawInput !== null && !Array.isArray(call.rawInput) ? raw : {};
+/** The fields of the item an ACP tool call is shown as (without its id and status). */
+function toolItem(call: Acp.ToolCall, cwd: string): ToolItemFields {
+  const args = recordOf(call.rawInput);
   const path = call.locations?.[0]?.path;
   switch (call.kind) {
     case "execute":
-      return { type: "commandExecution", command: typeof raw.command === "string" ? raw.command : call.title, cwd: typeof raw.cwd === "string" ? raw.cwd : cwd, arguments: args };
+      return { type: "commandExecution", command: typeof args.command === "string" ? args.command : call.title, cwd: typeof args.cwd === "string" ? args.cwd : cwd, arguments: args };
     case "edit":
     case "delete":
     case "move":
@@ -490,10 +495,15 @@ function toolItem(call: Acp.ToolCall, cwd: string): Record<string, unknown> {
   return { type: "dynamicToolCall", tool_name: call.title, arguments: args };
 }
 
-function withOutcome(item: Record<string, unknown>, status: "completed" | "failed", content: readonly Acp.ToolCallContent[] | null | undefined): Record<string, unknown> {
+function withOutcome(item: ToolItem, status: "completed" | "failed", content: readonly Acp.ToolCallContent[] | null | undefined): ToolItemFields {
   const text = contentText(content);
   const field = item.type === "commandExecution" ? "stdout" : item.type === "fileChange" ? "diff" : "output";
   return { ...item, ...(text ? { [field]: text } : {}), status, outcome: status === "completed" ? "success" : "error", ...(text ? { tool_result: text } : {}) };
+}
+
+/** A tool call's raw input as the object it should be; anything else (absent, an array, a scalar) as none. */
+function recordOf(input: unknown): Record<string, unknown> {
+  return typeof input === "object" && input !== null && !Array.isArray(input) ? Object.fromEntries(Object.entries(input)) : {};
 }
 
 /** The text of a tool call's content: text blocks and diffs. */

@@ -115,7 +115,13 @@ export const ITEM_SNAPSHOTS: ReadonlySet<string> = notificationsDeclaring("x-car
  */
 export class TurnFold {
   private turn: Turn | undefined;
+  /** Every item by id, in the order opened, as of its last snapshot; the deltas since then are in `grown`. */
   private readonly items = new Map<string, TurnItem>();
+  /**
+   * The deltas applied to an item since its last snapshot, per field, as pieces: a delta is
+   * pushed, not copied into a new item, and the item is built once, when it is next read.
+   */
+  private readonly grown = new Map<string, Map<string, string[]>>();
   private readonly requests = new Map<string, RequestState>();
   private readonly questions = new Map<string, QuestionState>();
   private readonly grants = new Set<string>();
@@ -132,7 +138,17 @@ export class TurnFold {
 
   /** An item in its latest state (deltas applied). */
   item(itemId: string): TurnItem | undefined {
-    return this.items.get(itemId);
+    const pieces = this.grown.get(itemId);
+    return pieces === undefined ? this.items.get(itemId) : this.build(itemId, pieces);
+  }
+
+  /** Builds an item from its snapshot and the pieces appended since: one string per field, however many deltas. */
+  private build(itemId: string, pieces: Map<string, string[]>): TurnItem {
+    let item = this.items.get(itemId)!;
+    for (const [field, parts] of pieces) item = appendToField(item, field, parts.join(""));
+    this.grown.delete(itemId);
+    this.items.set(itemId, item);
+    return item;
   }
 
   /** The approval request still waiting for an answer, if any. */
@@ -146,11 +162,27 @@ export class TurnFold {
     return this.last;
   }
 
-  apply(event: StoredEvent): void {
+  /**
+   * Applies the next event of the turn. Returns the id of the item a delta grew (a delta
+   * of a stream that appends to a field, to an item the turn holds), else undefined.
+   */
+  apply(event: StoredEvent): string | undefined {
     this.last = event.sequence;
     this.snapshot = undefined;
     const { items, requests, grants, jobs, windows } = this;
     const params = event.params as Record<string, unknown>;
+    // Deltas are most of a turn's events: they are told apart first.
+    if (typeof params.delta === "string" && typeof params.stream === "string") {
+      const id = params.item_id as string;
+      const field = deltaFieldOf(params.stream);
+      if (field === undefined || !items.has(id)) return undefined;
+      let pieces = this.grown.get(id);
+      if (pieces === undefined) this.grown.set(id, (pieces = new Map()));
+      const parts = pieces.get(field);
+      if (parts === undefined) pieces.set(field, [params.delta]);
+      else parts.push(params.delta);
+      return id;
+    }
     if (TURN_SNAPSHOTS.has(event.method)) {
       this.turn = params.turn as Turn;
       // A turn that ends closes whatever recovery job it still had open; one that blocks keeps only the job it names.
@@ -179,6 +211,8 @@ export class TurnFold {
       const last = windows.at(-1);
       if (last && last.window_id === params.window_id) windows[windows.length - 1] = { ...last, observed: params.observed as TurnExecutionWindowCounts };
     } else if (ITEM_SNAPSHOTS.has(event.method)) {
+      // A snapshot replaces the item, deltas before it included.
+      this.grown.delete(params.item_id as string);
       items.set(params.item_id as string, params.item as TurnItem);
     } else if (event.method === "turn/permission/request/opened") {
       const request = params.request as TurnPermissionApprovalRequest;
@@ -203,18 +237,16 @@ export class TurnFold {
         const optionId = params.option_id as string | undefined;
         this.questions.set(key, { ...open, resolution: params.resolution as TurnQuestionResolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: params.resolved_at as string });
       }
-    } else if (typeof params.stream === "string" && typeof params.delta === "string") {
-      const id = params.item_id as string;
-      const item = items.get(id);
-      const grown = item && appendDelta(item, params.stream, params.delta);
-      if (grown) items.set(id, grown);
     }
+    return undefined;
   }
 
   /** The turn's state as of the last event applied; undefined before its turn/started. */
   state(): TurnState | undefined {
     if (this.turn === undefined) return undefined;
-    this.snapshot ??= {
+    if (this.snapshot) return this.snapshot;
+    for (const [id, pieces] of this.grown) this.build(id, pieces);
+    this.snapshot = {
       turn: this.turn,
       items: [...this.items.values()],
       lastSequence: this.last,
@@ -235,8 +267,13 @@ export class TurnFold {
  * to no field of this item, which a fold then leaves unchanged.
  */
 export function appendDelta(item: TurnItem, stream: string, delta: string): TurnItem | undefined {
-  const field = (DELTA_FIELD as Record<string, string | undefined>)[stream];
+  const field = deltaFieldOf(stream);
   return field === undefined ? undefined : appendToField(item, field, delta);
+}
+
+/** The item field a delta stream appends to; undefined for a stream the schemas do not name. */
+function deltaFieldOf(stream: string): string | undefined {
+  return Object.hasOwn(DELTA_FIELD, stream) ? (DELTA_FIELD as Record<string, string>)[stream] : undefined;
 }
 
 /** A turn's state folded from all its events at once. */

@@ -101,7 +101,8 @@ export class Gateway {
     this.turnLog = new TurnLog({ store: options.store, workspaceOf: (threadId) => this.threads.thread(threadId).workspace_id, now: this.clock, log: this.log });
     // Observers, in the order a published event reaches them: its own frame first, then what it changed in the views.
     const views = new DerivedViews({ work: (threadId, turnId) => this.turnLog.work(threadId, turnId), notify: (threadId, method, params) => this.connections.notifyThread(threadId, method, params) });
-    this.turnLog.observe((event) => this.noteDelivered(event));
+    // Only a shared store has events from elsewhere to keep in order with this instance's own.
+    if (options.store.shared) this.turnLog.observe((event) => this.noteDelivered(event));
     this.turnLog.observe(this.connections.onEvent);
     this.turnLog.observe(views.onEvent);
     this.turnLog.onLost((turnId) => views.forget(turnId));
@@ -111,7 +112,12 @@ export class Gateway {
     const tokens = secret ? new ResolveTokens(secret) : ResolveTokens.random();
     // Each collaborator gets an explicit struct of what it calls, never the gateway itself.
     const log = this.turnLog;
-    const eventLog: EventLog = { record: (...a) => log.record(...a), publish: (...a) => log.publish(...a), audit: (...a) => log.audit(...a) };
+    // Plain forwarding calls: a rest-and-spread wrapper would build an arguments array per event.
+    const eventLog: EventLog = {
+      record: (threadId, turnId, method, params, by) => log.record(threadId, turnId, method, params, by),
+      publish: (threadId, turnId, method, params, by) => log.publish(threadId, turnId, method, params, by),
+      audit: (threadId, turnId, fields, by) => log.audit(threadId, turnId, fields, by),
+    };
     const turnState = (turnId: string) => log.state(turnId);
     const clock: Clock = { now: () => this.clock(), nowIso: () => this.clock().toISOString() };
     const thread = (threadId: string) => this.threads.thread(threadId);
@@ -273,8 +279,13 @@ export class Gateway {
   /** Serves one connection over a transport until it closes. */
   connect(transport: Transport): Connection {
     const inFlight = new Set<Promise<void>>();
+    // A transport may answer the frames it writes together with one promise: its failure is logged once.
+    let watched: Promise<void> | undefined;
     const write = (frame: string) => {
-      transport.send(frame).catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
+      const sent = transport.send(frame);
+      if (sent === watched) return;
+      watched = sent;
+      sent.catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
     };
     const connection: Connection = {
       id: randomUUID(),

@@ -92,8 +92,16 @@ export function finishToolItem(item: ToolItem, end: ToolItemEnd): ToolItem {
   });
 }
 
+/**
+ * A tool item built elsewhere (an execution backend's own tool calls) from its fields, as the
+ * variant its `type` names; a LocalError names every field that does not fit.
+ */
+export function toolItemOf(fields: Readonly<Record<string, unknown>> & { readonly type: ToolItemType }): ToolItem {
+  return checked(fields.type, fields);
+}
+
 /** `fields` as the variant of `type`, or a LocalError naming the item type and every field that does not fit. */
-function checked<T extends ToolItemType>(type: T, fields: Record<string, unknown>): ToolItemOf<T> {
+function checked<T extends ToolItemType>(type: T, fields: Readonly<Record<string, unknown>>): ToolItemOf<T> {
   const result = validate(VARIANT[type], fields);
   if (!result.ok) {
     throw new LocalError("invalid_outgoing", `the ${type} item of tool call ${String(fields.tool_call_id)} does not fit its schema: ${result.errors.map((i) => formatIssue(i)).join("; ")}`, result.errors);

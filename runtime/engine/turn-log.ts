@@ -47,13 +47,27 @@ export class TurnLog {
   private readonly observers: EventObserver[] = [];
   private readonly lostListeners: ((turnId: string) => void)[] = [];
   /** Turns recorded to since the store last committed; one afterCommit watches them. */
-  private uncommitted = new Set<string>();
+  private readonly uncommitted = new Set<string>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
   private readonly lostEvents = new Map<string, StoreError>();
   /** Each turn's fold, most recently used last. */
   private readonly folds = new Map<string, WorkFold>();
+  /**
+   * The event `build` builds next: set by record() just before the store calls `build`
+   * (which it does at once, never reentrantly), so an append allocates no closure.
+   */
+  private building: { threadId: string; turnId: string; method: ServerNotificationName; params: object } = { threadId: "", turnId: "", method: "turn/started", params: {} };
 
   constructor(private readonly ports: TurnLogPorts) {}
+
+  /** The params the store appends: the recorder's, after the thread, the turn and the sequence, checked strictly. */
+  private readonly build = (sequence: number): Record<string, unknown> => {
+    const { threadId, turnId, method, params } = this.building;
+    const full = { thread_id: threadId, turn_id: turnId, sequence, ...params };
+    const issues = notificationIssues(method, full, "strict");
+    if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
+    return full;
+  };
 
   /** Adds an observer of every event published from now on. */
   observe(observer: EventObserver): void {
@@ -68,16 +82,18 @@ export class TurnLog {
    * to be reported to the turn: the turn, not the request, ends Failed.
    */
   record<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
-    const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
-    if (lost) throw lost;
+    if (this.lostEvents.size > 0) {
+      const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
+      if (lost) throw lost;
+    }
     let event: StoredEvent;
     try {
-      event = this.ports.store.append(turnId, method, (sequence) => {
-        const full = { thread_id: threadId, turn_id: turnId, sequence, ...params };
-        const issues = notificationIssues(method, full, "strict");
-        if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
-        return full;
-      });
+      const building = this.building;
+      building.threadId = threadId;
+      building.turnId = turnId;
+      building.method = method;
+      building.params = params;
+      event = this.ports.store.append(turnId, method, this.build);
     } catch (error) {
       // When the append failed because its own commit did, this throw is the turn's report.
       if (by === "turn") this.lostEvents.delete(turnId);
@@ -160,20 +176,25 @@ export class TurnLog {
   private watchCommit(turnId: string): void {
     const first = this.uncommitted.size === 0;
     this.uncommitted.add(turnId);
-    if (!first) return;
-    this.ports.store.afterCommit((failure) => {
-      const turns = this.uncommitted;
-      this.uncommitted = new Set();
-      if (failure === undefined) return;
-      this.ports.log(`${failure.message}; lost the latest events of turn(s) ${[...turns].join(", ")}, which end Failed (internal)`);
-      for (const turnId of turns) {
-        this.lostEvents.set(turnId, failure);
-        // The fold holds what was lost: the next read folds the turn again from what the store kept.
-        this.folds.delete(turnId);
-        for (const listener of this.lostListeners) listener(turnId);
-      }
-    });
+    if (first) this.ports.store.afterCommit(this.onCommit);
   }
+
+  /** Registered by the first record after a commit: it runs when the commit holding that record (and the ones after it) ends. */
+  private readonly onCommit = (failure?: StoreError): void => {
+    if (failure === undefined) {
+      this.uncommitted.clear();
+      return;
+    }
+    const turns = [...this.uncommitted];
+    this.uncommitted.clear();
+    this.ports.log(`${failure.message}; lost the latest events of turn(s) ${turns.join(", ")}, which end Failed (internal)`);
+    for (const turnId of turns) {
+      this.lostEvents.set(turnId, failure);
+      // The fold holds what was lost: the next read folds the turn again from what the store kept.
+      this.folds.delete(turnId);
+      for (const listener of this.lostListeners) listener(turnId);
+    }
+  };
 
   /** Adds a listener told of each turn whose latest events a failed commit lost (a view built on them starts over). */
   onLost(listener: (turnId: string) => void): void {

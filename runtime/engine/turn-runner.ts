@@ -408,8 +408,15 @@ export class TurnRunner {
       g.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
     );
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
-    // The item as clients see it so far: deltas and updates folded in, as fold.ts does.
+    // The item as clients see it so far: deltas and updates folded in, as fold.ts does. Output
+    // deltas are kept as pieces and built into it only when an update sends the whole item.
     let current: ToolItem = base;
+    const output = new Map<string, string[]>();
+    const built = (): ToolItem => {
+      for (const [field, pieces] of output) current = appendToField(current, field, pieces.join(""));
+      output.clear();
+      return current;
+    };
     const context: ToolContext = {
       cwd,
       signal,
@@ -421,11 +428,14 @@ export class TurnRunner {
       callId: call.id,
       itemId: id,
       emit: (stream, delta) => {
-        current = appendToField(current, DELTA_FIELD[stream], delta);
+        const field = DELTA_FIELD[stream];
+        const pieces = output.get(field);
+        if (pieces) pieces.push(delta);
+        else output.set(field, [delta]);
         g.publish(threadId, turnId, DELTA_METHOD[stream], { item_id: id, stream, delta });
       },
       update: (fields) => {
-        current = updateToolItem(current, fields);
+        current = updateToolItem(built(), fields);
         g.publish(threadId, turnId, "item/updated", { item_id: id, item: current });
       },
     };

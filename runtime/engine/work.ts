@@ -87,7 +87,10 @@ const FALLBACK_TITLE = "Turn work";
 
 /** Where a row came from in the log. */
 interface RowSource {
+  /** The item as of its last snapshot, or as of the last read when `grown`. */
   item: TurnItem;
+  /** Deltas grew the item since `item` was taken: the turn's fold builds it when the row is next read. */
+  grown?: boolean;
   openedSequence: number;
   openedAt: number;
   lastSequence: number;
@@ -122,16 +125,30 @@ export class WorkFold {
     if (event.turn_id !== this.ids.turnId) {
       throw new Error(`the work view of turn ${this.ids.turnId} was given event ${event.sequence} of turn ${event.turn_id}`);
     }
-    this.turn.apply(event);
+    const grew = this.turn.apply(event);
     const at = unixMicros(event);
     // The clock may step back between appends; the projection time must not, or a newer
     // view would look older than the one a client already holds.
     this.updatedAt = Math.max(this.updatedAt, at);
+    if (grew !== undefined) {
+      // A delta (most of a turn's events): the row it grew is marked, and built when next read.
+      const row = this.rows.get(grew);
+      if (row === undefined) return;
+      row.grown = true;
+      row.lastSequence = event.sequence;
+      row.lastAt = at;
+      const index = this.indexById.get(grew);
+      // The user's message is no row (see below).
+      if (index === undefined) return;
+      this.stale.add(index);
+      this.changed.add(grew);
+      return;
+    }
     if (TURN_SNAPSHOTS.has(event.method)) {
       this.startedAt ??= at;
       this.lastSnapshotAt = at;
     }
-    const row = applyItemEvent(this.rows, event, at, this.turn);
+    const row = applyItemEvent(this.rows, event, at);
     if (row === undefined) return;
     const { id, source, was } = row;
     // The user's message heads the turn in the thread timeline already; the work block
@@ -159,9 +176,17 @@ export class WorkFold {
     this.changed.add(id);
   }
 
-  /** Rebuilds the rows changed since they were last read. */
+  /** Rebuilds the rows changed since they were last read, each with its item as the turn's fold has it now. */
   private refresh(): void {
-    for (const index of this.stale) this.items[index] = rowOf(this.items[index]!.workItemId, this.sources[index]!);
+    for (const index of this.stale) {
+      const id = this.items[index]!.workItemId;
+      const source = this.sources[index]!;
+      if (source.grown) {
+        source.item = this.turn.item(id)!;
+        source.grown = false;
+      }
+      this.items[index] = rowOf(id, source);
+    }
     this.stale.clear();
   }
 
@@ -229,12 +254,13 @@ export function projectWork(
 }
 
 /**
- * Applies one event to the rows exactly as the turn's fold applies it to the turn's items,
- * and records it as the row's latest source; returns the row it changed. A row is opened by
- * the first event naming its item; a delta only counts when it reaches an existing item
- * through a known stream (the fold drops the others, so they change nothing a client could see).
+ * Applies an item snapshot to the rows exactly as the turn's fold applies it to the turn's
+ * items, and records it as the row's latest source; returns the row it changed. A row is
+ * opened by the first event naming its item. (A delta is applied by WorkFold.apply, when
+ * the turn's fold says it grew an item: the fold drops the others, so they change nothing
+ * a client could see.)
  */
-function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number, turn: TurnFold): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
+function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
   const params = event.params as Record<string, unknown>;
   const id = params.item_id;
   if (typeof id !== "string") return undefined;
@@ -248,11 +274,7 @@ function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: nu
       return { id, source };
     }
     row.item = item;
-  } else if (typeof params.stream === "string" && typeof params.delta === "string") {
-    // The turn's fold has just grown the item by this delta (the same append): its item is the row's.
-    const grown = turn.item(id);
-    if (!row || grown === undefined || grown === row.item) return undefined;
-    row.item = grown;
+    row.grown = false;
   } else {
     return undefined;
   }

@@ -109,7 +109,27 @@ export class ScriptedProvider implements ModelProvider {
       const why = last !== undefined && "say" in last ? `the script has ${steps.length} step${steps.length === 1 ? "" : "s"} and already gave its final answer` : "it ended before a final answer";
       throw new ProviderError(`the script has no step ${index}: ${why}`, false);
     }
-    yield* play(step, index, request.signal, request.attempt ?? 1);
+    // Played here, not by a nested generator: each event is one hop of the iteration, not two.
+    const attempt = request.attempt ?? 1;
+    if (step.delay_ms) await delay(step.delay_ms, request.signal);
+    if (attempt <= (step.fail_attempts ?? 0)) throw new ProviderError(step.fail_message ?? `scripted failure of attempt ${attempt} of step ${index}`, true);
+    if (step.reasoning !== undefined) yield { type: "reasoning", text: step.reasoning };
+    const usage = toUsage(step.tokens);
+    if ("fail" in step) {
+      if (usage) yield usage;
+      throw new ProviderError(step.fail, step.retryable ?? false);
+    }
+    if ("say" in step) {
+      for (const piece of splitText(step.say, step.chunks)) yield { type: "text_delta", text: piece };
+    } else {
+      const calls = "tools" in step ? step.tools : [step];
+      // Ids depend only on the step and position, so a replayed conversation gets the same ids.
+      yield {
+        type: "tool_calls",
+        calls: calls.map((c, n): ToolCall => ({ id: `call_${index}_${n}`, name: c.tool, arguments: JSON.stringify(c.args ?? {}) })),
+      };
+    }
+    if (usage) yield usage;
   }
 }
 
@@ -183,27 +203,6 @@ function checkCall(call: Record<string, unknown>, at: string): void {
   if ("args" in call && !isObject(call.args)) throw invalid(`${at}: "args" must be an object, got ${describe(call.args)}`);
 }
 
-async function* play(step: ScriptStep, index: number, signal: AbortSignal, attempt: number): AsyncGenerator<ProviderEvent> {
-  if (step.delay_ms) await delay(step.delay_ms, signal);
-  if (attempt <= (step.fail_attempts ?? 0)) throw new ProviderError(step.fail_message ?? `scripted failure of attempt ${attempt} of step ${index}`, true);
-  if (step.reasoning !== undefined) yield { type: "reasoning", text: step.reasoning };
-  const usage = toUsage(step.tokens);
-  if ("fail" in step) {
-    if (usage) yield usage;
-    throw new ProviderError(step.fail, step.retryable ?? false);
-  }
-  if ("say" in step) {
-    for (const text of splitText(step.say, step.chunks)) yield { type: "text_delta", text };
-  } else {
-    const calls = "tools" in step ? step.tools : [step];
-    // Ids depend only on the step and position, so a replayed conversation gets the same ids.
-    yield {
-      type: "tool_calls",
-      calls: calls.map((c, n): ToolCall => ({ id: `call_${index}_${n}`, name: c.tool, arguments: JSON.stringify(c.args ?? {}) })),
-    };
-  }
-  if (usage) yield usage;
-}
 
 function toUsage(tokens: ScriptStepExtras["tokens"]): ProviderEvent | undefined {
   if (tokens === undefined) return undefined;

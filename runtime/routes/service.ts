@@ -54,7 +54,7 @@ export class RouteService {
 
   /** A stored route as clients see it: expiry is read at the time of asking. */
   view(record: RouteRecord): AgentDelegationRouteProjection {
-    const route = record.route as unknown as AgentDelegationRouteProjection;
+    const route = record.route;
     return { ...route, status: effectiveStatus(route, this.now()) };
   }
 
@@ -176,7 +176,7 @@ export class RouteService {
       updated_at: at,
       ...(params.idempotency_key === undefined ? {} : { idempotency_key: params.idempotency_key }),
     };
-    this.store.insertRoute(route as unknown as RouteRecord["route"]);
+    this.store.insertRoute(route);
     return route;
   }
 
@@ -213,12 +213,12 @@ export class RouteService {
         current_generation: this.store.getRoute(params.route_id)!.route.generation,
       });
     if (params.expected_generation !== current) throw conflict();
-    const route = record.route as unknown as AgentDelegationRouteProjection;
+    const route = record.route;
     let result = this.view(record);
     if (route.status !== "revoked") {
       const revoked: AgentDelegationRouteProjection = { ...route, status: "revoked", generation: current + 1, updated_at: this.now().toISOString() };
       // Compare-and-set: of two revokes holding the same generation, exactly one wins.
-      if (!this.store.updateRoute(revoked as unknown as RouteRecord["route"], current)) throw conflict();
+      if (!this.store.updateRoute(revoked, current)) throw conflict();
       result = revoked;
     }
     if (params.idempotency_key !== undefined) {

@@ -112,10 +112,10 @@ export class MemoryEventStore implements EventStore {
     } finally {
       this.appendingTo = undefined;
     }
-    const row: StoredRow = { sequence, method, params, recorded_at: this.now() };
-    turn.events.push(row);
+    const recordedAt = this.now();
+    turn.events.push({ sequence, method, params, recorded_at: recordedAt });
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
-    return { ...toEventFields(turn.ref, row), params: built, paramsJson: params };
+    return { thread_id: turn.ref.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
   }
 
   /** Every write is committed when its call returns: `fn` runs at once. */
@@ -218,12 +218,8 @@ export class MemoryEventStore implements EventStore {
   }
 }
 
-function toEventFields(ref: TurnRef, row: StoredRow): Omit<StoredEvent, "params" | "paramsJson"> {
-  return { thread_id: ref.thread_id, turn_id: ref.turn_id, sequence: row.sequence, method: row.method, recorded_at: row.recorded_at };
-}
-
 function toEvent(ref: TurnRef, row: StoredRow): StoredEvent {
-  return { ...toEventFields(ref, row), params: decodeParams(row.params), paramsJson: row.params };
+  return { thread_id: ref.thread_id, turn_id: ref.turn_id, sequence: row.sequence, method: row.method, params: decodeParams(row.params), paramsJson: row.params, recorded_at: row.recorded_at };
 }
 
 function toRoute(row: RouteRow): RouteRecord {

@@ -14,9 +14,16 @@
  * group instead of one per event is what lets the gateway stream at the speed of its
  * transport. `afterCommit` is the barrier callers wait on before telling anyone about a
  * write; a kill before the commit loses only writes nobody was told about.
+ *
+ * Checkpoints (copying the WAL back into the file, with its fsyncs) run off the event
+ * loop: once a file has taken CHECKPOINT_EVERY appends, a worker thread with its own
+ * connection checkpoints it (PASSIVE, so it never holds the writer up) after every
+ * CHECKPOINT_EVERY more. Done by the committing connection, as SQLite does by default,
+ * a checkpoint stalls every append and frame of the gateway for as long as the disk takes.
  */
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import { dirname, resolve } from "node:path";
 import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import {
@@ -120,6 +127,15 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
  */
 export const GROUP_COMMIT_LIMIT = 256;
 
+/** Appends between two checkpoints of the worker thread (about 1,000 WAL pages of typical events). */
+export const CHECKPOINT_EVERY = 4096;
+
+/**
+ * WAL pages at which the committing connection checkpoints by itself while the worker runs:
+ * only if the worker falls far behind. SQLite's default, 1,000, applies without a worker.
+ */
+const FALLBACK_AUTOCHECKPOINT = 50_000;
+
 /** Events per multi-row insert: one prepared statement inserts this many of a group's appends at once. */
 const INSERT_BATCH = 64;
 /** The values of one event row in the insert statements. */
@@ -167,6 +183,10 @@ export class SqliteEventStore implements EventStore {
   private group: Group | undefined;
   /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
   private running: CommitCallback[] | undefined;
+  /** Appends committed since the last checkpoint was asked for. */
+  private sinceCheckpoint = 0;
+  /** The checkpointing worker, once started; null once it failed (the connection checkpoints by itself again). */
+  private checkpointer: Worker | null | undefined;
 
   /** Opens (creating it and its parent folders if needed) the store at `file`, or an in-memory one for ":memory:". */
   constructor(file: string, options: SqliteEventStoreOptions = {}) {
@@ -360,6 +380,7 @@ export class SqliteEventStore implements EventStore {
   /** Commits the open group, then closes the file; in WAL mode the last connection to close also checkpoints the log into it. */
   close(): void {
     if (this.group) this.commitGroup(this.group);
+    this.stopCheckpointer();
     if (this.db.open) this.db.close();
   }
 
@@ -385,6 +406,8 @@ export class SqliteEventStore implements EventStore {
     try {
       this.insertPending(group);
       this.statements.commit.run();
+      this.sinceCheckpoint += group.appends;
+      if (this.sinceCheckpoint >= CHECKPOINT_EVERY) this.askForCheckpoint();
     } catch (error) {
       failure = commitFailed(this.file, error);
       try {
@@ -487,6 +510,39 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
+  /** Has the worker checkpoint the WAL, starting it the first time. */
+  private askForCheckpoint(): void {
+    this.sinceCheckpoint = 0;
+    if (this.path === undefined || this.checkpointer === null) return;
+    if (this.checkpointer === undefined) {
+      try {
+        this.checkpointer = startCheckpointer(this.path, () => this.checkpointerFailed());
+        this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
+      } catch {
+        this.checkpointerFailed();
+        return;
+      }
+    }
+    this.checkpointer.postMessage("checkpoint");
+  }
+
+  /** The worker is gone or failed: this connection checkpoints by itself again, as SQLite does by default. */
+  private checkpointerFailed(): void {
+    this.stopCheckpointer();
+    this.checkpointer = null;
+    if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+  }
+
+  private stopCheckpointer(): void {
+    const worker = this.checkpointer;
+    if (!worker) return;
+    this.checkpointer = undefined;
+    worker.removeAllListeners();
+    // It closes its connection and ends; nothing waits for it.
+    worker.on("error", () => undefined);
+    worker.postMessage("close");
+  }
+
   private migrate(): void {
     // Read and upgrade under one write lock, so two processes opening a new file at once
     // do not both run the same step.
@@ -514,6 +570,44 @@ export class SqliteEventStore implements EventStore {
     this.readPending();
   }
 }
+
+/**
+ * The worker that checkpoints a file: its own connection, which on each "checkpoint"
+ * message copies what it can of the WAL into the file (PASSIVE: it takes no lock a writer
+ * waits for), and on "close" closes and ends. It keeps no process alive.
+ */
+function startCheckpointer(file: string, failed: () => void): Worker {
+  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3 } });
+  worker.unref();
+  worker.on("error", failed);
+  worker.on("message", failed);
+  worker.on("exit", failed);
+  return worker;
+}
+
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.module);
+let db;
+try {
+  db = new Database(workerData.file, { fileMustExist: true, timeout: 0 });
+  db.pragma("synchronous = NORMAL");
+} catch (error) {
+  parentPort.postMessage(String(error && error.message));
+}
+parentPort.on("message", (message) => {
+  if (message === "close") {
+    if (db) db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    if (db) db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (error) {
+    parentPort.postMessage(String(error && error.message));
+  }
+});
+`;
 
 function commitFailed(file: string, cause: unknown): StoreError {
   return new StoreError("commit_failed", `event store ${file}: a commit failed and its writes are lost: ${(cause as Error).message}`, { cause });
@@ -661,4 +755,7 @@ interface Database {
 
 type DatabaseConstructor = new (file: string, options?: { timeout?: number }) => Database;
 
-const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as DatabaseConstructor;
+const requireHere = createRequire(import.meta.url);
+const BetterSqlite3 = requireHere("better-sqlite3") as DatabaseConstructor;
+/** Where better-sqlite3 is, for the checkpointing worker to load the same module. */
+const BETTER_SQLITE3 = requireHere.resolve("better-sqlite3");

@@ -14,7 +14,7 @@
  * about a write (a frame to a client) waits for `afterCommit`.
  */
 
-import type { Thread } from "../../generated/types.js";
+import type { AgentDelegationRouteProjection, Thread } from "../../generated/types.js";
 import type { StoreError } from "./errors.js";
 
 /** A thread as stored: the wire `Thread` without what is derived from its turns (the active turn). */
@@ -45,8 +45,8 @@ export interface TurnRef {
 
 /** A delegation route as stored: its projection (status as last written) and where it sits. */
 export interface RouteRecord {
-  /** The projection as last written; `status` "expired" is derived on read, never stored. */
-  readonly route: Record<string, unknown> & { readonly route_id: string; readonly source_execution_id: string; readonly generation: number };
+  /** The projection as last written (the wire type); `status` "expired" is derived on read, never stored. */
+  readonly route: AgentDelegationRouteProjection;
   /** Creation order, 1, 2, 3, … across all routes: the stable order of agent/route/list. */
   readonly ordinal: number;
 }

@@ -21,6 +21,7 @@ import {
   workItemsGet,
   type WorkPage,
   type WorkProjection,
+  WorkFold,
 } from "../../runtime/engine/work.js";
 import type { StoredEvent } from "../../runtime/store/store.js";
 import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";
@@ -335,6 +336,24 @@ describe("projectWork folds deltas and updates into items", () => {
     expect(after.items).toEqual(before.items);
     expect(changedWorkItemIds(before, after)).toEqual([]);
     expect(after.freshness.sourceHighWatermark).toBe(before.freshness.sourceHighWatermark + 2);
+  });
+
+  it("reads the same from one fold kept up to date as from folding each prefix afresh", () => {
+    // The live gateway keeps one fold per turn and reads it between events; deltas are held
+    // as pieces and an item is built when read, so reads at any point must see every delta.
+    const live = new WorkFold({ workspaceId: WORKSPACE, threadId: THREAD, turnId: TURN });
+    const earlier: { state: ReturnType<typeof foldTurn>; items: TurnItem[] }[] = [];
+    for (let n = 1; n <= log.events.length; n++) {
+      live.apply(log.events[n - 1]!);
+      const prefix = log.events.slice(0, n);
+      const state = live.turn.state();
+      expect(state?.items, `turn state after event ${n}`).toEqual(foldTurn(prefix)?.items);
+      if (n % 2 === 0) expect(live.view()?.items.map((row) => row.item), `work rows after event ${n}`).toEqual(project(prefix).items.map((row) => row.item));
+      if (state) earlier.push({ state, items: structuredClone([...state.items]) });
+    }
+    // A state handed out is a snapshot: the deltas folded in after it did not change it.
+    for (const { state, items } of earlier) expect(state!.items).toEqual(items);
+    expect((live.turn.item(messageId) as { text: string }).text).toBe("Running the tests.");
   });
 
   it("shows every item as turn/get's fold does, after every event", () => {

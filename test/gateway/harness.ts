@@ -13,6 +13,7 @@ import { createInMemoryPair, type Transport } from "../../rpc/index.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import type { EventStore } from "../../runtime/store/store.js";
 import { builtinTools } from "../../runtime/tools/registry.js";
+import type { Tool } from "../../runtime/tools/tool.js";
 import { startStrictClient } from "../fixtures/strict-client.js";
 
 export interface Harness {
@@ -43,6 +44,8 @@ export interface HarnessOptions {
   readonly store?: EventStore;
   readonly providers?: ReadonlyMap<string, ModelProvider>;
   readonly config?: Parameters<typeof resolveConfig>[0];
+  /** The tools the model may call. Default: the built-in ones. */
+  readonly tools?: readonly Tool[];
   /** Wraps the client's end of the transport pair, e.g. to record every frame both ways. */
   readonly clientTransport?: (transport: Transport) => Transport;
   /** Wraps the gateway's end of the transport pair, e.g. to look at every frame as it leaves. */
@@ -59,7 +62,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     store,
     config,
     providers: options.providers ?? new Map([["scripted", new ScriptedProvider()]]),
-    tools: builtinTools(),
+    tools: options.tools ?? builtinTools(),
     ...(options.now ? { now: options.now } : {}),
   });
   const [clientSide, serverSide] = createInMemoryPair();

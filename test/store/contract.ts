@@ -29,7 +29,7 @@ export function route(id: string, source: string, extra: Partial<Route> & Record
     kind: "execution_bound",
     status: "active",
     allowed_actions: ["send_message", "deliver_result"],
-    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "summary" },
+    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "summary_only" },
     generation: 1,
     source_policy_generation: 3,
     destination_policy_generation: 1,
@@ -314,7 +314,7 @@ export function storeContract(name: string, open: OpenStore): void {
         const given = { ...route("rte_1", "exe_a"), destination_execution_profile: undefined, updated_at: new Date("2025-02-03T04:05:06.000Z") };
         const want = JSON.parse(JSON.stringify(given)) as Route;
         expect(want.updated_at).toBe("2025-02-03T04:05:06.000Z");
-        expect(store.insertRoute(given).route).toStrictEqual(want);
+        expect(store.insertRoute(given as unknown as Route).route).toStrictEqual(want);
         expect(store.getRoute("rte_1")!.route).toStrictEqual(want);
       });
 
@@ -458,7 +458,7 @@ export function storeContract(name: string, open: OpenStore): void {
           ["a fractional generation", route("rte_1", "exe_a", { generation: 1.5 }), "insert route rte_1: generation must be an integer >= 1, got 1.5"],
           ["a text generation", route("rte_1", "exe_a", { generation: "1" as unknown as number }), 'insert route rte_1: generation must be an integer >= 1, got "1"'],
           ["status expired", route("rte_1", "exe_a", { status: "expired" }), 'insert route rte_1: status "expired" is derived on read and never stored'],
-          ["a bigint", route("rte_1", "exe_a", { hop_count: 1n }), "insert route rte_1: the route is not JSON-serializable"],
+          ["a bigint", route("rte_1", "exe_a", { hop_count: 1n as unknown as number }), "insert route rte_1: the route is not JSON-serializable"],
         ];
         for (const [name, given, message] of bad) {
           const error = thrownBy(() => store.insertRoute(given as Route));

@@ -3,11 +3,11 @@
  * until a batch is full, a read of this connection or the commit. Whatever the batching,
  * a read sees every append before it, in order, and the commit stores every one.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -62,5 +62,28 @@ describe("batched inserts of the SQLite store", () => {
     const [stored] = store.events("trn_1");
     expect(stored).toMatchObject({ thread_id: "thr_a", turn_id: "trn_1", sequence: 1, method: "item/agent_message/delta", recorded_at: event.recorded_at });
     expect(stored!.params).toEqual(event.params);
+  });
+});
+
+describe("checkpoints of the SQLite store", () => {
+  it("copies the log back into the file off the event loop, once a file has taken many appends", async () => {
+    const sizeOfFile = () => statSync(file).size;
+    const before = sizeOfFile();
+    // Two rounds of CHECKPOINT_EVERY appends: the first starts the worker, the second is
+    // checkpointed by it. The connection itself would not checkpoint until some 50,000
+    // pages had piled up in the log, far more than these appends fill.
+    for (let i = 1; i <= 2 * CHECKPOINT_EVERY; i++) {
+      append("trn_1", i);
+      if (i % GROUP_COMMIT_LIMIT === 0) await nextTick();
+    }
+    await nextTick();
+    const deadline = Date.now() + 10_000;
+    while (sizeOfFile() <= before + 100_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sizeOfFile()).toBeGreaterThan(before + 100_000);
+    // And the events read back as appended, from this store and from a new one on the file.
+    expect(store.lastSequence("trn_1")).toBe(2 * CHECKPOINT_EVERY);
+    store.close();
+    store = new SqliteEventStore(file);
+    expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: 2 * CHECKPOINT_EVERY }, (_, i) => i + 1));
   });
 });

@@ -189,7 +189,7 @@ describe("StdioTransport", () => {
     expect(await lines.next()).toMatchObject({ id: 1, result: { thread: { id: "thr_000000000000000001" } } });
   });
 
-  it("writes frames in order and waits for 'drain' before handing over more", async () => {
+  it("writes the frames of one tick as one write, in order, and waits for 'drain' before handing over more", async () => {
     const written: string[] = [];
     const finishWrite: Array<() => void> = [];
     let onWrite: (() => void) | undefined;
@@ -204,21 +204,42 @@ describe("StdioTransport", () => {
     });
     const nextWrite = () => new Promise<void>((resolve) => (onWrite = resolve));
     const transport = new StdioTransport({ input: new PassThrough(), output, maxFrameBytes: 1024 });
-    const frames = ['{"n":1}', '{"n":2}', '{"n":3}'];
 
     let wrote = nextWrite();
-    const sends = frames.map((frame) => transport.send(frame));
-    for (let i = 0; i < frames.length; i++) {
-      await wrote;
-      // One turn of the event loop: time enough for the transport to hand over more if it
-      // ignored back-pressure. The Writable's own buffer would then hold the later frames.
-      await new Promise(setImmediate);
-      expect(written).toEqual(frames.slice(0, i + 1).map((frame) => `${frame}\n`));
-      expect(output.writableLength).toBe(frames[i]!.length + 1);
-      wrote = nextWrite();
-      finishWrite.shift()!();
-    }
-    await expect(Promise.all(sends)).resolves.toEqual([undefined, undefined, undefined]);
+    const first = ['{"n":1}', '{"n":2}'].map((frame) => transport.send(frame));
+    await wrote;
+    expect(written).toEqual(['{"n":1}\n{"n":2}\n']);
+    // Sent while the output is full: held back, however many turns of the event loop pass.
+    const later = ['{"n":3}', '{"n":4}'].map((frame) => transport.send(frame));
+    await new Promise(setImmediate);
+    await new Promise(setImmediate);
+    expect(written).toHaveLength(1);
+    expect(output.writableLength).toBe('{"n":1}\n{"n":2}\n'.length);
+    wrote = nextWrite();
+    finishWrite.shift()!();
+    await expect(Promise.all(first)).resolves.toEqual([undefined, undefined]);
+    await wrote;
+    expect(written).toEqual(['{"n":1}\n{"n":2}\n', '{"n":3}\n{"n":4}\n']);
+    finishWrite.shift()!();
+    await expect(Promise.all(later)).resolves.toEqual([undefined, undefined]);
+  });
+
+  it("writes a long burst in batches as it goes, without waiting for the end of the tick", async () => {
+    const chunks: string[] = [];
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        chunks.push(chunk.toString());
+        callback();
+      },
+    });
+    const transport = new StdioTransport({ input: new PassThrough(), output, maxFrameBytes: 1 << 20 });
+    const frame = JSON.stringify({ text: "x".repeat(1000) });
+    for (let i = 0; i < 200; i++) void transport.send(frame);
+    // Still in the same tick: most of the burst has gone out already.
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.join("").length).toBeGreaterThan(150 * (frame.length + 1));
+    await transport.close();
+    expect(chunks.join("")).toBe(`${frame}\n`.repeat(200));
   });
 
   it("refuses a frame with a line break, and any frame once closed", async () => {
