@@ -63,7 +63,7 @@ export class TurnLog {
   /** The params the store appends: the recorder's, after the thread, the turn and the sequence, checked strictly. */
   private readonly build = (sequence: number): Record<string, unknown> => {
     const { threadId, turnId, method, params } = this.building;
-    const full = { thread_id: threadId, turn_id: turnId, sequence, ...params };
+    const full: Record<string, unknown> = { thread_id: threadId, turn_id: turnId, sequence, ...params };
     // One direct call per event; the issues are listed only for params it refused.
     if (!strictNotificationValidators[method](full)) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(notificationIssues(method, full, "strict"))}`);
     return full;
