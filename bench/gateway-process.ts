@@ -158,11 +158,14 @@ export type WebSocketProcess = ServeProcess & { readonly url: string };
 
 /**
  * Node flags for every started server: with TURNSPEC_BENCH_CPU_PROF=<folder>, each writes a
- * CPU profile there when it exits (NODE_OPTIONS cannot carry --cpu-prof).
+ * CPU profile there when it exits (NODE_OPTIONS cannot carry --cpu-prof), sampled every
+ * TURNSPEC_BENCH_CPU_PROF_INTERVAL microseconds when that is set.
  */
 function profiling(): string[] {
   const dir = process.env.TURNSPEC_BENCH_CPU_PROF;
-  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
+  // TURNSPEC_BENCH_CPU_PROF_INTERVAL: microseconds between samples (V8's default is 1,000).
+  const interval = process.env.TURNSPEC_BENCH_CPU_PROF_INTERVAL;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(interval ? [`--cpu-prof-interval=${interval}`] : [])] : [];
 }
 
 function startStdioProcess(args: readonly string[], cwd = mkdtempSync(join(tmpdir(), "turnspec-gw-"))): StdioProcess {

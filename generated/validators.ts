@@ -407,6 +407,56 @@ export function notificationIssues(name: string, value: unknown, mode: Validatio
   return isNotificationName(name) ? issuesOf(validateNotification(name, value, mode)) : unknown("notification", name);
 }
 
+/** A precompiled check of one notification's params: true when valid. */
+export type NotificationCheck<N extends NotificationName> = (value: unknown) => value is NotificationParamsOf<N>;
+
+/**
+ * The strict validator of each notification's params, by name: one direct call with no
+ * lookup and no result object, for a sender that checks every frame it sends. It answers
+ * only whether the params are valid; `notificationIssues(name, value)` lists what is wrong
+ * with params it refused.
+ */
+export const strictNotificationValidators: { readonly [N in NotificationName]: NotificationCheck<N> } = {
+  "turn/started": strictValidators.TurnStartedNotification as NotificationCheck<"turn/started">,
+  "item/started": strictValidators.ItemStartedNotification as NotificationCheck<"item/started">,
+  "item/agent_message/delta": strictValidators.ItemDeltaNotification as NotificationCheck<"item/agent_message/delta">,
+  "item/command_execution/output_delta": strictValidators.ItemDeltaNotification as NotificationCheck<"item/command_execution/output_delta">,
+  "item/file_change/output_delta": strictValidators.ItemDeltaNotification as NotificationCheck<"item/file_change/output_delta">,
+  "item/tool/progress": strictValidators.ItemDeltaNotification as NotificationCheck<"item/tool/progress">,
+  "item/updated": strictValidators.ItemUpdatedNotification as NotificationCheck<"item/updated">,
+  "item/completed": strictValidators.ItemCompletedNotification as NotificationCheck<"item/completed">,
+  "turn/completed": strictValidators.TurnCompletedNotification as NotificationCheck<"turn/completed">,
+  "turn/failed": strictValidators.TurnFailedNotification as NotificationCheck<"turn/failed">,
+  "turn/blocked": strictValidators.TurnBlockedNotification as NotificationCheck<"turn/blocked">,
+  "thread/timeline/blocks/changed": strictValidators.ThreadTimelineBlocksChangedNotification as NotificationCheck<"thread/timeline/blocks/changed">,
+  "turn/work/items/changed": strictValidators.TurnWorkItemsChangedNotification as NotificationCheck<"turn/work/items/changed">,
+  "turn/work/state/changed": strictValidators.TurnWorkStateChangedNotification as NotificationCheck<"turn/work/state/changed">,
+  "turn/permission/request/opened": strictValidators.TurnPermissionRequestOpenedNotification as NotificationCheck<"turn/permission/request/opened">,
+  "turn/permission/request/resolved": strictValidators.TurnPermissionRequestResolvedNotification as NotificationCheck<"turn/permission/request/resolved">,
+  "turn/permission/audit": strictValidators.TurnPermissionAuditEvent as NotificationCheck<"turn/permission/audit">,
+  "turn/question/opened": strictValidators.TurnQuestionOpenedNotification as NotificationCheck<"turn/question/opened">,
+  "turn/question/resolved": strictValidators.TurnQuestionResolvedNotification as NotificationCheck<"turn/question/resolved">,
+  "turn/handoff/started": strictValidators.TurnHandoffStartedNotification as NotificationCheck<"turn/handoff/started">,
+  "turn/execution_window/started": strictValidators.TurnExecutionWindowStartedNotification as NotificationCheck<"turn/execution_window/started">,
+  "turn/execution_window/exhausted": strictValidators.TurnExecutionWindowExhaustedNotification as NotificationCheck<"turn/execution_window/exhausted">,
+  "turn/execution_window/checkpointed": strictValidators.TurnExecutionWindowCheckpointedNotification as NotificationCheck<"turn/execution_window/checkpointed">,
+  "turn/execution_window/continued": strictValidators.TurnExecutionWindowContinuedNotification as NotificationCheck<"turn/execution_window/continued">,
+  "turn/execution_window/blocked": strictValidators.TurnExecutionWindowBlockedNotification as NotificationCheck<"turn/execution_window/blocked">,
+  "item/timeout_detected": strictValidators.ItemTimeoutDetectedNotification as NotificationCheck<"item/timeout_detected">,
+  "item/recovery_opened": strictValidators.ItemRecoveryOpenedNotification as NotificationCheck<"item/recovery_opened">,
+  "item/recovery_attached": strictValidators.ItemRecoveryAttachedNotification as NotificationCheck<"item/recovery_attached">,
+  "item/retry_scheduled": strictValidators.ItemRetryScheduledNotification as NotificationCheck<"item/retry_scheduled">,
+  "item/retry_attempt_started": strictValidators.ItemRetryAttemptStartedNotification as NotificationCheck<"item/retry_attempt_started">,
+  "item/recovery_succeeded": strictValidators.ItemRecoverySucceededNotification as NotificationCheck<"item/recovery_succeeded">,
+  "item/recovery_exhausted": strictValidators.ItemRecoveryExhaustedNotification as NotificationCheck<"item/recovery_exhausted">,
+  "item/tool/retry_scheduled": strictValidators.ItemToolRetryScheduledNotification as NotificationCheck<"item/tool/retry_scheduled">,
+  "item/tool/retry_resolved": strictValidators.ItemToolRetryResolvedNotification as NotificationCheck<"item/tool/retry_resolved">,
+  "item/tool/retry_exhausted": strictValidators.ItemToolRetryExhaustedNotification as NotificationCheck<"item/tool/retry_exhausted">,
+  "turn/tool_loop/budget_exceeded": strictValidators.TurnToolLoopBudgetExceededNotification as NotificationCheck<"turn/tool_loop/budget_exceeded">,
+  "context/compressing": strictValidators.ContextCompressingNotification as NotificationCheck<"context/compressing">,
+  "context/compressed": strictValidators.ContextCompressedNotification as NotificationCheck<"context/compressed">,
+};
+
 /** Whether `value` is a valid `AgentActorRef`. */
 export function isAgentActorRef(value: unknown, mode: ValidationMode = "strict"): value is T.AgentActorRef {
   return validatorOf("AgentActorRef", mode)(value);

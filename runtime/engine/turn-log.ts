@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto";
 import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
 import type { TurnPermissionAuditEvent } from "../../generated/types.js";
-import { notificationIssues } from "../../generated/validators.js";
+import { notificationIssues, strictNotificationValidators } from "../../generated/validators.js";
 import type { StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
@@ -63,9 +63,9 @@ export class TurnLog {
   /** The params the store appends: the recorder's, after the thread, the turn and the sequence, checked strictly. */
   private readonly build = (sequence: number): Record<string, unknown> => {
     const { threadId, turnId, method, params } = this.building;
-    const full = { thread_id: threadId, turn_id: turnId, sequence, ...params };
-    const issues = notificationIssues(method, full, "strict");
-    if (issues) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
+    const full: Record<string, unknown> = { thread_id: threadId, turn_id: turnId, sequence, ...params };
+    // One direct call per event; the issues are listed only for params it refused.
+    if (!strictNotificationValidators[method](full)) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(notificationIssues(method, full, "strict"))}`);
     return full;
   };
 

@@ -36,6 +36,10 @@ import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
 import { extensions } from "../../generated/registry.js";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+
+/** Provider events handled in a row before the round lets the event loop run (writes, commits, other requests). */
+const BURST_EVENTS = 256;
 
 /** The notification each delta stream is sent as (the ItemDeltaStream schema's x-sent-as). */
 const DELTA_METHOD = extensions.ItemDeltaStream["x-sent-as"];
@@ -279,7 +283,15 @@ export class TurnRunner {
     } catch (error) {
       failedWith = error;
     }
+    let sinceYield = 0;
     while (events) {
+      // A provider that produces a burst without waiting (a chunk holding many deltas) would
+      // hold the event loop for the whole burst: the frames would pile up unwritten while
+      // the output waits to drain, and other connections' requests would wait behind it.
+      if (++sinceYield === BURST_EVENTS) {
+        sinceYield = 0;
+        await yieldToEventLoop();
+      }
       let next: IteratorResult<ProviderEvent>;
       try {
         next = await events.next();

@@ -24,12 +24,51 @@ export interface MemoryEventStoreOptions {
   readonly now?: () => string;
 }
 
-interface StoredRow {
-  readonly sequence: number;
-  readonly method: string;
-  readonly params: string;
-  readonly recorded_at: string;
+/**
+ * A turn's events. The JSON text of their params is joined into one string per CHUNK
+ * events, with where each event's text ends in its chunk: a long turn leaves the garbage
+ * collector one string per CHUNK events to copy and walk, not a string and a row object
+ * per event (those were about a fifth of the gateway's time per delta on this store).
+ * Methods and times are shared strings (one per method, one per millisecond).
+ */
+class TurnEvents {
+  /** The joined texts of every full chunk. */
+  private readonly chunks: string[] = [];
+  /** The texts of the chunk being filled. */
+  private open: string[] = [];
+  /** Where the text of event i ends in its chunk (it starts where event i - 1's ends, or at 0). */
+  private readonly ends: number[] = [];
+  private readonly methods: string[] = [];
+  private readonly times: string[] = [];
+  private openLength = 0;
+
+  get length(): number {
+    return this.ends.length;
+  }
+
+  push(method: string, params: string, recordedAt: string): void {
+    this.openLength += params.length;
+    this.ends.push(this.openLength);
+    this.open.push(params);
+    this.methods.push(method);
+    this.times.push(recordedAt);
+    if (this.open.length === CHUNK) {
+      this.chunks.push(this.open.join(""));
+      this.open = [];
+      this.openLength = 0;
+    }
+  }
+
+  /** Event i (sequence i + 1) of the turn. */
+  event(ref: TurnRef, i: number): StoredEvent {
+    const chunk = Math.floor(i / CHUNK);
+    const json = chunk < this.chunks.length ? this.chunks[chunk]!.slice(i % CHUNK === 0 ? 0 : this.ends[i - 1]!, this.ends[i]!) : this.open[i % CHUNK]!;
+    return { thread_id: ref.thread_id, turn_id: ref.turn_id, sequence: i + 1, method: this.methods[i]!, params: decodeParams(json), paramsJson: json, recorded_at: this.times[i]! };
+  }
 }
+
+/** Events whose texts are joined into one string. */
+const CHUNK = 64;
 
 interface RouteRow extends EncodedRoute {
   readonly ordinal: number;
@@ -37,7 +76,7 @@ interface RouteRow extends EncodedRoute {
 
 interface TurnEntry {
   readonly ref: TurnRef;
-  readonly events: StoredRow[];
+  readonly events: TurnEvents;
 }
 
 export class MemoryEventStore implements EventStore {
@@ -74,7 +113,7 @@ export class MemoryEventStore implements EventStore {
     this.assertOpen();
     if (!this.threads.has(threadId)) throw storeErrors.unknownThread(threadId);
     if (this.turns.has(turnId)) return false;
-    this.turns.set(turnId, { ref: { turn_id: turnId, thread_id: threadId, created_at: createdAt }, events: [] });
+    this.turns.set(turnId, { ref: { turn_id: turnId, thread_id: threadId, created_at: createdAt }, events: new TurnEvents() });
     return true;
   }
 
@@ -113,7 +152,7 @@ export class MemoryEventStore implements EventStore {
       this.appendingTo = undefined;
     }
     const recordedAt = this.now();
-    turn.events.push({ sequence, method, params, recorded_at: recordedAt });
+    turn.events.push(method, params, recordedAt);
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
     return { thread_id: turn.ref.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
   }
@@ -128,9 +167,11 @@ export class MemoryEventStore implements EventStore {
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
     const turn = this.turns.get(turnId);
     if (turn === undefined) return [];
-    // events[i] has sequence i + 1, so the rows after `afterSequence` start at that index.
-    const end = limit === undefined ? undefined : afterSequence + limit;
-    return turn.events.slice(afterSequence, end).map((row) => toEvent(turn.ref, row));
+    // Event i has sequence i + 1, so the events after `afterSequence` start at that index.
+    const end = limit === undefined ? turn.events.length : Math.min(turn.events.length, afterSequence + limit);
+    const page: StoredEvent[] = [];
+    for (let i = afterSequence; i < end; i++) page.push(turn.events.event(turn.ref, i));
+    return page;
   }
 
   lastSequence(turnId: string): number {
@@ -216,10 +257,6 @@ export class MemoryEventStore implements EventStore {
   private assertOpen(): void {
     if (this.closed) throw storeErrors.closed();
   }
-}
-
-function toEvent(ref: TurnRef, row: StoredRow): StoredEvent {
-  return { thread_id: ref.thread_id, turn_id: ref.turn_id, sequence: row.sequence, method: row.method, params: decodeParams(row.params), paramsJson: row.params, recorded_at: row.recorded_at };
 }
 
 function toRoute(row: RouteRow): RouteRecord {

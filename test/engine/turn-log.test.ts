@@ -38,7 +38,7 @@ const turn: Turn = { id: TURN, thread_id: THREAD, status: "InProgress", created_
 describe("the turn log", () => {
   it("refuses params their schema refuses, naming the method, and stores nothing", () => {
     const { store, log } = setUp();
-    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "i", stream: "agent_message", delta: 7 as unknown as string })).toThrow(/invalid item\/agent_message\/delta/);
+    expect(() => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "i", stream: "agent_message", delta: 7 as unknown as string })).toThrow(/invalid item\/agent_message\/delta: .*"pointer":"\/delta"/);
     expect(store.lastSequence(TURN)).toBe(0);
   });
 

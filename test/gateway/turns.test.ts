@@ -223,6 +223,21 @@ describe("a scripted turn", () => {
   });
 });
 
+describe("a burst of deltas", () => {
+  it("lets the event loop run while it streams: a timer set at the first delta fires before the last one is sent", async () => {
+    h = await startHarness();
+    const thread = await h.thread();
+    const deltas = 5000;
+    const isDelta = (n: AnyNotification) => n.method === "item/agent_message/delta";
+    const terminal = h.runTurn({ thread_id: thread, turn_id: "trn_burst", input: text(script({ say: "word ".repeat(deltas), chunks: deltas })) });
+    // The scripted provider yields every delta at once, without waiting on anything.
+    const seenWhenTimerFired = h.waitFor(isDelta).then(() => new Promise<number>((resolve) => setImmediate(() => resolve(h.received.filter(isDelta).length))));
+    expect(await terminal).toMatchObject({ method: "turn/completed" });
+    expect(await seenWhenTimerFired).toBeLessThan(deltas);
+    expect(h.received.filter(isDelta)).toHaveLength(deltas);
+  });
+});
+
 describe("turn rules", () => {
   it("refuses an unknown thread, a reused turn id, and a second active turn with what to do", async () => {
     h = await startHarness();

@@ -314,6 +314,16 @@ describe("the generated mini modules at run time", () => {
     expect(validators.validate("KvPutParams", { key: "a", value: null }).ok).toBe(false);
   });
 
+  it("exports each notification's strict check by name, refusing an unknown field", () => {
+    expect(Object.keys(validators.strictNotificationValidators).sort()).toEqual(["kv/changed", "kv/expired"]);
+    const changed = { watch_id: "w1", key: "a", version: 3, value: null };
+    expect(validators.strictNotificationValidators["kv/changed"](changed)).toBe(true);
+    expect(validators.strictNotificationValidators["kv/changed"]({ ...changed, extra: 1 })).toBe(false);
+    expect(validators.strictNotificationValidators["kv/changed"]({ ...changed, version: "3" })).toBe(false);
+    // What it refused, notificationIssues names.
+    expect(validators.notificationIssues("kv/changed", { ...changed, version: "3" })?.[0]?.pointer).toBe("/version");
+  });
+
   it("enums and bounds are checked", () => {
     const weak = validators.validate("KvGetParams", { key: "a", consistency: "weak" });
     expect(weak.ok ? [] : weak.errors[0]).toMatchObject({ pointer: "/consistency", message: "must be one of strong, eventual", received: "weak" });

@@ -286,6 +286,16 @@ export function storeContract(name: string, open: OpenStore): void {
         expect(store.events("trn_1")[0]!.params).toStrictEqual(params);
       });
 
+      it("reads back every event of a long turn exactly, its texts of every size and script", () => {
+        const texts = Array.from({ length: 600 }, (_, i) => (i % 3 === 0 ? "ascii " : i % 3 === 1 ? "wörld ✓ 你好 " : "🧪👩🏽‍💻 ").repeat(i % 50) + String(i));
+        for (const text of texts) appendDelta(store, "trn_1", text);
+        const events = store.events("trn_1");
+        expect(events.map((e) => e.params.delta)).toEqual(texts);
+        expect(events.map((e) => e.sequence)).toEqual(texts.map((_, i) => i + 1));
+        expect(events.every((e) => JSON.stringify(e.params) === e.paramsJson)).toBe(true);
+        expect(store.events("trn_1", 590, 20).map((e) => e.params.delta)).toEqual(texts.slice(590));
+      });
+
       it("keeps its own copy: changing the built or the returned params does not change the store", () => {
         const built = { sequence: 1, list: [1, 2] };
         const returned = store.append("trn_1", "item/started", () => built);
