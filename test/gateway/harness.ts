@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ProtocolClient } from "../../generated/client.js";
 import type { AnyNotification } from "../../generated/registry.js";
-import type { TurnStartParams } from "../../generated/types.js";
+import type { AgentDelegationRouteCreateParams, TurnStartParams } from "../../generated/types.js";
 import { resolveConfig } from "../../runtime/config.js";
 import { Gateway } from "../../runtime/engine/gateway.js";
 import type { ModelProvider } from "../../runtime/providers/provider.js";
@@ -39,6 +39,28 @@ export function script(...steps: ScriptStep[]): string {
 }
 
 export const text = (value: string) => [{ type: "text" as const, text: value, textElements: [] }];
+
+/** An execution_bound route between two threads of the default workspace on this gateway, for `source_execution_id`. */
+export function routeParams(source: string, destination: string, overrides: Partial<AgentDelegationRouteCreateParams> = {}): AgentDelegationRouteCreateParams {
+  return {
+    kind: "execution_bound",
+    source_execution_id: "trn_source",
+    source_capsule_id: source,
+    source_thread_id: source,
+    source_workspace_id: "ws_default",
+    source_gateway_id: "gw_local",
+    destination_thread_id: destination,
+    destination_workspace_id: "ws_default",
+    destination_gateway_id: "gw_local",
+    allowed_actions: ["start_agent", "deliver_result"],
+    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
+    source_policy_generation: 1,
+    destination_policy_generation: 1,
+    hop_count: 0,
+    max_hops: 2,
+    ...overrides,
+  };
+}
 
 export interface HarnessOptions {
   readonly store?: EventStore;

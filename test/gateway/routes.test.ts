@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AgentDelegationRouteCreateParams, TurnItem } from "../../generated/types.js";
 import type { RpcError } from "../../rpc/index.js";
 import { SqliteEventStore } from "../../runtime/store/sqlite.js";
-import { ofTurn, script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
+import { ofTurn, routeParams, script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
 
 const open: Harness[] = [];
 afterEach(async () => {
@@ -24,27 +24,6 @@ async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const h = await startHarness(options);
   open.push(h);
   return h;
-}
-
-function routeParams(source: string, destination: string, overrides: Partial<AgentDelegationRouteCreateParams> = {}): AgentDelegationRouteCreateParams {
-  return {
-    kind: "execution_bound",
-    source_execution_id: "trn_source",
-    source_capsule_id: source,
-    source_thread_id: source,
-    source_workspace_id: "ws_default",
-    source_gateway_id: "gw_local",
-    destination_thread_id: destination,
-    destination_workspace_id: "ws_default",
-    destination_gateway_id: "gw_local",
-    allowed_actions: ["start_agent", "deliver_result"],
-    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
-    source_policy_generation: 1,
-    destination_policy_generation: 1,
-    hop_count: 0,
-    max_hops: 2,
-    ...overrides,
-  };
 }
 
 /** A route several turns of the source thread delegate over: identity_bound, since an execution_bound route admits its own source execution only. */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TurnPermissionApprovalRequest } from "../../generated/types.js";
-import { ofTurn, script, startHarness, text, type Harness } from "../gateway/harness.js";
+import { ofTurn, routeParams, script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const elsewhere = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-destination-")));
 afterAll(() => rmSync(elsewhere, { recursive: true, force: true }));
@@ -24,23 +24,7 @@ describe("a child turn over a route", () => {
     h = await startHarness({ config: { permissions: { request_timeout_ms: 300 } } });
     const source = await h.thread();
     const destination = await h.thread({ cwd: elsewhere });
-    const route = await h.client.agentRouteCreate({
-      kind: "execution_bound",
-      source_execution_id: "trn_route_parent",
-      source_capsule_id: source,
-      source_thread_id: source,
-      source_workspace_id: "ws_default",
-      source_gateway_id: "gw_local",
-      destination_thread_id: destination,
-      destination_workspace_id: "ws_default",
-      destination_gateway_id: "gw_local",
-      allowed_actions: ["start_agent", "deliver_result"],
-      disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
-      source_policy_generation: 1,
-      destination_policy_generation: 1,
-      hop_count: 0,
-      max_hops: 2,
-    });
+    const route = await h.client.agentRouteCreate(routeParams(source, destination, { source_execution_id: "trn_route_parent" }));
     const planted = join(elsewhere, "planted.txt");
     const child = script({ tool: "write_file", args: { path: planted, content: "x" } }, { say: "child done" });
     const terminal = h.waitFor((n) => (n.method === "turn/completed" || n.method === "turn/failed") && n.params.turn_id === "trn_route_parent");

@@ -6,25 +6,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentDelegationRouteCreateParams, TurnItem } from "../../generated/types.js";
 import type { RpcError } from "../../rpc/index.js";
-import { script, startHarness, text, type Harness } from "../gateway/harness.js";
+import { routeParams, script, startHarness, text, type Harness } from "../gateway/harness.js";
 
-const params = (source: string, destination: string, execution: string): AgentDelegationRouteCreateParams => ({
-  kind: "execution_bound",
-  source_execution_id: execution,
-  source_capsule_id: source,
-  source_thread_id: source,
-  source_workspace_id: "ws_default",
-  source_gateway_id: "gw_local",
-  destination_thread_id: destination,
-  destination_workspace_id: "ws_default",
-  destination_gateway_id: "gw_local",
-  allowed_actions: ["start_agent", "deliver_result"],
-  disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
-  source_policy_generation: 1,
-  destination_policy_generation: 1,
-  hop_count: 0,
-  max_hops: 1,
-});
+const params = (source: string, destination: string, execution: string): AgentDelegationRouteCreateParams =>
+  routeParams(source, destination, { source_execution_id: execution, max_hops: 1 });
 
 let h: Harness;
 afterEach(async () => {

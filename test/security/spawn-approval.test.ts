@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentDelegationRouteProjection } from "../../generated/types.js";
-import { ofTurn, script, text } from "../gateway/harness.js";
+import { ofTurn, routeParams, script, text } from "../gateway/harness.js";
 import { h, opened, setup, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 
 usePermissionHarness();
@@ -17,23 +17,7 @@ const elsewhere = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-destination-
 afterAll(() => rmSync(elsewhere, { recursive: true, force: true }));
 
 async function routeTo(source: string, destination: string, parentTurn: string): Promise<AgentDelegationRouteProjection> {
-  return h.client.agentRouteCreate({
-    kind: "execution_bound",
-    source_execution_id: parentTurn,
-    source_capsule_id: source,
-    source_thread_id: source,
-    source_workspace_id: "ws_default",
-    source_gateway_id: "gw_local",
-    destination_thread_id: destination,
-    destination_workspace_id: "ws_default",
-    destination_gateway_id: "gw_local",
-    allowed_actions: ["start_agent", "deliver_result"],
-    disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "full_result" },
-    source_policy_generation: 1,
-    destination_policy_generation: 1,
-    hop_count: 0,
-    max_hops: 2,
-  });
+  return h.client.agentRouteCreate(routeParams(source, destination, { source_execution_id: parentTurn }));
 }
 
 describe("the approval of spawn_agent", () => {
