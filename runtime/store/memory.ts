@@ -69,8 +69,8 @@ export class MemoryEventStore implements EventStore {
   private appendingTo: string | undefined;
   private closed = false;
   /** Methods whose events make the commit holding them fail (failCommitsOf); while any, writes are grouped. */
-  private readonly doomed = new Set<string>();
-  private group: Group | undefined;
+  private readonly failingMethods = new Set<string>();
+  private failingGroup: Group | undefined;
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.now = options.now ?? nowRfc3339;
@@ -82,9 +82,9 @@ export class MemoryEventStore implements EventStore {
    * it was made in) is lost. Returns what ends that; a group already open still fails.
    */
   failCommitsOf(method: string): () => void {
-    this.doomed.add(method);
+    this.failingMethods.add(method);
     return () => {
-      this.doomed.delete(method);
+      this.failingMethods.delete(method);
     };
   }
 
@@ -147,14 +147,14 @@ export class MemoryEventStore implements EventStore {
     const row: StoredRow = { sequence, method, params, recorded_at: this.now() };
     turn.events.push(row);
     this.wrote(() => turn.events.pop());
-    if (this.group && this.doomed.has(method)) this.group.doomedBy ??= method;
+    if (this.failingGroup && this.failingMethods.has(method)) this.failingGroup.doomedBy ??= method;
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
     return { ...toEventFields(turn.ref, row), params: built, paramsJson: params };
   }
 
   /** Every write is committed when its call returns: `fn` runs at once, unless a group is open (see failCommitsOf). */
   afterCommit(fn: CommitCallback): void {
-    if (this.group) this.group.waiting.push(fn);
+    if (this.failingGroup) this.failingGroup.waiting.push(fn);
     else fn();
   }
 
@@ -251,26 +251,26 @@ export class MemoryEventStore implements EventStore {
 
   /** Ends the open group first: what waits for it is told how its commit went. */
   close(): void {
-    if (this.group) this.endGroup(this.group);
+    if (this.failingGroup) this.endGroup(this.failingGroup);
     this.closed = true;
   }
 
   /** Keeps how to undo a write, in the open group (one is opened) while commits are made to fail. */
   private wrote(undo: () => void): void {
-    if (this.group === undefined) {
-      if (this.doomed.size === 0) return;
+    if (this.failingGroup === undefined) {
+      if (this.failingMethods.size === 0) return;
       const group: Group = { undo: [], waiting: [], doomedBy: undefined };
-      this.group = group;
+      this.failingGroup = group;
       setImmediate(() => {
-        if (this.group === group) this.endGroup(group);
+        if (this.failingGroup === group) this.endGroup(group);
       });
     }
-    this.group.undo.push(undo);
+    this.failingGroup.undo.push(undo);
   }
 
   /** Commits a group, or undoes all of it when it holds a doomed event; then runs what waited for it, in order. */
   private endGroup(group: Group): void {
-    this.group = undefined;
+    this.failingGroup = undefined;
     let failure: StoreError | undefined;
     if (group.doomedBy !== undefined) {
       for (let i = group.undo.length - 1; i >= 0; i--) group.undo[i]!();
