@@ -20,7 +20,8 @@
  * Connections that drop are opened again (postgres-link.ts for the main one; the
  * listening one a second later, catching up from the log on what it missed). Decisions
  * several instances could take at once are taken in the database: a turn's sequence and a
- * thread's active turn under row locks, a route create under a lock per workspace, a
+ * thread's active turn under row locks, a new turn's id by its row (inserted with the turn's
+ * first events, in their transaction), a route create under a lock per workspace, a
  * request's resolution by whoever inserts its row first; and the instances sign tokens
  * with one secret drawn once into the database.
  */
