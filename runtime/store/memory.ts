@@ -2,9 +2,15 @@
  * An event store held in memory, for tests. It keeps the same rules as the SQLite store
  * (see rules.ts), and stores params as JSON text like it does, so a test that passes
  * here does not depend on sharing objects with the store.
+ *
+ * Every write is committed when its call returns, except while a test makes commits fail
+ * (`failCommitsOf`): then the writes of one turn of the event loop are grouped, as the
+ * SQLite store groups them, and a group holding an event of a doomed method is undone at
+ * its end, its `afterCommit` callbacks told so, as a failed commit would lose it.
  */
 import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import {
+  StoreError,
   checkIdempotency,
   checkMetaValue,
   checkPaging,
@@ -16,7 +22,6 @@ import {
   nowRfc3339,
   storeErrors,
   type EncodedRoute,
-  type StoreError,
 } from "./rules.js";
 
 export interface MemoryEventStoreOptions {
@@ -59,6 +64,26 @@ class TurnEvents {
     }
   }
 
+  /** Removes the last event (a write undone by a failed commit, see failCommitsOf). */
+  pop(): void {
+    if (this.ends.length === 0) return;
+    if (this.open.length === 0) {
+      // The last chunk was just joined: split it back into the texts it was made of.
+      const joined = this.chunks.pop()!;
+      const first = this.ends.length - CHUNK;
+      let start = 0;
+      for (let i = first; i < this.ends.length; i++) {
+        this.open.push(joined.slice(start, this.ends[i]!));
+        start = this.ends[i]!;
+      }
+      this.openLength = joined.length;
+    }
+    this.openLength -= this.open.pop()!.length;
+    this.ends.pop();
+    this.methods.pop();
+    this.times.pop();
+  }
+
   /** Event i (sequence i + 1) of the turn. */
   event(ref: TurnRef, i: number): StoredEvent {
     const chunk = Math.floor(i / CHUNK);
@@ -79,6 +104,16 @@ interface TurnEntry {
   readonly events: TurnEvents;
 }
 
+type CommitCallback = (failure?: StoreError) => void;
+
+/** The writes of one turn of the event loop while commits are made to fail: how to undo each, and who waits for them. */
+interface Group {
+  readonly undo: (() => void)[];
+  readonly waiting: CommitCallback[];
+  /** The doomed method an event of this group has: its commit fails. */
+  doomedBy: string | undefined;
+}
+
 export class MemoryEventStore implements EventStore {
   private readonly threads = new Map<string, ThreadRecord>();
   // Map iteration order is insertion order, which is the creation order turnsOfThread needs.
@@ -92,15 +127,31 @@ export class MemoryEventStore implements EventStore {
   private readonly now: () => string;
   private appendingTo: string | undefined;
   private closed = false;
+  /** Methods whose events make the commit holding them fail (failCommitsOf); while any, writes are grouped. */
+  private readonly failingMethods = new Set<string>();
+  private failingGroup: Group | undefined;
 
   constructor(options: MemoryEventStoreOptions = {}) {
     this.now = options.now ?? nowRfc3339;
+  }
+
+  /**
+   * For tests of what a failed commit does: from now on, the commit holding an event whose
+   * method is `method` fails, and every write grouped with it (the turn of the event loop
+   * it was made in) is lost. Returns what ends that; a group already open still fails.
+   */
+  failCommitsOf(method: string): () => void {
+    this.failingMethods.add(method);
+    return () => {
+      this.failingMethods.delete(method);
+    };
   }
 
   createThread(thread: ThreadRecord): void {
     this.assertOpen();
     if (this.threads.has(thread.id)) throw storeErrors.threadExists(thread.id);
     this.threads.set(thread.id, copyThread(thread));
+    this.wrote(() => this.threads.delete(thread.id));
   }
 
   getThread(id: string): ThreadRecord | undefined {
@@ -114,6 +165,7 @@ export class MemoryEventStore implements EventStore {
     if (!this.threads.has(threadId)) throw storeErrors.unknownThread(threadId);
     if (this.turns.has(turnId)) return false;
     this.turns.set(turnId, { ref: { turn_id: turnId, thread_id: threadId, created_at: createdAt }, events: new TurnEvents() });
+    this.wrote(() => this.turns.delete(turnId));
     return true;
   }
 
@@ -153,13 +205,19 @@ export class MemoryEventStore implements EventStore {
     }
     const recordedAt = this.now();
     turn.events.push(method, params, recordedAt);
+    // The hot path: no undo closure unless a test made commits fail (failCommitsOf).
+    if (this.failingGroup !== undefined || this.failingMethods.size > 0) {
+      this.wrote(() => turn.events.pop());
+      if (this.failingGroup && this.failingMethods.has(method)) this.failingGroup.doomedBy ??= method;
+    }
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
     return { thread_id: turn.ref.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
   }
 
-  /** Every write is committed when its call returns: `fn` runs at once. */
-  afterCommit(fn: (failure?: StoreError) => void): void {
-    fn();
+  /** Every write is committed when its call returns: `fn` runs at once, unless a group is open (see failCommitsOf). */
+  afterCommit(fn: CommitCallback): void {
+    if (this.failingGroup) this.failingGroup.waiting.push(fn);
+    else fn();
   }
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
@@ -185,6 +243,7 @@ export class MemoryEventStore implements EventStore {
     if (this.routes.has(encoded.route_id)) throw storeErrors.routeExists(encoded.route_id);
     const row: RouteRow = { ...encoded, ordinal: this.routes.size + 1 };
     this.routes.set(row.route_id, row);
+    this.wrote(() => this.routes.delete(row.route_id));
     return toRoute(row);
   }
 
@@ -195,6 +254,7 @@ export class MemoryEventStore implements EventStore {
     const stored = this.routes.get(encoded.route_id);
     if (stored === undefined || stored.generation !== expectedGeneration) return false;
     this.routes.set(encoded.route_id, { ...encoded, ordinal: stored.ordinal });
+    this.wrote(() => this.routes.set(encoded.route_id, stored));
     return true;
   }
 
@@ -236,6 +296,7 @@ export class MemoryEventStore implements EventStore {
     }
     if (keys.has(key)) return false;
     keys.set(key, copy);
+    this.wrote(() => keys.delete(key));
     return true;
   }
 
@@ -247,11 +308,47 @@ export class MemoryEventStore implements EventStore {
   setMeta(key: string, value: string): void {
     this.assertOpen();
     checkMetaValue(key, value);
+    const previous = this.meta.get(key);
     this.meta.set(key, value);
+    this.wrote(() => (previous === undefined ? this.meta.delete(key) : this.meta.set(key, previous)));
   }
 
+  /** Ends the open group first: what waits for it is told how its commit went. */
   close(): void {
+    if (this.failingGroup) this.endGroup(this.failingGroup);
     this.closed = true;
+  }
+
+  /** Keeps how to undo a write, in the open group (one is opened) while commits are made to fail. */
+  private wrote(undo: () => void): void {
+    if (this.failingGroup === undefined) {
+      if (this.failingMethods.size === 0) return;
+      const group: Group = { undo: [], waiting: [], doomedBy: undefined };
+      this.failingGroup = group;
+      setImmediate(() => {
+        if (this.failingGroup === group) this.endGroup(group);
+      });
+    }
+    this.failingGroup.undo.push(undo);
+  }
+
+  /** Commits a group, or undoes all of it when it holds a doomed event; then runs what waited for it, in order. */
+  private endGroup(group: Group): void {
+    this.failingGroup = undefined;
+    let failure: StoreError | undefined;
+    if (group.doomedBy !== undefined) {
+      for (let i = group.undo.length - 1; i >= 0; i--) group.undo[i]!();
+      failure = new StoreError("commit_failed", `memory event store: a commit failed and its writes are lost: it held ${group.doomedBy}, whose commits a test made fail`);
+    }
+    let thrown: { error: unknown } | undefined;
+    for (const fn of group.waiting) {
+      try {
+        fn(failure);
+      } catch (error) {
+        thrown ??= { error };
+      }
+    }
+    if (thrown) throw thrown.error;
   }
 
   private assertOpen(): void {

@@ -20,7 +20,8 @@
  * Connections that drop are opened again (postgres-link.ts for the main one; the
  * listening one a second later, catching up from the log on what it missed). Decisions
  * several instances could take at once are taken in the database: a turn's sequence and a
- * thread's active turn under row locks, a route create under a lock per workspace, a
+ * thread's active turn under row locks, a new turn's id by its row (inserted with the turn's
+ * first events, in their transaction), a route create under a lock per workspace, a
  * request's resolution by whoever inserts its row first; and the instances sign tokens
  * with one secret drawn once into the database.
  */
@@ -276,6 +277,11 @@ export class PostgresEventStore implements EventStore {
 
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
     if (this.read(`SELECT 1 FROM threads WHERE id = $1`, [threadId]).length === 0) throw storeErrors.unknownThread(threadId);
+    // In the group transaction, with the turn's first events: they commit together, or a
+    // failed commit loses the turn with them and leaves its id (and its thread) free. The
+    // uncommitted row holds the id: another instance's insert of it waits for this commit,
+    // then finds the turn (DO NOTHING) or, after a rollback, takes the id itself.
+    if (this.group === undefined) this.beginGroup();
     const [inserted] = this.write([
       { sql: `INSERT INTO turns (turn_id, thread_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (turn_id) DO NOTHING`, params: [turnId, threadId, createdAt] },
     ]);

@@ -3,7 +3,8 @@
  * implementation (memory and SQLite in store.test.ts, PostgreSQL in postgres.test.ts), so
  * they cannot drift. Threads, turns in creation order, gap-free per-turn sequences,
  * paging, and params stored exactly; routes in creation order with a compare-and-set
- * update, idempotency keys scoped by operation, and settings.
+ * update, idempotency keys scoped by operation, and settings; and a turn whose first commit
+ * fails is gone with its events, its id free again.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EventStore, RouteRecord, StoredEvent, ThreadRecord } from "../../runtime/store/store.js";
@@ -70,8 +71,20 @@ export function thrownBy(fn: () => unknown): unknown {
 /** Opens a new, empty store of the implementation under test, with the given clock. */
 export type OpenStore = (now?: () => string) => EventStore;
 
+/**
+ * Makes every commit of `store` that holds an event whose method is `method` fail, the way
+ * that store's commits really fail (a constraint its database checks at COMMIT) or through
+ * its own hook for tests; called with nothing uncommitted. Resolves to what undoes that.
+ */
+export type FailCommitsOf = (store: EventStore, method: string) => Promise<() => void | Promise<void>>;
+
+/** Waits for every write made so far to be committed; resolves to the commit's failure, if it failed. */
+export function committed(store: EventStore): Promise<StoreError | undefined> {
+  return new Promise((done) => store.afterCommit(done));
+}
+
 /** Registers the contract's tests for one implementation, in a describe block named after it. */
-export function storeContract(name: string, open: OpenStore): void {
+export function storeContract(name: string, open: OpenStore, failCommitsOf: FailCommitsOf): void {
   describe(name, () => {
     let store: EventStore;
     beforeEach(() => {
@@ -545,6 +558,65 @@ export function storeContract(name: string, open: OpenStore): void {
       it("refuses a value that is not text, naming the key", () => {
         expect(() => store.setMeta("policy_generation", 2 as unknown as string)).toThrow("set meta policy_generation: value must be a string, got number");
         expect(store.getMeta("policy_generation")).toBeUndefined();
+      });
+    });
+
+    describe("a turn whose first commit fails", () => {
+      it("is gone, its id free", async () => {
+        store.createThread(thread("thr_a"));
+        store.createThread(thread("thr_b"));
+        store.createTurn("thr_a", "trn_kept", "2025-01-01T00:00:01Z");
+        appendDelta(store, "trn_kept");
+        expect(await committed(store)).toBeUndefined();
+        const heal = await failCommitsOf(store, "turn/started");
+        try {
+          // A new turn and its first events, as turn/start writes them: one commit.
+          expect(store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:02Z")).toBe(true);
+          store.append("trn_1", "turn/started", (sequence) => ({ turn_id: "trn_1", sequence }));
+          appendDelta(store, "trn_1");
+          expect(store.turnThread("trn_1")).toBe("thr_a");
+          const failure = await committed(store);
+          expect(failure).toBeInstanceOf(StoreError);
+          expect(failure!.kind).toBe("commit_failed");
+        } finally {
+          await heal();
+        }
+        expect(store.turnThread("trn_1")).toBeUndefined();
+        expect(store.events("trn_1")).toEqual([]);
+        expect(store.lastSequence("trn_1")).toBe(0);
+        expect(store.turnsOfThread("thr_a").map((t) => t.turn_id)).toEqual(["trn_kept"]);
+        expect(store.allTurns().map((t) => t.turn_id)).toEqual(["trn_kept"]);
+        expect(store.events("trn_kept").map((e) => e.sequence)).toEqual([1]);
+        // The id is free: a turn of another thread takes it, and its events start at 1.
+        expect(store.createTurn("thr_b", "trn_1", "2025-01-01T00:00:03Z")).toBe(true);
+        expect(store.append("trn_1", "turn/started", (sequence) => ({ turn_id: "trn_1", sequence })).sequence).toBe(1);
+        expect(await committed(store)).toBeUndefined();
+        expect(store.turnThread("trn_1")).toBe("thr_b");
+        expect(store.turnsOfThread("thr_b")).toStrictEqual([{ turn_id: "trn_1", thread_id: "thr_b", created_at: "2025-01-01T00:00:03Z" }]);
+        expect(store.events("trn_1").map((e) => [e.sequence, e.method])).toEqual([[1, "turn/started"]]);
+      });
+
+      it("loses only the events of the failed commit when the turn was committed before", async () => {
+        store.createThread(thread("thr_a"));
+        store.createTurn("thr_a", "trn_long", "2025-01-01T00:00:01Z");
+        for (let i = 0; i < 60; i++) appendDelta(store, "trn_long", `kept ${i}`);
+        expect(await committed(store)).toBeUndefined();
+        const before = store.events("trn_long");
+        const heal = await failCommitsOf(store, "turn/started");
+        try {
+          // Ten more in one commit, across the 64th event, one of them doomed.
+          for (let i = 0; i < 9; i++) appendDelta(store, "trn_long", `lost ${i}`);
+          store.append("trn_long", "turn/started", (sequence) => ({ turn_id: "trn_long", sequence }));
+          expect((await committed(store))?.kind).toBe("commit_failed");
+        } finally {
+          await heal();
+        }
+        expect(store.lastSequence("trn_long")).toBe(60);
+        expect(store.events("trn_long")).toEqual(before);
+        expect(appendDelta(store, "trn_long", "after").sequence).toBe(61);
+        for (let i = 0; i < 10; i++) appendDelta(store, "trn_long", `more ${i}`);
+        expect(await committed(store)).toBeUndefined();
+        expect(store.events("trn_long", 58).map((e) => (e.params as { delta?: string }).delta)).toEqual(["kept 58", "kept 59", "after", ...Array.from({ length: 10 }, (_, i) => `more ${i}`)]);
       });
     });
 

@@ -46,7 +46,24 @@ describe.skipIf(server === undefined)("PostgresEventStore", () => {
     url = await server!.createDatabase();
   });
 
-  storeContract("contract", (now) => new PostgresEventStore(url, now === undefined ? {} : { now }));
+  storeContract(
+    "contract",
+    (now) => new PostgresEventStore(url, now === undefined ? {} : { now }),
+    // A real failure of PostgreSQL's COMMIT: a deferred constraint trigger on the event raises there.
+    async (_store, method) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`
+        CREATE FUNCTION doom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the commit of % is doomed', NEW.method; END $$;
+        CREATE CONSTRAINT TRIGGER doom AFTER INSERT ON events DEFERRABLE INITIALLY DEFERRED
+          FOR EACH ROW WHEN (NEW.method = '${method}') EXECUTE FUNCTION doom();
+      `);
+      return async () => {
+        await client.query(`DROP TRIGGER doom ON events; DROP FUNCTION doom();`);
+        await client.end();
+      };
+    },
+  );
 
   describe("on a shared database", () => {
     const open: PostgresEventStore[] = [];

@@ -28,9 +28,30 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-storeContract("MemoryEventStore", (now) => new MemoryEventStore(now === undefined ? {} : { now }));
+storeContract(
+  "MemoryEventStore",
+  (now) => new MemoryEventStore(now === undefined ? {} : { now }),
+  async (store, method) => (store as MemoryEventStore).failCommitsOf(method),
+);
 // A file under folders that do not exist yet: opening must create them.
-storeContract("SqliteEventStore", (now) => new SqliteEventStore(join(dir, "state", "gateway", "events.db"), now === undefined ? {} : { now }));
+const contractFile = () => join(dir, "state", "gateway", "events.db");
+storeContract(
+  "SqliteEventStore",
+  (now) => new SqliteEventStore(contractFile(), now === undefined ? {} : { now }),
+  // A real failure of SQLite's COMMIT: a deferred foreign key, broken by a trigger on the event.
+  async (_store, method) => {
+    const raw = new RawDatabase(contractFile());
+    raw.exec(`
+      CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.method = '${method}'
+      BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
+    `);
+    return () => {
+      raw.exec(`DROP TRIGGER doom; DROP TABLE doomed;`);
+      raw.close();
+    };
+  },
+);
 
 
 describe("SqliteEventStore on disk", () => {
