@@ -16,25 +16,14 @@
  * Writing puts the header part before each message; the writing itself (order, 'drain',
  * one write per tick) is the one every byte-stream transport shares (byte-stream.ts).
  */
-import type { Readable, Writable } from "node:stream";
-import { ByteStreamTransport } from "./byte-stream.js";
+import { ByteStreamTransport, type ByteStreamTransportOptions } from "./byte-stream.js";
 
 const HEADER_END = Buffer.from("\r\n\r\n", "latin1");
 /** A header part longer than this is not a header part. */
 const MAX_HEADER_BYTES = 8 * 1024;
 
-export interface ContentLengthTransportOptions {
-  /** Where messages come from: process.stdin, or a child's stdout. */
-  readonly input: Readable;
-  /** Where messages go: process.stdout, or a child's stdin. */
-  readonly output: Writable;
-  /** Largest message body accepted, in bytes. */
-  readonly maxFrameBytes: number;
-  /** Called with the size of each message body that was over the limit and skipped. */
-  readonly onOversized?: (bytes: number) => void;
-  /** End the output when the transport closes. Default true. */
-  readonly endOutputOnClose?: boolean;
-}
+/** The byte-stream options; a frame is a message body, its size counted without the header part. */
+export type ContentLengthTransportOptions = ByteStreamTransportOptions;
 
 export class ContentLengthTransport extends ByteStreamTransport {
   /** Bytes received and not yet taken apart into messages. */

@@ -16,28 +16,14 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import type { Readable, Writable } from "node:stream";
-import { asError, ByteStreamTransport } from "./byte-stream.js";
+import { asError, ByteStreamTransport, type ByteStreamTransportOptions } from "./byte-stream.js";
 import { checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
 
-export interface StdioTransportOptions {
-  /** Where frames come from: process.stdin, or a child's stdout. */
-  readonly input: Readable;
-  /** Where frames go: process.stdout, or a child's stdin. */
-  readonly output: Writable;
-  /** Largest frame accepted, in bytes of UTF-8 without the line ending. */
-  readonly maxFrameBytes: number;
-  /**
-   * Called with the size in bytes of each line that was over the limit and discarded,
-   * once its end is reached. A server answers it (see `stdioServerTransport`);
-   * without this callback the discarded line is reported through `onerror`.
-   */
-  readonly onOversized?: (bytes: number) => void;
-  /** End the output when the transport closes, telling the peer we are done. Default true. */
-  readonly endOutputOnClose?: boolean;
-}
+/** The byte-stream options; a frame is a line, its size counted without the line ending. */
+export type StdioTransportOptions = ByteStreamTransportOptions;
 
 export class StdioTransport extends ByteStreamTransport {
   // The line being read: its decoded parts, its size so far and its last byte.

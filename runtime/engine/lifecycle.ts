@@ -7,7 +7,6 @@
 import { randomUUID } from "node:crypto";
 import type { ServerNotificationName } from "../../generated/registry.js";
 import { protocolError } from "../../generated/server.js";
-import { notificationIssues } from "../../generated/validators.js";
 import { invalidParams } from "../../rpc/index.js";
 import { MAX_INPUT_DEPTH, tooDeep } from "../input-depth.js";
 import type {
@@ -35,7 +34,7 @@ import type { TurnLog } from "./turn-log.js";
 import { checkpointId, windowId } from "./windows.js";
 
 export interface LifecyclePorts {
-  readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state">;
+  readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "checkFirst">;
   readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
   readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
   /** How long a turn's lease lasts unrenewed, on a store shared by several instances. */
@@ -72,24 +71,6 @@ function profileReason(profile: TurnPermissionProfileSnapshot): string {
 
 /** One of a new turn's first events, as recorded: its method and params. */
 type FirstEvent = readonly [ServerNotificationName, Record<string, unknown>];
-
-/**
- * Throws what recording `events` as a new turn's first events would throw part-way: an
- * event its schema refuses, or params that cannot be serialised (nested too deep for
- * the JSON encoder, say). Checked with the sequences they will get (1, 2, …).
- */
-function checkFirstEvents(threadId: string, turnId: string, events: readonly FirstEvent[]): void {
-  events.forEach(([method, params], i) => {
-    const full = { thread_id: threadId, turn_id: turnId, sequence: i + 1, ...params };
-    const issues = notificationIssues(method, full, "strict");
-    if (issues) throw new Error(`turn ${turnId} was not started: the gateway built an invalid ${method}: ${JSON.stringify(issues)}`);
-    try {
-      JSON.stringify(full);
-    } catch (error) {
-      throw new Error(`turn ${turnId} was not started: its ${method} cannot be stored: ${(error as Error).message}`);
-    }
-  });
-}
 
 export class TurnLifecycle {
   private readonly running = new Map<string, { abort: AbortController; done: Promise<void> }>();
@@ -370,7 +351,11 @@ export class TurnLifecycle {
     // which loses the turn with its events (createTurn is in the same commit), leaving the
     // id and the thread free: launch() then runs nothing.
     try {
-      checkFirstEvents(thread.id, params.turn_id, events);
+      try {
+        this.ports.log.checkFirst(thread.id, params.turn_id, events);
+      } catch (error) {
+        throw new Error(`turn ${params.turn_id} was not started: ${(error as Error).message}`);
+      }
       if (!this.ports.store.createTurn(thread.id, params.turn_id, createdAt)) {
         throw protocolError("duplicate_turn_id", `Turn id ${params.turn_id} is already used`, { turn_id: params.turn_id });
       }

@@ -63,11 +63,24 @@ export class TurnLog {
   /** The params the store appends: the recorder's, after the thread, the turn and the sequence, checked strictly. */
   private readonly build = (sequence: number): Record<string, unknown> => {
     const { threadId, turnId, method, params } = this.building;
-    const full: Record<string, unknown> = { thread_id: threadId, turn_id: turnId, sequence, ...params };
-    // One direct call per event; the issues are listed only for params it refused.
-    if (!strictNotificationValidators[method](full)) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(notificationIssues(method, full, "strict"))}`);
-    return full;
+    return checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence, ...params });
   };
+
+  /**
+   * Throws what recording `events` as a new turn's first events (sequences 1, 2, …) would
+   * throw part-way, before any is stored: an event its schema refuses, or params that
+   * cannot be serialised (nested too deep for the JSON encoder, say).
+   */
+  checkFirst(threadId: string, turnId: string, events: readonly (readonly [ServerNotificationName, object])[]): void {
+    events.forEach(([method, params], i) => {
+      const full = checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence: i + 1, ...params });
+      try {
+        JSON.stringify(full);
+      } catch (error) {
+        throw new Error(`its ${method} cannot be stored: ${(error as Error).message}`);
+      }
+    });
+  }
 
   /** Adds an observer of every event published from now on. */
   observe(observer: EventObserver): void {
@@ -200,4 +213,10 @@ export class TurnLog {
   onLost(listener: (turnId: string) => void): void {
     this.lostListeners.push(listener);
   }
+}
+
+/** `full` if its method's strict schema accepts it: one direct call per event, the issues listed only for params it refused. */
+function checkedParams(method: ServerNotificationName, full: Record<string, unknown>): Record<string, unknown> {
+  if (!strictNotificationValidators[method](full)) throw new Error(`the gateway built an invalid ${method}: ${JSON.stringify(notificationIssues(method, full, "strict"))}`);
+  return full;
 }
