@@ -35,9 +35,16 @@ export interface ByteStreamTransportOptions {
   readonly endOutputOnClose?: boolean;
 }
 
-/** Frames sent and not yet handed to the output: their encoded text, and the promise they all resolve with. */
+/**
+ * Frames sent and not yet handed to the output: their encoded texts, and the promise they
+ * all resolve with. The texts are joined once, when written: a flat string is converted to
+ * UTF-8 at memory speed, where one grown by appending (a rope of every frame) is walked
+ * piece by piece.
+ */
 interface Batch {
-  text: string;
+  readonly texts: string[];
+  /** Their total length in UTF-16 code units. */
+  chars: number;
   readonly written: Promise<void>;
   readonly settle: (error?: Error) => void;
 }
@@ -48,7 +55,7 @@ function newBatch(): Batch {
   // A batch nobody awaits must not fail the process as an unhandled rejection: whoever
   // sent into it holds the same promise and sees the failure.
   written.catch(() => undefined);
-  return { text: "", written, settle };
+  return { texts: [], chars: 0, written, settle };
 }
 
 export abstract class ByteStreamTransport implements Transport {
@@ -119,9 +126,10 @@ export abstract class ByteStreamTransport implements Transport {
       batch = this.batch = newBatch();
       process.nextTick(this.flush);
     }
-    batch.text += encoded;
+    batch.texts.push(encoded);
+    batch.chars += encoded.length;
     // A burst that never yields to the event loop still streams, one batch at a time.
-    if (batch.text.length >= FLUSH_CHARS) this.flush();
+    if (batch.chars >= FLUSH_CHARS) this.flush();
     return batch.written;
   }
 
@@ -197,7 +205,7 @@ export abstract class ByteStreamTransport implements Transport {
       return;
     }
     this.batch = undefined;
-    const written = this.write(batch.text);
+    const written = this.write(batch.texts.length === 1 ? batch.texts[0]! : batch.texts.join(""));
     written.then(
       () => batch.settle(),
       (error: Error) => batch.settle(error),

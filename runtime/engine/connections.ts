@@ -21,8 +21,13 @@ export interface Connection {
  * spliced in as they are. What is stored is what is sent, and it is serialised once.
  */
 export function eventFrame(event: StoredEvent): string {
-  return `{"jsonrpc":"2.0","method":${JSON.stringify(event.method)},"params":${event.paramsJson}}`;
+  let head = FRAME_HEADS.get(event.method);
+  if (head === undefined) FRAME_HEADS.set(event.method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(event.method)},"params":`));
+  return `${head}${event.paramsJson}}`;
 }
+
+/** The text before the params of each method's frame, made once per method. */
+const FRAME_HEADS = new Map<string, string>();
 
 export class Connections {
   /** The connections following each thread: a thread's event reaches its followers without a look at the others. */

@@ -277,30 +277,14 @@ export class TurnRunner {
     let message: { id: string; text: string } | undefined;
     let calls: readonly ToolCall[] = [];
     let failedWith: unknown;
-    let events: AsyncIterator<ProviderEvent> | undefined;
+    let events: AsyncIterator<ProviderEvent | readonly ProviderEvent[]> | undefined;
     try {
       events = provider.stream({ ...request, messages: history })[Symbol.asyncIterator]();
     } catch (error) {
       failedWith = error;
     }
     let sinceYield = 0;
-    while (events) {
-      // A provider that produces a burst without waiting (a chunk holding many deltas) would
-      // hold the event loop for the whole burst: the frames would pile up unwritten while
-      // the output waits to drain, and other connections' requests would wait behind it.
-      if (++sinceYield === BURST_EVENTS) {
-        sinceYield = 0;
-        await yieldToEventLoop();
-      }
-      let next: IteratorResult<ProviderEvent>;
-      try {
-        next = await events.next();
-      } catch (error) {
-        failedWith = error;
-        break;
-      }
-      if (next.done) break;
-      const event = next.value;
+    const take = (event: ProviderEvent): void => {
       if (event.type === "text_delta") {
         if (!message) {
           message = { id: this.itemId(turnId), text: "" };
@@ -320,6 +304,29 @@ export class TurnRunner {
         usage.output_tokens += event.output_tokens;
         usage.total_tokens = usage.input_tokens + usage.output_tokens;
         meter.providerTokens(event.input_tokens + event.output_tokens);
+      }
+    };
+    while (events) {
+      let next: IteratorResult<ProviderEvent | readonly ProviderEvent[]>;
+      try {
+        next = await events.next();
+      } catch (error) {
+        failedWith = error;
+        break;
+      }
+      if (next.done) break;
+      const value = next.value;
+      const many = isEventList(value);
+      const count = many ? value.length : 1;
+      for (let i = 0; i < count; i++) {
+        // A provider that produces a burst without waiting (a chunk holding many deltas) would
+        // hold the event loop for the whole burst: the frames would pile up unwritten while
+        // the output waits to drain, and other connections' requests would wait behind it.
+        if (++sinceYield === BURST_EVENTS) {
+          sinceYield = 0;
+          await yieldToEventLoop();
+        }
+        take(many ? value[i]! : value);
       }
     }
     if (failedWith !== undefined) {
@@ -518,4 +525,9 @@ function describeSafely(tool: Tool, args: Record<string, unknown>, cwd: string):
 function reasonOf(signal: AbortSignal): string {
   const reason = signal.reason as unknown;
   return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
+}
+
+/** Whether a provider gave several events at once. */
+function isEventList(value: ProviderEvent | readonly ProviderEvent[]): value is readonly ProviderEvent[] {
+  return Array.isArray(value);
 }

@@ -45,6 +45,14 @@ export type ProviderEvent =
   | { readonly type: "tool_calls"; readonly calls: readonly ToolCall[] }
   | { readonly type: "usage"; readonly input_tokens: number; readonly output_tokens: number };
 
+/**
+ * A provider's answer as it streams. A provider that has several events at once (the
+ * steps of a scripted answer, many deltas in one read from the network) may yield them as
+ * one array: the gateway takes them in order, exactly as if they had come one by one, and
+ * saves an asynchronous hop per event.
+ */
+export type ProviderStream = AsyncIterable<ProviderEvent | readonly ProviderEvent[]>;
+
 /** A failed provider call. `retryable` says whether trying again may help. */
 export class ProviderError extends Error {
   readonly retryable: boolean;
@@ -60,5 +68,5 @@ export interface ModelProvider {
   /** The provider's name as turns and threads refer to it (`scripted`, `openai`, …). */
   readonly name: string;
   /** Streams one answer. Throws (or the iterator throws) a ProviderError on failure. */
-  stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
+  stream(request: ProviderRequest): ProviderStream;
 }

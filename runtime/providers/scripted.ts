@@ -13,7 +13,7 @@
  * Retries are scripted through the request's attempt number (`fail_attempts`), which the
  * gateway counts, for the same reason: the provider itself remembers nothing.
  */
-import type { ModelProvider, ProviderEvent, ProviderRequest, ToolCall } from "./provider.js";
+import type { ModelProvider, ProviderEvent, ProviderRequest, ProviderStream, ToolCall } from "./provider.js";
 import { ProviderError } from "./provider.js";
 
 /** Fields every step may carry besides its kind. */
@@ -92,7 +92,7 @@ const DEFAULT_PIECES = 4;
 export class ScriptedProvider implements ModelProvider {
   readonly name = "scripted";
 
-  async *stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
+  async *stream(request: ProviderRequest): ProviderStream {
     request.signal.throwIfAborted();
     const latest = request.messages.map((m) => m.role).lastIndexOf("user");
     if (latest < 0) throw new ProviderError("the scripted provider needs a user message", false);
@@ -120,7 +120,7 @@ export class ScriptedProvider implements ModelProvider {
       throw new ProviderError(step.fail, step.retryable ?? false);
     }
     if ("say" in step) {
-      for (const piece of splitText(step.say, step.chunks)) yield { type: "text_delta", text: piece };
+      yield splitText(step.say, step.chunks).map((piece): ProviderEvent => ({ type: "text_delta", text: piece }));
     } else {
       const calls = "tools" in step ? step.tools : [step];
       // Ids depend only on the step and position, so a replayed conversation gets the same ids.
@@ -176,8 +176,8 @@ function checkStep(step: unknown, index: number): void {
     case "say":
       field("say", (v) => typeof v === "string", "a string");
       field("chunks", (v) => Number.isInteger(v) && (v as number) >= 1, "a positive integer");
-      if ("chunks" in step && (step.chunks as number) > Array.from(step.say as string).length) {
-        throw invalid(`${at}: "chunks" is ${String(step.chunks)} but the text has only ${Array.from(step.say as string).length} characters`);
+      if ("chunks" in step && (step.chunks as number) > codePoints(step.say as string)) {
+        throw invalid(`${at}: "chunks" is ${String(step.chunks)} but the text has only ${codePoints(step.say as string)} characters`);
       }
       break;
     case "tool":
@@ -220,11 +220,28 @@ export function splitText(text: string, pieces?: number): string[] {
   let units = text.split(/(?<=\s)(?=\S)/);
   const want = pieces ?? Math.min(DEFAULT_PIECES, units.length);
   if (units.length < want) units = Array.from(text);
+  // One part per unit: the units are the parts.
+  if (units.length === want) return units;
   const parts: string[] = [];
   for (let i = 0; i < want; i++) {
     parts.push(units.slice(Math.floor((i * units.length) / want), Math.floor(((i + 1) * units.length) / want)).join(""));
   }
   return parts;
+}
+
+/** The characters (code points) of a text, as Array.from counts them, without building the array. */
+function codePoints(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A high surrogate followed by a low one is one character.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
 }
 
 /** Waits `ms`, rejecting with the signal's reason as soon as it aborts. */

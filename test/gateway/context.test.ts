@@ -5,7 +5,7 @@
  * log keeps everything; each turn records the manifest of its last compiled prompt.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ModelProvider, ProviderEvent, ProviderRequest } from "../../runtime/providers/provider.js";
+import type { ModelProvider, ProviderStream, ProviderRequest } from "../../runtime/providers/provider.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
 import { flatEvents } from "./events.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
@@ -21,7 +21,7 @@ class RecordingScripted implements ModelProvider {
   readonly name = "scripted";
   readonly requests: ProviderRequest[] = [];
   private readonly inner = new ScriptedProvider();
-  stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
+  stream(request: ProviderRequest): ProviderStream {
     this.requests.push(request);
     return this.inner.stream(request);
   }

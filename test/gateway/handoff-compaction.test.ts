@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { orderingRules } from "../../generated/ordering.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import { createOrderingEngine } from "../../rpc/index.js";
-import type { ModelProvider, ProviderEvent, ProviderRequest } from "../../runtime/providers/provider.js";
+import type { ModelProvider, ProviderStream, ProviderRequest } from "../../runtime/providers/provider.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
@@ -22,7 +22,7 @@ class RecordingScripted implements ModelProvider {
   readonly name = "scripted";
   readonly requests: ProviderRequest[] = [];
   private readonly inner = new ScriptedProvider();
-  stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
+  stream(request: ProviderRequest): ProviderStream {
     this.requests.push(request);
     return this.inner.stream(request);
   }

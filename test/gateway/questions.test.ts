@@ -12,7 +12,7 @@ import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
 import { orderingRules } from "../../generated/ordering.js";
 import { createOrderingEngine } from "../../rpc/index.js";
-import type { ModelProvider, ProviderEvent, ProviderRequest } from "../../runtime/providers/provider.js";
+import type { ModelProvider, ProviderStream, ProviderRequest } from "../../runtime/providers/provider.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
 import { SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
@@ -30,7 +30,7 @@ class RecordingScripted implements ModelProvider {
   readonly name = "scripted";
   readonly requests: ProviderRequest[] = [];
   private readonly inner = new ScriptedProvider();
-  stream(request: ProviderRequest): AsyncIterable<ProviderEvent> {
+  stream(request: ProviderRequest): ProviderStream {
     this.requests.push(request);
     return this.inner.stream(request);
   }

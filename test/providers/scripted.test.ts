@@ -10,9 +10,12 @@ import { ScriptedProvider, scriptMessage, splitText, type ScriptStep } from "../
 
 const provider = new ScriptedProvider();
 
+/** The events of one step of the stream: a provider may yield several at once. */
+const flat = (step: ProviderEvent | readonly ProviderEvent[]): readonly ProviderEvent[] => (Array.isArray(step) ? step : [step as ProviderEvent]);
+
 async function collect(messages: readonly ChatMessage[], signal = new AbortController().signal): Promise<ProviderEvent[]> {
   const events: ProviderEvent[] = [];
-  for await (const event of provider.stream({ model: "script", messages, tools: [], signal })) events.push(event);
+  for await (const event of provider.stream({ model: "script", messages, tools: [], signal })) events.push(...flat(event));
   return events;
 }
 
@@ -136,7 +139,7 @@ describe("ScriptedProvider", () => {
     const events: ProviderEvent[] = [];
     const stream = provider.stream({ model: "m", messages: first([{ fail: "overloaded", retryable: true, reasoning: "hmm" }]), tools: [], signal: new AbortController().signal });
     const error = await (async () => {
-      for await (const e of stream) events.push(e);
+      for await (const e of stream) events.push(...flat(e));
     })().catch((e: unknown) => e);
     expect(events).toEqual([{ type: "reasoning", text: "hmm" }]);
     expect(error).toBeInstanceOf(ProviderError);
@@ -186,7 +189,7 @@ describe("ScriptedProvider", () => {
     const messages = first([{ say: "made it", fail_attempts: 2, fail_message: "rate limited" }]);
     const attempt = async (n: number) => {
       const events: ProviderEvent[] = [];
-      for await (const event of provider.stream({ model: "script", messages, tools: [], signal: new AbortController().signal, attempt: n })) events.push(event);
+      for await (const event of provider.stream({ model: "script", messages, tools: [], signal: new AbortController().signal, attempt: n })) events.push(...flat(event));
       return events;
     };
     for (const n of [1, 2]) {
