@@ -3,7 +3,8 @@
  * `turnspec serve` (SQLite store, as served by default), over stdio and over WebSocket,
  * against a bare JSON-RPC server on the same transport code (bench/echo-server.ts)
  * sending the same number of equally sized notifications. Rounds alternate between them,
- * each on its own running process; the ratio of medians is the figure (target ≥ 0.5).
+ * each on its own running process, after untimed warm-up rounds of each (WARM_UP_ROUNDS);
+ * the ratio of medians is the figure (target ≥ 0.5).
  * The same gateway on the memory store runs alongside (target ≥ 0.7). Then one long turn
  * (100,000 deltas) on SQLite over stdio, on a gateway warmed up by a turn first: the time
  * its last 1,000 deltas take against its first 1,000, which is flat when nothing per delta
@@ -32,6 +33,9 @@ export interface ThroughputBenchOptions {
 }
 
 const DELTA = "item/agent_message/delta";
+
+/** Untimed rounds of each variant before the timed ones. */
+const WARM_UP_ROUNDS = 3;
 
 // better-sqlite3 ships no types: the little the long turn reads is declared here.
 const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as new (file: string, options: { readonly: boolean }) => {
@@ -138,16 +142,20 @@ export async function runThroughputBench(options: ThroughputBenchOptions = {}): 
       const sqlite = new RawSession(servers.sqlite.link);
       const memory = new RawSession(servers.memory.link);
       const baseline = new RawSession(servers.baseline.link);
-      // Warm-up turns; the first also gives the shape of a delta notification.
-      const warm = await gatewayRound(sqlite, Math.min(deltas, 2000), 0);
-      await gatewayRound(memory, Math.min(deltas, 2000), 0);
-      const template = { method: warm.sample!.method, params: warm.sample!.params };
-      await baselineRound(baseline, Math.min(deltas, 2000), template);
+      // The first turn gives the shape of a delta notification, for the baseline to copy.
+      const first = await gatewayRound(sqlite, Math.min(deltas, 2000), 0);
+      const template = { method: first.sample!.method, params: first.sample!.params };
       const variants: [string, number[], (round: number) => Promise<Round>][] = [
         ["gateway (SQLite)", [], (round) => gatewayRound(sqlite, deltas, round)],
         ["gateway (memory store)", [], (round) => gatewayRound(memory, deltas, round)],
         ["bare server", [], () => baselineRound(baseline, deltas, template)],
       ];
+      // Warm-up rounds of the full size, untimed, in the same rotation: a fresh process
+      // runs its first tens of thousands of events slower while the JIT compiles its hot
+      // path and the heap grows to its working size; the figure is the steady state.
+      for (let round = 1; round <= WARM_UP_ROUNDS; round++) {
+        for (let k = 0; k < variants.length; k++) await variants[(round + k) % variants.length]![2](1000 + round);
+      }
       for (let round = 1; round <= rounds; round++) {
         // The order rotates from round to round, so drift in machine load hits all alike.
         for (let k = 0; k < variants.length; k++) {
