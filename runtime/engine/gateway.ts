@@ -116,6 +116,7 @@ export class Gateway {
     const eventLog: EventLog = {
       record: (threadId, turnId, method, params, by) => log.record(threadId, turnId, method, params, by),
       publish: (threadId, turnId, method, params, by) => log.publish(threadId, turnId, method, params, by),
+      publishDelta: (threadId, turnId, method, itemId, stream, delta) => log.publishDelta(threadId, turnId, method, itemId, stream, delta),
       audit: (threadId, turnId, fields, by) => log.audit(threadId, turnId, fields, by),
     };
     const turnState = (turnId: string) => log.state(turnId);

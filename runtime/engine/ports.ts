@@ -18,8 +18,8 @@ import type { ThreadRecord } from "../store/store.js";
 import type { TurnState } from "./fold.js";
 import type { TurnLog } from "./turn-log.js";
 
-/** Writing to the turn log: record, publish, audit. */
-export type EventLog = Pick<TurnLog, "record" | "publish" | "audit">;
+/** Writing to the turn log: record, publish (publishDelta for deltas), audit. */
+export type EventLog = Pick<TurnLog, "record" | "publish" | "publishDelta" | "audit">;
 
 /** Reading a turn's state (the memoised fold of its log). */
 export interface TurnReader {

@@ -17,7 +17,8 @@ import { randomUUID } from "node:crypto";
 import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
 import type { TurnPermissionAuditEvent } from "../../generated/types.js";
 import { notificationIssues, strictNotificationValidators } from "../../generated/validators.js";
-import type { StoreError } from "../store/rules.js";
+import type { ItemDeltaNotification, ItemDeltaStream } from "../../generated/types.js";
+import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
 import { WorkFold } from "./work.js";
@@ -27,6 +28,9 @@ export type RecordedBy = "turn" | "request";
 
 /** The params of a notification as a recorder gives them: the log adds the thread, the turn and the sequence. */
 export type EventParams<N extends ServerNotificationName> = Omit<NotificationParamsOf<N>, "thread_id" | "turn_id" | "sequence">;
+
+/** The notifications that carry a delta (ItemDeltaNotification params). */
+export type DeltaMethod = { [N in ServerNotificationName]: NotificationParamsOf<N> extends ItemDeltaNotification ? N : never }[ServerNotificationName];
 
 /** Receives each published event, in the order published. */
 export type EventObserver = (event: StoredEvent) => void;
@@ -58,7 +62,44 @@ export class TurnLog {
    */
   private building: { threadId: string; turnId: string; method: ServerNotificationName; params: object } = { threadId: "", turnId: "", method: "turn/started", params: {} };
 
+  /** The delta `buildDelta` builds next, set like `building`. */
+  private buildingDelta: { threadId: string; turnId: string; method: DeltaMethod; itemId: string; stream: ItemDeltaStream; delta: string } = {
+    threadId: "",
+    turnId: "",
+    method: "item/agent_message/delta",
+    itemId: "",
+    stream: "agent_message",
+    delta: "",
+  };
+  /** The text of a delta's params before its sequence, and between the sequence and the delta, for the turn and the item last given one. */
+  private deltaHead = { threadId: "", turnId: "", text: "" };
+  private deltaMiddle = { itemId: "", stream: "", text: "" };
+
   constructor(private readonly ports: TurnLogPorts) {}
+
+  /**
+   * A delta's params, checked strictly like every event's, with their JSON text made from
+   * parts that stay the same along a turn and an item: what JSON.stringify gives for the
+   * object (its keys in the same order), for a fraction of its cost on the event most of a
+   * turn's log is made of.
+   */
+  private readonly buildDelta = (sequence: number): Record<string, unknown> => {
+    const { threadId, turnId, method, itemId, stream, delta } = this.buildingDelta;
+    const params = checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence, item_id: itemId, stream, delta });
+    const head = this.deltaHead;
+    if (head.turnId !== turnId || head.threadId !== threadId) {
+      head.threadId = threadId;
+      head.turnId = turnId;
+      head.text = `{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":`;
+    }
+    const middle = this.deltaMiddle;
+    if (middle.itemId !== itemId || middle.stream !== stream) {
+      middle.itemId = itemId;
+      middle.stream = stream;
+      middle.text = `,"item_id":${JSON.stringify(itemId)},"stream":${JSON.stringify(stream)},"delta":`;
+    }
+    return presetEncoding(params, `${head.text}${sequence}${middle.text}${JSON.stringify(delta)}}`);
+  };
 
   /** The params the store appends: the recorder's, after the thread, the turn and the sequence, checked strictly. */
   private readonly build = (sequence: number): Record<string, unknown> => {
@@ -95,18 +136,23 @@ export class TurnLog {
    * to be reported to the turn: the turn, not the request, ends Failed.
    */
   record<N extends ServerNotificationName>(threadId: string, turnId: string, method: N, params: EventParams<N>, by: RecordedBy = "turn"): StoredEvent {
+    const building = this.building;
+    building.threadId = threadId;
+    building.turnId = turnId;
+    building.method = method;
+    building.params = params;
+    return this.append(threadId, turnId, method, this.build, by);
+  }
+
+  /** The store's append of what `build` builds, with the commit watched and the turn's fold moved on. */
+  private append(threadId: string, turnId: string, method: ServerNotificationName, build: (sequence: number) => Record<string, unknown>, by: RecordedBy): StoredEvent {
     if (this.lostEvents.size > 0) {
       const lost = by === "turn" ? this.takeLostEvents(turnId) : this.lostEvents.get(turnId);
       if (lost) throw lost;
     }
     let event: StoredEvent;
     try {
-      const building = this.building;
-      building.threadId = threadId;
-      building.turnId = turnId;
-      building.method = method;
-      building.params = params;
-      event = this.ports.store.append(turnId, method, this.build);
+      event = this.ports.store.append(turnId, method, build);
     } catch (error) {
       // When the append failed because its own commit did, this throw is the turn's report.
       if (by === "turn") this.lostEvents.delete(turnId);
@@ -116,6 +162,20 @@ export class TurnLog {
     // The fold moves on with the event just appended, when it is the next one it needs.
     const fold = this.folds.get(turnId);
     if (fold && fold.turn.lastSequence === event.sequence - 1) fold.apply(event);
+    return event;
+  }
+
+  /** Appends a delta to a turn's log and publishes it: publish() for the one event whose params the log serialises itself. */
+  publishDelta(threadId: string, turnId: string, method: DeltaMethod, itemId: string, stream: ItemDeltaStream, delta: string): StoredEvent {
+    const building = this.buildingDelta;
+    building.threadId = threadId;
+    building.turnId = turnId;
+    building.method = method;
+    building.itemId = itemId;
+    building.stream = stream;
+    building.delta = delta;
+    const event = this.append(threadId, turnId, method, this.buildDelta, "turn");
+    this.deliver(event);
     return event;
   }
 

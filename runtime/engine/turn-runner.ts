@@ -291,7 +291,7 @@ export class TurnRunner {
           g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
         message.text += event.text;
-        g.publish(threadId, turnId, DELTA_METHOD.agent_message, { item_id: message.id, stream: "agent_message", delta: event.text });
+        g.publishDelta(threadId, turnId, DELTA_METHOD.agent_message, message.id, "agent_message", event.text);
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
         const item: TurnItem = { type: "reasoning", id, status: "completed", round, text: event.text };
@@ -451,7 +451,7 @@ export class TurnRunner {
         const pieces = output.get(field);
         if (pieces) pieces.push(delta);
         else output.set(field, [delta]);
-        g.publish(threadId, turnId, DELTA_METHOD[stream], { item_id: id, stream, delta });
+        g.publishDelta(threadId, turnId, DELTA_METHOD[stream], id, stream, delta);
       },
       update: (fields) => {
         current = updateToolItem(built(), fields);

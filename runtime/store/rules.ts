@@ -41,6 +41,12 @@ export function encodeParams(turnId: string, method: string, sequence: number, p
       `append ${method} to turn ${turnId}: params.sequence is ${JSON.stringify(own)} but the event's sequence is ${sequence}`,
     );
   }
+  if (params === presetParams) {
+    const preset = presetText;
+    presetParams = undefined;
+    presetText = "";
+    return preset;
+  }
   let text: string;
   try {
     text = JSON.stringify(params);
@@ -48,6 +54,22 @@ export function encodeParams(turnId: string, method: string, sequence: number, p
     throw new StoreError("invalid_params", `append ${method} to turn ${turnId}: params are not JSON-serializable: ${(error as Error).message}`);
   }
   return text;
+}
+
+let presetParams: object | undefined;
+let presetText = "";
+
+/**
+ * Tells the store that `params`, the object a build is about to return, serialise to
+ * `text` (which must be exactly what JSON.stringify gives for them): its encodeParams then
+ * keeps that text instead of serialising the object again. For a builder that makes the
+ * text cheaper than JSON.stringify can, from parts it already holds (TurnLog's deltas).
+ * One object at a time: the next build's preset replaces it.
+ */
+export function presetEncoding<T extends object>(params: T, text: string): T {
+  presetParams = params;
+  presetText = text;
+  return params;
 }
 
 export function decodeParams(text: string): Record<string, unknown> {

@@ -71,4 +71,31 @@ describe("the turn log", () => {
     // Reported once: the turn's next record goes through.
     expect(log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: "z" }).sequence).toBe(2);
   });
+
+  it("stores a delta as the text JSON.stringify gives for its params, across turns, items and streams", () => {
+    const { store, log } = setUp();
+    store.createTurn(THREAD, "trn_other", "2026-01-01T00:00:00.000Z");
+    const texts = ["plain", "", 'a "quoted" \\ back\\slash', "line\nbreak\ttab\u0001", "ünïcødé — 😀", "lone \ud800 surrogate", "</script>"];
+    const written = texts.flatMap((delta, i) => [
+      log.publishDelta(THREAD, TURN, "item/agent_message/delta", `m${i % 2}`, "agent_message", delta),
+      log.publishDelta(THREAD, "trn_other", "item/command_execution/output_delta", "cmd", i % 2 ? "stdout" : "stderr", delta),
+    ]);
+    for (const event of written) {
+      expect(event.paramsJson).toBe(JSON.stringify(event.params));
+      expect(Object.keys(event.params)).toEqual(["thread_id", "turn_id", "sequence", "item_id", "stream", "delta"]);
+    }
+    // What a replay reads is the same event.
+    const kept = [...store.events(TURN), ...store.events("trn_other")];
+    expect(kept.map((e) => e.paramsJson).sort()).toEqual(written.map((e) => e.paramsJson).sort());
+    expect(store.events(TURN).map((e) => e.params.delta)).toEqual(texts);
+    // The next ordinary event of the store is serialised by the store, not given a delta's text.
+    const next = log.record(THREAD, TURN, "item/started", { item_id: "r", item: { type: "reasoning", id: "r", status: "in_progress", text: "" } });
+    expect(JSON.parse(next.paramsJson)).toEqual(next.params);
+  });
+
+  it("refuses a delta its schema refuses, naming the method, and stores nothing", () => {
+    const { store, log } = setUp();
+    expect(() => log.publishDelta(THREAD, TURN, "item/agent_message/delta", "m", "no_such_stream" as "agent_message", "x")).toThrow(/invalid item\/agent_message\/delta: .*"pointer":"\/stream"/);
+    expect(store.lastSequence(TURN)).toBe(0);
+  });
 });
