@@ -274,7 +274,8 @@ export class TurnRunner {
   ): Promise<RoundAnswer> {
     const g = this.gateway;
     const history = this.prompt(threadId, turnId, request.tools, skills, compiled);
-    let message: { id: string; text: string } | undefined;
+    // The answer's pieces, joined once when it completes.
+    let message: { id: string; pieces: string[] } | undefined;
     let calls: readonly ToolCall[] = [];
     let failedWith: unknown;
     let events: AsyncIterator<ProviderEvent | readonly ProviderEvent[]> | undefined;
@@ -287,10 +288,10 @@ export class TurnRunner {
     const take = (event: ProviderEvent): void => {
       if (event.type === "text_delta") {
         if (!message) {
-          message = { id: this.itemId(turnId), text: "" };
+          message = { id: this.itemId(turnId), pieces: [] };
           g.publish(threadId, turnId, "item/started", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "in_progress", round, text: "" } });
         }
-        message.text += event.text;
+        message.pieces.push(event.text);
         g.publishDelta(threadId, turnId, DELTA_METHOD.agent_message, message.id, "agent_message", event.text);
       } else if (event.type === "reasoning") {
         const id = this.itemId(turnId);
@@ -332,13 +333,13 @@ export class TurnRunner {
     if (failedWith !== undefined) {
       if (message) {
         const status = request.signal.aborted ? "cancelled" : "failed";
-        g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.text, partial: true } });
+        g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status, round, text: message.pieces.join(""), partial: true } });
       }
       return failedWith instanceof ProviderError
         ? { ok: false, message: failedWith.message, retryable: failedWith.retryable }
         : { ok: false, message: `the model provider failed: ${(failedWith as Error).message}`, retryable: false };
     }
-    if (message) g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.text } });
+    if (message) g.publish(threadId, turnId, "item/completed", { item_id: message.id, item: { type: "agentMessage", id: message.id, status: "completed", round, text: message.pieces.join("") } });
     return { ok: true, calls };
   }
 
