@@ -176,7 +176,8 @@ function checkStep(step: unknown, index: number): void {
     case "say":
       field("say", (v) => typeof v === "string", "a string");
       field("chunks", (v) => Number.isInteger(v) && (v as number) >= 1, "a positive integer");
-      if ("chunks" in step && (step.chunks as number) > codePoints(step.say as string)) {
+      // A character is one or two code units, so a text has at least half its length in characters.
+      if ("chunks" in step && (step.chunks as number) > (step.say as string).length / 2 && (step.chunks as number) > codePoints(step.say as string)) {
         throw invalid(`${at}: "chunks" is ${String(step.chunks)} but the text has only ${codePoints(step.say as string)} characters`);
       }
       break;
@@ -217,7 +218,8 @@ function toUsage(tokens: ScriptStepExtras["tokens"]): ProviderEvent | undefined 
  */
 export function splitText(text: string, pieces?: number): string[] {
   if (text === "") return [];
-  let units = text.split(/(?<=\s)(?=\S)/);
+  // Leading whitespace alone, then each word with the whitespace after it.
+  let units = text.match(/^\s+|\S+\s*/g)!;
   const want = pieces ?? Math.min(DEFAULT_PIECES, units.length);
   if (units.length < want) units = Array.from(text);
   // One part per unit: the units are the parts.
