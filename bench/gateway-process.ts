@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,6 +52,35 @@ export function rssOf(pid: number): number {
     // Not Linux, or the process is gone: ask ps.
   }
   return Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" }).trim()) * 1024;
+}
+
+/** CPU time all threads of a process have run, in ns (Linux /proc); undefined where it cannot be read. */
+export function cpuTimeNs(pid: number): number | undefined {
+  try {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Waits until none of the processes is running: until, over 5 ms, all of them together
+ * used under half a millisecond of CPU (at most `maxMs`). A benchmark round then starts
+ * with the work an earlier one left behind (a checkpoint, a collection) done, instead of
+ * charging it to whatever runs next. Returns at once where CPU time cannot be read.
+ */
+export async function untilQuiet(pids: readonly number[], maxMs = 1000): Promise<void> {
+  const total = () => pids.reduce<number | undefined>((sum, pid) => (sum === undefined ? undefined : ((n) => (n === undefined ? undefined : sum + n))(cpuTimeNs(pid))), 0);
+  const deadline = Date.now() + maxMs;
+  let before = total();
+  while (before !== undefined && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const after = total();
+    if (after === undefined || after - before < 500_000) return;
+    before = after;
+  }
 }
 
 /** Samples a process's RSS until stopped; reports the highest value seen. */

@@ -3,8 +3,10 @@
  * `turnspec serve` (SQLite store, as served by default), over stdio and over WebSocket,
  * against a bare JSON-RPC server on the same transport code (bench/echo-server.ts)
  * sending the same number of equally sized notifications. Rounds alternate between them,
- * each on its own running process, after untimed warm-up rounds of each (WARM_UP_ROUNDS);
- * the ratio of medians is the figure (target ≥ 0.5).
+ * each on its own running process, after untimed warm-up rounds of each (WARM_UP_ROUNDS),
+ * and each once the three servers are quiet (what one left running after its round, a
+ * checkpoint or a collection, is not charged to the next); the ratio of medians is the
+ * figure (target ≥ 0.5).
  * The same gateway on the memory store runs alongside (target ≥ 0.7). Then one long turn
  * (100,000 deltas) on SQLite over stdio, on a gateway warmed up by a turn first: the time
  * its last 1,000 deltas take against its first 1,000, which is flat when nothing per delta
@@ -19,7 +21,7 @@
  * Run alone: npx tsx bench/throughput.ts [--deltas N] [--rounds N]
  */
 import { createRequire } from "node:module";
-import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, type ServeProcess, type StdioProcess, type WebSocketProcess } from "./gateway-process.js";
+import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, untilQuiet, type ServeProcess, type StdioProcess, type WebSocketProcess } from "./gateway-process.js";
 import { fmtOps, isMain, median, now, numberOption, resultTable, type ResultRow } from "./lib.js";
 import { stdioLink, webSocketLink, type RawLink } from "./raw-link.js";
 import { planMessage } from "./turn-driver.js";
@@ -153,6 +155,7 @@ export async function runThroughputBench(options: ThroughputBenchOptions = {}): 
       // Warm-up rounds of the full size, untimed, in the same rotation: a fresh process
       // runs its first tens of thousands of events slower while the JIT compiles its hot
       // path and the heap grows to its working size; the figure is the steady state.
+      const pids = [servers.sqlite, servers.memory, servers.baseline].map((s) => s.process.pid);
       for (let round = 1; round <= WARM_UP_ROUNDS; round++) {
         for (let k = 0; k < variants.length; k++) await variants[(round + k) % variants.length]![2](1000 + round);
       }
@@ -160,6 +163,7 @@ export async function runThroughputBench(options: ThroughputBenchOptions = {}): 
         // The order rotates from round to round, so drift in machine load hits all alike.
         for (let k = 0; k < variants.length; k++) {
           const [, samples, run] = variants[(round + k) % variants.length]!;
+          await untilQuiet(pids);
           samples.push((await run(round)).ms);
         }
       }

@@ -219,7 +219,7 @@ function toUsage(tokens: ScriptStepExtras["tokens"]): ProviderEvent | undefined 
 export function splitText(text: string, pieces?: number): string[] {
   if (text === "") return [];
   // Leading whitespace alone, then each word with the whitespace after it.
-  let units = text.match(/^\s+|\S+\s*/g)!;
+  let units: string[] = text.match(/^\s+|\S+\s*/g)!;
   const want = pieces ?? Math.min(DEFAULT_PIECES, units.length);
   if (units.length < want) units = Array.from(text);
   // One part per unit: the units are the parts.
