@@ -37,6 +37,7 @@ export const ajvOptions = {
   allErrors: false,
   // Small referenced types are inlined where they are used (ajv's default): fewer calls
   // per message, measured faster by bench/validation.ts for a module about 20% larger.
+  // (In the fast sets ajv's code runs only for values the accept-only checks refuse.)
   inlineRefs: true,
   // Messages are written by the support module from keyword and params, not by ajv.
   messages: false,
@@ -263,9 +264,9 @@ export function validatorSetCode(model: ProtocolModel, set: ValidatorSet): { rea
  * title. A `.ts` module, not a `.cjs` side file: the user's tsc compiles it into its
  * output folder and bundlers follow it like any other import.
  *
- * ajv's code is CommonJS, run inside a function: the validators then live in that
- * function's scope rather than at module level, which bench/ measured about 5% faster for
- * the same code. The few run-time helpers ajv reaches with `require()` come from the
+ * ajv's code (with the accept-only checks of the fast sets, see validatorSetCode) is CommonJS,
+ * run inside a function: the validators then live in that function's scope rather than at
+ * module level, which bench/ measured about 5% faster for the same code. The few run-time helpers ajv reaches with `require()` come from the
  * support module (`validatorHelper`), so the module needs neither ajv nor a CommonJS
  * loader. ajv's code is not typed, hence `@ts-nocheck`; the exports are typed.
  */
