@@ -27920,533 +27920,526 @@ function accept22(data) {
         if (typeof k11 === "string") {
           if (!acceptPattern22_0.test(k11)) return false;
         }
-        if (!(false)) {
-          if (typeof v10[k11] !== "object" || v10[k11] === null || Array.isArray(v10[k11])) return false;
-          const v13 = v10[k11].base_url;
-          if (v13 === undefined) return false;
-          if (typeof v13 !== "string") return false;
-          if (v13.length < 1) return false;
-          const v14 = v10[k11].model;
-          if (v14 === undefined) return false;
-          if (typeof v14 !== "string") return false;
-          if (v14.length < 1) return false;
-          const v15 = v10[k11].api_key_env;
-          if (v15 !== undefined) {
-            if (typeof v15 !== "string") return false;
-            if (v15.length < 1) return false;
-          }
-          for (const k16 in v10[k11]) {
-            if (!(k16 === "base_url" || k16 === "model" || k16 === "api_key_env")) return false;
-          }
+        const a13 = v10[k11];
+        if (typeof a13 !== "object" || a13 === null || Array.isArray(a13)) return false;
+        const v14 = a13.base_url;
+        if (v14 === undefined) return false;
+        if (typeof v14 !== "string") return false;
+        if (v14.length < 1) return false;
+        const v15 = a13.model;
+        if (v15 === undefined) return false;
+        if (typeof v15 !== "string") return false;
+        if (v15.length < 1) return false;
+        const v16 = a13.api_key_env;
+        if (v16 !== undefined) {
+          if (typeof v16 !== "string") return false;
+          if (v16.length < 1) return false;
+        }
+        for (const k17 in a13) {
+          if (!(k17 === "base_url" || k17 === "model" || k17 === "api_key_env")) return false;
         }
       }
     }
-    for (const k17 in v2) {
-      if (!(k17 === "openai" || k17 === "retry" || k17 === "openai_compatible")) return false;
+    for (const k18 in v2) {
+      if (!(k18 === "openai" || k18 === "retry" || k18 === "openai_compatible")) return false;
     }
   }
-  const v18 = data.tools;
-  if (v18 !== undefined) {
-    if (typeof v18 !== "object" || v18 === null || Array.isArray(v18)) return false;
-    const v19 = v18.default_cwd;
-    if (v19 !== undefined) {
-      if (typeof v19 !== "string") return false;
-      if (v19.length < 1) return false;
-    }
-    const v20 = v18.shell_timeout_ms;
+  const v19 = data.tools;
+  if (v19 !== undefined) {
+    if (typeof v19 !== "object" || v19 === null || Array.isArray(v19)) return false;
+    const v20 = v19.default_cwd;
     if (v20 !== undefined) {
-      if (!Number.isInteger(v20)) return false;
-      if (v20 < 1) return false;
+      if (typeof v20 !== "string") return false;
+      if (v20.length < 1) return false;
     }
-    const v21 = v18.max_shell_timeout_ms;
+    const v21 = v19.shell_timeout_ms;
     if (v21 !== undefined) {
       if (!Number.isInteger(v21)) return false;
       if (v21 < 1) return false;
     }
-    const v22 = v18.web_fetch_timeout_ms;
+    const v22 = v19.max_shell_timeout_ms;
     if (v22 !== undefined) {
       if (!Number.isInteger(v22)) return false;
       if (v22 < 1) return false;
     }
-    const v23 = v18.restricted_max_shell_timeout_ms;
+    const v23 = v19.web_fetch_timeout_ms;
     if (v23 !== undefined) {
       if (!Number.isInteger(v23)) return false;
       if (v23 < 1) return false;
     }
-    const v24 = v18.execution_windows;
+    const v24 = v19.restricted_max_shell_timeout_ms;
     if (v24 !== undefined) {
-      if (typeof v24 !== "object" || v24 === null || Array.isArray(v24)) return false;
-      const v25 = v24.max_agent_rounds_per_window;
-      if (v25 !== undefined) {
-        if (!Number.isInteger(v25)) return false;
-        if (v25 < 1) return false;
-      }
-      const v26 = v24.max_tool_calls_per_window;
+      if (!Number.isInteger(v24)) return false;
+      if (v24 < 1) return false;
+    }
+    const v25 = v19.execution_windows;
+    if (v25 !== undefined) {
+      if (typeof v25 !== "object" || v25 === null || Array.isArray(v25)) return false;
+      const v26 = v25.max_agent_rounds_per_window;
       if (v26 !== undefined) {
         if (!Number.isInteger(v26)) return false;
         if (v26 < 1) return false;
       }
-      const v27 = v24.max_wall_clock_ms_per_window;
+      const v27 = v25.max_tool_calls_per_window;
       if (v27 !== undefined) {
         if (!Number.isInteger(v27)) return false;
         if (v27 < 1) return false;
       }
-      const v28 = v24.max_provider_tokens_per_window;
+      const v28 = v25.max_wall_clock_ms_per_window;
       if (v28 !== undefined) {
         if (!Number.isInteger(v28)) return false;
         if (v28 < 1) return false;
       }
-      const v29 = v24.total;
+      const v29 = v25.max_provider_tokens_per_window;
       if (v29 !== undefined) {
-        if (typeof v29 !== "object" || v29 === null || Array.isArray(v29)) return false;
-        const v30 = v29.max_agent_rounds;
-        if (v30 !== undefined) {
-          if (!Number.isInteger(v30)) return false;
-          if (v30 < 1) return false;
-        }
-        const v31 = v29.max_tool_calls;
+        if (!Number.isInteger(v29)) return false;
+        if (v29 < 1) return false;
+      }
+      const v30 = v25.total;
+      if (v30 !== undefined) {
+        if (typeof v30 !== "object" || v30 === null || Array.isArray(v30)) return false;
+        const v31 = v30.max_agent_rounds;
         if (v31 !== undefined) {
           if (!Number.isInteger(v31)) return false;
           if (v31 < 1) return false;
         }
-        const v32 = v29.max_wall_clock_ms;
+        const v32 = v30.max_tool_calls;
         if (v32 !== undefined) {
           if (!Number.isInteger(v32)) return false;
           if (v32 < 1) return false;
         }
-        const v33 = v29.max_provider_tokens;
+        const v33 = v30.max_wall_clock_ms;
         if (v33 !== undefined) {
           if (!Number.isInteger(v33)) return false;
           if (v33 < 1) return false;
         }
-        for (const k34 in v29) {
-          if (!(k34 === "max_agent_rounds" || k34 === "max_tool_calls" || k34 === "max_wall_clock_ms" || k34 === "max_provider_tokens")) return false;
+        const v34 = v30.max_provider_tokens;
+        if (v34 !== undefined) {
+          if (!Number.isInteger(v34)) return false;
+          if (v34 < 1) return false;
+        }
+        for (const k35 in v30) {
+          if (!(k35 === "max_agent_rounds" || k35 === "max_tool_calls" || k35 === "max_wall_clock_ms" || k35 === "max_provider_tokens")) return false;
         }
       }
-      for (const k35 in v24) {
-        if (!(k35 === "max_agent_rounds_per_window" || k35 === "max_tool_calls_per_window" || k35 === "max_wall_clock_ms_per_window" || k35 === "max_provider_tokens_per_window" || k35 === "total")) return false;
-      }
-    }
-    const v36 = v18.retry;
-    if (v36 !== undefined) {
-      if (!accept23(v36)) return false;
-    }
-    const v38 = v18.env_passthrough;
-    if (v38 !== undefined) {
-      if (!Array.isArray(v38)) return false;
-      for (let i39 = 0; i39 < v38.length; i39++) {
-        const e40 = v38[i39];
-        if (typeof e40 !== "string") return false;
-        if (!acceptPattern22_1.test(e40)) return false;
+      for (const k36 in v25) {
+        if (!(k36 === "max_agent_rounds_per_window" || k36 === "max_tool_calls_per_window" || k36 === "max_wall_clock_ms_per_window" || k36 === "max_provider_tokens_per_window" || k36 === "total")) return false;
       }
     }
-    for (const k41 in v18) {
-      if (!(k41 === "default_cwd" || k41 === "shell_timeout_ms" || k41 === "max_shell_timeout_ms" || k41 === "web_fetch_timeout_ms" || k41 === "restricted_max_shell_timeout_ms" || k41 === "execution_windows" || k41 === "retry" || k41 === "env_passthrough")) return false;
+    const v37 = v19.retry;
+    if (v37 !== undefined) {
+      if (!accept23(v37)) return false;
     }
-  }
-  const v42 = data.mcp_servers;
-  if (v42 !== undefined) {
-    if (typeof v42 !== "object" || v42 === null || Array.isArray(v42)) return false;
-    for (const k43 in v42) {
-      if (typeof k43 === "string") {
-        if (!acceptPattern22_2.test(k43)) return false;
+    const v39 = v19.env_passthrough;
+    if (v39 !== undefined) {
+      if (!Array.isArray(v39)) return false;
+      for (let i40 = 0; i40 < v39.length; i40++) {
+        const e41 = v39[i40];
+        if (typeof e41 !== "string") return false;
+        if (!acceptPattern22_1.test(e41)) return false;
       }
-      if (!(false)) {
-        if (typeof v42[k43] !== "object" || v42[k43] === null || Array.isArray(v42[k43])) return false;
-        const v45 = v42[k43].command;
-        if (v45 !== undefined) {
-          if (typeof v45 !== "string") return false;
-          if (v45.length < 1) return false;
-        }
-        const v46 = v42[k43].args;
-        if (v46 !== undefined) {
-          if (!Array.isArray(v46)) return false;
-          for (let i47 = 0; i47 < v46.length; i47++) {
-            const e48 = v46[i47];
-            if (typeof e48 !== "string") return false;
-          }
-        }
-        const v49 = v42[k43].env;
-        if (v49 !== undefined) {
-          if (typeof v49 !== "object" || v49 === null || Array.isArray(v49)) return false;
-          for (const k50 in v49) {
-            if (!(false)) {
-              if (typeof v49[k50] !== "string") return false;
-            }
-          }
-        }
-        const v51 = v42[k43].cwd;
-        if (v51 !== undefined) {
-          if (typeof v51 !== "string") return false;
-          if (v51.length < 1) return false;
-        }
-        const v52 = v42[k43].url;
-        if (v52 !== undefined) {
-          if (typeof v52 !== "string") return false;
-          if (v52.length < 1) return false;
-        }
-        const v53 = v42[k43].headers;
-        if (v53 !== undefined) {
-          if (typeof v53 !== "object" || v53 === null || Array.isArray(v53)) return false;
-          for (const k54 in v53) {
-            if (!(false)) {
-              if (typeof v53[k54] !== "string") return false;
-            }
-          }
-        }
-        const v55 = v42[k43].scope;
-        if (v55 !== undefined) {
-          if (typeof v55 !== "string") return false;
-          if (v55.length < 1) return false;
-        }
-        const v56 = v42[k43].startup_timeout_ms;
-        if (v56 !== undefined) {
-          if (!Number.isInteger(v56)) return false;
-          if (v56 < 1) return false;
-        }
-        const v57 = v42[k43].tool_timeout_ms;
-        if (v57 !== undefined) {
-          if (!Number.isInteger(v57)) return false;
-          if (v57 < 1) return false;
-        }
-        for (const k58 in v42[k43]) {
-          if (!(k58 === "command" || k58 === "args" || k58 === "env" || k58 === "cwd" || k58 === "url" || k58 === "headers" || k58 === "scope" || k58 === "startup_timeout_ms" || k58 === "tool_timeout_ms")) return false;
-        }
-      }
+    }
+    for (const k42 in v19) {
+      if (!(k42 === "default_cwd" || k42 === "shell_timeout_ms" || k42 === "max_shell_timeout_ms" || k42 === "web_fetch_timeout_ms" || k42 === "restricted_max_shell_timeout_ms" || k42 === "execution_windows" || k42 === "retry" || k42 === "env_passthrough")) return false;
     }
   }
-  const v59 = data.skills;
-  if (v59 !== undefined) {
-    if (typeof v59 !== "object" || v59 === null || Array.isArray(v59)) return false;
-    const v60 = v59.folders;
-    if (v60 !== undefined) {
-      if (!Array.isArray(v60)) return false;
-      for (let i61 = 0; i61 < v60.length; i61++) {
-        const e62 = v60[i61];
-        if (typeof e62 !== "object" || e62 === null || Array.isArray(e62)) return false;
-        const v63 = e62.path;
-        if (v63 === undefined) return false;
-        if (typeof v63 !== "string") return false;
-        if (v63.length < 1) return false;
-        const v64 = e62.source_kind;
-        if (v64 !== undefined) {
-          if (typeof v64 !== "string") return false;
-          if (v64.length < 1) return false;
-          if (!acceptPattern22_3.test(v64)) return false;
-        }
-        for (const k65 in e62) {
-          if (!(k65 === "path" || k65 === "source_kind")) return false;
+  const v43 = data.mcp_servers;
+  if (v43 !== undefined) {
+    if (typeof v43 !== "object" || v43 === null || Array.isArray(v43)) return false;
+    for (const k44 in v43) {
+      if (typeof k44 === "string") {
+        if (!acceptPattern22_2.test(k44)) return false;
+      }
+      const a46 = v43[k44];
+      if (typeof a46 !== "object" || a46 === null || Array.isArray(a46)) return false;
+      const v47 = a46.command;
+      if (v47 !== undefined) {
+        if (typeof v47 !== "string") return false;
+        if (v47.length < 1) return false;
+      }
+      const v48 = a46.args;
+      if (v48 !== undefined) {
+        if (!Array.isArray(v48)) return false;
+        for (let i49 = 0; i49 < v48.length; i49++) {
+          const e50 = v48[i49];
+          if (typeof e50 !== "string") return false;
         }
       }
-    }
-    for (const k66 in v59) {
-      if (!(k66 === "folders")) return false;
-    }
-  }
-  const v67 = data.acp_agents;
-  if (v67 !== undefined) {
-    if (typeof v67 !== "object" || v67 === null || Array.isArray(v67)) return false;
-    for (const k68 in v67) {
-      if (typeof k68 === "string") {
-        if (!acceptPattern22_4.test(k68)) return false;
+      const v51 = a46.env;
+      if (v51 !== undefined) {
+        if (typeof v51 !== "object" || v51 === null || Array.isArray(v51)) return false;
+        for (const k52 in v51) {
+          const a53 = v51[k52];
+          if (typeof a53 !== "string") return false;
+        }
       }
-      if (!(false)) {
-        if (typeof v67[k68] !== "object" || v67[k68] === null || Array.isArray(v67[k68])) return false;
-        const v70 = v67[k68].command;
-        if (v70 === undefined) return false;
-        if (typeof v70 !== "string") return false;
-        if (v70.length < 1) return false;
-        const v71 = v67[k68].args;
-        if (v71 !== undefined) {
-          if (!Array.isArray(v71)) return false;
-          for (let i72 = 0; i72 < v71.length; i72++) {
-            const e73 = v71[i72];
-            if (typeof e73 !== "string") return false;
-          }
+      const v54 = a46.cwd;
+      if (v54 !== undefined) {
+        if (typeof v54 !== "string") return false;
+        if (v54.length < 1) return false;
+      }
+      const v55 = a46.url;
+      if (v55 !== undefined) {
+        if (typeof v55 !== "string") return false;
+        if (v55.length < 1) return false;
+      }
+      const v56 = a46.headers;
+      if (v56 !== undefined) {
+        if (typeof v56 !== "object" || v56 === null || Array.isArray(v56)) return false;
+        for (const k57 in v56) {
+          const a58 = v56[k57];
+          if (typeof a58 !== "string") return false;
         }
-        const v74 = v67[k68].env;
-        if (v74 !== undefined) {
-          if (typeof v74 !== "object" || v74 === null || Array.isArray(v74)) return false;
-          for (const k75 in v74) {
-            if (!(false)) {
-              if (typeof v74[k75] !== "string") return false;
-            }
-          }
-        }
-        const v76 = v67[k68].startup_timeout_ms;
-        if (v76 !== undefined) {
-          if (!Number.isInteger(v76)) return false;
-          if (v76 < 1) return false;
-        }
-        for (const k77 in v67[k68]) {
-          if (!(k77 === "command" || k77 === "args" || k77 === "env" || k77 === "startup_timeout_ms")) return false;
-        }
+      }
+      const v59 = a46.scope;
+      if (v59 !== undefined) {
+        if (typeof v59 !== "string") return false;
+        if (v59.length < 1) return false;
+      }
+      const v60 = a46.startup_timeout_ms;
+      if (v60 !== undefined) {
+        if (!Number.isInteger(v60)) return false;
+        if (v60 < 1) return false;
+      }
+      const v61 = a46.tool_timeout_ms;
+      if (v61 !== undefined) {
+        if (!Number.isInteger(v61)) return false;
+        if (v61 < 1) return false;
+      }
+      for (const k62 in a46) {
+        if (!(k62 === "command" || k62 === "args" || k62 === "env" || k62 === "cwd" || k62 === "url" || k62 === "headers" || k62 === "scope" || k62 === "startup_timeout_ms" || k62 === "tool_timeout_ms")) return false;
       }
     }
   }
-  const v78 = data.cli_runtimes;
-  if (v78 !== undefined) {
-    if (typeof v78 !== "object" || v78 === null || Array.isArray(v78)) return false;
-    for (const k79 in v78) {
-      if (typeof k79 === "string") {
-        if (!acceptPattern22_5.test(k79)) return false;
-      }
-      if (!(false)) {
-        if (typeof v78[k79] !== "object" || v78[k79] === null || Array.isArray(v78[k79])) return false;
-        const v81 = v78[k79].kind;
-        if (v81 === undefined) return false;
-        if (typeof v81 !== "string") return false;
-        if (!(v81 === "codex")) return false;
-        const v82 = v78[k79].command;
-        if (v82 !== undefined) {
-          if (typeof v82 !== "string") return false;
-          if (v82.length < 1) return false;
+  const v63 = data.skills;
+  if (v63 !== undefined) {
+    if (typeof v63 !== "object" || v63 === null || Array.isArray(v63)) return false;
+    const v64 = v63.folders;
+    if (v64 !== undefined) {
+      if (!Array.isArray(v64)) return false;
+      for (let i65 = 0; i65 < v64.length; i65++) {
+        const e66 = v64[i65];
+        if (typeof e66 !== "object" || e66 === null || Array.isArray(e66)) return false;
+        const v67 = e66.path;
+        if (v67 === undefined) return false;
+        if (typeof v67 !== "string") return false;
+        if (v67.length < 1) return false;
+        const v68 = e66.source_kind;
+        if (v68 !== undefined) {
+          if (typeof v68 !== "string") return false;
+          if (v68.length < 1) return false;
+          if (!acceptPattern22_3.test(v68)) return false;
         }
-        const v83 = v78[k79].args;
-        if (v83 !== undefined) {
-          if (!Array.isArray(v83)) return false;
-          for (let i84 = 0; i84 < v83.length; i84++) {
-            const e85 = v83[i84];
-            if (typeof e85 !== "string") return false;
-          }
-        }
-        const v86 = v78[k79].base_url;
-        if (v86 === undefined) return false;
-        if (typeof v86 !== "string") return false;
-        if (v86.length < 1) return false;
-        const v87 = v78[k79].model;
-        if (v87 === undefined) return false;
-        if (typeof v87 !== "string") return false;
-        if (v87.length < 1) return false;
-        const v88 = v78[k79].api_key_env;
-        if (v88 !== undefined) {
-          if (typeof v88 !== "string") return false;
-          if (v88.length < 1) return false;
-        }
-        const v89 = v78[k79].codex_home;
-        if (v89 !== undefined) {
-          if (typeof v89 !== "string") return false;
-          if (v89.length < 1) return false;
-        }
-        const v90 = v78[k79].startup_timeout_ms;
-        if (v90 !== undefined) {
-          if (!Number.isInteger(v90)) return false;
-          if (v90 < 1) return false;
-        }
-        for (const k91 in v78[k79]) {
-          if (!(k91 === "kind" || k91 === "command" || k91 === "args" || k91 === "base_url" || k91 === "model" || k91 === "api_key_env" || k91 === "codex_home" || k91 === "startup_timeout_ms")) return false;
+        for (const k69 in e66) {
+          if (!(k69 === "path" || k69 === "source_kind")) return false;
         }
       }
     }
-  }
-  const v92 = data.limits;
-  if (v92 !== undefined) {
-    if (typeof v92 !== "object" || v92 === null || Array.isArray(v92)) return false;
-    const v93 = v92.max_frame_bytes;
-    if (v93 !== undefined) {
-      if (!Number.isInteger(v93)) return false;
-      if (v93 < 1024) return false;
-    }
-    const v94 = v92.max_batch_size;
-    if (v94 !== undefined) {
-      if (!Number.isInteger(v94)) return false;
-      if (v94 < 1) return false;
-    }
-    const v95 = v92.max_agent_rounds;
-    if (v95 !== undefined) {
-      if (!Number.isInteger(v95)) return false;
-      if (v95 < 1) return false;
-    }
-    const v96 = v92.max_spawn_depth;
-    if (v96 !== undefined) {
-      if (!Number.isInteger(v96)) return false;
-      if (v96 < 0) return false;
-    }
-    const v97 = v92.max_tool_calls;
-    if (v97 !== undefined) {
-      if (!Number.isInteger(v97)) return false;
-      if (v97 < 1) return false;
-    }
-    for (const k98 in v92) {
-      if (!(k98 === "max_frame_bytes" || k98 === "max_batch_size" || k98 === "max_agent_rounds" || k98 === "max_spawn_depth" || k98 === "max_tool_calls")) return false;
+    for (const k70 in v63) {
+      if (!(k70 === "folders")) return false;
     }
   }
-  const v99 = data.permissions;
+  const v71 = data.acp_agents;
+  if (v71 !== undefined) {
+    if (typeof v71 !== "object" || v71 === null || Array.isArray(v71)) return false;
+    for (const k72 in v71) {
+      if (typeof k72 === "string") {
+        if (!acceptPattern22_4.test(k72)) return false;
+      }
+      const a74 = v71[k72];
+      if (typeof a74 !== "object" || a74 === null || Array.isArray(a74)) return false;
+      const v75 = a74.command;
+      if (v75 === undefined) return false;
+      if (typeof v75 !== "string") return false;
+      if (v75.length < 1) return false;
+      const v76 = a74.args;
+      if (v76 !== undefined) {
+        if (!Array.isArray(v76)) return false;
+        for (let i77 = 0; i77 < v76.length; i77++) {
+          const e78 = v76[i77];
+          if (typeof e78 !== "string") return false;
+        }
+      }
+      const v79 = a74.env;
+      if (v79 !== undefined) {
+        if (typeof v79 !== "object" || v79 === null || Array.isArray(v79)) return false;
+        for (const k80 in v79) {
+          const a81 = v79[k80];
+          if (typeof a81 !== "string") return false;
+        }
+      }
+      const v82 = a74.startup_timeout_ms;
+      if (v82 !== undefined) {
+        if (!Number.isInteger(v82)) return false;
+        if (v82 < 1) return false;
+      }
+      for (const k83 in a74) {
+        if (!(k83 === "command" || k83 === "args" || k83 === "env" || k83 === "startup_timeout_ms")) return false;
+      }
+    }
+  }
+  const v84 = data.cli_runtimes;
+  if (v84 !== undefined) {
+    if (typeof v84 !== "object" || v84 === null || Array.isArray(v84)) return false;
+    for (const k85 in v84) {
+      if (typeof k85 === "string") {
+        if (!acceptPattern22_5.test(k85)) return false;
+      }
+      const a87 = v84[k85];
+      if (typeof a87 !== "object" || a87 === null || Array.isArray(a87)) return false;
+      const v88 = a87.kind;
+      if (v88 === undefined) return false;
+      if (typeof v88 !== "string") return false;
+      if (!(v88 === "codex")) return false;
+      const v89 = a87.command;
+      if (v89 !== undefined) {
+        if (typeof v89 !== "string") return false;
+        if (v89.length < 1) return false;
+      }
+      const v90 = a87.args;
+      if (v90 !== undefined) {
+        if (!Array.isArray(v90)) return false;
+        for (let i91 = 0; i91 < v90.length; i91++) {
+          const e92 = v90[i91];
+          if (typeof e92 !== "string") return false;
+        }
+      }
+      const v93 = a87.base_url;
+      if (v93 === undefined) return false;
+      if (typeof v93 !== "string") return false;
+      if (v93.length < 1) return false;
+      const v94 = a87.model;
+      if (v94 === undefined) return false;
+      if (typeof v94 !== "string") return false;
+      if (v94.length < 1) return false;
+      const v95 = a87.api_key_env;
+      if (v95 !== undefined) {
+        if (typeof v95 !== "string") return false;
+        if (v95.length < 1) return false;
+      }
+      const v96 = a87.codex_home;
+      if (v96 !== undefined) {
+        if (typeof v96 !== "string") return false;
+        if (v96.length < 1) return false;
+      }
+      const v97 = a87.startup_timeout_ms;
+      if (v97 !== undefined) {
+        if (!Number.isInteger(v97)) return false;
+        if (v97 < 1) return false;
+      }
+      for (const k98 in a87) {
+        if (!(k98 === "kind" || k98 === "command" || k98 === "args" || k98 === "base_url" || k98 === "model" || k98 === "api_key_env" || k98 === "codex_home" || k98 === "startup_timeout_ms")) return false;
+      }
+    }
+  }
+  const v99 = data.limits;
   if (v99 !== undefined) {
     if (typeof v99 !== "object" || v99 === null || Array.isArray(v99)) return false;
-    const v100 = v99.request_timeout_ms;
+    const v100 = v99.max_frame_bytes;
     if (v100 !== undefined) {
       if (!Number.isInteger(v100)) return false;
-      if (v100 < 1) return false;
+      if (v100 < 1024) return false;
     }
-    const v101 = v99.require_resolve_token;
+    const v101 = v99.max_batch_size;
     if (v101 !== undefined) {
-      if (typeof v101 !== "boolean") return false;
+      if (!Number.isInteger(v101)) return false;
+      if (v101 < 1) return false;
     }
-    const v102 = v99.allowed_paths;
+    const v102 = v99.max_agent_rounds;
     if (v102 !== undefined) {
-      if (!Array.isArray(v102)) return false;
-      for (let i103 = 0; i103 < v102.length; i103++) {
-        const e104 = v102[i103];
-        if (typeof e104 !== "string") return false;
-        if (e104.length < 1) return false;
+      if (!Number.isInteger(v102)) return false;
+      if (v102 < 1) return false;
+    }
+    const v103 = v99.max_spawn_depth;
+    if (v103 !== undefined) {
+      if (!Number.isInteger(v103)) return false;
+      if (v103 < 0) return false;
+    }
+    const v104 = v99.max_tool_calls;
+    if (v104 !== undefined) {
+      if (!Number.isInteger(v104)) return false;
+      if (v104 < 1) return false;
+    }
+    for (const k105 in v99) {
+      if (!(k105 === "max_frame_bytes" || k105 === "max_batch_size" || k105 === "max_agent_rounds" || k105 === "max_spawn_depth" || k105 === "max_tool_calls")) return false;
+    }
+  }
+  const v106 = data.permissions;
+  if (v106 !== undefined) {
+    if (typeof v106 !== "object" || v106 === null || Array.isArray(v106)) return false;
+    const v107 = v106.request_timeout_ms;
+    if (v107 !== undefined) {
+      if (!Number.isInteger(v107)) return false;
+      if (v107 < 1) return false;
+    }
+    const v108 = v106.require_resolve_token;
+    if (v108 !== undefined) {
+      if (typeof v108 !== "boolean") return false;
+    }
+    const v109 = v106.allowed_paths;
+    if (v109 !== undefined) {
+      if (!Array.isArray(v109)) return false;
+      for (let i110 = 0; i110 < v109.length; i110++) {
+        const e111 = v109[i110];
+        if (typeof e111 !== "string") return false;
+        if (e111.length < 1) return false;
       }
     }
-    const v105 = v99.resolve_token_secret;
-    if (v105 !== undefined) {
-      if (typeof v105 !== "string") return false;
-      if (v105.length < 16) return false;
+    const v112 = v106.resolve_token_secret;
+    if (v112 !== undefined) {
+      if (typeof v112 !== "string") return false;
+      if (v112.length < 16) return false;
     }
-    for (const k106 in v99) {
-      if (!(k106 === "request_timeout_ms" || k106 === "require_resolve_token" || k106 === "allowed_paths" || k106 === "resolve_token_secret")) return false;
-    }
-  }
-  const v107 = data.questions;
-  if (v107 !== undefined) {
-    if (typeof v107 !== "object" || v107 === null || Array.isArray(v107)) return false;
-    const v108 = v107.timeout_ms;
-    if (v108 !== undefined) {
-      if (!Number.isInteger(v108)) return false;
-      if (v108 < 1) return false;
-      if (v108 > 2147483647) return false;
-    }
-    for (const k109 in v107) {
-      if (!(k109 === "timeout_ms")) return false;
+    for (const k113 in v106) {
+      if (!(k113 === "request_timeout_ms" || k113 === "require_resolve_token" || k113 === "allowed_paths" || k113 === "resolve_token_secret")) return false;
     }
   }
-  const v110 = data.gateway_id;
-  if (v110 !== undefined) {
-    if (typeof v110 !== "string") return false;
-    if (v110.length < 1) return false;
-    if (v110.length > 256) return false;
-  }
-  const v111 = data.store;
-  if (v111 !== undefined) {
-    if (typeof v111 !== "string") return false;
-    if (v111.length < 1) return false;
-  }
-  const v112 = data.lease_timeout_ms;
-  if (v112 !== undefined) {
-    if (!Number.isInteger(v112)) return false;
-    if (v112 < 100) return false;
-  }
-  const v113 = data.routes;
-  if (v113 !== undefined) {
-    if (typeof v113 !== "object" || v113 === null || Array.isArray(v113)) return false;
-    const v114 = v113.max_hops;
-    if (v114 !== undefined) {
-      if (!Number.isInteger(v114)) return false;
-      if (v114 < 0) return false;
-    }
-    const v115 = v113.max_routes_per_source;
+  const v114 = data.questions;
+  if (v114 !== undefined) {
+    if (typeof v114 !== "object" || v114 === null || Array.isArray(v114)) return false;
+    const v115 = v114.timeout_ms;
     if (v115 !== undefined) {
       if (!Number.isInteger(v115)) return false;
       if (v115 < 1) return false;
+      if (v115 > 2147483647) return false;
     }
-    for (const k116 in v113) {
-      if (!(k116 === "max_hops" || k116 === "max_routes_per_source")) return false;
+    for (const k116 in v114) {
+      if (!(k116 === "timeout_ms")) return false;
     }
   }
-  const v117 = data.agent;
+  const v117 = data.gateway_id;
   if (v117 !== undefined) {
-    if (typeof v117 !== "object" || v117 === null || Array.isArray(v117)) return false;
-    const v118 = v117.identity_id;
-    if (v118 !== undefined) {
-      if (typeof v118 !== "string") return false;
-      if (v118.length < 1) return false;
-      if (v118.length > 256) return false;
-    }
-    const v119 = v117.display_name;
-    if (v119 !== undefined) {
-      if (typeof v119 !== "string") return false;
-      if (v119.length < 1) return false;
-    }
-    const v120 = v117.nickname;
-    if (v120 !== undefined) {
-      if (typeof v120 !== "string") return false;
-      if (v120.length < 1) return false;
-    }
-    const v121 = v117.revision;
+    if (typeof v117 !== "string") return false;
+    if (v117.length < 1) return false;
+    if (v117.length > 256) return false;
+  }
+  const v118 = data.store;
+  if (v118 !== undefined) {
+    if (typeof v118 !== "string") return false;
+    if (v118.length < 1) return false;
+  }
+  const v119 = data.lease_timeout_ms;
+  if (v119 !== undefined) {
+    if (!Number.isInteger(v119)) return false;
+    if (v119 < 100) return false;
+  }
+  const v120 = data.routes;
+  if (v120 !== undefined) {
+    if (typeof v120 !== "object" || v120 === null || Array.isArray(v120)) return false;
+    const v121 = v120.max_hops;
     if (v121 !== undefined) {
       if (!Number.isInteger(v121)) return false;
       if (v121 < 0) return false;
     }
-    const v122 = v117.avatar_revision;
+    const v122 = v120.max_routes_per_source;
     if (v122 !== undefined) {
       if (!Number.isInteger(v122)) return false;
-      if (v122 < 0) return false;
+      if (v122 < 1) return false;
     }
-    const v123 = v117.role;
-    if (v123 !== undefined) {
-      if (typeof v123 !== "string") return false;
-      if (v123.length < 1) return false;
-    }
-    for (const k124 in v117) {
-      if (!(k124 === "identity_id" || k124 === "display_name" || k124 === "nickname" || k124 === "revision" || k124 === "avatar_revision" || k124 === "role")) return false;
+    for (const k123 in v120) {
+      if (!(k123 === "max_hops" || k123 === "max_routes_per_source")) return false;
     }
   }
-  const v125 = data.context;
-  if (v125 !== undefined) {
-    if (typeof v125 !== "object" || v125 === null || Array.isArray(v125)) return false;
-    const v126 = v125.max_history_tokens;
+  const v124 = data.agent;
+  if (v124 !== undefined) {
+    if (typeof v124 !== "object" || v124 === null || Array.isArray(v124)) return false;
+    const v125 = v124.identity_id;
+    if (v125 !== undefined) {
+      if (typeof v125 !== "string") return false;
+      if (v125.length < 1) return false;
+      if (v125.length > 256) return false;
+    }
+    const v126 = v124.display_name;
     if (v126 !== undefined) {
-      if (!Number.isInteger(v126)) return false;
-      if (v126 < 1) return false;
+      if (typeof v126 !== "string") return false;
+      if (v126.length < 1) return false;
     }
-    const v127 = v125.keep_recent_messages;
+    const v127 = v124.nickname;
     if (v127 !== undefined) {
-      if (!Number.isInteger(v127)) return false;
-      if (v127 < 1) return false;
+      if (typeof v127 !== "string") return false;
+      if (v127.length < 1) return false;
     }
-    for (const k128 in v125) {
-      if (!(k128 === "max_history_tokens" || k128 === "keep_recent_messages")) return false;
+    const v128 = v124.revision;
+    if (v128 !== undefined) {
+      if (!Number.isInteger(v128)) return false;
+      if (v128 < 0) return false;
     }
-  }
-  const v129 = data.sandbox;
-  if (v129 !== undefined) {
-    if (typeof v129 !== "object" || v129 === null || Array.isArray(v129)) return false;
-    const v130 = v129.required;
+    const v129 = v124.avatar_revision;
+    if (v129 !== undefined) {
+      if (!Number.isInteger(v129)) return false;
+      if (v129 < 0) return false;
+    }
+    const v130 = v124.role;
     if (v130 !== undefined) {
-      if (typeof v130 !== "boolean") return false;
+      if (typeof v130 !== "string") return false;
+      if (v130.length < 1) return false;
     }
-    const v131 = v129.bwrap_path;
-    if (v131 !== undefined) {
-      if (typeof v131 !== "string") return false;
-      if (v131.length < 1) return false;
-    }
-    for (const k132 in v129) {
-      if (!(k132 === "required" || k132 === "bwrap_path")) return false;
+    for (const k131 in v124) {
+      if (!(k131 === "identity_id" || k131 === "display_name" || k131 === "nickname" || k131 === "revision" || k131 === "avatar_revision" || k131 === "role")) return false;
     }
   }
-  const v133 = data.network;
-  if (v133 !== undefined) {
-    if (typeof v133 !== "object" || v133 === null || Array.isArray(v133)) return false;
-    const v134 = v133.allow_domains;
+  const v132 = data.context;
+  if (v132 !== undefined) {
+    if (typeof v132 !== "object" || v132 === null || Array.isArray(v132)) return false;
+    const v133 = v132.max_history_tokens;
+    if (v133 !== undefined) {
+      if (!Number.isInteger(v133)) return false;
+      if (v133 < 1) return false;
+    }
+    const v134 = v132.keep_recent_messages;
     if (v134 !== undefined) {
-      if (!Array.isArray(v134)) return false;
-      for (let i135 = 0; i135 < v134.length; i135++) {
-        const e136 = v134[i135];
-        if (typeof e136 !== "string") return false;
-        if (e136.length < 1) return false;
-        if (e136.length > 260) return false;
-      }
+      if (!Number.isInteger(v134)) return false;
+      if (v134 < 1) return false;
     }
-    const v137 = v133.deny_domains;
-    if (v137 !== undefined) {
-      if (!Array.isArray(v137)) return false;
-      for (let i138 = 0; i138 < v137.length; i138++) {
-        const e139 = v137[i138];
-        if (typeof e139 !== "string") return false;
-        if (e139.length < 1) return false;
-        if (e139.length > 260) return false;
-      }
-    }
-    for (const k140 in v133) {
-      if (!(k140 === "allow_domains" || k140 === "deny_domains")) return false;
+    for (const k135 in v132) {
+      if (!(k135 === "max_history_tokens" || k135 === "keep_recent_messages")) return false;
     }
   }
-  for (const k141 in data) {
-    if (!(k141 === "default_provider" || k141 === "default_model" || k141 === "providers" || k141 === "tools" || k141 === "mcp_servers" || k141 === "skills" || k141 === "acp_agents" || k141 === "cli_runtimes" || k141 === "limits" || k141 === "permissions" || k141 === "questions" || k141 === "gateway_id" || k141 === "store" || k141 === "lease_timeout_ms" || k141 === "routes" || k141 === "agent" || k141 === "context" || k141 === "sandbox" || k141 === "network")) return false;
+  const v136 = data.sandbox;
+  if (v136 !== undefined) {
+    if (typeof v136 !== "object" || v136 === null || Array.isArray(v136)) return false;
+    const v137 = v136.required;
+    if (v137 !== undefined) {
+      if (typeof v137 !== "boolean") return false;
+    }
+    const v138 = v136.bwrap_path;
+    if (v138 !== undefined) {
+      if (typeof v138 !== "string") return false;
+      if (v138.length < 1) return false;
+    }
+    for (const k139 in v136) {
+      if (!(k139 === "required" || k139 === "bwrap_path")) return false;
+    }
+  }
+  const v140 = data.network;
+  if (v140 !== undefined) {
+    if (typeof v140 !== "object" || v140 === null || Array.isArray(v140)) return false;
+    const v141 = v140.allow_domains;
+    if (v141 !== undefined) {
+      if (!Array.isArray(v141)) return false;
+      for (let i142 = 0; i142 < v141.length; i142++) {
+        const e143 = v141[i142];
+        if (typeof e143 !== "string") return false;
+        if (e143.length < 1) return false;
+        if (e143.length > 260) return false;
+      }
+    }
+    const v144 = v140.deny_domains;
+    if (v144 !== undefined) {
+      if (!Array.isArray(v144)) return false;
+      for (let i145 = 0; i145 < v144.length; i145++) {
+        const e146 = v144[i145];
+        if (typeof e146 !== "string") return false;
+        if (e146.length < 1) return false;
+        if (e146.length > 260) return false;
+      }
+    }
+    for (const k147 in v140) {
+      if (!(k147 === "allow_domains" || k147 === "deny_domains")) return false;
+    }
+  }
+  for (const k148 in data) {
+    if (!(k148 === "default_provider" || k148 === "default_model" || k148 === "providers" || k148 === "tools" || k148 === "mcp_servers" || k148 === "skills" || k148 === "acp_agents" || k148 === "cli_runtimes" || k148 === "limits" || k148 === "permissions" || k148 === "questions" || k148 === "gateway_id" || k148 === "store" || k148 === "lease_timeout_ms" || k148 === "routes" || k148 === "agent" || k148 === "context" || k148 === "sandbox" || k148 === "network")) return false;
   }
   return true;
 }

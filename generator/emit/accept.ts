@@ -92,6 +92,8 @@ class TypeUnit {
   readonly functions: string[] = [];
   readonly constants: string[] = [];
   private readonly byUri = new Map<string, string>();
+  /** The `$ref`-only fragments being followed, so that a loop of them is refused rather than followed forever. */
+  private readonly following = new Set<string>();
   private count = 0;
 
   constructor(
@@ -109,7 +111,16 @@ class TypeUnit {
       const known = this.byUri.get(uri);
       if (known) return known;
     }
-    if (isObject(schema) && Object.keys(schema).length === 1 && typeof schema.$ref === "string") return this.ref(schema.$ref, base);
+    if (isObject(schema) && Object.keys(schema).length === 1 && typeof schema.$ref === "string") {
+      const key = uri ?? `${base} ${schema.$ref}`;
+      if (this.following.has(key)) throw new Unsupported(`a loop of $refs through ${schema.$ref}`);
+      this.following.add(key);
+      try {
+        return this.ref(schema.$ref, base);
+      } finally {
+        this.following.delete(key);
+      }
+    }
     const name = this.name("");
     if (uri !== undefined) this.byUri.set(uri, name);
     this.functions.push(this.body(name, schema, base));
@@ -270,11 +281,13 @@ class SchemaReader {
     const k = this.locals.next("k");
     if (names !== undefined && names !== true) keyLines.push(...this.check(names, k));
     if (additional !== undefined && additional !== true) {
-      const isKnown = known.length === 0 ? "false" : known.length > CHAIN_LIMIT ? `${this.hoistSet(known)}.has(${k})` : known.map((p) => `${k} === ${JSON.stringify(p)}`).join(" || ");
-      if (additional === false) keyLines.push(`if (!(${isKnown})) return false;`);
+      const isKnown = known.length > CHAIN_LIMIT ? `${this.hoistSet(known)}.has(${k})` : known.map((p) => `${k} === ${JSON.stringify(p)}`).join(" || ");
+      if (additional === false) keyLines.push(known.length ? `if (!(${isKnown})) return false;` : "return false;");
       else {
-        const sub = this.check(additional, `${x}[${k}]`);
-        if (sub.length) keyLines.push(`if (!(${isKnown})) {`, ...indent(sub), "}");
+        const a = this.locals.next("a");
+        const sub = this.check(additional, a);
+        const lines = [`const ${a} = ${x}[${k}];`, ...sub];
+        if (sub.length) keyLines.push(...(known.length ? [`if (!(${isKnown})) {`, ...indent(lines), "}"] : lines));
       }
     }
     if (keyLines.length) out.push(`for (const ${k} in ${x}) {`, ...indent(keyLines), "}");
@@ -295,7 +308,9 @@ class SchemaReader {
     const tagName = d.propertyName;
     const seen = new Set<string>();
     const branches = this.list(s, "oneOf").map((branch) => {
-      const read = isObject(branch) && typeof branch.$ref === "string" ? this.unit.locate(branch.$ref, this.base).node : branch;
+      // As ajv: a branch that is only a $ref is read through it; any other branch is read as written.
+      const onlyRef = isObject(branch) && typeof branch.$ref === "string" && Object.keys(branch).every((k) => k === "$ref" || IGNORED.has(k));
+      const read = onlyRef ? this.unit.locate((branch as JsonObject).$ref as string, this.base).node : branch;
       const tag = isObject(read) && isObject(read.properties) ? read.properties[tagName] : undefined;
       if (!isObject(tag)) throw new Unsupported("discriminator branch without its tag");
       const values = tag.const !== undefined ? [tag.const] : Array.isArray(tag.enum) ? tag.enum : [];
