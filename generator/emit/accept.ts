@@ -197,6 +197,7 @@ class SchemaReader {
     let types: Json[] | undefined;
     if (s.type !== undefined) {
       types = Array.isArray(s.type) ? s.type : [s.type];
+      if (types.length === 0) throw new Unsupported("an empty list of types");
       out.push(types.length === 1 ? `if (${typeRefusal(types[0]!, x)}) return false;` : `if (!(${types.map((t) => typeTest(t, x)).join(" || ")})) return false;`);
     }
     // The keywords of an instance type apply only to values of that type: guarded unless the
