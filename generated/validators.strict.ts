@@ -32253,1471 +32253,1471 @@ function accept162(data) {
 }
 
 // The exports: a valid value is answered by its check; any other goes to ajv's validator, for the answer and its errors.
-exports.AgentActorRef = function AgentActorRef(data, options) {
+exports.AgentActorRef = function fast0(data, options) {
   if (accept0(data)) {
-    AgentActorRef.errors = null;
+    fast0.errors = null;
     return true;
   }
   const valid = full0(data, options);
-  AgentActorRef.errors = full0.errors;
+  fast0.errors = full0.errors;
   return valid;
 };
-exports.AgentDelegationDisclosurePolicy = function AgentDelegationDisclosurePolicy(data, options) {
+exports.AgentDelegationDisclosurePolicy = function fast1(data, options) {
   if (accept1(data)) {
-    AgentDelegationDisclosurePolicy.errors = null;
+    fast1.errors = null;
     return true;
   }
   const valid = full1(data, options);
-  AgentDelegationDisclosurePolicy.errors = full1.errors;
+  fast1.errors = full1.errors;
   return valid;
 };
-exports.AgentDelegationDisclosureRequest = function AgentDelegationDisclosureRequest(data, options) {
+exports.AgentDelegationDisclosureRequest = function fast2(data, options) {
   if (accept2(data)) {
-    AgentDelegationDisclosureRequest.errors = null;
+    fast2.errors = null;
     return true;
   }
   const valid = full2(data, options);
-  AgentDelegationDisclosureRequest.errors = full2.errors;
+  fast2.errors = full2.errors;
   return valid;
 };
-exports.AgentDelegationResultReturn = function AgentDelegationResultReturn(data, options) {
+exports.AgentDelegationResultReturn = function fast3(data, options) {
   if (accept3(data)) {
-    AgentDelegationResultReturn.errors = null;
+    fast3.errors = null;
     return true;
   }
   const valid = full3(data, options);
-  AgentDelegationResultReturn.errors = full3.errors;
+  fast3.errors = full3.errors;
   return valid;
 };
-exports.AgentDelegationRouteAction = function AgentDelegationRouteAction(data, options) {
+exports.AgentDelegationRouteAction = function fast4(data, options) {
   if (accept4(data)) {
-    AgentDelegationRouteAction.errors = null;
+    fast4.errors = null;
     return true;
   }
   const valid = full4(data, options);
-  AgentDelegationRouteAction.errors = full4.errors;
+  fast4.errors = full4.errors;
   return valid;
 };
-exports.AgentDelegationRouteCreateParams = function AgentDelegationRouteCreateParams(data, options) {
+exports.AgentDelegationRouteCreateParams = function fast5(data, options) {
   if (accept5(data)) {
-    AgentDelegationRouteCreateParams.errors = null;
+    fast5.errors = null;
     return true;
   }
   const valid = full5(data, options);
-  AgentDelegationRouteCreateParams.errors = full5.errors;
+  fast5.errors = full5.errors;
   return valid;
 };
-exports.AgentDelegationRouteKind = function AgentDelegationRouteKind(data, options) {
+exports.AgentDelegationRouteKind = function fast6(data, options) {
   if (accept6(data)) {
-    AgentDelegationRouteKind.errors = null;
+    fast6.errors = null;
     return true;
   }
   const valid = full6(data, options);
-  AgentDelegationRouteKind.errors = full6.errors;
+  fast6.errors = full6.errors;
   return valid;
 };
-exports.AgentDelegationRouteListParams = function AgentDelegationRouteListParams(data, options) {
+exports.AgentDelegationRouteListParams = function fast7(data, options) {
   if (accept7(data)) {
-    AgentDelegationRouteListParams.errors = null;
+    fast7.errors = null;
     return true;
   }
   const valid = full7(data, options);
-  AgentDelegationRouteListParams.errors = full7.errors;
+  fast7.errors = full7.errors;
   return valid;
 };
-exports.AgentDelegationRouteListResponse = function AgentDelegationRouteListResponse(data, options) {
+exports.AgentDelegationRouteListResponse = function fast8(data, options) {
   if (accept8(data)) {
-    AgentDelegationRouteListResponse.errors = null;
+    fast8.errors = null;
     return true;
   }
   const valid = full8(data, options);
-  AgentDelegationRouteListResponse.errors = full8.errors;
+  fast8.errors = full8.errors;
   return valid;
 };
-exports.AgentDelegationRouteProjection = function AgentDelegationRouteProjection(data, options) {
+exports.AgentDelegationRouteProjection = function fast9(data, options) {
   if (accept9(data)) {
-    AgentDelegationRouteProjection.errors = null;
+    fast9.errors = null;
     return true;
   }
   const valid = full9(data, options);
-  AgentDelegationRouteProjection.errors = full9.errors;
+  fast9.errors = full9.errors;
   return valid;
 };
-exports.AgentDelegationRouteRevokeParams = function AgentDelegationRouteRevokeParams(data, options) {
+exports.AgentDelegationRouteRevokeParams = function fast10(data, options) {
   if (accept10(data)) {
-    AgentDelegationRouteRevokeParams.errors = null;
+    fast10.errors = null;
     return true;
   }
   const valid = full10(data, options);
-  AgentDelegationRouteRevokeParams.errors = full10.errors;
+  fast10.errors = full10.errors;
   return valid;
 };
-exports.AgentDelegationRouteStatus = function AgentDelegationRouteStatus(data, options) {
+exports.AgentDelegationRouteStatus = function fast11(data, options) {
   if (accept11(data)) {
-    AgentDelegationRouteStatus.errors = null;
+    fast11.errors = null;
     return true;
   }
   const valid = full11(data, options);
-  AgentDelegationRouteStatus.errors = full11.errors;
+  fast11.errors = full11.errors;
   return valid;
 };
-exports.AgentPresentationSnapshot = function AgentPresentationSnapshot(data, options) {
+exports.AgentPresentationSnapshot = function fast12(data, options) {
   if (accept12(data)) {
-    AgentPresentationSnapshot.errors = null;
+    fast12.errors = null;
     return true;
   }
   const valid = full12(data, options);
-  AgentPresentationSnapshot.errors = full12.errors;
+  fast12.errors = full12.errors;
   return valid;
 };
-exports.AgentRolePresentation = function AgentRolePresentation(data, options) {
+exports.AgentRolePresentation = function fast13(data, options) {
   if (accept13(data)) {
-    AgentRolePresentation.errors = null;
+    fast13.errors = null;
     return true;
   }
   const valid = full13(data, options);
-  AgentRolePresentation.errors = full13.errors;
+  fast13.errors = full13.errors;
   return valid;
 };
-exports.CliRuntimeOptions = function CliRuntimeOptions(data, options) {
+exports.CliRuntimeOptions = function fast14(data, options) {
   if (accept14(data)) {
-    CliRuntimeOptions.errors = null;
+    fast14.errors = null;
     return true;
   }
   const valid = full14(data, options);
-  CliRuntimeOptions.errors = full14.errors;
+  fast14.errors = full14.errors;
   return valid;
 };
-exports.ContextCompressedNotification = function ContextCompressedNotification(data, options) {
+exports.ContextCompressedNotification = function fast15(data, options) {
   if (accept15(data)) {
-    ContextCompressedNotification.errors = null;
+    fast15.errors = null;
     return true;
   }
   const valid = full15(data, options);
-  ContextCompressedNotification.errors = full15.errors;
+  fast15.errors = full15.errors;
   return valid;
 };
-exports.ContextCompressingNotification = function ContextCompressingNotification(data, options) {
+exports.ContextCompressingNotification = function fast16(data, options) {
   if (accept16(data)) {
-    ContextCompressingNotification.errors = null;
+    fast16.errors = null;
     return true;
   }
   const valid = full16(data, options);
-  ContextCompressingNotification.errors = full16.errors;
+  fast16.errors = full16.errors;
   return valid;
 };
-exports.ContextCompressionReason = function ContextCompressionReason(data, options) {
+exports.ContextCompressionReason = function fast17(data, options) {
   if (accept17(data)) {
-    ContextCompressionReason.errors = null;
+    fast17.errors = null;
     return true;
   }
   const valid = full17(data, options);
-  ContextCompressionReason.errors = full17.errors;
+  fast17.errors = full17.errors;
   return valid;
 };
-exports.ExecutionBackend = function ExecutionBackend(data, options) {
+exports.ExecutionBackend = function fast18(data, options) {
   if (accept18(data)) {
-    ExecutionBackend.errors = null;
+    fast18.errors = null;
     return true;
   }
   const valid = full18(data, options);
-  ExecutionBackend.errors = full18.errors;
+  fast18.errors = full18.errors;
   return valid;
 };
-exports.ExecutionBackendAcpAgentRuntime = function ExecutionBackendAcpAgentRuntime(data, options) {
+exports.ExecutionBackendAcpAgentRuntime = function fast19(data, options) {
   if (accept19(data)) {
-    ExecutionBackendAcpAgentRuntime.errors = null;
+    fast19.errors = null;
     return true;
   }
   const valid = full19(data, options);
-  ExecutionBackendAcpAgentRuntime.errors = full19.errors;
+  fast19.errors = full19.errors;
   return valid;
 };
-exports.ExecutionBackendApiProvider = function ExecutionBackendApiProvider(data, options) {
+exports.ExecutionBackendApiProvider = function fast20(data, options) {
   if (accept20(data)) {
-    ExecutionBackendApiProvider.errors = null;
+    fast20.errors = null;
     return true;
   }
   const valid = full20(data, options);
-  ExecutionBackendApiProvider.errors = full20.errors;
+  fast20.errors = full20.errors;
   return valid;
 };
-exports.ExecutionBackendCliAgentRuntime = function ExecutionBackendCliAgentRuntime(data, options) {
+exports.ExecutionBackendCliAgentRuntime = function fast21(data, options) {
   if (accept21(data)) {
-    ExecutionBackendCliAgentRuntime.errors = null;
+    fast21.errors = null;
     return true;
   }
   const valid = full21(data, options);
-  ExecutionBackendCliAgentRuntime.errors = full21.errors;
+  fast21.errors = full21.errors;
   return valid;
 };
-exports.GatewayConfig = function GatewayConfig(data, options) {
+exports.GatewayConfig = function fast22(data, options) {
   if (accept22(data)) {
-    GatewayConfig.errors = null;
+    fast22.errors = null;
     return true;
   }
   const valid = full22(data, options);
-  GatewayConfig.errors = full22.errors;
+  fast22.errors = full22.errors;
   return valid;
 };
-exports.GatewayRetryPolicy = function GatewayRetryPolicy(data, options) {
+exports.GatewayRetryPolicy = function fast23(data, options) {
   if (accept23(data)) {
-    GatewayRetryPolicy.errors = null;
+    fast23.errors = null;
     return true;
   }
   const valid = full23(data, options);
-  GatewayRetryPolicy.errors = full23.errors;
+  fast23.errors = full23.errors;
   return valid;
 };
-exports.ItemCompletedNotification = function ItemCompletedNotification(data, options) {
+exports.ItemCompletedNotification = function fast24(data, options) {
   if (accept24(data)) {
-    ItemCompletedNotification.errors = null;
+    fast24.errors = null;
     return true;
   }
   const valid = full24(data, options);
-  ItemCompletedNotification.errors = full24.errors;
+  fast24.errors = full24.errors;
   return valid;
 };
-exports.ItemDeltaNotification = function ItemDeltaNotification(data, options) {
+exports.ItemDeltaNotification = function fast25(data, options) {
   if (accept25(data)) {
-    ItemDeltaNotification.errors = null;
+    fast25.errors = null;
     return true;
   }
   const valid = full25(data, options);
-  ItemDeltaNotification.errors = full25.errors;
+  fast25.errors = full25.errors;
   return valid;
 };
-exports.ItemDeltaStream = function ItemDeltaStream(data, options) {
+exports.ItemDeltaStream = function fast26(data, options) {
   if (accept26(data)) {
-    ItemDeltaStream.errors = null;
+    fast26.errors = null;
     return true;
   }
   const valid = full26(data, options);
-  ItemDeltaStream.errors = full26.errors;
+  fast26.errors = full26.errors;
   return valid;
 };
-exports.ItemRecoveryAttachedNotification = function ItemRecoveryAttachedNotification(data, options) {
+exports.ItemRecoveryAttachedNotification = function fast27(data, options) {
   if (accept27(data)) {
-    ItemRecoveryAttachedNotification.errors = null;
+    fast27.errors = null;
     return true;
   }
   const valid = full27(data, options);
-  ItemRecoveryAttachedNotification.errors = full27.errors;
+  fast27.errors = full27.errors;
   return valid;
 };
-exports.ItemRecoveryExhaustedNotification = function ItemRecoveryExhaustedNotification(data, options) {
+exports.ItemRecoveryExhaustedNotification = function fast28(data, options) {
   if (accept28(data)) {
-    ItemRecoveryExhaustedNotification.errors = null;
+    fast28.errors = null;
     return true;
   }
   const valid = full28(data, options);
-  ItemRecoveryExhaustedNotification.errors = full28.errors;
+  fast28.errors = full28.errors;
   return valid;
 };
-exports.ItemRecoveryKind = function ItemRecoveryKind(data, options) {
+exports.ItemRecoveryKind = function fast29(data, options) {
   if (accept29(data)) {
-    ItemRecoveryKind.errors = null;
+    fast29.errors = null;
     return true;
   }
   const valid = full29(data, options);
-  ItemRecoveryKind.errors = full29.errors;
+  fast29.errors = full29.errors;
   return valid;
 };
-exports.ItemRecoveryOpenedNotification = function ItemRecoveryOpenedNotification(data, options) {
+exports.ItemRecoveryOpenedNotification = function fast30(data, options) {
   if (accept30(data)) {
-    ItemRecoveryOpenedNotification.errors = null;
+    fast30.errors = null;
     return true;
   }
   const valid = full30(data, options);
-  ItemRecoveryOpenedNotification.errors = full30.errors;
+  fast30.errors = full30.errors;
   return valid;
 };
-exports.ItemRecoverySucceededNotification = function ItemRecoverySucceededNotification(data, options) {
+exports.ItemRecoverySucceededNotification = function fast31(data, options) {
   if (accept31(data)) {
-    ItemRecoverySucceededNotification.errors = null;
+    fast31.errors = null;
     return true;
   }
   const valid = full31(data, options);
-  ItemRecoverySucceededNotification.errors = full31.errors;
+  fast31.errors = full31.errors;
   return valid;
 };
-exports.ItemRetryAttemptStartedNotification = function ItemRetryAttemptStartedNotification(data, options) {
+exports.ItemRetryAttemptStartedNotification = function fast32(data, options) {
   if (accept32(data)) {
-    ItemRetryAttemptStartedNotification.errors = null;
+    fast32.errors = null;
     return true;
   }
   const valid = full32(data, options);
-  ItemRetryAttemptStartedNotification.errors = full32.errors;
+  fast32.errors = full32.errors;
   return valid;
 };
-exports.ItemRetryScheduledNotification = function ItemRetryScheduledNotification(data, options) {
+exports.ItemRetryScheduledNotification = function fast33(data, options) {
   if (accept33(data)) {
-    ItemRetryScheduledNotification.errors = null;
+    fast33.errors = null;
     return true;
   }
   const valid = full33(data, options);
-  ItemRetryScheduledNotification.errors = full33.errors;
+  fast33.errors = full33.errors;
   return valid;
 };
-exports.ItemStartedNotification = function ItemStartedNotification(data, options) {
+exports.ItemStartedNotification = function fast34(data, options) {
   if (accept34(data)) {
-    ItemStartedNotification.errors = null;
+    fast34.errors = null;
     return true;
   }
   const valid = full34(data, options);
-  ItemStartedNotification.errors = full34.errors;
+  fast34.errors = full34.errors;
   return valid;
 };
-exports.ItemTimeoutDetectedNotification = function ItemTimeoutDetectedNotification(data, options) {
+exports.ItemTimeoutDetectedNotification = function fast35(data, options) {
   if (accept35(data)) {
-    ItemTimeoutDetectedNotification.errors = null;
+    fast35.errors = null;
     return true;
   }
   const valid = full35(data, options);
-  ItemTimeoutDetectedNotification.errors = full35.errors;
+  fast35.errors = full35.errors;
   return valid;
 };
-exports.ItemToolRetryExhaustedNotification = function ItemToolRetryExhaustedNotification(data, options) {
+exports.ItemToolRetryExhaustedNotification = function fast36(data, options) {
   if (accept36(data)) {
-    ItemToolRetryExhaustedNotification.errors = null;
+    fast36.errors = null;
     return true;
   }
   const valid = full36(data, options);
-  ItemToolRetryExhaustedNotification.errors = full36.errors;
+  fast36.errors = full36.errors;
   return valid;
 };
-exports.ItemToolRetryResolvedNotification = function ItemToolRetryResolvedNotification(data, options) {
+exports.ItemToolRetryResolvedNotification = function fast37(data, options) {
   if (accept37(data)) {
-    ItemToolRetryResolvedNotification.errors = null;
+    fast37.errors = null;
     return true;
   }
   const valid = full37(data, options);
-  ItemToolRetryResolvedNotification.errors = full37.errors;
+  fast37.errors = full37.errors;
   return valid;
 };
-exports.ItemToolRetryScheduledNotification = function ItemToolRetryScheduledNotification(data, options) {
+exports.ItemToolRetryScheduledNotification = function fast38(data, options) {
   if (accept38(data)) {
-    ItemToolRetryScheduledNotification.errors = null;
+    fast38.errors = null;
     return true;
   }
   const valid = full38(data, options);
-  ItemToolRetryScheduledNotification.errors = full38.errors;
+  fast38.errors = full38.errors;
   return valid;
 };
-exports.ItemUpdatedNotification = function ItemUpdatedNotification(data, options) {
+exports.ItemUpdatedNotification = function fast39(data, options) {
   if (accept39(data)) {
-    ItemUpdatedNotification.errors = null;
+    fast39.errors = null;
     return true;
   }
   const valid = full39(data, options);
-  ItemUpdatedNotification.errors = full39.errors;
+  fast39.errors = full39.errors;
   return valid;
 };
-exports.PermissionActionKind = function PermissionActionKind(data, options) {
+exports.PermissionActionKind = function fast40(data, options) {
   if (accept40(data)) {
-    PermissionActionKind.errors = null;
+    fast40.errors = null;
     return true;
   }
   const valid = full40(data, options);
-  PermissionActionKind.errors = full40.errors;
+  fast40.errors = full40.errors;
   return valid;
 };
-exports.PermissionBehavior = function PermissionBehavior(data, options) {
+exports.PermissionBehavior = function fast41(data, options) {
   if (accept41(data)) {
-    PermissionBehavior.errors = null;
+    fast41.errors = null;
     return true;
   }
   const valid = full41(data, options);
-  PermissionBehavior.errors = full41.errors;
+  fast41.errors = full41.errors;
   return valid;
 };
-exports.PromptManifest = function PromptManifest(data, options) {
+exports.PromptManifest = function fast42(data, options) {
   if (accept42(data)) {
-    PromptManifest.errors = null;
+    fast42.errors = null;
     return true;
   }
   const valid = full42(data, options);
-  PromptManifest.errors = full42.errors;
+  fast42.errors = full42.errors;
   return valid;
 };
-exports.Thread = function Thread(data, options) {
+exports.Thread = function fast43(data, options) {
   if (accept43(data)) {
-    Thread.errors = null;
+    fast43.errors = null;
     return true;
   }
   const valid = full43(data, options);
-  Thread.errors = full43.errors;
+  fast43.errors = full43.errors;
   return valid;
 };
-exports.ThreadGetParams = function ThreadGetParams(data, options) {
+exports.ThreadGetParams = function fast44(data, options) {
   if (accept44(data)) {
-    ThreadGetParams.errors = null;
+    fast44.errors = null;
     return true;
   }
   const valid = full44(data, options);
-  ThreadGetParams.errors = full44.errors;
+  fast44.errors = full44.errors;
   return valid;
 };
-exports.ThreadGetResponse = function ThreadGetResponse(data, options) {
+exports.ThreadGetResponse = function fast45(data, options) {
   if (accept45(data)) {
-    ThreadGetResponse.errors = null;
+    fast45.errors = null;
     return true;
   }
   const valid = full45(data, options);
-  ThreadGetResponse.errors = full45.errors;
+  fast45.errors = full45.errors;
   return valid;
 };
-exports.ThreadStartParams = function ThreadStartParams(data, options) {
+exports.ThreadStartParams = function fast46(data, options) {
   if (accept46(data)) {
-    ThreadStartParams.errors = null;
+    fast46.errors = null;
     return true;
   }
   const valid = full46(data, options);
-  ThreadStartParams.errors = full46.errors;
+  fast46.errors = full46.errors;
   return valid;
 };
-exports.ThreadStartResponse = function ThreadStartResponse(data, options) {
+exports.ThreadStartResponse = function fast47(data, options) {
   if (accept47(data)) {
-    ThreadStartResponse.errors = null;
+    fast47.errors = null;
     return true;
   }
   const valid = full47(data, options);
-  ThreadStartResponse.errors = full47.errors;
+  fast47.errors = full47.errors;
   return valid;
 };
-exports.ThreadTimelineBlock = function ThreadTimelineBlock(data, options) {
+exports.ThreadTimelineBlock = function fast48(data, options) {
   if (accept48(data)) {
-    ThreadTimelineBlock.errors = null;
+    fast48.errors = null;
     return true;
   }
   const valid = full48(data, options);
-  ThreadTimelineBlock.errors = full48.errors;
+  fast48.errors = full48.errors;
   return valid;
 };
-exports.ThreadTimelineBlocksChangedNotification = function ThreadTimelineBlocksChangedNotification(data, options) {
+exports.ThreadTimelineBlocksChangedNotification = function fast49(data, options) {
   if (accept49(data)) {
-    ThreadTimelineBlocksChangedNotification.errors = null;
+    fast49.errors = null;
     return true;
   }
   const valid = full49(data, options);
-  ThreadTimelineBlocksChangedNotification.errors = full49.errors;
+  fast49.errors = full49.errors;
   return valid;
 };
-exports.ThreadTimelinePageParams = function ThreadTimelinePageParams(data, options) {
+exports.ThreadTimelinePageParams = function fast50(data, options) {
   if (accept50(data)) {
-    ThreadTimelinePageParams.errors = null;
+    fast50.errors = null;
     return true;
   }
   const valid = full50(data, options);
-  ThreadTimelinePageParams.errors = full50.errors;
+  fast50.errors = full50.errors;
   return valid;
 };
-exports.ThreadTimelinePageResponse = function ThreadTimelinePageResponse(data, options) {
+exports.ThreadTimelinePageResponse = function fast51(data, options) {
   if (accept51(data)) {
-    ThreadTimelinePageResponse.errors = null;
+    fast51.errors = null;
     return true;
   }
   const valid = full51(data, options);
-  ThreadTimelinePageResponse.errors = full51.errors;
+  fast51.errors = full51.errors;
   return valid;
 };
-exports.ToolPermissionPolicySnapshot = function ToolPermissionPolicySnapshot(data, options) {
+exports.ToolPermissionPolicySnapshot = function fast52(data, options) {
   if (accept52(data)) {
-    ToolPermissionPolicySnapshot.errors = null;
+    fast52.errors = null;
     return true;
   }
   const valid = full52(data, options);
-  ToolPermissionPolicySnapshot.errors = full52.errors;
+  fast52.errors = full52.errors;
   return valid;
 };
-exports.Turn = function Turn(data, options) {
+exports.Turn = function fast53(data, options) {
   if (accept53(data)) {
-    Turn.errors = null;
+    fast53.errors = null;
     return true;
   }
   const valid = full53(data, options);
-  Turn.errors = full53.errors;
+  fast53.errors = full53.errors;
   return valid;
 };
-exports.TurnBlockedNotification = function TurnBlockedNotification(data, options) {
+exports.TurnBlockedNotification = function fast54(data, options) {
   if (accept54(data)) {
-    TurnBlockedNotification.errors = null;
+    fast54.errors = null;
     return true;
   }
   const valid = full54(data, options);
-  TurnBlockedNotification.errors = full54.errors;
+  fast54.errors = full54.errors;
   return valid;
 };
-exports.TurnCancelParams = function TurnCancelParams(data, options) {
+exports.TurnCancelParams = function fast55(data, options) {
   if (accept55(data)) {
-    TurnCancelParams.errors = null;
+    fast55.errors = null;
     return true;
   }
   const valid = full55(data, options);
-  TurnCancelParams.errors = full55.errors;
+  fast55.errors = full55.errors;
   return valid;
 };
-exports.TurnCancelResponse = function TurnCancelResponse(data, options) {
+exports.TurnCancelResponse = function fast56(data, options) {
   if (accept56(data)) {
-    TurnCancelResponse.errors = null;
+    fast56.errors = null;
     return true;
   }
   const valid = full56(data, options);
-  TurnCancelResponse.errors = full56.errors;
+  fast56.errors = full56.errors;
   return valid;
 };
-exports.TurnCapability = function TurnCapability(data, options) {
+exports.TurnCapability = function fast57(data, options) {
   if (accept57(data)) {
-    TurnCapability.errors = null;
+    fast57.errors = null;
     return true;
   }
   const valid = full57(data, options);
-  TurnCapability.errors = full57.errors;
+  fast57.errors = full57.errors;
   return valid;
 };
-exports.TurnCapabilityKind = function TurnCapabilityKind(data, options) {
+exports.TurnCapabilityKind = function fast58(data, options) {
   if (accept58(data)) {
-    TurnCapabilityKind.errors = null;
+    fast58.errors = null;
     return true;
   }
   const valid = full58(data, options);
-  TurnCapabilityKind.errors = full58.errors;
+  fast58.errors = full58.errors;
   return valid;
 };
-exports.TurnCapabilityMcpServer = function TurnCapabilityMcpServer(data, options) {
+exports.TurnCapabilityMcpServer = function fast59(data, options) {
   if (accept59(data)) {
-    TurnCapabilityMcpServer.errors = null;
+    fast59.errors = null;
     return true;
   }
   const valid = full59(data, options);
-  TurnCapabilityMcpServer.errors = full59.errors;
+  fast59.errors = full59.errors;
   return valid;
 };
-exports.TurnCapabilityMcpTool = function TurnCapabilityMcpTool(data, options) {
+exports.TurnCapabilityMcpTool = function fast60(data, options) {
   if (accept60(data)) {
-    TurnCapabilityMcpTool.errors = null;
+    fast60.errors = null;
     return true;
   }
   const valid = full60(data, options);
-  TurnCapabilityMcpTool.errors = full60.errors;
+  fast60.errors = full60.errors;
   return valid;
 };
-exports.TurnCapabilityResolution = function TurnCapabilityResolution(data, options) {
+exports.TurnCapabilityResolution = function fast61(data, options) {
   if (accept61(data)) {
-    TurnCapabilityResolution.errors = null;
+    fast61.errors = null;
     return true;
   }
   const valid = full61(data, options);
-  TurnCapabilityResolution.errors = full61.errors;
+  fast61.errors = full61.errors;
   return valid;
 };
-exports.TurnCapabilitySkill = function TurnCapabilitySkill(data, options) {
+exports.TurnCapabilitySkill = function fast62(data, options) {
   if (accept62(data)) {
-    TurnCapabilitySkill.errors = null;
+    fast62.errors = null;
     return true;
   }
   const valid = full62(data, options);
-  TurnCapabilitySkill.errors = full62.errors;
+  fast62.errors = full62.errors;
   return valid;
 };
-exports.TurnCompletedNotification = function TurnCompletedNotification(data, options) {
+exports.TurnCompletedNotification = function fast63(data, options) {
   if (accept63(data)) {
-    TurnCompletedNotification.errors = null;
+    fast63.errors = null;
     return true;
   }
   const valid = full63(data, options);
-  TurnCompletedNotification.errors = full63.errors;
+  fast63.errors = full63.errors;
   return valid;
 };
-exports.TurnExecutionSecuritySnapshot = function TurnExecutionSecuritySnapshot(data, options) {
+exports.TurnExecutionSecuritySnapshot = function fast64(data, options) {
   if (accept64(data)) {
-    TurnExecutionSecuritySnapshot.errors = null;
+    fast64.errors = null;
     return true;
   }
   const valid = full64(data, options);
-  TurnExecutionSecuritySnapshot.errors = full64.errors;
+  fast64.errors = full64.errors;
   return valid;
 };
-exports.TurnExecutionWindowBlockedNotification = function TurnExecutionWindowBlockedNotification(data, options) {
+exports.TurnExecutionWindowBlockedNotification = function fast65(data, options) {
   if (accept65(data)) {
-    TurnExecutionWindowBlockedNotification.errors = null;
+    fast65.errors = null;
     return true;
   }
   const valid = full65(data, options);
-  TurnExecutionWindowBlockedNotification.errors = full65.errors;
+  fast65.errors = full65.errors;
   return valid;
 };
-exports.TurnExecutionWindowCheckpointedNotification = function TurnExecutionWindowCheckpointedNotification(data, options) {
+exports.TurnExecutionWindowCheckpointedNotification = function fast66(data, options) {
   if (accept66(data)) {
-    TurnExecutionWindowCheckpointedNotification.errors = null;
+    fast66.errors = null;
     return true;
   }
   const valid = full66(data, options);
-  TurnExecutionWindowCheckpointedNotification.errors = full66.errors;
+  fast66.errors = full66.errors;
   return valid;
 };
-exports.TurnExecutionWindowContinuedNotification = function TurnExecutionWindowContinuedNotification(data, options) {
+exports.TurnExecutionWindowContinuedNotification = function fast67(data, options) {
   if (accept67(data)) {
-    TurnExecutionWindowContinuedNotification.errors = null;
+    fast67.errors = null;
     return true;
   }
   const valid = full67(data, options);
-  TurnExecutionWindowContinuedNotification.errors = full67.errors;
+  fast67.errors = full67.errors;
   return valid;
 };
-exports.TurnExecutionWindowCounts = function TurnExecutionWindowCounts(data, options) {
+exports.TurnExecutionWindowCounts = function fast68(data, options) {
   if (accept68(data)) {
-    TurnExecutionWindowCounts.errors = null;
+    fast68.errors = null;
     return true;
   }
   const valid = full68(data, options);
-  TurnExecutionWindowCounts.errors = full68.errors;
+  fast68.errors = full68.errors;
   return valid;
 };
-exports.TurnExecutionWindowExhaustedNotification = function TurnExecutionWindowExhaustedNotification(data, options) {
+exports.TurnExecutionWindowExhaustedNotification = function fast69(data, options) {
   if (accept69(data)) {
-    TurnExecutionWindowExhaustedNotification.errors = null;
+    fast69.errors = null;
     return true;
   }
   const valid = full69(data, options);
-  TurnExecutionWindowExhaustedNotification.errors = full69.errors;
+  fast69.errors = full69.errors;
   return valid;
 };
-exports.TurnExecutionWindowExhaustionReason = function TurnExecutionWindowExhaustionReason(data, options) {
+exports.TurnExecutionWindowExhaustionReason = function fast70(data, options) {
   if (accept70(data)) {
-    TurnExecutionWindowExhaustionReason.errors = null;
+    fast70.errors = null;
     return true;
   }
   const valid = full70(data, options);
-  TurnExecutionWindowExhaustionReason.errors = full70.errors;
+  fast70.errors = full70.errors;
   return valid;
 };
-exports.TurnExecutionWindowLimits = function TurnExecutionWindowLimits(data, options) {
+exports.TurnExecutionWindowLimits = function fast71(data, options) {
   if (accept71(data)) {
-    TurnExecutionWindowLimits.errors = null;
+    fast71.errors = null;
     return true;
   }
   const valid = full71(data, options);
-  TurnExecutionWindowLimits.errors = full71.errors;
+  fast71.errors = full71.errors;
   return valid;
 };
-exports.TurnExecutionWindowStartedNotification = function TurnExecutionWindowStartedNotification(data, options) {
+exports.TurnExecutionWindowStartedNotification = function fast72(data, options) {
   if (accept72(data)) {
-    TurnExecutionWindowStartedNotification.errors = null;
+    fast72.errors = null;
     return true;
   }
   const valid = full72(data, options);
-  TurnExecutionWindowStartedNotification.errors = full72.errors;
+  fast72.errors = full72.errors;
   return valid;
 };
-exports.TurnExecutionWindowStatus = function TurnExecutionWindowStatus(data, options) {
+exports.TurnExecutionWindowStatus = function fast73(data, options) {
   if (accept73(data)) {
-    TurnExecutionWindowStatus.errors = null;
+    fast73.errors = null;
     return true;
   }
   const valid = full73(data, options);
-  TurnExecutionWindowStatus.errors = full73.errors;
+  fast73.errors = full73.errors;
   return valid;
 };
-exports.TurnFailedNotification = function TurnFailedNotification(data, options) {
+exports.TurnFailedNotification = function fast74(data, options) {
   if (accept74(data)) {
-    TurnFailedNotification.errors = null;
+    fast74.errors = null;
     return true;
   }
   const valid = full74(data, options);
-  TurnFailedNotification.errors = full74.errors;
+  fast74.errors = full74.errors;
   return valid;
 };
-exports.TurnFailure = function TurnFailure(data, options) {
+exports.TurnFailure = function fast75(data, options) {
   if (accept75(data)) {
-    TurnFailure.errors = null;
+    fast75.errors = null;
     return true;
   }
   const valid = full75(data, options);
-  TurnFailure.errors = full75.errors;
+  fast75.errors = full75.errors;
   return valid;
 };
-exports.TurnFilesystemSandboxEntry = function TurnFilesystemSandboxEntry(data, options) {
+exports.TurnFilesystemSandboxEntry = function fast76(data, options) {
   if (accept76(data)) {
-    TurnFilesystemSandboxEntry.errors = null;
+    fast76.errors = null;
     return true;
   }
   const valid = full76(data, options);
-  TurnFilesystemSandboxEntry.errors = full76.errors;
+  fast76.errors = full76.errors;
   return valid;
 };
-exports.TurnFilesystemSandboxPolicy = function TurnFilesystemSandboxPolicy(data, options) {
+exports.TurnFilesystemSandboxPolicy = function fast77(data, options) {
   if (accept77(data)) {
-    TurnFilesystemSandboxPolicy.errors = null;
+    fast77.errors = null;
     return true;
   }
   const valid = full77(data, options);
-  TurnFilesystemSandboxPolicy.errors = full77.errors;
+  fast77.errors = full77.errors;
   return valid;
 };
-exports.TurnGetParams = function TurnGetParams(data, options) {
+exports.TurnGetParams = function fast78(data, options) {
   if (accept78(data)) {
-    TurnGetParams.errors = null;
+    fast78.errors = null;
     return true;
   }
   const valid = full78(data, options);
-  TurnGetParams.errors = full78.errors;
+  fast78.errors = full78.errors;
   return valid;
 };
-exports.TurnGetResponse = function TurnGetResponse(data, options) {
+exports.TurnGetResponse = function fast79(data, options) {
   if (accept79(data)) {
-    TurnGetResponse.errors = null;
+    fast79.errors = null;
     return true;
   }
   const valid = full79(data, options);
-  TurnGetResponse.errors = full79.errors;
+  fast79.errors = full79.errors;
   return valid;
 };
-exports.TurnHandoffStartedNotification = function TurnHandoffStartedNotification(data, options) {
+exports.TurnHandoffStartedNotification = function fast80(data, options) {
   if (accept80(data)) {
-    TurnHandoffStartedNotification.errors = null;
+    fast80.errors = null;
     return true;
   }
   const valid = full80(data, options);
-  TurnHandoffStartedNotification.errors = full80.errors;
+  fast80.errors = full80.errors;
   return valid;
 };
-exports.TurnItem = function TurnItem(data, options) {
+exports.TurnItem = function fast81(data, options) {
   if (accept81(data)) {
-    TurnItem.errors = null;
+    fast81.errors = null;
     return true;
   }
   const valid = full81(data, options);
-  TurnItem.errors = full81.errors;
+  fast81.errors = full81.errors;
   return valid;
 };
-exports.TurnItemAgentMessage = function TurnItemAgentMessage(data, options) {
+exports.TurnItemAgentMessage = function fast82(data, options) {
   if (accept82(data)) {
-    TurnItemAgentMessage.errors = null;
+    fast82.errors = null;
     return true;
   }
   const valid = full82(data, options);
-  TurnItemAgentMessage.errors = full82.errors;
+  fast82.errors = full82.errors;
   return valid;
 };
-exports.TurnItemCommandExecution = function TurnItemCommandExecution(data, options) {
+exports.TurnItemCommandExecution = function fast83(data, options) {
   if (accept83(data)) {
-    TurnItemCommandExecution.errors = null;
+    fast83.errors = null;
     return true;
   }
   const valid = full83(data, options);
-  TurnItemCommandExecution.errors = full83.errors;
+  fast83.errors = full83.errors;
   return valid;
 };
-exports.TurnItemDownload = function TurnItemDownload(data, options) {
+exports.TurnItemDownload = function fast84(data, options) {
   if (accept84(data)) {
-    TurnItemDownload.errors = null;
+    fast84.errors = null;
     return true;
   }
   const valid = full84(data, options);
-  TurnItemDownload.errors = full84.errors;
+  fast84.errors = full84.errors;
   return valid;
 };
-exports.TurnItemDynamicToolCall = function TurnItemDynamicToolCall(data, options) {
+exports.TurnItemDynamicToolCall = function fast85(data, options) {
   if (accept85(data)) {
-    TurnItemDynamicToolCall.errors = null;
+    fast85.errors = null;
     return true;
   }
   const valid = full85(data, options);
-  TurnItemDynamicToolCall.errors = full85.errors;
+  fast85.errors = full85.errors;
   return valid;
 };
-exports.TurnItemEvent = function TurnItemEvent(data, options) {
+exports.TurnItemEvent = function fast86(data, options) {
   if (accept86(data)) {
-    TurnItemEvent.errors = null;
+    fast86.errors = null;
     return true;
   }
   const valid = full86(data, options);
-  TurnItemEvent.errors = full86.errors;
+  fast86.errors = full86.errors;
   return valid;
 };
-exports.TurnItemFileChange = function TurnItemFileChange(data, options) {
+exports.TurnItemFileChange = function fast87(data, options) {
   if (accept87(data)) {
-    TurnItemFileChange.errors = null;
+    fast87.errors = null;
     return true;
   }
   const valid = full87(data, options);
-  TurnItemFileChange.errors = full87.errors;
+  fast87.errors = full87.errors;
   return valid;
 };
-exports.TurnItemOutputPolicy = function TurnItemOutputPolicy(data, options) {
+exports.TurnItemOutputPolicy = function fast88(data, options) {
   if (accept88(data)) {
-    TurnItemOutputPolicy.errors = null;
+    fast88.errors = null;
     return true;
   }
   const valid = full88(data, options);
-  TurnItemOutputPolicy.errors = full88.errors;
+  fast88.errors = full88.errors;
   return valid;
 };
-exports.TurnItemReasoning = function TurnItemReasoning(data, options) {
+exports.TurnItemReasoning = function fast89(data, options) {
   if (accept89(data)) {
-    TurnItemReasoning.errors = null;
+    fast89.errors = null;
     return true;
   }
   const valid = full89(data, options);
-  TurnItemReasoning.errors = full89.errors;
+  fast89.errors = full89.errors;
   return valid;
 };
-exports.TurnItemStatus = function TurnItemStatus(data, options) {
+exports.TurnItemStatus = function fast90(data, options) {
   if (accept90(data)) {
-    TurnItemStatus.errors = null;
+    fast90.errors = null;
     return true;
   }
   const valid = full90(data, options);
-  TurnItemStatus.errors = full90.errors;
+  fast90.errors = full90.errors;
   return valid;
 };
-exports.TurnItemSystemEvent = function TurnItemSystemEvent(data, options) {
+exports.TurnItemSystemEvent = function fast91(data, options) {
   if (accept91(data)) {
-    TurnItemSystemEvent.errors = null;
+    fast91.errors = null;
     return true;
   }
   const valid = full91(data, options);
-  TurnItemSystemEvent.errors = full91.errors;
+  fast91.errors = full91.errors;
   return valid;
 };
-exports.TurnItemTask = function TurnItemTask(data, options) {
+exports.TurnItemTask = function fast92(data, options) {
   if (accept92(data)) {
-    TurnItemTask.errors = null;
+    fast92.errors = null;
     return true;
   }
   const valid = full92(data, options);
-  TurnItemTask.errors = full92.errors;
+  fast92.errors = full92.errors;
   return valid;
 };
-exports.TurnItemToolError = function TurnItemToolError(data, options) {
+exports.TurnItemToolError = function fast93(data, options) {
   if (accept93(data)) {
-    TurnItemToolError.errors = null;
+    fast93.errors = null;
     return true;
   }
   const valid = full93(data, options);
-  TurnItemToolError.errors = full93.errors;
+  fast93.errors = full93.errors;
   return valid;
 };
-exports.TurnItemToolOutcome = function TurnItemToolOutcome(data, options) {
+exports.TurnItemToolOutcome = function fast94(data, options) {
   if (accept94(data)) {
-    TurnItemToolOutcome.errors = null;
+    fast94.errors = null;
     return true;
   }
   const valid = full94(data, options);
-  TurnItemToolOutcome.errors = full94.errors;
+  fast94.errors = full94.errors;
   return valid;
 };
-exports.TurnItemUserMessage = function TurnItemUserMessage(data, options) {
+exports.TurnItemUserMessage = function fast95(data, options) {
   if (accept95(data)) {
-    TurnItemUserMessage.errors = null;
+    fast95.errors = null;
     return true;
   }
   const valid = full95(data, options);
-  TurnItemUserMessage.errors = full95.errors;
+  fast95.errors = full95.errors;
   return valid;
 };
-exports.TurnItemWebFetch = function TurnItemWebFetch(data, options) {
+exports.TurnItemWebFetch = function fast96(data, options) {
   if (accept96(data)) {
-    TurnItemWebFetch.errors = null;
+    fast96.errors = null;
     return true;
   }
   const valid = full96(data, options);
-  TurnItemWebFetch.errors = full96.errors;
+  fast96.errors = full96.errors;
   return valid;
 };
-exports.TurnItemWebSearch = function TurnItemWebSearch(data, options) {
+exports.TurnItemWebSearch = function fast97(data, options) {
   if (accept97(data)) {
-    TurnItemWebSearch.errors = null;
+    fast97.errors = null;
     return true;
   }
   const valid = full97(data, options);
-  TurnItemWebSearch.errors = full97.errors;
+  fast97.errors = full97.errors;
   return valid;
 };
-exports.TurnItemsParams = function TurnItemsParams(data, options) {
+exports.TurnItemsParams = function fast98(data, options) {
   if (accept98(data)) {
-    TurnItemsParams.errors = null;
+    fast98.errors = null;
     return true;
   }
   const valid = full98(data, options);
-  TurnItemsParams.errors = full98.errors;
+  fast98.errors = full98.errors;
   return valid;
 };
-exports.TurnItemsResponse = function TurnItemsResponse(data, options) {
+exports.TurnItemsResponse = function fast99(data, options) {
   if (accept99(data)) {
-    TurnItemsResponse.errors = null;
+    fast99.errors = null;
     return true;
   }
   const valid = full99(data, options);
-  TurnItemsResponse.errors = full99.errors;
+  fast99.errors = full99.errors;
   return valid;
 };
-exports.TurnLegacySandboxPolicy = function TurnLegacySandboxPolicy(data, options) {
+exports.TurnLegacySandboxPolicy = function fast100(data, options) {
   if (accept100(data)) {
-    TurnLegacySandboxPolicy.errors = null;
+    fast100.errors = null;
     return true;
   }
   const valid = full100(data, options);
-  TurnLegacySandboxPolicy.errors = full100.errors;
+  fast100.errors = full100.errors;
   return valid;
 };
-exports.TurnMode = function TurnMode(data, options) {
+exports.TurnMode = function fast101(data, options) {
   if (accept101(data)) {
-    TurnMode.errors = null;
+    fast101.errors = null;
     return true;
   }
   const valid = full101(data, options);
-  TurnMode.errors = full101.errors;
+  fast101.errors = full101.errors;
   return valid;
 };
-exports.TurnNetworkPolicySnapshot = function TurnNetworkPolicySnapshot(data, options) {
+exports.TurnNetworkPolicySnapshot = function fast102(data, options) {
   if (accept102(data)) {
-    TurnNetworkPolicySnapshot.errors = null;
+    fast102.errors = null;
     return true;
   }
   const valid = full102(data, options);
-  TurnNetworkPolicySnapshot.errors = full102.errors;
+  fast102.errors = full102.errors;
   return valid;
 };
-exports.TurnPermissionApprovalRequest = function TurnPermissionApprovalRequest(data, options) {
+exports.TurnPermissionApprovalRequest = function fast103(data, options) {
   if (accept103(data)) {
-    TurnPermissionApprovalRequest.errors = null;
+    fast103.errors = null;
     return true;
   }
   const valid = full103(data, options);
-  TurnPermissionApprovalRequest.errors = full103.errors;
+  fast103.errors = full103.errors;
   return valid;
 };
-exports.TurnPermissionApprovalResolution = function TurnPermissionApprovalResolution(data, options) {
+exports.TurnPermissionApprovalResolution = function fast104(data, options) {
   if (accept104(data)) {
-    TurnPermissionApprovalResolution.errors = null;
+    fast104.errors = null;
     return true;
   }
   const valid = full104(data, options);
-  TurnPermissionApprovalResolution.errors = full104.errors;
+  fast104.errors = full104.errors;
   return valid;
 };
-exports.TurnPermissionApprovalScope = function TurnPermissionApprovalScope(data, options) {
+exports.TurnPermissionApprovalScope = function fast105(data, options) {
   if (accept105(data)) {
-    TurnPermissionApprovalScope.errors = null;
+    fast105.errors = null;
     return true;
   }
   const valid = full105(data, options);
-  TurnPermissionApprovalScope.errors = full105.errors;
+  fast105.errors = full105.errors;
   return valid;
 };
-exports.TurnPermissionAuditEvent = function TurnPermissionAuditEvent(data, options) {
+exports.TurnPermissionAuditEvent = function fast106(data, options) {
   if (accept106(data)) {
-    TurnPermissionAuditEvent.errors = null;
+    fast106.errors = null;
     return true;
   }
   const valid = full106(data, options);
-  TurnPermissionAuditEvent.errors = full106.errors;
+  fast106.errors = full106.errors;
   return valid;
 };
-exports.TurnPermissionMode = function TurnPermissionMode(data, options) {
+exports.TurnPermissionMode = function fast107(data, options) {
   if (accept107(data)) {
-    TurnPermissionMode.errors = null;
+    fast107.errors = null;
     return true;
   }
   const valid = full107(data, options);
-  TurnPermissionMode.errors = full107.errors;
+  fast107.errors = full107.errors;
   return valid;
 };
-exports.TurnPermissionProfileSelection = function TurnPermissionProfileSelection(data, options) {
+exports.TurnPermissionProfileSelection = function fast108(data, options) {
   if (accept108(data)) {
-    TurnPermissionProfileSelection.errors = null;
+    fast108.errors = null;
     return true;
   }
   const valid = full108(data, options);
-  TurnPermissionProfileSelection.errors = full108.errors;
+  fast108.errors = full108.errors;
   return valid;
 };
-exports.TurnPermissionProfileSnapshot = function TurnPermissionProfileSnapshot(data, options) {
+exports.TurnPermissionProfileSnapshot = function fast109(data, options) {
   if (accept109(data)) {
-    TurnPermissionProfileSnapshot.errors = null;
+    fast109.errors = null;
     return true;
   }
   const valid = full109(data, options);
-  TurnPermissionProfileSnapshot.errors = full109.errors;
+  fast109.errors = full109.errors;
   return valid;
 };
-exports.TurnPermissionProfileSource = function TurnPermissionProfileSource(data, options) {
+exports.TurnPermissionProfileSource = function fast110(data, options) {
   if (accept110(data)) {
-    TurnPermissionProfileSource.errors = null;
+    fast110.errors = null;
     return true;
   }
   const valid = full110(data, options);
-  TurnPermissionProfileSource.errors = full110.errors;
+  fast110.errors = full110.errors;
   return valid;
 };
-exports.TurnPermissionRequestOpenedNotification = function TurnPermissionRequestOpenedNotification(data, options) {
+exports.TurnPermissionRequestOpenedNotification = function fast111(data, options) {
   if (accept111(data)) {
-    TurnPermissionRequestOpenedNotification.errors = null;
+    fast111.errors = null;
     return true;
   }
   const valid = full111(data, options);
-  TurnPermissionRequestOpenedNotification.errors = full111.errors;
+  fast111.errors = full111.errors;
   return valid;
 };
-exports.TurnPermissionRequestResolvedNotification = function TurnPermissionRequestResolvedNotification(data, options) {
+exports.TurnPermissionRequestResolvedNotification = function fast112(data, options) {
   if (accept112(data)) {
-    TurnPermissionRequestResolvedNotification.errors = null;
+    fast112.errors = null;
     return true;
   }
   const valid = full112(data, options);
-  TurnPermissionRequestResolvedNotification.errors = full112.errors;
+  fast112.errors = full112.errors;
   return valid;
 };
-exports.TurnPermissionRequestRespondParams = function TurnPermissionRequestRespondParams(data, options) {
+exports.TurnPermissionRequestRespondParams = function fast113(data, options) {
   if (accept113(data)) {
-    TurnPermissionRequestRespondParams.errors = null;
+    fast113.errors = null;
     return true;
   }
   const valid = full113(data, options);
-  TurnPermissionRequestRespondParams.errors = full113.errors;
+  fast113.errors = full113.errors;
   return valid;
 };
-exports.TurnPermissionRequestRespondResponse = function TurnPermissionRequestRespondResponse(data, options) {
+exports.TurnPermissionRequestRespondResponse = function fast114(data, options) {
   if (accept114(data)) {
-    TurnPermissionRequestRespondResponse.errors = null;
+    fast114.errors = null;
     return true;
   }
   const valid = full114(data, options);
-  TurnPermissionRequestRespondResponse.errors = full114.errors;
+  fast114.errors = full114.errors;
   return valid;
 };
-exports.TurnProcessPolicySnapshot = function TurnProcessPolicySnapshot(data, options) {
+exports.TurnProcessPolicySnapshot = function fast115(data, options) {
   if (accept115(data)) {
-    TurnProcessPolicySnapshot.errors = null;
+    fast115.errors = null;
     return true;
   }
   const valid = full115(data, options);
-  TurnProcessPolicySnapshot.errors = full115.errors;
+  fast115.errors = full115.errors;
   return valid;
 };
-exports.TurnQuestion = function TurnQuestion(data, options) {
+exports.TurnQuestion = function fast116(data, options) {
   if (accept116(data)) {
-    TurnQuestion.errors = null;
+    fast116.errors = null;
     return true;
   }
   const valid = full116(data, options);
-  TurnQuestion.errors = full116.errors;
+  fast116.errors = full116.errors;
   return valid;
 };
-exports.TurnQuestionOpenedNotification = function TurnQuestionOpenedNotification(data, options) {
+exports.TurnQuestionOpenedNotification = function fast117(data, options) {
   if (accept117(data)) {
-    TurnQuestionOpenedNotification.errors = null;
+    fast117.errors = null;
     return true;
   }
   const valid = full117(data, options);
-  TurnQuestionOpenedNotification.errors = full117.errors;
+  fast117.errors = full117.errors;
   return valid;
 };
-exports.TurnQuestionOption = function TurnQuestionOption(data, options) {
+exports.TurnQuestionOption = function fast118(data, options) {
   if (accept118(data)) {
-    TurnQuestionOption.errors = null;
+    fast118.errors = null;
     return true;
   }
   const valid = full118(data, options);
-  TurnQuestionOption.errors = full118.errors;
+  fast118.errors = full118.errors;
   return valid;
 };
-exports.TurnQuestionResolution = function TurnQuestionResolution(data, options) {
+exports.TurnQuestionResolution = function fast119(data, options) {
   if (accept119(data)) {
-    TurnQuestionResolution.errors = null;
+    fast119.errors = null;
     return true;
   }
   const valid = full119(data, options);
-  TurnQuestionResolution.errors = full119.errors;
+  fast119.errors = full119.errors;
   return valid;
 };
-exports.TurnQuestionResolvedNotification = function TurnQuestionResolvedNotification(data, options) {
+exports.TurnQuestionResolvedNotification = function fast120(data, options) {
   if (accept120(data)) {
-    TurnQuestionResolvedNotification.errors = null;
+    fast120.errors = null;
     return true;
   }
   const valid = full120(data, options);
-  TurnQuestionResolvedNotification.errors = full120.errors;
+  fast120.errors = full120.errors;
   return valid;
 };
-exports.TurnQuestionRespondParams = function TurnQuestionRespondParams(data, options) {
+exports.TurnQuestionRespondParams = function fast121(data, options) {
   if (accept121(data)) {
-    TurnQuestionRespondParams.errors = null;
+    fast121.errors = null;
     return true;
   }
   const valid = full121(data, options);
-  TurnQuestionRespondParams.errors = full121.errors;
+  fast121.errors = full121.errors;
   return valid;
 };
-exports.TurnQuestionRespondResponse = function TurnQuestionRespondResponse(data, options) {
+exports.TurnQuestionRespondResponse = function fast122(data, options) {
   if (accept122(data)) {
-    TurnQuestionRespondResponse.errors = null;
+    fast122.errors = null;
     return true;
   }
   const valid = full122(data, options);
-  TurnQuestionRespondResponse.errors = full122.errors;
+  fast122.errors = full122.errors;
   return valid;
 };
-exports.TurnResumeParams = function TurnResumeParams(data, options) {
+exports.TurnResumeParams = function fast123(data, options) {
   if (accept123(data)) {
-    TurnResumeParams.errors = null;
+    fast123.errors = null;
     return true;
   }
   const valid = full123(data, options);
-  TurnResumeParams.errors = full123.errors;
+  fast123.errors = full123.errors;
   return valid;
 };
-exports.TurnResumeResponse = function TurnResumeResponse(data, options) {
+exports.TurnResumeResponse = function fast124(data, options) {
   if (accept124(data)) {
-    TurnResumeResponse.errors = null;
+    fast124.errors = null;
     return true;
   }
   const valid = full124(data, options);
-  TurnResumeResponse.errors = full124.errors;
+  fast124.errors = full124.errors;
   return valid;
 };
-exports.TurnSandboxMode = function TurnSandboxMode(data, options) {
+exports.TurnSandboxMode = function fast125(data, options) {
   if (accept125(data)) {
-    TurnSandboxMode.errors = null;
+    fast125.errors = null;
     return true;
   }
   const valid = full125(data, options);
-  TurnSandboxMode.errors = full125.errors;
+  fast125.errors = full125.errors;
   return valid;
 };
-exports.TurnSandboxSnapshot = function TurnSandboxSnapshot(data, options) {
+exports.TurnSandboxSnapshot = function fast126(data, options) {
   if (accept126(data)) {
-    TurnSandboxSnapshot.errors = null;
+    fast126.errors = null;
     return true;
   }
   const valid = full126(data, options);
-  TurnSandboxSnapshot.errors = full126.errors;
+  fast126.errors = full126.errors;
   return valid;
 };
-exports.TurnSecurityBackendSnapshot = function TurnSecurityBackendSnapshot(data, options) {
+exports.TurnSecurityBackendSnapshot = function fast127(data, options) {
   if (accept127(data)) {
-    TurnSecurityBackendSnapshot.errors = null;
+    fast127.errors = null;
     return true;
   }
   const valid = full127(data, options);
-  TurnSecurityBackendSnapshot.errors = full127.errors;
+  fast127.errors = full127.errors;
   return valid;
 };
-exports.TurnSecurityDegradation = function TurnSecurityDegradation(data, options) {
+exports.TurnSecurityDegradation = function fast128(data, options) {
   if (accept128(data)) {
-    TurnSecurityDegradation.errors = null;
+    fast128.errors = null;
     return true;
   }
   const valid = full128(data, options);
-  TurnSecurityDegradation.errors = full128.errors;
+  fast128.errors = full128.errors;
   return valid;
 };
-exports.TurnSecurityEnforcementStatus = function TurnSecurityEnforcementStatus(data, options) {
+exports.TurnSecurityEnforcementStatus = function fast129(data, options) {
   if (accept129(data)) {
-    TurnSecurityEnforcementStatus.errors = null;
+    fast129.errors = null;
     return true;
   }
   const valid = full129(data, options);
-  TurnSecurityEnforcementStatus.errors = full129.errors;
+  fast129.errors = full129.errors;
   return valid;
 };
-exports.TurnSecurityParentCapSnapshot = function TurnSecurityParentCapSnapshot(data, options) {
+exports.TurnSecurityParentCapSnapshot = function fast130(data, options) {
   if (accept130(data)) {
-    TurnSecurityParentCapSnapshot.errors = null;
+    fast130.errors = null;
     return true;
   }
   const valid = full130(data, options);
-  TurnSecurityParentCapSnapshot.errors = full130.errors;
+  fast130.errors = full130.errors;
   return valid;
 };
-exports.TurnStartParams = function TurnStartParams(data, options) {
+exports.TurnStartParams = function fast131(data, options) {
   if (accept131(data)) {
-    TurnStartParams.errors = null;
+    fast131.errors = null;
     return true;
   }
   const valid = full131(data, options);
-  TurnStartParams.errors = full131.errors;
+  fast131.errors = full131.errors;
   return valid;
 };
-exports.TurnStartResponse = function TurnStartResponse(data, options) {
+exports.TurnStartResponse = function fast132(data, options) {
   if (accept132(data)) {
-    TurnStartResponse.errors = null;
+    fast132.errors = null;
     return true;
   }
   const valid = full132(data, options);
-  TurnStartResponse.errors = full132.errors;
+  fast132.errors = full132.errors;
   return valid;
 };
-exports.TurnStartedNotification = function TurnStartedNotification(data, options) {
+exports.TurnStartedNotification = function fast133(data, options) {
   if (accept133(data)) {
-    TurnStartedNotification.errors = null;
+    fast133.errors = null;
     return true;
   }
   const valid = full133(data, options);
-  TurnStartedNotification.errors = full133.errors;
+  fast133.errors = full133.errors;
   return valid;
 };
-exports.TurnStatus = function TurnStatus(data, options) {
+exports.TurnStatus = function fast134(data, options) {
   if (accept134(data)) {
-    TurnStatus.errors = null;
+    fast134.errors = null;
     return true;
   }
   const valid = full134(data, options);
-  TurnStatus.errors = full134.errors;
+  fast134.errors = full134.errors;
   return valid;
 };
-exports.TurnToolLoopBudgetExceededNotification = function TurnToolLoopBudgetExceededNotification(data, options) {
+exports.TurnToolLoopBudgetExceededNotification = function fast135(data, options) {
   if (accept135(data)) {
-    TurnToolLoopBudgetExceededNotification.errors = null;
+    fast135.errors = null;
     return true;
   }
   const valid = full135(data, options);
-  TurnToolLoopBudgetExceededNotification.errors = full135.errors;
+  fast135.errors = full135.errors;
   return valid;
 };
-exports.TurnUsage = function TurnUsage(data, options) {
+exports.TurnUsage = function fast136(data, options) {
   if (accept136(data)) {
-    TurnUsage.errors = null;
+    fast136.errors = null;
     return true;
   }
   const valid = full136(data, options);
-  TurnUsage.errors = full136.errors;
+  fast136.errors = full136.errors;
   return valid;
 };
-exports.TurnWorkBlock = function TurnWorkBlock(data, options) {
+exports.TurnWorkBlock = function fast137(data, options) {
   if (accept137(data)) {
-    TurnWorkBlock.errors = null;
+    fast137.errors = null;
     return true;
   }
   const valid = full137(data, options);
-  TurnWorkBlock.errors = full137.errors;
+  fast137.errors = full137.errors;
   return valid;
 };
-exports.TurnWorkBlockPresentation = function TurnWorkBlockPresentation(data, options) {
+exports.TurnWorkBlockPresentation = function fast138(data, options) {
   if (accept138(data)) {
-    TurnWorkBlockPresentation.errors = null;
+    fast138.errors = null;
     return true;
   }
   const valid = full138(data, options);
-  TurnWorkBlockPresentation.errors = full138.errors;
+  fast138.errors = full138.errors;
   return valid;
 };
-exports.TurnWorkBlockState = function TurnWorkBlockState(data, options) {
+exports.TurnWorkBlockState = function fast139(data, options) {
   if (accept139(data)) {
-    TurnWorkBlockState.errors = null;
+    fast139.errors = null;
     return true;
   }
   const valid = full139(data, options);
-  TurnWorkBlockState.errors = full139.errors;
+  fast139.errors = full139.errors;
   return valid;
 };
-exports.TurnWorkItem = function TurnWorkItem(data, options) {
+exports.TurnWorkItem = function fast140(data, options) {
   if (accept140(data)) {
-    TurnWorkItem.errors = null;
+    fast140.errors = null;
     return true;
   }
   const valid = full140(data, options);
-  TurnWorkItem.errors = full140.errors;
+  fast140.errors = full140.errors;
   return valid;
 };
-exports.TurnWorkItemsChangedNotification = function TurnWorkItemsChangedNotification(data, options) {
+exports.TurnWorkItemsChangedNotification = function fast141(data, options) {
   if (accept141(data)) {
-    TurnWorkItemsChangedNotification.errors = null;
+    fast141.errors = null;
     return true;
   }
   const valid = full141(data, options);
-  TurnWorkItemsChangedNotification.errors = full141.errors;
+  fast141.errors = full141.errors;
   return valid;
 };
-exports.TurnWorkItemsGetParams = function TurnWorkItemsGetParams(data, options) {
+exports.TurnWorkItemsGetParams = function fast142(data, options) {
   if (accept142(data)) {
-    TurnWorkItemsGetParams.errors = null;
+    fast142.errors = null;
     return true;
   }
   const valid = full142(data, options);
-  TurnWorkItemsGetParams.errors = full142.errors;
+  fast142.errors = full142.errors;
   return valid;
 };
-exports.TurnWorkItemsGetResponse = function TurnWorkItemsGetResponse(data, options) {
+exports.TurnWorkItemsGetResponse = function fast143(data, options) {
   if (accept143(data)) {
-    TurnWorkItemsGetResponse.errors = null;
+    fast143.errors = null;
     return true;
   }
   const valid = full143(data, options);
-  TurnWorkItemsGetResponse.errors = full143.errors;
+  fast143.errors = full143.errors;
   return valid;
 };
-exports.TurnWorkPageAnchor = function TurnWorkPageAnchor(data, options) {
+exports.TurnWorkPageAnchor = function fast144(data, options) {
   if (accept144(data)) {
-    TurnWorkPageAnchor.errors = null;
+    fast144.errors = null;
     return true;
   }
   const valid = full144(data, options);
-  TurnWorkPageAnchor.errors = full144.errors;
+  fast144.errors = full144.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorAfter = function TurnWorkPageAnchorAfter(data, options) {
+exports.TurnWorkPageAnchorAfter = function fast145(data, options) {
   if (accept145(data)) {
-    TurnWorkPageAnchorAfter.errors = null;
+    fast145.errors = null;
     return true;
   }
   const valid = full145(data, options);
-  TurnWorkPageAnchorAfter.errors = full145.errors;
+  fast145.errors = full145.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorBefore = function TurnWorkPageAnchorBefore(data, options) {
+exports.TurnWorkPageAnchorBefore = function fast146(data, options) {
   if (accept146(data)) {
-    TurnWorkPageAnchorBefore.errors = null;
+    fast146.errors = null;
     return true;
   }
   const valid = full146(data, options);
-  TurnWorkPageAnchorBefore.errors = full146.errors;
+  fast146.errors = full146.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorNewest = function TurnWorkPageAnchorNewest(data, options) {
+exports.TurnWorkPageAnchorNewest = function fast147(data, options) {
   if (accept147(data)) {
-    TurnWorkPageAnchorNewest.errors = null;
+    fast147.errors = null;
     return true;
   }
   const valid = full147(data, options);
-  TurnWorkPageAnchorNewest.errors = full147.errors;
+  fast147.errors = full147.errors;
   return valid;
 };
-exports.TurnWorkPageAnchorOldest = function TurnWorkPageAnchorOldest(data, options) {
+exports.TurnWorkPageAnchorOldest = function fast148(data, options) {
   if (accept148(data)) {
-    TurnWorkPageAnchorOldest.errors = null;
+    fast148.errors = null;
     return true;
   }
   const valid = full148(data, options);
-  TurnWorkPageAnchorOldest.errors = full148.errors;
+  fast148.errors = full148.errors;
   return valid;
 };
-exports.TurnWorkPageParams = function TurnWorkPageParams(data, options) {
+exports.TurnWorkPageParams = function fast149(data, options) {
   if (accept149(data)) {
-    TurnWorkPageParams.errors = null;
+    fast149.errors = null;
     return true;
   }
   const valid = full149(data, options);
-  TurnWorkPageParams.errors = full149.errors;
+  fast149.errors = full149.errors;
   return valid;
 };
-exports.TurnWorkPageResponse = function TurnWorkPageResponse(data, options) {
+exports.TurnWorkPageResponse = function fast150(data, options) {
   if (accept150(data)) {
-    TurnWorkPageResponse.errors = null;
+    fast150.errors = null;
     return true;
   }
   const valid = full150(data, options);
-  TurnWorkPageResponse.errors = full150.errors;
+  fast150.errors = full150.errors;
   return valid;
 };
-exports.TurnWorkPageState = function TurnWorkPageState(data, options) {
+exports.TurnWorkPageState = function fast151(data, options) {
   if (accept151(data)) {
-    TurnWorkPageState.errors = null;
+    fast151.errors = null;
     return true;
   }
   const valid = full151(data, options);
-  TurnWorkPageState.errors = full151.errors;
+  fast151.errors = full151.errors;
   return valid;
 };
-exports.TurnWorkStateChangedNotification = function TurnWorkStateChangedNotification(data, options) {
+exports.TurnWorkStateChangedNotification = function fast152(data, options) {
   if (accept152(data)) {
-    TurnWorkStateChangedNotification.errors = null;
+    fast152.errors = null;
     return true;
   }
   const valid = full152(data, options);
-  TurnWorkStateChangedNotification.errors = full152.errors;
+  fast152.errors = full152.errors;
   return valid;
 };
-exports.UserInput = function UserInput(data, options) {
+exports.UserInput = function fast153(data, options) {
   if (accept153(data)) {
-    UserInput.errors = null;
+    fast153.errors = null;
     return true;
   }
   const valid = full153(data, options);
-  UserInput.errors = full153.errors;
+  fast153.errors = full153.errors;
   return valid;
 };
-exports.UserInputArtifact = function UserInputArtifact(data, options) {
+exports.UserInputArtifact = function fast154(data, options) {
   if (accept154(data)) {
-    UserInputArtifact.errors = null;
+    fast154.errors = null;
     return true;
   }
   const valid = full154(data, options);
-  UserInputArtifact.errors = full154.errors;
+  fast154.errors = full154.errors;
   return valid;
 };
-exports.UserInputAudio = function UserInputAudio(data, options) {
+exports.UserInputAudio = function fast155(data, options) {
   if (accept155(data)) {
-    UserInputAudio.errors = null;
+    fast155.errors = null;
     return true;
   }
   const valid = full155(data, options);
-  UserInputAudio.errors = full155.errors;
+  fast155.errors = full155.errors;
   return valid;
 };
-exports.UserInputFile = function UserInputFile(data, options) {
+exports.UserInputFile = function fast156(data, options) {
   if (accept156(data)) {
-    UserInputFile.errors = null;
+    fast156.errors = null;
     return true;
   }
   const valid = full156(data, options);
-  UserInputFile.errors = full156.errors;
+  fast156.errors = full156.errors;
   return valid;
 };
-exports.UserInputImage = function UserInputImage(data, options) {
+exports.UserInputImage = function fast157(data, options) {
   if (accept157(data)) {
-    UserInputImage.errors = null;
+    fast157.errors = null;
     return true;
   }
   const valid = full157(data, options);
-  UserInputImage.errors = full157.errors;
+  fast157.errors = full157.errors;
   return valid;
 };
-exports.UserInputLocalFile = function UserInputLocalFile(data, options) {
+exports.UserInputLocalFile = function fast158(data, options) {
   if (accept158(data)) {
-    UserInputLocalFile.errors = null;
+    fast158.errors = null;
     return true;
   }
   const valid = full158(data, options);
-  UserInputLocalFile.errors = full158.errors;
+  fast158.errors = full158.errors;
   return valid;
 };
-exports.UserInputLocalImage = function UserInputLocalImage(data, options) {
+exports.UserInputLocalImage = function fast159(data, options) {
   if (accept159(data)) {
-    UserInputLocalImage.errors = null;
+    fast159.errors = null;
     return true;
   }
   const valid = full159(data, options);
-  UserInputLocalImage.errors = full159.errors;
+  fast159.errors = full159.errors;
   return valid;
 };
-exports.UserInputMention = function UserInputMention(data, options) {
+exports.UserInputMention = function fast160(data, options) {
   if (accept160(data)) {
-    UserInputMention.errors = null;
+    fast160.errors = null;
     return true;
   }
   const valid = full160(data, options);
-  UserInputMention.errors = full160.errors;
+  fast160.errors = full160.errors;
   return valid;
 };
-exports.UserInputText = function UserInputText(data, options) {
+exports.UserInputText = function fast161(data, options) {
   if (accept161(data)) {
-    UserInputText.errors = null;
+    fast161.errors = null;
     return true;
   }
   const valid = full161(data, options);
-  UserInputText.errors = full161.errors;
+  fast161.errors = full161.errors;
   return valid;
 };
-exports.UserInputVideo = function UserInputVideo(data, options) {
+exports.UserInputVideo = function fast162(data, options) {
   if (accept162(data)) {
-    UserInputVideo.errors = null;
+    fast162.errors = null;
     return true;
   }
   const valid = full162(data, options);
-  UserInputVideo.errors = full162.errors;
+  fast162.errors = full162.errors;
   return valid;
 };
 })(compiled, undefined);
