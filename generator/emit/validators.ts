@@ -267,9 +267,10 @@ export function validatorSetCode(model: ProtocolModel, set: ValidatorSet): { rea
  *
  * ajv's code (with the accept-only checks of the fast sets, see validatorSetCode) is CommonJS,
  * run inside a function: the validators then live in that function's scope rather than at
- * module level, which bench/ measured about 5% faster for the same code. The few run-time helpers ajv reaches with `require()` come from the
- * support module (`validatorHelper`), so the module needs neither ajv nor a CommonJS
- * loader. ajv's code is not typed, hence `@ts-nocheck`; the exports are typed.
+ * module level, which bench/ measured about 5% faster for the same code. The few run-time
+ * helpers ajv reaches with `require()` come from the support module (`validatorHelper`), so
+ * the module needs neither ajv nor a CommonJS loader. ajv's code is not typed, hence
+ * `@ts-nocheck`; the exports are typed.
  */
 export function emitStandalone(model: ProtocolModel, set: ValidatorSet, support: string, header: string): string {
   const { code, helpers } = validatorSetCode(model, set);
