@@ -5,7 +5,8 @@
  * - generated: the precompiled validators of generated/validators.strict.ts as a user runs
  *              them, compiled by tsc (TypeScript's transpileModule with this repository's
  *              target and module) and loaded by Node; the raw function of the message's
- *              params or result type;
+ *              params or result type (its accept-only check, with ajv's code behind it for
+ *              values the check refuses: generator/emit/accept.ts);
  * - run-time:  ajv compiling the same strict schemas at run time the usual way (Ajv2020 with
  *              the generator's ajvOptions, compiled once before timing).
  *
@@ -19,8 +20,8 @@
  * `errors` property on every call, then run measurably slower. No shipped path does that
  * (tsc and bundlers' defaults keep the code as it is); the what-ifs show it.
  *
- * Informational, after the targets: what-if variants (the module as tsx loads it, as ajv's
- * ESM standalone at module scope, compiled by Ajv2020 with every vocabulary as before, and
+ * Informational, after the targets: what-if variants (the module as tsx loads it, ajv's
+ * ESM standalone alone at module scope (no accept-only checks), compiled by Ajv2020 with every vocabulary as before, and
  * run-time ajv with the generator's compiler; the tolerant module), and a per-kind
  * breakdown of the costs.
  *

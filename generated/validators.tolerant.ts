@@ -24907,6 +24907,6118 @@ return false;
 validate219.errors = vErrors;
 return errors === 0;
 }
+
+// ajv's validators, for the values an accept-only check refuses (and for the types that have none).
+const full0 = exports.AgentActorRef;
+const full1 = exports.AgentDelegationDisclosurePolicy;
+const full2 = exports.AgentDelegationDisclosureRequest;
+const full3 = exports.AgentDelegationResultReturn;
+const full4 = exports.AgentDelegationRouteAction;
+const full5 = exports.AgentDelegationRouteCreateParams;
+const full6 = exports.AgentDelegationRouteKind;
+const full7 = exports.AgentDelegationRouteListParams;
+const full8 = exports.AgentDelegationRouteListResponse;
+const full9 = exports.AgentDelegationRouteProjection;
+const full10 = exports.AgentDelegationRouteRevokeParams;
+const full11 = exports.AgentDelegationRouteStatus;
+const full12 = exports.AgentPresentationSnapshot;
+const full13 = exports.AgentRolePresentation;
+const full14 = exports.CliRuntimeOptions;
+const full15 = exports.ContextCompressedNotification;
+const full16 = exports.ContextCompressingNotification;
+const full17 = exports.ContextCompressionReason;
+const full18 = exports.ExecutionBackend;
+const full19 = exports.ExecutionBackendAcpAgentRuntime;
+const full20 = exports.ExecutionBackendApiProvider;
+const full21 = exports.ExecutionBackendCliAgentRuntime;
+const full22 = exports.GatewayConfig;
+const full23 = exports.GatewayRetryPolicy;
+const full24 = exports.ItemCompletedNotification;
+const full25 = exports.ItemDeltaNotification;
+const full26 = exports.ItemDeltaStream;
+const full27 = exports.ItemRecoveryAttachedNotification;
+const full28 = exports.ItemRecoveryExhaustedNotification;
+const full29 = exports.ItemRecoveryKind;
+const full30 = exports.ItemRecoveryOpenedNotification;
+const full31 = exports.ItemRecoverySucceededNotification;
+const full32 = exports.ItemRetryAttemptStartedNotification;
+const full33 = exports.ItemRetryScheduledNotification;
+const full34 = exports.ItemStartedNotification;
+const full35 = exports.ItemTimeoutDetectedNotification;
+const full36 = exports.ItemToolRetryExhaustedNotification;
+const full37 = exports.ItemToolRetryResolvedNotification;
+const full38 = exports.ItemToolRetryScheduledNotification;
+const full39 = exports.ItemUpdatedNotification;
+const full40 = exports.PermissionActionKind;
+const full41 = exports.PermissionBehavior;
+const full42 = exports.PromptManifest;
+const full43 = exports.Thread;
+const full44 = exports.ThreadGetParams;
+const full45 = exports.ThreadGetResponse;
+const full46 = exports.ThreadStartParams;
+const full47 = exports.ThreadStartResponse;
+const full48 = exports.ThreadTimelineBlock;
+const full49 = exports.ThreadTimelineBlocksChangedNotification;
+const full50 = exports.ThreadTimelinePageParams;
+const full51 = exports.ThreadTimelinePageResponse;
+const full52 = exports.ToolPermissionPolicySnapshot;
+const full53 = exports.Turn;
+const full54 = exports.TurnBlockedNotification;
+const full55 = exports.TurnCancelParams;
+const full56 = exports.TurnCancelResponse;
+const full57 = exports.TurnCapability;
+const full58 = exports.TurnCapabilityKind;
+const full59 = exports.TurnCapabilityMcpServer;
+const full60 = exports.TurnCapabilityMcpTool;
+const full61 = exports.TurnCapabilityResolution;
+const full62 = exports.TurnCapabilitySkill;
+const full63 = exports.TurnCompletedNotification;
+const full64 = exports.TurnExecutionSecuritySnapshot;
+const full65 = exports.TurnExecutionWindowBlockedNotification;
+const full66 = exports.TurnExecutionWindowCheckpointedNotification;
+const full67 = exports.TurnExecutionWindowContinuedNotification;
+const full68 = exports.TurnExecutionWindowCounts;
+const full69 = exports.TurnExecutionWindowExhaustedNotification;
+const full70 = exports.TurnExecutionWindowExhaustionReason;
+const full71 = exports.TurnExecutionWindowLimits;
+const full72 = exports.TurnExecutionWindowStartedNotification;
+const full73 = exports.TurnExecutionWindowStatus;
+const full74 = exports.TurnFailedNotification;
+const full75 = exports.TurnFailure;
+const full76 = exports.TurnFilesystemSandboxEntry;
+const full77 = exports.TurnFilesystemSandboxPolicy;
+const full78 = exports.TurnGetParams;
+const full79 = exports.TurnGetResponse;
+const full80 = exports.TurnHandoffStartedNotification;
+const full81 = exports.TurnItem;
+const full82 = exports.TurnItemAgentMessage;
+const full83 = exports.TurnItemCommandExecution;
+const full84 = exports.TurnItemDownload;
+const full85 = exports.TurnItemDynamicToolCall;
+const full86 = exports.TurnItemEvent;
+const full87 = exports.TurnItemFileChange;
+const full88 = exports.TurnItemOutputPolicy;
+const full89 = exports.TurnItemReasoning;
+const full90 = exports.TurnItemStatus;
+const full91 = exports.TurnItemSystemEvent;
+const full92 = exports.TurnItemTask;
+const full93 = exports.TurnItemToolError;
+const full94 = exports.TurnItemToolOutcome;
+const full95 = exports.TurnItemUserMessage;
+const full96 = exports.TurnItemWebFetch;
+const full97 = exports.TurnItemWebSearch;
+const full98 = exports.TurnItemsParams;
+const full99 = exports.TurnItemsResponse;
+const full100 = exports.TurnLegacySandboxPolicy;
+const full101 = exports.TurnMode;
+const full102 = exports.TurnNetworkPolicySnapshot;
+const full103 = exports.TurnPermissionApprovalRequest;
+const full104 = exports.TurnPermissionApprovalResolution;
+const full105 = exports.TurnPermissionApprovalScope;
+const full106 = exports.TurnPermissionAuditEvent;
+const full107 = exports.TurnPermissionMode;
+const full108 = exports.TurnPermissionProfileSelection;
+const full109 = exports.TurnPermissionProfileSnapshot;
+const full110 = exports.TurnPermissionProfileSource;
+const full111 = exports.TurnPermissionRequestOpenedNotification;
+const full112 = exports.TurnPermissionRequestResolvedNotification;
+const full113 = exports.TurnPermissionRequestRespondParams;
+const full114 = exports.TurnPermissionRequestRespondResponse;
+const full115 = exports.TurnProcessPolicySnapshot;
+const full116 = exports.TurnQuestion;
+const full117 = exports.TurnQuestionOpenedNotification;
+const full118 = exports.TurnQuestionOption;
+const full119 = exports.TurnQuestionResolution;
+const full120 = exports.TurnQuestionResolvedNotification;
+const full121 = exports.TurnQuestionRespondParams;
+const full122 = exports.TurnQuestionRespondResponse;
+const full123 = exports.TurnResumeParams;
+const full124 = exports.TurnResumeResponse;
+const full125 = exports.TurnSandboxMode;
+const full126 = exports.TurnSandboxSnapshot;
+const full127 = exports.TurnSecurityBackendSnapshot;
+const full128 = exports.TurnSecurityDegradation;
+const full129 = exports.TurnSecurityEnforcementStatus;
+const full130 = exports.TurnSecurityParentCapSnapshot;
+const full131 = exports.TurnStartParams;
+const full132 = exports.TurnStartResponse;
+const full133 = exports.TurnStartedNotification;
+const full134 = exports.TurnStatus;
+const full135 = exports.TurnToolLoopBudgetExceededNotification;
+const full136 = exports.TurnUsage;
+const full137 = exports.TurnWorkBlock;
+const full138 = exports.TurnWorkBlockPresentation;
+const full139 = exports.TurnWorkBlockState;
+const full140 = exports.TurnWorkItem;
+const full141 = exports.TurnWorkItemsChangedNotification;
+const full142 = exports.TurnWorkItemsGetParams;
+const full143 = exports.TurnWorkItemsGetResponse;
+const full144 = exports.TurnWorkPageAnchor;
+const full145 = exports.TurnWorkPageAnchorAfter;
+const full146 = exports.TurnWorkPageAnchorBefore;
+const full147 = exports.TurnWorkPageAnchorNewest;
+const full148 = exports.TurnWorkPageAnchorOldest;
+const full149 = exports.TurnWorkPageParams;
+const full150 = exports.TurnWorkPageResponse;
+const full151 = exports.TurnWorkPageState;
+const full152 = exports.TurnWorkStateChangedNotification;
+const full153 = exports.UserInput;
+const full154 = exports.UserInputArtifact;
+const full155 = exports.UserInputAudio;
+const full156 = exports.UserInputFile;
+const full157 = exports.UserInputImage;
+const full158 = exports.UserInputLocalFile;
+const full159 = exports.UserInputLocalImage;
+const full160 = exports.UserInputMention;
+const full161 = exports.UserInputText;
+const full162 = exports.UserInputVideo;
+
+// Accept-only checks: true exactly when ajv's validator of the same schema would answer true.
+const acceptPattern22_0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const acceptPattern22_1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const acceptPattern22_2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$", "u");
+const acceptPattern22_3 = new RegExp("^[^/]+$", "u");
+const acceptPattern22_4 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+const acceptPattern22_5 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
+function accept0(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (!(v0 === "user" || v0 === "agent" || v0 === "system")) return false;
+  const v1 = data.identity_id;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+    if (v1.length > 256) return false;
+  }
+  const v2 = data.execution_id;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+    if (v2.length > 256) return false;
+  }
+  const v3 = data.presentation;
+  if (v3 !== undefined) {
+    if (!accept12(v3)) return false;
+  }
+  return true;
+}
+function accept1(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.text;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "boolean") return false;
+  const v1 = data.artifacts;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "boolean") return false;
+  const v2 = data.context;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "boolean") return false;
+  const v3 = data.userInput;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "boolean") return false;
+  const v4 = data.resultReturn;
+  if (v4 === undefined) return false;
+  if (!accept3(v4)) return false;
+  return true;
+}
+function accept2(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.text;
+  if (v0 !== undefined) {
+    if (typeof v0 !== "boolean") return false;
+  }
+  const v1 = data.artifacts;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "boolean") return false;
+  }
+  const v2 = data.context;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "boolean") return false;
+  }
+  const v3 = data.userInput;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "boolean") return false;
+  }
+  const v4 = data.resultReturn;
+  if (v4 !== undefined) {
+    if (!accept3(v4)) return false;
+  }
+  return true;
+}
+function accept3(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "none" || data === "summary_only" || data === "full_result")) return false;
+  return true;
+}
+function accept4(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "send_message" || data === "start_agent" || data === "create_task" || data === "schedule_task" || data === "review_task_result" || data === "deliver_result")) return false;
+  return true;
+}
+function accept5(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (!accept6(v0)) return false;
+  const v2 = data.source_execution_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (v2.length > 256) return false;
+  const v3 = data.source_capsule_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.source_thread_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length > 256) return false;
+  const v5 = data.source_workspace_id;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  if (v5.length > 256) return false;
+  const v6 = data.source_gateway_id;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  if (v6.length > 256) return false;
+  const v7 = data.destination_execution_id;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+    if (v7.length > 256) return false;
+  }
+  const v8 = data.destination_capsule_id;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+    if (v8.length > 256) return false;
+  }
+  const v9 = data.destination_thread_id;
+  if (v9 === undefined) return false;
+  if (typeof v9 !== "string") return false;
+  if (v9.length > 256) return false;
+  const v10 = data.destination_workspace_id;
+  if (v10 === undefined) return false;
+  if (typeof v10 !== "string") return false;
+  if (v10.length > 256) return false;
+  const v11 = data.destination_gateway_id;
+  if (v11 === undefined) return false;
+  if (typeof v11 !== "string") return false;
+  if (v11.length > 256) return false;
+  const v12 = data.destination_identity_id;
+  if (v12 !== undefined) {
+    if (typeof v12 !== "string") return false;
+    if (v12.length > 256) return false;
+  }
+  const v13 = data.destination_execution_profile;
+  if (v13 !== undefined) {
+    if (typeof v13 !== "string") return false;
+  }
+  const v14 = data.allowed_actions;
+  if (v14 === undefined) return false;
+  if (!Array.isArray(v14)) return false;
+  for (let i15 = 0; i15 < v14.length; i15++) {
+    const e16 = v14[i15];
+    if (typeof e16 !== "string") return false;
+  }
+  const v17 = data.disclosure;
+  if (v17 !== undefined) {
+    if (!accept2(v17)) return false;
+  }
+  const v19 = data.source_policy_generation;
+  if (v19 === undefined) return false;
+  if (!Number.isInteger(v19)) return false;
+  const v20 = data.destination_policy_generation;
+  if (v20 === undefined) return false;
+  if (!Number.isInteger(v20)) return false;
+  const v21 = data.hop_count;
+  if (v21 === undefined) return false;
+  if (!Number.isInteger(v21)) return false;
+  const v22 = data.max_hops;
+  if (v22 === undefined) return false;
+  if (!Number.isInteger(v22)) return false;
+  const v23 = data.expires_at;
+  if (v23 !== undefined) {
+    if (typeof v23 !== "string") return false;
+  }
+  const v24 = data.return_route_id;
+  if (v24 !== undefined) {
+    if (typeof v24 !== "string") return false;
+    if (v24.length > 256) return false;
+  }
+  const v25 = data.idempotency_key;
+  if (v25 !== undefined) {
+    if (typeof v25 !== "string") return false;
+  }
+  return true;
+}
+function accept6(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "execution_bound" || data === "identity_bound")) return false;
+  return true;
+}
+function accept7(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.source_execution_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.cursor;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.limit;
+  if (v2 !== undefined) {
+    if (!Number.isInteger(v2)) return false;
+    if (v2 < 1) return false;
+    if (v2 > 200) return false;
+  }
+  return true;
+}
+function accept8(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.routes;
+  if (v0 === undefined) return false;
+  if (!Array.isArray(v0)) return false;
+  for (let i1 = 0; i1 < v0.length; i1++) {
+    const e2 = v0[i1];
+    if (!accept9(e2)) return false;
+  }
+  const v4 = data.next_cursor;
+  if (v4 === undefined) return false;
+  if (!(typeof v4 === "string" || v4 === null)) return false;
+  return true;
+}
+function accept9(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.route_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.kind;
+  if (v1 === undefined) return false;
+  if (!accept6(v1)) return false;
+  const v3 = data.status;
+  if (v3 === undefined) return false;
+  if (!accept11(v3)) return false;
+  const v5 = data.allowed_actions;
+  if (v5 === undefined) return false;
+  if (!Array.isArray(v5)) return false;
+  for (let i6 = 0; i6 < v5.length; i6++) {
+    const e7 = v5[i6];
+    if (!accept4(e7)) return false;
+  }
+  const v9 = data.disclosure;
+  if (v9 === undefined) return false;
+  if (!accept1(v9)) return false;
+  const v11 = data.generation;
+  if (v11 === undefined) return false;
+  if (!Number.isInteger(v11)) return false;
+  if (v11 < 1) return false;
+  const v12 = data.source_policy_generation;
+  if (v12 === undefined) return false;
+  if (!Number.isInteger(v12)) return false;
+  if (v12 < 1) return false;
+  const v13 = data.destination_policy_generation;
+  if (v13 === undefined) return false;
+  if (!Number.isInteger(v13)) return false;
+  if (v13 < 1) return false;
+  const v14 = data.hop_count;
+  if (v14 === undefined) return false;
+  if (!Number.isInteger(v14)) return false;
+  if (v14 < 0) return false;
+  const v15 = data.max_hops;
+  if (v15 === undefined) return false;
+  if (!Number.isInteger(v15)) return false;
+  if (v15 < 0) return false;
+  const v16 = data.grant_fingerprint;
+  if (v16 === undefined) return false;
+  if (typeof v16 !== "string") return false;
+  const v17 = data.expires_at;
+  if (v17 === undefined) return false;
+  if (!(typeof v17 === "string" || v17 === null)) return false;
+  const v18 = data.return_route_id;
+  if (v18 === undefined) return false;
+  if (!(typeof v18 === "string" || v18 === null)) return false;
+  if (typeof v18 === "string") {
+    if (v18.length > 256) return false;
+  }
+  const v19 = data.source_execution_id;
+  if (v19 === undefined) return false;
+  if (typeof v19 !== "string") return false;
+  if (v19.length > 256) return false;
+  const v20 = data.source_capsule_id;
+  if (v20 === undefined) return false;
+  if (typeof v20 !== "string") return false;
+  if (v20.length > 256) return false;
+  const v21 = data.source_thread_id;
+  if (v21 === undefined) return false;
+  if (typeof v21 !== "string") return false;
+  if (v21.length > 256) return false;
+  const v22 = data.source_workspace_id;
+  if (v22 === undefined) return false;
+  if (typeof v22 !== "string") return false;
+  if (v22.length > 256) return false;
+  const v23 = data.source_gateway_id;
+  if (v23 === undefined) return false;
+  if (typeof v23 !== "string") return false;
+  if (v23.length > 256) return false;
+  const v24 = data.destination_execution_id;
+  if (v24 === undefined) return false;
+  if (!(typeof v24 === "string" || v24 === null)) return false;
+  if (typeof v24 === "string") {
+    if (v24.length > 256) return false;
+  }
+  const v25 = data.destination_capsule_id;
+  if (v25 === undefined) return false;
+  if (!(typeof v25 === "string" || v25 === null)) return false;
+  if (typeof v25 === "string") {
+    if (v25.length > 256) return false;
+  }
+  const v26 = data.destination_thread_id;
+  if (v26 === undefined) return false;
+  if (typeof v26 !== "string") return false;
+  if (v26.length > 256) return false;
+  const v27 = data.destination_workspace_id;
+  if (v27 === undefined) return false;
+  if (typeof v27 !== "string") return false;
+  if (v27.length > 256) return false;
+  const v28 = data.destination_gateway_id;
+  if (v28 === undefined) return false;
+  if (typeof v28 !== "string") return false;
+  if (v28.length > 256) return false;
+  const v29 = data.destination_identity_id;
+  if (v29 !== undefined) {
+    if (typeof v29 !== "string") return false;
+    if (v29.length > 256) return false;
+  }
+  const v30 = data.destination_execution_profile;
+  if (v30 !== undefined) {
+    if (typeof v30 !== "string") return false;
+  }
+  const v31 = data.created_at;
+  if (v31 === undefined) return false;
+  if (typeof v31 !== "string") return false;
+  const v32 = data.updated_at;
+  if (v32 === undefined) return false;
+  if (typeof v32 !== "string") return false;
+  const v33 = data.idempotency_key;
+  if (v33 !== undefined) {
+    if (typeof v33 !== "string") return false;
+  }
+  return true;
+}
+function accept10(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.route_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.expected_generation;
+  if (v1 === undefined) return false;
+  if (!Number.isInteger(v1)) return false;
+  if (v1 < 1) return false;
+  const v2 = data.reason;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  const v3 = data.idempotency_key;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "string") return false;
+  }
+  return true;
+}
+function accept11(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "prepared" || data === "active" || data === "expired" || data === "revoked")) return false;
+  return true;
+}
+function accept12(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.identity_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.execution_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.source;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.revision;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 0) return false;
+  const v4 = data.display_name;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  const v5 = data.nickname;
+  if (v5 !== undefined) {
+    if (typeof v5 !== "string") return false;
+  }
+  const v6 = data.avatar_revision;
+  if (v6 === undefined) return false;
+  if (!(Number.isInteger(v6) || v6 === null)) return false;
+  if (Number.isFinite(v6)) {
+    if (v6 < 0) return false;
+  }
+  const v7 = data.role_presentation;
+  if (v7 === undefined) return false;
+  if (!(accept13(v7) || accept12_0(v7))) return false;
+  return true;
+}
+function accept12_0(data) {
+  if (data !== null) return false;
+  return true;
+}
+function accept13(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.role;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.label;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  return true;
+}
+function accept14(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.sandbox;
+  if (v0 !== undefined) {
+    if (typeof v0 !== "string") return false;
+  }
+  const v1 = data.effort;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.personality;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  const v3 = data.summary;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "string") return false;
+  }
+  const v4 = data.steer_if_active;
+  if (v4 !== undefined) {
+    if (typeof v4 !== "boolean") return false;
+  }
+  return true;
+}
+function accept15(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.reason;
+  if (v3 === undefined) return false;
+  if (!accept17(v3)) return false;
+  const v5 = data.summarized_messages;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.messages_after;
+  if (v6 === undefined) return false;
+  if (!Number.isInteger(v6)) return false;
+  if (v6 < 0) return false;
+  const v7 = data.summary_preview;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  return true;
+}
+function accept16(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.reason;
+  if (v3 === undefined) return false;
+  if (!accept17(v3)) return false;
+  const v5 = data.messages_before;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.estimated_tokens;
+  if (v6 === undefined) return false;
+  if (!Number.isInteger(v6)) return false;
+  if (v6 < 0) return false;
+  return true;
+}
+function accept17(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "summarized" || data === "truncated")) return false;
+  return true;
+}
+function accept18(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "apiProvider") {
+    if (!accept20(data)) return false;
+  } else if (v0 === "cliAgentRuntime") {
+    if (!accept21(data)) return false;
+  } else if (v0 === "acpAgentRuntime") {
+    if (!accept19(data)) return false;
+  } else return false;
+  return true;
+}
+function accept19(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "acpAgentRuntime") return false;
+  const v1 = data.runtime_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  return true;
+}
+function accept20(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "apiProvider") return false;
+  const v1 = data.provider;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept21(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "cliAgentRuntime") return false;
+  const v1 = data.runtime_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.runtime_kind;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  return true;
+}
+function accept22(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.default_provider;
+  if (v0 !== undefined) {
+    if (typeof v0 !== "string") return false;
+  }
+  const v1 = data.default_model;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.providers;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "object" || v2 === null || Array.isArray(v2)) return false;
+    const v3 = v2.openai;
+    if (v3 !== undefined) {
+      if (typeof v3 !== "object" || v3 === null || Array.isArray(v3)) return false;
+      const v4 = v3.base_url;
+      if (v4 === undefined) return false;
+      if (typeof v4 !== "string") return false;
+      if (v4.length < 1) return false;
+      const v5 = v3.model;
+      if (v5 === undefined) return false;
+      if (typeof v5 !== "string") return false;
+      if (v5.length < 1) return false;
+      const v6 = v3.api_key_env;
+      if (v6 !== undefined) {
+        if (typeof v6 !== "string") return false;
+        if (v6.length < 1) return false;
+      }
+    }
+    const v8 = v2.retry;
+    if (v8 !== undefined) {
+      if (!accept23(v8)) return false;
+    }
+    const v10 = v2.openai_compatible;
+    if (v10 !== undefined) {
+      if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
+      for (const k11 in v10) {
+        if (typeof k11 === "string") {
+          if (!acceptPattern22_0.test(k11)) return false;
+        }
+        const a13 = v10[k11];
+        if (typeof a13 !== "object" || a13 === null || Array.isArray(a13)) return false;
+        const v14 = a13.base_url;
+        if (v14 === undefined) return false;
+        if (typeof v14 !== "string") return false;
+        if (v14.length < 1) return false;
+        const v15 = a13.model;
+        if (v15 === undefined) return false;
+        if (typeof v15 !== "string") return false;
+        if (v15.length < 1) return false;
+        const v16 = a13.api_key_env;
+        if (v16 !== undefined) {
+          if (typeof v16 !== "string") return false;
+          if (v16.length < 1) return false;
+        }
+      }
+    }
+  }
+  const v19 = data.tools;
+  if (v19 !== undefined) {
+    if (typeof v19 !== "object" || v19 === null || Array.isArray(v19)) return false;
+    const v20 = v19.default_cwd;
+    if (v20 !== undefined) {
+      if (typeof v20 !== "string") return false;
+      if (v20.length < 1) return false;
+    }
+    const v21 = v19.shell_timeout_ms;
+    if (v21 !== undefined) {
+      if (!Number.isInteger(v21)) return false;
+      if (v21 < 1) return false;
+    }
+    const v22 = v19.max_shell_timeout_ms;
+    if (v22 !== undefined) {
+      if (!Number.isInteger(v22)) return false;
+      if (v22 < 1) return false;
+    }
+    const v23 = v19.web_fetch_timeout_ms;
+    if (v23 !== undefined) {
+      if (!Number.isInteger(v23)) return false;
+      if (v23 < 1) return false;
+    }
+    const v24 = v19.restricted_max_shell_timeout_ms;
+    if (v24 !== undefined) {
+      if (!Number.isInteger(v24)) return false;
+      if (v24 < 1) return false;
+    }
+    const v25 = v19.execution_windows;
+    if (v25 !== undefined) {
+      if (typeof v25 !== "object" || v25 === null || Array.isArray(v25)) return false;
+      const v26 = v25.max_agent_rounds_per_window;
+      if (v26 !== undefined) {
+        if (!Number.isInteger(v26)) return false;
+        if (v26 < 1) return false;
+      }
+      const v27 = v25.max_tool_calls_per_window;
+      if (v27 !== undefined) {
+        if (!Number.isInteger(v27)) return false;
+        if (v27 < 1) return false;
+      }
+      const v28 = v25.max_wall_clock_ms_per_window;
+      if (v28 !== undefined) {
+        if (!Number.isInteger(v28)) return false;
+        if (v28 < 1) return false;
+      }
+      const v29 = v25.max_provider_tokens_per_window;
+      if (v29 !== undefined) {
+        if (!Number.isInteger(v29)) return false;
+        if (v29 < 1) return false;
+      }
+      const v30 = v25.total;
+      if (v30 !== undefined) {
+        if (typeof v30 !== "object" || v30 === null || Array.isArray(v30)) return false;
+        const v31 = v30.max_agent_rounds;
+        if (v31 !== undefined) {
+          if (!Number.isInteger(v31)) return false;
+          if (v31 < 1) return false;
+        }
+        const v32 = v30.max_tool_calls;
+        if (v32 !== undefined) {
+          if (!Number.isInteger(v32)) return false;
+          if (v32 < 1) return false;
+        }
+        const v33 = v30.max_wall_clock_ms;
+        if (v33 !== undefined) {
+          if (!Number.isInteger(v33)) return false;
+          if (v33 < 1) return false;
+        }
+        const v34 = v30.max_provider_tokens;
+        if (v34 !== undefined) {
+          if (!Number.isInteger(v34)) return false;
+          if (v34 < 1) return false;
+        }
+      }
+    }
+    const v37 = v19.retry;
+    if (v37 !== undefined) {
+      if (!accept23(v37)) return false;
+    }
+    const v39 = v19.env_passthrough;
+    if (v39 !== undefined) {
+      if (!Array.isArray(v39)) return false;
+      for (let i40 = 0; i40 < v39.length; i40++) {
+        const e41 = v39[i40];
+        if (typeof e41 !== "string") return false;
+        if (!acceptPattern22_1.test(e41)) return false;
+      }
+    }
+  }
+  const v43 = data.mcp_servers;
+  if (v43 !== undefined) {
+    if (typeof v43 !== "object" || v43 === null || Array.isArray(v43)) return false;
+    for (const k44 in v43) {
+      if (typeof k44 === "string") {
+        if (!acceptPattern22_2.test(k44)) return false;
+      }
+      const a46 = v43[k44];
+      if (typeof a46 !== "object" || a46 === null || Array.isArray(a46)) return false;
+      const v47 = a46.command;
+      if (v47 !== undefined) {
+        if (typeof v47 !== "string") return false;
+        if (v47.length < 1) return false;
+      }
+      const v48 = a46.args;
+      if (v48 !== undefined) {
+        if (!Array.isArray(v48)) return false;
+        for (let i49 = 0; i49 < v48.length; i49++) {
+          const e50 = v48[i49];
+          if (typeof e50 !== "string") return false;
+        }
+      }
+      const v51 = a46.env;
+      if (v51 !== undefined) {
+        if (typeof v51 !== "object" || v51 === null || Array.isArray(v51)) return false;
+        for (const k52 in v51) {
+          const a53 = v51[k52];
+          if (typeof a53 !== "string") return false;
+        }
+      }
+      const v54 = a46.cwd;
+      if (v54 !== undefined) {
+        if (typeof v54 !== "string") return false;
+        if (v54.length < 1) return false;
+      }
+      const v55 = a46.url;
+      if (v55 !== undefined) {
+        if (typeof v55 !== "string") return false;
+        if (v55.length < 1) return false;
+      }
+      const v56 = a46.headers;
+      if (v56 !== undefined) {
+        if (typeof v56 !== "object" || v56 === null || Array.isArray(v56)) return false;
+        for (const k57 in v56) {
+          const a58 = v56[k57];
+          if (typeof a58 !== "string") return false;
+        }
+      }
+      const v59 = a46.scope;
+      if (v59 !== undefined) {
+        if (typeof v59 !== "string") return false;
+        if (v59.length < 1) return false;
+      }
+      const v60 = a46.startup_timeout_ms;
+      if (v60 !== undefined) {
+        if (!Number.isInteger(v60)) return false;
+        if (v60 < 1) return false;
+      }
+      const v61 = a46.tool_timeout_ms;
+      if (v61 !== undefined) {
+        if (!Number.isInteger(v61)) return false;
+        if (v61 < 1) return false;
+      }
+    }
+  }
+  const v63 = data.skills;
+  if (v63 !== undefined) {
+    if (typeof v63 !== "object" || v63 === null || Array.isArray(v63)) return false;
+    const v64 = v63.folders;
+    if (v64 !== undefined) {
+      if (!Array.isArray(v64)) return false;
+      for (let i65 = 0; i65 < v64.length; i65++) {
+        const e66 = v64[i65];
+        if (typeof e66 !== "object" || e66 === null || Array.isArray(e66)) return false;
+        const v67 = e66.path;
+        if (v67 === undefined) return false;
+        if (typeof v67 !== "string") return false;
+        if (v67.length < 1) return false;
+        const v68 = e66.source_kind;
+        if (v68 !== undefined) {
+          if (typeof v68 !== "string") return false;
+          if (v68.length < 1) return false;
+          if (!acceptPattern22_3.test(v68)) return false;
+        }
+      }
+    }
+  }
+  const v71 = data.acp_agents;
+  if (v71 !== undefined) {
+    if (typeof v71 !== "object" || v71 === null || Array.isArray(v71)) return false;
+    for (const k72 in v71) {
+      if (typeof k72 === "string") {
+        if (!acceptPattern22_4.test(k72)) return false;
+      }
+      const a74 = v71[k72];
+      if (typeof a74 !== "object" || a74 === null || Array.isArray(a74)) return false;
+      const v75 = a74.command;
+      if (v75 === undefined) return false;
+      if (typeof v75 !== "string") return false;
+      if (v75.length < 1) return false;
+      const v76 = a74.args;
+      if (v76 !== undefined) {
+        if (!Array.isArray(v76)) return false;
+        for (let i77 = 0; i77 < v76.length; i77++) {
+          const e78 = v76[i77];
+          if (typeof e78 !== "string") return false;
+        }
+      }
+      const v79 = a74.env;
+      if (v79 !== undefined) {
+        if (typeof v79 !== "object" || v79 === null || Array.isArray(v79)) return false;
+        for (const k80 in v79) {
+          const a81 = v79[k80];
+          if (typeof a81 !== "string") return false;
+        }
+      }
+      const v82 = a74.startup_timeout_ms;
+      if (v82 !== undefined) {
+        if (!Number.isInteger(v82)) return false;
+        if (v82 < 1) return false;
+      }
+    }
+  }
+  const v84 = data.cli_runtimes;
+  if (v84 !== undefined) {
+    if (typeof v84 !== "object" || v84 === null || Array.isArray(v84)) return false;
+    for (const k85 in v84) {
+      if (typeof k85 === "string") {
+        if (!acceptPattern22_5.test(k85)) return false;
+      }
+      const a87 = v84[k85];
+      if (typeof a87 !== "object" || a87 === null || Array.isArray(a87)) return false;
+      const v88 = a87.kind;
+      if (v88 === undefined) return false;
+      if (typeof v88 !== "string") return false;
+      if (!(v88 === "codex")) return false;
+      const v89 = a87.command;
+      if (v89 !== undefined) {
+        if (typeof v89 !== "string") return false;
+        if (v89.length < 1) return false;
+      }
+      const v90 = a87.args;
+      if (v90 !== undefined) {
+        if (!Array.isArray(v90)) return false;
+        for (let i91 = 0; i91 < v90.length; i91++) {
+          const e92 = v90[i91];
+          if (typeof e92 !== "string") return false;
+        }
+      }
+      const v93 = a87.base_url;
+      if (v93 === undefined) return false;
+      if (typeof v93 !== "string") return false;
+      if (v93.length < 1) return false;
+      const v94 = a87.model;
+      if (v94 === undefined) return false;
+      if (typeof v94 !== "string") return false;
+      if (v94.length < 1) return false;
+      const v95 = a87.api_key_env;
+      if (v95 !== undefined) {
+        if (typeof v95 !== "string") return false;
+        if (v95.length < 1) return false;
+      }
+      const v96 = a87.codex_home;
+      if (v96 !== undefined) {
+        if (typeof v96 !== "string") return false;
+        if (v96.length < 1) return false;
+      }
+      const v97 = a87.startup_timeout_ms;
+      if (v97 !== undefined) {
+        if (!Number.isInteger(v97)) return false;
+        if (v97 < 1) return false;
+      }
+    }
+  }
+  const v99 = data.limits;
+  if (v99 !== undefined) {
+    if (typeof v99 !== "object" || v99 === null || Array.isArray(v99)) return false;
+    const v100 = v99.max_frame_bytes;
+    if (v100 !== undefined) {
+      if (!Number.isInteger(v100)) return false;
+      if (v100 < 1024) return false;
+    }
+    const v101 = v99.max_batch_size;
+    if (v101 !== undefined) {
+      if (!Number.isInteger(v101)) return false;
+      if (v101 < 1) return false;
+    }
+    const v102 = v99.max_agent_rounds;
+    if (v102 !== undefined) {
+      if (!Number.isInteger(v102)) return false;
+      if (v102 < 1) return false;
+    }
+    const v103 = v99.max_spawn_depth;
+    if (v103 !== undefined) {
+      if (!Number.isInteger(v103)) return false;
+      if (v103 < 0) return false;
+    }
+    const v104 = v99.max_tool_calls;
+    if (v104 !== undefined) {
+      if (!Number.isInteger(v104)) return false;
+      if (v104 < 1) return false;
+    }
+  }
+  const v106 = data.permissions;
+  if (v106 !== undefined) {
+    if (typeof v106 !== "object" || v106 === null || Array.isArray(v106)) return false;
+    const v107 = v106.request_timeout_ms;
+    if (v107 !== undefined) {
+      if (!Number.isInteger(v107)) return false;
+      if (v107 < 1) return false;
+    }
+    const v108 = v106.require_resolve_token;
+    if (v108 !== undefined) {
+      if (typeof v108 !== "boolean") return false;
+    }
+    const v109 = v106.allowed_paths;
+    if (v109 !== undefined) {
+      if (!Array.isArray(v109)) return false;
+      for (let i110 = 0; i110 < v109.length; i110++) {
+        const e111 = v109[i110];
+        if (typeof e111 !== "string") return false;
+        if (e111.length < 1) return false;
+      }
+    }
+    const v112 = v106.resolve_token_secret;
+    if (v112 !== undefined) {
+      if (typeof v112 !== "string") return false;
+      if (v112.length < 16) return false;
+    }
+  }
+  const v114 = data.questions;
+  if (v114 !== undefined) {
+    if (typeof v114 !== "object" || v114 === null || Array.isArray(v114)) return false;
+    const v115 = v114.timeout_ms;
+    if (v115 !== undefined) {
+      if (!Number.isInteger(v115)) return false;
+      if (v115 < 1) return false;
+      if (v115 > 2147483647) return false;
+    }
+  }
+  const v117 = data.gateway_id;
+  if (v117 !== undefined) {
+    if (typeof v117 !== "string") return false;
+    if (v117.length < 1) return false;
+    if (v117.length > 256) return false;
+  }
+  const v118 = data.store;
+  if (v118 !== undefined) {
+    if (typeof v118 !== "string") return false;
+    if (v118.length < 1) return false;
+  }
+  const v119 = data.lease_timeout_ms;
+  if (v119 !== undefined) {
+    if (!Number.isInteger(v119)) return false;
+    if (v119 < 100) return false;
+  }
+  const v120 = data.routes;
+  if (v120 !== undefined) {
+    if (typeof v120 !== "object" || v120 === null || Array.isArray(v120)) return false;
+    const v121 = v120.max_hops;
+    if (v121 !== undefined) {
+      if (!Number.isInteger(v121)) return false;
+      if (v121 < 0) return false;
+    }
+    const v122 = v120.max_routes_per_source;
+    if (v122 !== undefined) {
+      if (!Number.isInteger(v122)) return false;
+      if (v122 < 1) return false;
+    }
+  }
+  const v124 = data.agent;
+  if (v124 !== undefined) {
+    if (typeof v124 !== "object" || v124 === null || Array.isArray(v124)) return false;
+    const v125 = v124.identity_id;
+    if (v125 !== undefined) {
+      if (typeof v125 !== "string") return false;
+      if (v125.length < 1) return false;
+      if (v125.length > 256) return false;
+    }
+    const v126 = v124.display_name;
+    if (v126 !== undefined) {
+      if (typeof v126 !== "string") return false;
+      if (v126.length < 1) return false;
+    }
+    const v127 = v124.nickname;
+    if (v127 !== undefined) {
+      if (typeof v127 !== "string") return false;
+      if (v127.length < 1) return false;
+    }
+    const v128 = v124.revision;
+    if (v128 !== undefined) {
+      if (!Number.isInteger(v128)) return false;
+      if (v128 < 0) return false;
+    }
+    const v129 = v124.avatar_revision;
+    if (v129 !== undefined) {
+      if (!Number.isInteger(v129)) return false;
+      if (v129 < 0) return false;
+    }
+    const v130 = v124.role;
+    if (v130 !== undefined) {
+      if (typeof v130 !== "string") return false;
+      if (v130.length < 1) return false;
+    }
+  }
+  const v132 = data.context;
+  if (v132 !== undefined) {
+    if (typeof v132 !== "object" || v132 === null || Array.isArray(v132)) return false;
+    const v133 = v132.max_history_tokens;
+    if (v133 !== undefined) {
+      if (!Number.isInteger(v133)) return false;
+      if (v133 < 1) return false;
+    }
+    const v134 = v132.keep_recent_messages;
+    if (v134 !== undefined) {
+      if (!Number.isInteger(v134)) return false;
+      if (v134 < 1) return false;
+    }
+  }
+  const v136 = data.sandbox;
+  if (v136 !== undefined) {
+    if (typeof v136 !== "object" || v136 === null || Array.isArray(v136)) return false;
+    const v137 = v136.required;
+    if (v137 !== undefined) {
+      if (typeof v137 !== "boolean") return false;
+    }
+    const v138 = v136.bwrap_path;
+    if (v138 !== undefined) {
+      if (typeof v138 !== "string") return false;
+      if (v138.length < 1) return false;
+    }
+  }
+  const v140 = data.network;
+  if (v140 !== undefined) {
+    if (typeof v140 !== "object" || v140 === null || Array.isArray(v140)) return false;
+    const v141 = v140.allow_domains;
+    if (v141 !== undefined) {
+      if (!Array.isArray(v141)) return false;
+      for (let i142 = 0; i142 < v141.length; i142++) {
+        const e143 = v141[i142];
+        if (typeof e143 !== "string") return false;
+        if (e143.length < 1) return false;
+        if (e143.length > 260) return false;
+      }
+    }
+    const v144 = v140.deny_domains;
+    if (v144 !== undefined) {
+      if (!Array.isArray(v144)) return false;
+      for (let i145 = 0; i145 < v144.length; i145++) {
+        const e146 = v144[i145];
+        if (typeof e146 !== "string") return false;
+        if (e146.length < 1) return false;
+        if (e146.length > 260) return false;
+      }
+    }
+  }
+  return true;
+}
+function accept23(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.max_attempts;
+  if (v0 !== undefined) {
+    if (!Number.isInteger(v0)) return false;
+    if (v0 < 1) return false;
+  }
+  const v1 = data.initial_delay_ms;
+  if (v1 !== undefined) {
+    if (!Number.isInteger(v1)) return false;
+    if (v1 < 0) return false;
+  }
+  const v2 = data.backoff_multiplier;
+  if (v2 !== undefined) {
+    if (!Number.isFinite(v2)) return false;
+    if (v2 < 1) return false;
+  }
+  const v3 = data.max_delay_ms;
+  if (v3 !== undefined) {
+    if (!Number.isInteger(v3)) return false;
+    if (v3 < 0) return false;
+  }
+  return true;
+}
+function accept24(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.item;
+  if (v4 === undefined) return false;
+  if (!accept81(v4)) return false;
+  return true;
+}
+function accept25(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.stream;
+  if (v4 === undefined) return false;
+  if (!accept26(v4)) return false;
+  const v6 = data.delta;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  return true;
+}
+function accept26(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "agent_message" || data === "stdout" || data === "stderr" || data === "tool_progress" || data === "file_change" || data === "generic")) return false;
+  return true;
+}
+function accept27(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.recovery_job_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length > 256) return false;
+  const v5 = data.attempt;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 1) return false;
+  return true;
+}
+function accept28(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.attempts;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 1) return false;
+  const v5 = data.error;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.recovery_job_id;
+  if (v6 === undefined) return false;
+  if (!(typeof v6 === "string" || v6 === null)) return false;
+  if (typeof v6 === "string") {
+    if (v6.length > 256) return false;
+  }
+  return true;
+}
+function accept29(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "timeout" || data === "provider_failure" || data === "tool_failure" || data === "runtime_shutdown" || data === "execution_window_exhausted")) return false;
+  return true;
+}
+function accept30(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.recovery_job_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length > 256) return false;
+  const v5 = data.reason;
+  if (v5 === undefined) return false;
+  if (!accept29(v5)) return false;
+  const v7 = data.exhaustion_reason;
+  if (v7 !== undefined) {
+    if (!accept70(v7)) return false;
+  }
+  return true;
+}
+function accept31(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.attempt;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 1) return false;
+  const v5 = data.recovery_job_id;
+  if (v5 !== undefined) {
+    if (typeof v5 !== "string") return false;
+    if (v5.length > 256) return false;
+  }
+  return true;
+}
+function accept32(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.attempt;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 1) return false;
+  return true;
+}
+function accept33(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.attempt;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 1) return false;
+  const v5 = data.max_attempts;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 1) return false;
+  const v6 = data.delay_ms;
+  if (v6 === undefined) return false;
+  if (!Number.isInteger(v6)) return false;
+  if (v6 < 0) return false;
+  const v7 = data.next_attempt_at;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "string") return false;
+  const v8 = data.error;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  return true;
+}
+function accept34(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.item;
+  if (v4 === undefined) return false;
+  if (!accept81(v4)) return false;
+  return true;
+}
+function accept35(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.deadline_ms;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.elapsed_ms;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.attempt;
+  if (v6 === undefined) return false;
+  if (!Number.isInteger(v6)) return false;
+  if (v6 < 1) return false;
+  return true;
+}
+function accept36(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.tool_name;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  const v5 = data.attempts;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 1) return false;
+  const v6 = data.error;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  return true;
+}
+function accept37(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.tool_name;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  const v5 = data.attempts;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 1) return false;
+  const v6 = data.outcome;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  if (!(v6 === "succeeded" || v6 === "failed")) return false;
+  return true;
+}
+function accept38(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.tool_name;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  const v5 = data.attempt;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 1) return false;
+  const v6 = data.max_attempts;
+  if (v6 === undefined) return false;
+  if (!Number.isInteger(v6)) return false;
+  if (v6 < 1) return false;
+  const v7 = data.delay_ms;
+  if (v7 === undefined) return false;
+  if (!Number.isInteger(v7)) return false;
+  if (v7 < 0) return false;
+  const v8 = data.error;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  return true;
+}
+function accept39(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.item;
+  if (v4 === undefined) return false;
+  if (!accept81(v4)) return false;
+  return true;
+}
+function accept40(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "file_read" || data === "file_write" || data === "shell_command" || data === "network" || data === "mcp_read" || data === "mcp_write_or_unknown" || data === "dynamic_skill_tool" || data === "computer_use" || data === "task_subagent" || data === "unknown")) return false;
+  return true;
+}
+function accept41(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "allow" || data === "ask" || data === "deny")) return false;
+  return true;
+}
+function accept42(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.compiler_version;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.profile;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.section_ids;
+  if (v2 === undefined) return false;
+  if (!Array.isArray(v2)) return false;
+  for (let i3 = 0; i3 < v2.length; i3++) {
+    const e4 = v2[i3];
+    if (typeof e4 !== "string") return false;
+    if (e4.length > 256) return false;
+  }
+  const v5 = data.fingerprint_stable;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.fingerprint_dynamic;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  const v7 = data.fingerprint_full;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "string") return false;
+  const v8 = data.diagnostics;
+  if (v8 === undefined) return false;
+  if (!Array.isArray(v8)) return false;
+  for (let i9 = 0; i9 < v8.length; i9++) {
+    const e10 = v8[i9];
+    if (typeof e10 !== "object" || e10 === null || Array.isArray(e10)) return false;
+    const v11 = e10.severity;
+    if (v11 === undefined) return false;
+    if (typeof v11 !== "string") return false;
+    if (!(v11 === "info" || v11 === "warning" || v11 === "error")) return false;
+    const v12 = e10.message;
+    if (v12 === undefined) return false;
+    if (typeof v12 !== "string") return false;
+    const v13 = e10.section_id;
+    if (v13 !== undefined) {
+      if (typeof v13 !== "string") return false;
+      if (v13.length > 256) return false;
+    }
+  }
+  return true;
+}
+function accept43(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.workspace_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.cwd;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.model_provider;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "string") return false;
+  }
+  const v4 = data.model;
+  if (v4 !== undefined) {
+    if (typeof v4 !== "string") return false;
+  }
+  const v5 = data.mode;
+  if (v5 === undefined) return false;
+  if (!accept101(v5)) return false;
+  const v7 = data.created_at;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "string") return false;
+  const v8 = data.active_turn_id;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+    if (v8.length > 256) return false;
+  }
+  return true;
+}
+function accept44(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  return true;
+}
+function accept45(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread;
+  if (v0 === undefined) return false;
+  if (!accept43(v0)) return false;
+  return true;
+}
+function accept46(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.workspace_id;
+  if (v0 !== undefined) {
+    if (typeof v0 !== "string") return false;
+    if (v0.length > 256) return false;
+  }
+  const v1 = data.cwd;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.model_provider;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  const v3 = data.model;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "string") return false;
+  }
+  const v4 = data.mode;
+  if (v4 !== undefined) {
+    if (!accept101(v4)) return false;
+  }
+  return true;
+}
+function accept47(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread;
+  if (v0 === undefined) return false;
+  if (!accept43(v0)) return false;
+  return true;
+}
+function accept48(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.blockId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.kind;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (!(v1 === "turn_work")) return false;
+  const v2 = data.turnId;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.status;
+  if (v3 === undefined) return false;
+  if (!accept134(v3)) return false;
+  const v5 = data.createdAtUnixMicros;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.updatedAtUnixMicros;
+  if (v6 !== undefined) {
+    if (!Number.isInteger(v6)) return false;
+    if (v6 < 0) return false;
+  }
+  const v7 = data.completedAtUnixMicros;
+  if (v7 !== undefined) {
+    if (!Number.isInteger(v7)) return false;
+    if (v7 < 0) return false;
+  }
+  const v8 = data.userText;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+  }
+  const v9 = data.summary;
+  if (v9 !== undefined) {
+    if (typeof v9 !== "string") return false;
+  }
+  const v10 = data.workItemCount;
+  if (v10 !== undefined) {
+    if (!Number.isInteger(v10)) return false;
+    if (v10 < 0) return false;
+  }
+  return true;
+}
+function accept49(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.changedBlockIds;
+  if (v1 === undefined) return false;
+  if (!Array.isArray(v1)) return false;
+  for (let i2 = 0; i2 < v1.length; i2++) {
+    const e3 = v1[i2];
+    if (typeof e3 !== "string") return false;
+  }
+  const v4 = data.turnId;
+  if (v4 !== undefined) {
+    if (typeof v4 !== "string") return false;
+  }
+  return true;
+}
+function accept50(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.cursor;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.limit;
+  if (v2 !== undefined) {
+    if (!Number.isInteger(v2)) return false;
+    if (v2 < 1) return false;
+  }
+  return true;
+}
+function accept51(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.blocks;
+  if (v1 === undefined) return false;
+  if (!Array.isArray(v1)) return false;
+  for (let i2 = 0; i2 < v1.length; i2++) {
+    const e3 = v1[i2];
+    if (!accept48(e3)) return false;
+  }
+  const v5 = data.page;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "object" || v5 === null || Array.isArray(v5)) return false;
+  const v6 = v5.nextCursor;
+  if (v6 === undefined) return false;
+  if (!(typeof v6 === "string" || v6 === null)) return false;
+  const v7 = v5.hasMore;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "boolean") return false;
+  return true;
+}
+function accept52(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.default_behavior;
+  if (v0 === undefined) return false;
+  if (!accept41(v0)) return false;
+  const v2 = data.file_read;
+  if (v2 === undefined) return false;
+  if (!accept41(v2)) return false;
+  const v4 = data.file_write;
+  if (v4 === undefined) return false;
+  if (!accept41(v4)) return false;
+  const v6 = data.shell_command;
+  if (v6 === undefined) return false;
+  if (!accept41(v6)) return false;
+  const v8 = data.network;
+  if (v8 === undefined) return false;
+  if (!accept41(v8)) return false;
+  const v10 = data.mcp_read;
+  if (v10 === undefined) return false;
+  if (!accept41(v10)) return false;
+  const v12 = data.mcp_write_or_unknown;
+  if (v12 === undefined) return false;
+  if (!accept41(v12)) return false;
+  const v14 = data.dynamic_skill_tool;
+  if (v14 === undefined) return false;
+  if (!accept41(v14)) return false;
+  const v16 = data.computer_use;
+  if (v16 === undefined) return false;
+  if (!accept41(v16)) return false;
+  const v18 = data.task_subagent;
+  if (v18 === undefined) return false;
+  if (!accept41(v18)) return false;
+  const v20 = data.allowed_tools;
+  if (v20 !== undefined) {
+    if (!Array.isArray(v20)) return false;
+    for (let i21 = 0; i21 < v20.length; i21++) {
+      const e22 = v20[i21];
+      if (typeof e22 !== "string") return false;
+    }
+  }
+  const v23 = data.denied_tools;
+  if (v23 !== undefined) {
+    if (!Array.isArray(v23)) return false;
+    for (let i24 = 0; i24 < v23.length; i24++) {
+      const e25 = v23[i24];
+      if (typeof e25 !== "string") return false;
+    }
+  }
+  const v26 = data.allowed_paths;
+  if (v26 !== undefined) {
+    if (!Array.isArray(v26)) return false;
+    for (let i27 = 0; i27 < v26.length; i27++) {
+      const e28 = v26[i27];
+      if (typeof e28 !== "string") return false;
+    }
+  }
+  return true;
+}
+function accept53(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.thread_id;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+    if (v1.length > 256) return false;
+  }
+  const v2 = data.workspace_id;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+    if (v2.length > 256) return false;
+  }
+  const v3 = data.status;
+  if (v3 === undefined) return false;
+  if (!accept134(v3)) return false;
+  const v5 = data.mode;
+  if (v5 !== undefined) {
+    if (!accept101(v5)) return false;
+  }
+  const v7 = data.created_at;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.completed_at;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+  }
+  const v9 = data.model_provider;
+  if (v9 !== undefined) {
+    if (typeof v9 !== "string") return false;
+  }
+  const v10 = data.model;
+  if (v10 !== undefined) {
+    if (typeof v10 !== "string") return false;
+  }
+  const v11 = data.execution_backend;
+  if (v11 !== undefined) {
+    if (!accept18(v11)) return false;
+  }
+  const v13 = data.prompt_manifest;
+  if (v13 === undefined) return false;
+  if (!(accept42(v13) || accept53_0(v13))) return false;
+  const v15 = data.permission_profile;
+  if (v15 === undefined) return false;
+  if (!accept109(v15)) return false;
+  const v17 = data.security;
+  if (v17 !== undefined) {
+    if (!accept64(v17)) return false;
+  }
+  const v19 = data.capabilities;
+  if (v19 !== undefined) {
+    if (!Array.isArray(v19)) return false;
+    for (let i20 = 0; i20 < v19.length; i20++) {
+      const e21 = v19[i20];
+      if (!accept61(e21)) return false;
+    }
+  }
+  const v23 = data.error;
+  if (v23 !== undefined) {
+    if (!accept75(v23)) return false;
+  }
+  const v25 = data.blocked;
+  if (v25 !== undefined) {
+    if (typeof v25 !== "object" || v25 === null || Array.isArray(v25)) return false;
+    const v26 = v25.reason;
+    if (v26 === undefined) return false;
+    if (typeof v26 !== "string") return false;
+    const v27 = v25.recovery_job_id;
+    if (v27 === undefined) return false;
+    if (typeof v27 !== "string") return false;
+    if (v27.length > 256) return false;
+  }
+  const v29 = data.parent_turn_id;
+  if (v29 !== undefined) {
+    if (typeof v29 !== "string") return false;
+    if (v29.length > 256) return false;
+  }
+  const v30 = data.parent_thread_id;
+  if (v30 !== undefined) {
+    if (typeof v30 !== "string") return false;
+    if (v30.length > 256) return false;
+  }
+  const v31 = data.actor;
+  if (v31 !== undefined) {
+    if (!accept0(v31)) return false;
+  }
+  const v33 = data.usage;
+  if (v33 !== undefined) {
+    if (!accept136(v33)) return false;
+  }
+  return true;
+}
+function accept53_0(data) {
+  if (data !== null) return false;
+  return true;
+}
+function accept54(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.turn;
+  if (v3 === undefined) return false;
+  if (!accept53(v3)) return false;
+  const v5 = data.reason;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.recovery_job_id;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  if (v6.length > 256) return false;
+  return true;
+}
+function accept55(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.reason;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  return true;
+}
+function accept56(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.turn;
+  if (v0 === undefined) return false;
+  if (!accept53(v0)) return false;
+  return true;
+}
+function accept57(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.label;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.kind;
+  if (v2 === undefined) return false;
+  if (!accept58(v2)) return false;
+  return true;
+}
+function accept58(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "skill") {
+    if (!accept62(data)) return false;
+  } else if (v0 === "mcpServer") {
+    if (!accept59(data)) return false;
+  } else if (v0 === "mcpTool") {
+    if (!accept60(data)) return false;
+  } else return false;
+  return true;
+}
+function accept59(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "mcpServer") return false;
+  const v1 = data.name;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.scopeKind;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  return true;
+}
+function accept60(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "mcpTool") return false;
+  const v1 = data.serverName;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.rawToolName;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.scopeKind;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  return true;
+}
+function accept61(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.capabilityId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.status;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (!(v1 === "accepted" || v1 === "rejected")) return false;
+  const v2 = data.reason;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (!(v2 === "explicit_composer_capability" || v2 === "not_found" || v2 === "disabled_by_policy" || v2 === "validation_rejected" || v2 === "security_blocked" || v2 === "dependency_missing" || v2 === "catalog_missing" || v2 === "tool_missing" || v2 === "provider_unsupported")) return false;
+  const v3 = data.message;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "string") return false;
+  }
+  return true;
+}
+function accept62(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "skill") return false;
+  const v1 = data.slug;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sourceKind;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  return true;
+}
+function accept63(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.turn;
+  if (v3 === undefined) return false;
+  if (!accept53(v3)) return false;
+  const v5 = data.usage;
+  if (v5 !== undefined) {
+    if (!accept136(v5)) return false;
+  }
+  return true;
+}
+function accept64(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.permission_profile;
+  if (v0 === undefined) return false;
+  if (!accept109(v0)) return false;
+  const v2 = data.sandbox;
+  if (v2 === undefined) return false;
+  if (!accept126(v2)) return false;
+  const v4 = data.process;
+  if (v4 === undefined) return false;
+  if (!accept115(v4)) return false;
+  const v6 = data.network;
+  if (v6 === undefined) return false;
+  if (!accept102(v6)) return false;
+  const v8 = data.approval;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "object" || v8 === null || Array.isArray(v8)) return false;
+  const v9 = v8.scopes;
+  if (v9 === undefined) return false;
+  if (!Array.isArray(v9)) return false;
+  for (let i10 = 0; i10 < v9.length; i10++) {
+    const e11 = v9[i10];
+    if (!accept105(e11)) return false;
+  }
+  const v14 = data.backend;
+  if (v14 === undefined) return false;
+  if (!accept127(v14)) return false;
+  const v16 = data.enforcement;
+  if (v16 === undefined) return false;
+  if (typeof v16 !== "object" || v16 === null || Array.isArray(v16)) return false;
+  const v17 = v16.status;
+  if (v17 === undefined) return false;
+  if (!accept129(v17)) return false;
+  const v19 = v16.degradations;
+  if (v19 === undefined) return false;
+  if (!Array.isArray(v19)) return false;
+  for (let i20 = 0; i20 < v19.length; i20++) {
+    const e21 = v19[i20];
+    if (!accept128(e21)) return false;
+  }
+  const v24 = data.parent_cap;
+  if (v24 !== undefined) {
+    if (!accept130(v24)) return false;
+  }
+  return true;
+}
+function accept65(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.window_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.reason;
+  if (v4 === undefined) return false;
+  if (!accept70(v4)) return false;
+  const v6 = data.totals;
+  if (v6 === undefined) return false;
+  if (!accept68(v6)) return false;
+  const v8 = data.recovery_job_id;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  if (v8.length > 256) return false;
+  return true;
+}
+function accept66(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.window_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.checkpoint_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length > 256) return false;
+  const v5 = data.status;
+  if (v5 === undefined) return false;
+  if (!accept73(v5)) return false;
+  return true;
+}
+function accept67(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.previous_window_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.window_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length > 256) return false;
+  const v5 = data.window_index;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.checkpoint_id;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  if (v6.length > 256) return false;
+  const v7 = data.reason;
+  if (v7 === undefined) return false;
+  if (!accept70(v7)) return false;
+  return true;
+}
+function accept68(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.agent_rounds;
+  if (v0 === undefined) return false;
+  if (!Number.isInteger(v0)) return false;
+  if (v0 < 0) return false;
+  const v1 = data.tool_calls;
+  if (v1 === undefined) return false;
+  if (!Number.isInteger(v1)) return false;
+  if (v1 < 0) return false;
+  const v2 = data.wall_clock_ms;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 0) return false;
+  const v3 = data.provider_tokens;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 0) return false;
+  return true;
+}
+function accept69(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.window_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.reason;
+  if (v4 === undefined) return false;
+  if (!accept70(v4)) return false;
+  const v6 = data.observed;
+  if (v6 === undefined) return false;
+  if (!accept68(v6)) return false;
+  const v8 = data.status;
+  if (v8 === undefined) return false;
+  if (!accept73(v8)) return false;
+  return true;
+}
+function accept70(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "max_agent_rounds_per_window" || data === "max_tool_calls_per_window" || data === "max_wall_clock_ms_per_window" || data === "max_provider_tokens_per_window" || data === "provider_failure_continuation" || data === "runtime_shutdown_continuation")) return false;
+  return true;
+}
+function accept71(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.max_agent_rounds_per_window;
+  if (v0 === undefined) return false;
+  if (!Number.isInteger(v0)) return false;
+  if (v0 < 1) return false;
+  const v1 = data.max_tool_calls_per_window;
+  if (v1 === undefined) return false;
+  if (!Number.isInteger(v1)) return false;
+  if (v1 < 1) return false;
+  const v2 = data.max_wall_clock_ms_per_window;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.max_provider_tokens_per_window;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 1) return false;
+  return true;
+}
+function accept72(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.window_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.window_index;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.limits;
+  if (v5 === undefined) return false;
+  if (!accept71(v5)) return false;
+  const v7 = data.status;
+  if (v7 === undefined) return false;
+  if (!accept73(v7)) return false;
+  return true;
+}
+function accept73(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "running" || data === "exhausted" || data === "checkpointed" || data === "continued" || data === "completed" || data === "interrupted" || data === "blocked" || data === "failed")) return false;
+  return true;
+}
+function accept74(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.turn;
+  if (v3 === undefined) return false;
+  if (!accept53(v3)) return false;
+  const v5 = data.error;
+  if (v5 === undefined) return false;
+  if (!accept75(v5)) return false;
+  return true;
+}
+function accept75(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (!(v0 === "provider_error" || v0 === "tool_error" || v0 === "cancelled" || v0 === "interrupted" || v0 === "budget_exhausted" || v0 === "internal")) return false;
+  const v1 = data.message;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.retryable;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "boolean") return false;
+  return true;
+}
+function accept76(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.path;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.access;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (!(v1 === "read_only" || v1 === "read_write")) return false;
+  const v2 = data.kind;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (!(v2 === "workspace" || v2 === "project" || v2 === "app" || v2 === "temp" || v2 === "allowed_path")) return false;
+  return true;
+}
+function accept77(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.unrestricted;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "boolean") return false;
+  const v1 = data.entries;
+  if (v1 === undefined) return false;
+  if (!Array.isArray(v1)) return false;
+  for (let i2 = 0; i2 < v1.length; i2++) {
+    const e3 = v1[i2];
+    if (!accept76(e3)) return false;
+  }
+  const v5 = data.outside_roots;
+  if (v5 === undefined) return false;
+  if (!accept41(v5)) return false;
+  return true;
+}
+function accept78(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  return true;
+}
+function accept79(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.turn;
+  if (v0 === undefined) return false;
+  if (!accept53(v0)) return false;
+  return true;
+}
+function accept80(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.item_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.child_agent_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  const v5 = data.child_thread_id;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.child_turn_id;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  const v7 = data.route_id;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.reason;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  return true;
+}
+function accept81(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "userMessage") {
+    if (!accept95(data)) return false;
+  } else if (v0 === "agentMessage") {
+    if (!accept82(data)) return false;
+  } else if (v0 === "reasoning") {
+    if (!accept89(data)) return false;
+  } else if (v0 === "systemEvent") {
+    if (!accept91(data)) return false;
+  } else if (v0 === "task") {
+    if (!accept92(data)) return false;
+  } else if (v0 === "commandExecution") {
+    if (!accept83(data)) return false;
+  } else if (v0 === "fileChange") {
+    if (!accept87(data)) return false;
+  } else if (v0 === "webSearch") {
+    if (!accept97(data)) return false;
+  } else if (v0 === "webFetch") {
+    if (!accept96(data)) return false;
+  } else if (v0 === "download") {
+    if (!accept84(data)) return false;
+  } else if (v0 === "dynamicToolCall") {
+    if (!accept85(data)) return false;
+  } else return false;
+  return true;
+}
+function accept82(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "agentMessage") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.text;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.markdown_ast;
+  if (v6 !== undefined) {
+    if (typeof v6 !== "object" || v6 === null || Array.isArray(v6)) return false;
+  }
+  const v8 = data.partial;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "boolean") return false;
+  }
+  return true;
+}
+function accept83(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "commandExecution") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.command;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.cwd;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  const v7 = data.stdout;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.stderr;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+  }
+  const v9 = data.exit_code;
+  if (v9 !== undefined) {
+    if (!(Number.isInteger(v9) || v9 === null)) return false;
+  }
+  const v10 = data.duration_ms;
+  if (v10 !== undefined) {
+    if (!Number.isInteger(v10)) return false;
+    if (v10 < 0) return false;
+  }
+  const v11 = data.timed_out;
+  if (v11 !== undefined) {
+    if (typeof v11 !== "boolean") return false;
+  }
+  const v12 = data.tool_call_id;
+  if (v12 !== undefined) {
+    if (typeof v12 !== "string") return false;
+    if (v12.length > 256) return false;
+  }
+  const v13 = data.arguments;
+  if (v13 === undefined) return false;
+  if (typeof v13 !== "object" || v13 === null || Array.isArray(v13)) return false;
+  const v15 = data.output_policy;
+  if (v15 !== undefined) {
+    if (!accept88(v15)) return false;
+  }
+  const v17 = data.error;
+  if (v17 !== undefined) {
+    if (!accept93(v17)) return false;
+  }
+  const v19 = data.recovery_policy;
+  if (v19 !== undefined) {
+    if (typeof v19 !== "object" || v19 === null || Array.isArray(v19)) return false;
+  }
+  const v21 = data.recovery;
+  if (v21 !== undefined) {
+    if (typeof v21 !== "object" || v21 === null || Array.isArray(v21)) return false;
+  }
+  const v23 = data.outcome;
+  if (v23 !== undefined) {
+    if (!accept94(v23)) return false;
+  }
+  const v25 = data.tool_result;
+  if (v25 !== undefined) {
+    if (typeof v25 !== "string") return false;
+  }
+  return true;
+}
+function accept84(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "download") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.url;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.path;
+  if (v6 !== undefined) {
+    if (typeof v6 !== "string") return false;
+  }
+  const v7 = data.bytes;
+  if (v7 !== undefined) {
+    if (!Number.isInteger(v7)) return false;
+    if (v7 < 0) return false;
+  }
+  const v8 = data.tool_call_id;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+    if (v8.length > 256) return false;
+  }
+  const v9 = data.arguments;
+  if (v9 === undefined) return false;
+  if (typeof v9 !== "object" || v9 === null || Array.isArray(v9)) return false;
+  const v11 = data.output_policy;
+  if (v11 !== undefined) {
+    if (!accept88(v11)) return false;
+  }
+  const v13 = data.error;
+  if (v13 !== undefined) {
+    if (!accept93(v13)) return false;
+  }
+  const v15 = data.recovery_policy;
+  if (v15 !== undefined) {
+    if (typeof v15 !== "object" || v15 === null || Array.isArray(v15)) return false;
+  }
+  const v17 = data.recovery;
+  if (v17 !== undefined) {
+    if (typeof v17 !== "object" || v17 === null || Array.isArray(v17)) return false;
+  }
+  const v19 = data.outcome;
+  if (v19 !== undefined) {
+    if (!accept94(v19)) return false;
+  }
+  const v21 = data.tool_result;
+  if (v21 !== undefined) {
+    if (typeof v21 !== "string") return false;
+  }
+  return true;
+}
+function accept85(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "dynamicToolCall") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.tool_name;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.server_name;
+  if (v6 !== undefined) {
+    if (typeof v6 !== "string") return false;
+  }
+  const v7 = data.progress;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.output;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+  }
+  const v9 = data.tool_call_id;
+  if (v9 !== undefined) {
+    if (typeof v9 !== "string") return false;
+    if (v9.length > 256) return false;
+  }
+  const v10 = data.arguments;
+  if (v10 === undefined) return false;
+  if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
+  const v12 = data.output_policy;
+  if (v12 !== undefined) {
+    if (!accept88(v12)) return false;
+  }
+  const v14 = data.error;
+  if (v14 !== undefined) {
+    if (!accept93(v14)) return false;
+  }
+  const v16 = data.recovery_policy;
+  if (v16 !== undefined) {
+    if (typeof v16 !== "object" || v16 === null || Array.isArray(v16)) return false;
+  }
+  const v18 = data.recovery;
+  if (v18 !== undefined) {
+    if (typeof v18 !== "object" || v18 === null || Array.isArray(v18)) return false;
+  }
+  const v20 = data.outcome;
+  if (v20 !== undefined) {
+    if (!accept94(v20)) return false;
+  }
+  const v22 = data.tool_result;
+  if (v22 !== undefined) {
+    if (typeof v22 !== "string") return false;
+  }
+  return true;
+}
+function accept86(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.sequence;
+  if (v0 === undefined) return false;
+  if (!Number.isInteger(v0)) return false;
+  if (v0 < 1) return false;
+  const v1 = data.method;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.params;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "object" || v2 === null || Array.isArray(v2)) return false;
+  const v4 = data.recorded_at;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  return true;
+}
+function accept87(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "fileChange") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.path;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.change_kind;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  if (!(v6 === "add" || v6 === "modify" || v6 === "delete")) return false;
+  const v7 = data.diff;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.output;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+  }
+  const v9 = data.tool_call_id;
+  if (v9 !== undefined) {
+    if (typeof v9 !== "string") return false;
+    if (v9.length > 256) return false;
+  }
+  const v10 = data.arguments;
+  if (v10 === undefined) return false;
+  if (typeof v10 !== "object" || v10 === null || Array.isArray(v10)) return false;
+  const v12 = data.output_policy;
+  if (v12 !== undefined) {
+    if (!accept88(v12)) return false;
+  }
+  const v14 = data.error;
+  if (v14 !== undefined) {
+    if (!accept93(v14)) return false;
+  }
+  const v16 = data.recovery_policy;
+  if (v16 !== undefined) {
+    if (typeof v16 !== "object" || v16 === null || Array.isArray(v16)) return false;
+  }
+  const v18 = data.recovery;
+  if (v18 !== undefined) {
+    if (typeof v18 !== "object" || v18 === null || Array.isArray(v18)) return false;
+  }
+  const v20 = data.outcome;
+  if (v20 !== undefined) {
+    if (!accept94(v20)) return false;
+  }
+  const v22 = data.tool_result;
+  if (v22 !== undefined) {
+    if (typeof v22 !== "string") return false;
+  }
+  return true;
+}
+function accept88(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.max_display_bytes;
+  if (v0 !== undefined) {
+    if (!Number.isInteger(v0)) return false;
+    if (v0 < 0) return false;
+  }
+  const v1 = data.truncated;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "boolean") return false;
+  const v2 = data.total_bytes;
+  if (v2 !== undefined) {
+    if (!Number.isInteger(v2)) return false;
+    if (v2 < 0) return false;
+  }
+  return true;
+}
+function accept89(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "reasoning") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.text;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  return true;
+}
+function accept90(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "in_progress" || data === "completed" || data === "failed" || data === "declined" || data === "cancelled")) return false;
+  return true;
+}
+function accept91(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "systemEvent") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.level;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (!(v4 === "info" || v4 === "warning" || v4 === "error")) return false;
+  const v5 = data.message;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.code;
+  if (v6 !== undefined) {
+    if (typeof v6 !== "string") return false;
+  }
+  return true;
+}
+function accept92(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "task") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.prompt;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.child_thread_id;
+  if (v6 !== undefined) {
+    if (typeof v6 !== "string") return false;
+    if (v6.length > 256) return false;
+  }
+  const v7 = data.child_turn_id;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+    if (v7.length > 256) return false;
+  }
+  const v8 = data.route_id;
+  if (v8 !== undefined) {
+    if (typeof v8 !== "string") return false;
+    if (v8.length > 256) return false;
+  }
+  const v9 = data.result;
+  if (v9 !== undefined) {
+    if (typeof v9 !== "string") return false;
+  }
+  const v10 = data.actor;
+  if (v10 !== undefined) {
+    if (!accept0(v10)) return false;
+  }
+  const v12 = data.tool_call_id;
+  if (v12 !== undefined) {
+    if (typeof v12 !== "string") return false;
+    if (v12.length > 256) return false;
+  }
+  const v13 = data.error;
+  if (v13 !== undefined) {
+    if (!accept93(v13)) return false;
+  }
+  return true;
+}
+function accept93(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.message;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.retryable;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "boolean") return false;
+  }
+  return true;
+}
+function accept94(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "success" || data === "error" || data === "declined" || data === "timed_out" || data === "cancelled")) return false;
+  return true;
+}
+function accept95(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "userMessage") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.content;
+  if (v4 === undefined) return false;
+  if (!Array.isArray(v4)) return false;
+  for (let i5 = 0; i5 < v4.length; i5++) {
+    const e6 = v4[i5];
+    if (!accept153(e6)) return false;
+  }
+  const v8 = data.capabilities;
+  if (v8 !== undefined) {
+    if (!Array.isArray(v8)) return false;
+    for (let i9 = 0; i9 < v8.length; i9++) {
+      const e10 = v8[i9];
+      if (!accept57(e10)) return false;
+    }
+  }
+  return true;
+}
+function accept96(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "webFetch") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.url;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.status_code;
+  if (v6 !== undefined) {
+    if (!Number.isInteger(v6)) return false;
+    if (v6 < 100) return false;
+    if (v6 > 599) return false;
+  }
+  const v7 = data.content_type;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.bytes;
+  if (v8 !== undefined) {
+    if (!Number.isInteger(v8)) return false;
+    if (v8 < 0) return false;
+  }
+  const v9 = data.content;
+  if (v9 !== undefined) {
+    if (typeof v9 !== "string") return false;
+  }
+  const v10 = data.tool_call_id;
+  if (v10 !== undefined) {
+    if (typeof v10 !== "string") return false;
+    if (v10.length > 256) return false;
+  }
+  const v11 = data.arguments;
+  if (v11 === undefined) return false;
+  if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
+  const v13 = data.output_policy;
+  if (v13 !== undefined) {
+    if (!accept88(v13)) return false;
+  }
+  const v15 = data.error;
+  if (v15 !== undefined) {
+    if (!accept93(v15)) return false;
+  }
+  const v17 = data.recovery_policy;
+  if (v17 !== undefined) {
+    if (typeof v17 !== "object" || v17 === null || Array.isArray(v17)) return false;
+  }
+  const v19 = data.recovery;
+  if (v19 !== undefined) {
+    if (typeof v19 !== "object" || v19 === null || Array.isArray(v19)) return false;
+  }
+  const v21 = data.outcome;
+  if (v21 !== undefined) {
+    if (!accept94(v21)) return false;
+  }
+  const v23 = data.tool_result;
+  if (v23 !== undefined) {
+    if (typeof v23 !== "string") return false;
+  }
+  return true;
+}
+function accept97(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "webSearch") return false;
+  const v1 = data.id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.status;
+  if (v2 === undefined) return false;
+  if (!accept90(v2)) return false;
+  const v4 = data.round;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+  }
+  const v5 = data.query;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.results;
+  if (v6 !== undefined) {
+    if (!Array.isArray(v6)) return false;
+    for (let i7 = 0; i7 < v6.length; i7++) {
+      const e8 = v6[i7];
+      if (typeof e8 !== "object" || e8 === null || Array.isArray(e8)) return false;
+    }
+  }
+  const v10 = data.tool_call_id;
+  if (v10 !== undefined) {
+    if (typeof v10 !== "string") return false;
+    if (v10.length > 256) return false;
+  }
+  const v11 = data.arguments;
+  if (v11 === undefined) return false;
+  if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
+  const v13 = data.output_policy;
+  if (v13 !== undefined) {
+    if (!accept88(v13)) return false;
+  }
+  const v15 = data.error;
+  if (v15 !== undefined) {
+    if (!accept93(v15)) return false;
+  }
+  const v17 = data.recovery_policy;
+  if (v17 !== undefined) {
+    if (typeof v17 !== "object" || v17 === null || Array.isArray(v17)) return false;
+  }
+  const v19 = data.recovery;
+  if (v19 !== undefined) {
+    if (typeof v19 !== "object" || v19 === null || Array.isArray(v19)) return false;
+  }
+  const v21 = data.outcome;
+  if (v21 !== undefined) {
+    if (!accept94(v21)) return false;
+  }
+  const v23 = data.tool_result;
+  if (v23 !== undefined) {
+    if (typeof v23 !== "string") return false;
+  }
+  return true;
+}
+function accept98(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.after_sequence;
+  if (v2 !== undefined) {
+    if (!Number.isInteger(v2)) return false;
+    if (v2 < 0) return false;
+  }
+  const v3 = data.limit;
+  if (v3 !== undefined) {
+    if (!Number.isInteger(v3)) return false;
+    if (v3 < 1) return false;
+  }
+  return true;
+}
+function accept99(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.workspace_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.turn_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (v2.length > 256) return false;
+  const v3 = data.events;
+  if (v3 === undefined) return false;
+  if (!Array.isArray(v3)) return false;
+  for (let i4 = 0; i4 < v3.length; i4++) {
+    const e5 = v3[i4];
+    if (!accept86(e5)) return false;
+  }
+  const v7 = data.last_sequence;
+  if (v7 === undefined) return false;
+  if (!Number.isInteger(v7)) return false;
+  if (v7 < 0) return false;
+  return true;
+}
+function accept100(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.mode;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "FullAccess") return false;
+  return true;
+}
+function accept101(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "Chat" || data === "Agent")) return false;
+  return true;
+}
+function accept102(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.mode;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (!(v0 === "enabled" || v0 === "restricted" || v0 === "disabled")) return false;
+  const v1 = data.allow_domains;
+  if (v1 === undefined) return false;
+  if (!Array.isArray(v1)) return false;
+  for (let i2 = 0; i2 < v1.length; i2++) {
+    const e3 = v1[i2];
+    if (typeof e3 !== "string") return false;
+  }
+  const v4 = data.deny_domains;
+  if (v4 === undefined) return false;
+  if (!Array.isArray(v4)) return false;
+  for (let i5 = 0; i5 < v4.length; i5++) {
+    const e6 = v4[i5];
+    if (typeof e6 !== "string") return false;
+  }
+  return true;
+}
+function accept103(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.request_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.workspace_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.thread_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (v2.length > 256) return false;
+  const v3 = data.turn_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.visible_thread_ids;
+  if (v4 !== undefined) {
+    if (!Array.isArray(v4)) return false;
+    for (let i5 = 0; i5 < v4.length; i5++) {
+      const e6 = v4[i5];
+      if (typeof e6 !== "string") return false;
+      if (e6.length > 256) return false;
+    }
+  }
+  const v7 = data.tool_name;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "string") return false;
+  const v8 = data.action;
+  if (v8 === undefined) return false;
+  if (!accept40(v8)) return false;
+  const v10 = data.scope_hash;
+  if (v10 === undefined) return false;
+  if (typeof v10 !== "string") return false;
+  const v11 = data.reason;
+  if (v11 === undefined) return false;
+  if (typeof v11 !== "string") return false;
+  const v12 = data.title;
+  if (v12 !== undefined) {
+    if (typeof v12 !== "string") return false;
+  }
+  const v13 = data.args_json;
+  if (v13 !== undefined) {
+    if (typeof v13 !== "string") return false;
+  }
+  const v14 = data.override_reason;
+  if (v14 !== undefined) {
+    if (typeof v14 !== "string") return false;
+    if (v14.length < 1) return false;
+  }
+  const v15 = data.preview;
+  if (v15 !== undefined) {
+    if (typeof v15 !== "object" || v15 === null || Array.isArray(v15)) return false;
+    const v16 = v15.title;
+    if (v16 === undefined) return false;
+    if (typeof v16 !== "string") return false;
+    const v17 = v15.text;
+    if (v17 === undefined) return false;
+    if (typeof v17 !== "string") return false;
+  }
+  const v19 = data.summary;
+  if (v19 !== undefined) {
+    if (typeof v19 !== "string") return false;
+  }
+  const v20 = data.details;
+  if (v20 === undefined) return false;
+  if (typeof v20 !== "object" || v20 === null || Array.isArray(v20)) return false;
+  const v22 = data.allowed_scopes;
+  if (v22 === undefined) return false;
+  if (!Array.isArray(v22)) return false;
+  if (v22.length < 1) return false;
+  for (let i23 = 0; i23 < v22.length; i23++) {
+    const e24 = v22[i23];
+    if (!accept105(e24)) return false;
+  }
+  const v26 = data.outside_paths;
+  if (v26 !== undefined) {
+    if (!Array.isArray(v26)) return false;
+    for (let i27 = 0; i27 < v26.length; i27++) {
+      const e28 = v26[i27];
+      if (typeof e28 !== "string") return false;
+    }
+  }
+  const v29 = data.sandbox_escape;
+  if (v29 !== undefined) {
+    if (typeof v29 !== "boolean") return false;
+  }
+  const v30 = data.item_id;
+  if (v30 !== undefined) {
+    if (typeof v30 !== "string") return false;
+    if (v30.length > 256) return false;
+  }
+  const v31 = data.created_at;
+  if (v31 === undefined) return false;
+  if (typeof v31 !== "string") return false;
+  const v32 = data.expires_at;
+  if (v32 !== undefined) {
+    if (typeof v32 !== "string") return false;
+  }
+  const v33 = data.resolve_token;
+  if (v33 !== undefined) {
+    if (typeof v33 !== "string") return false;
+  }
+  return true;
+}
+function accept104(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "allow_once" || data === "allow_for_turn" || data === "deny" || data === "cancelled" || data === "expired")) return false;
+  return true;
+}
+function accept105(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "allow_once" || data === "allow_for_turn")) return false;
+  return true;
+}
+function accept106(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.audit_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.kind;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (!(v4 === "profile_selected" || v4 === "decision_allowed" || v4 === "decision_denied" || v4 === "request_opened" || v4 === "request_resolved")) return false;
+  const v5 = data.request_id;
+  if (v5 !== undefined) {
+    if (typeof v5 !== "string") return false;
+    if (v5.length > 256) return false;
+  }
+  const v6 = data.tool_name;
+  if (v6 !== undefined) {
+    if (typeof v6 !== "string") return false;
+  }
+  const v7 = data.action;
+  if (v7 !== undefined) {
+    if (!accept40(v7)) return false;
+  }
+  const v9 = data.behavior;
+  if (v9 !== undefined) {
+    if (!accept41(v9)) return false;
+  }
+  const v11 = data.decided_by;
+  if (v11 !== undefined) {
+    if (typeof v11 !== "string") return false;
+    if (!(v11 === "policy" || v11 === "turn_grant" || v11 === "resolution" || v11 === "config")) return false;
+  }
+  const v12 = data.reason;
+  if (v12 !== undefined) {
+    if (typeof v12 !== "string") return false;
+  }
+  const v13 = data.scope_hash;
+  if (v13 !== undefined) {
+    if (typeof v13 !== "string") return false;
+  }
+  const v14 = data.resolution;
+  if (v14 !== undefined) {
+    if (!accept104(v14)) return false;
+  }
+  const v16 = data.profile;
+  if (v16 !== undefined) {
+    if (!accept109(v16)) return false;
+  }
+  const v18 = data.recorded_at;
+  if (v18 === undefined) return false;
+  if (typeof v18 !== "string") return false;
+  return true;
+}
+function accept107(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "full_access" || data === "auto_accept_edits" || data === "supervised")) return false;
+  return true;
+}
+function accept108(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.mode;
+  if (v0 !== undefined) {
+    if (!accept107(v0)) return false;
+  }
+  const v2 = data.allowed_tools;
+  if (v2 !== undefined) {
+    if (!Array.isArray(v2)) return false;
+    for (let i3 = 0; i3 < v2.length; i3++) {
+      const e4 = v2[i3];
+      if (typeof e4 !== "string") return false;
+    }
+  }
+  const v5 = data.denied_tools;
+  if (v5 !== undefined) {
+    if (!Array.isArray(v5)) return false;
+    for (let i6 = 0; i6 < v5.length; i6++) {
+      const e7 = v5[i6];
+      if (typeof e7 !== "string") return false;
+    }
+  }
+  const v8 = data.allowed_paths;
+  if (v8 !== undefined) {
+    if (!Array.isArray(v8)) return false;
+    for (let i9 = 0; i9 < v8.length; i9++) {
+      const e10 = v8[i9];
+      if (typeof e10 !== "string") return false;
+    }
+  }
+  return true;
+}
+function accept109(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.mode;
+  if (v0 === undefined) return false;
+  if (!accept107(v0)) return false;
+  const v2 = data.source;
+  if (v2 === undefined) return false;
+  if (!accept110(v2)) return false;
+  const v4 = data.effective_policy;
+  if (v4 === undefined) return false;
+  if (!accept52(v4)) return false;
+  return true;
+}
+function accept110(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "composer" || data === "defaulted" || data === "inherited_from_parent_turn" || data === "task_permission_cap" || data === "system")) return false;
+  return true;
+}
+function accept111(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.request;
+  if (v3 === undefined) return false;
+  if (!accept103(v3)) return false;
+  return true;
+}
+function accept112(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.request_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length > 256) return false;
+  const v4 = data.resolution;
+  if (v4 === undefined) return false;
+  if (!accept104(v4)) return false;
+  const v6 = data.resolved_at;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  const v7 = data.scope_hash;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  return true;
+}
+function accept113(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.request_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.resolution;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (!(v1 === "allow_once" || v1 === "allow_for_turn" || v1 === "deny")) return false;
+  const v2 = data.resolve_token;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  return true;
+}
+function accept114(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.request_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.thread_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.turn_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (v2.length > 256) return false;
+  const v3 = data.resolution;
+  if (v3 === undefined) return false;
+  if (!accept104(v3)) return false;
+  const v5 = data.resolved_at;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  return true;
+}
+function accept115(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.shell;
+  if (v0 === undefined) return false;
+  if (!accept41(v0)) return false;
+  const v2 = data.environment;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "object" || v2 === null || Array.isArray(v2)) return false;
+  const v3 = v2.mode;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (!(v3 === "inherit_all" || v3 === "allow_list")) return false;
+  const v4 = v2.allowed_variables;
+  if (v4 !== undefined) {
+    if (!Array.isArray(v4)) return false;
+    for (let i5 = 0; i5 < v4.length; i5++) {
+      const e6 = v4[i5];
+      if (typeof e6 !== "string") return false;
+    }
+  }
+  const v8 = data.timeout_cap_ms;
+  if (v8 === undefined) return false;
+  if (!(Number.isInteger(v8) || v8 === null)) return false;
+  if (Number.isFinite(v8)) {
+    if (v8 < 1) return false;
+  }
+  const v9 = data.command_risk_rules;
+  if (v9 === undefined) return false;
+  if (!Array.isArray(v9)) return false;
+  for (let i10 = 0; i10 < v9.length; i10++) {
+    const e11 = v9[i10];
+    if (typeof e11 !== "object" || e11 === null || Array.isArray(e11)) return false;
+    const v12 = e11.pattern;
+    if (v12 === undefined) return false;
+    if (typeof v12 !== "string") return false;
+    const v13 = e11.behavior;
+    if (v13 === undefined) return false;
+    if (!accept41(v13)) return false;
+    const v15 = e11.reason;
+    if (v15 !== undefined) {
+      if (typeof v15 !== "string") return false;
+    }
+  }
+  return true;
+}
+function accept116(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.call_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.index;
+  if (v1 === undefined) return false;
+  if (!Number.isInteger(v1)) return false;
+  if (v1 < 0) return false;
+  if (v1 > 2) return false;
+  const v2 = data.header;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (v2.length < 1) return false;
+  const v3 = data.question;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (v3.length < 1) return false;
+  const v4 = data.options;
+  if (v4 === undefined) return false;
+  if (!Array.isArray(v4)) return false;
+  if (v4.length < 2) return false;
+  if (v4.length > 4) return false;
+  for (let i5 = 0; i5 < v4.length; i5++) {
+    const e6 = v4[i5];
+    if (!accept118(e6)) return false;
+  }
+  const v8 = data.args_json;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  const v9 = data.answer_token;
+  if (v9 === undefined) return false;
+  if (typeof v9 !== "string") return false;
+  const v10 = data.created_at;
+  if (v10 === undefined) return false;
+  if (typeof v10 !== "string") return false;
+  const v11 = data.expires_at;
+  if (v11 === undefined) return false;
+  if (typeof v11 !== "string") return false;
+  return true;
+}
+function accept117(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.call_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.index;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  if (v4 > 2) return false;
+  const v5 = data.question;
+  if (v5 === undefined) return false;
+  if (!accept116(v5)) return false;
+  const v7 = data.already_surfaced;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "boolean") return false;
+  return true;
+}
+function accept118(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length < 1) return false;
+  const v1 = data.label;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length < 1) return false;
+  const v2 = data.description;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  return true;
+}
+function accept119(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "answered" || data === "cancelled" || data === "expired")) return false;
+  return true;
+}
+function accept120(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.call_id;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  const v4 = data.index;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  if (v4 > 2) return false;
+  const v5 = data.resolution;
+  if (v5 === undefined) return false;
+  if (!accept119(v5)) return false;
+  const v7 = data.option_id;
+  if (v7 !== undefined) {
+    if (typeof v7 !== "string") return false;
+  }
+  const v8 = data.resolved_at;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  return true;
+}
+function accept121(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.call_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.index;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 0) return false;
+  if (v3 > 2) return false;
+  const v4 = data.option_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  if (v4.length < 1) return false;
+  const v5 = data.answer_token;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  return true;
+}
+function accept122(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.call_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.index;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 0) return false;
+  if (v3 > 2) return false;
+  const v4 = data.option_id;
+  if (v4 === undefined) return false;
+  if (typeof v4 !== "string") return false;
+  const v5 = data.resolved_at;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  return true;
+}
+function accept123(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.recovery_job_id;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+    if (v2.length > 256) return false;
+  }
+  return true;
+}
+function accept124(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.turn;
+  if (v0 === undefined) return false;
+  if (!accept53(v0)) return false;
+  const v2 = data.recovery_job_id;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  if (v2.length > 256) return false;
+  return true;
+}
+function accept125(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "unrestricted" || data === "workspace_write" || data === "read_only")) return false;
+  return true;
+}
+function accept126(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.mode;
+  if (v0 === undefined) return false;
+  if (!accept125(v0)) return false;
+  const v2 = data.cwd;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.filesystem;
+  if (v3 === undefined) return false;
+  if (!accept77(v3)) return false;
+  const v5 = data.temp_policy;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  if (!(v5 === "per_turn" || v5 === "host" || v5 === "none")) return false;
+  const v6 = data.network_enabled;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "boolean") return false;
+  const v7 = data.sandbox_escape;
+  if (v7 === undefined) return false;
+  if (typeof v7 !== "string") return false;
+  if (!(v7 === "review" || v7 === "deny" || v7 === "not_applicable")) return false;
+  const v8 = data.backend_requirement;
+  if (v8 === undefined) return false;
+  if (typeof v8 !== "string") return false;
+  if (!(v8 === "none" || v8 === "best_effort" || v8 === "required")) return false;
+  const v9 = data.backend_preference;
+  if (v9 === undefined) return false;
+  if (!(typeof v9 === "string" || v9 === null)) return false;
+  return true;
+}
+function accept127(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (!(v0 === "native" || v0 === "codex_cli" || v0 === "claude_cli")) return false;
+  const v1 = data.sandbox_backend;
+  if (v1 === undefined) return false;
+  if (!(typeof v1 === "string" || v1 === null)) return false;
+  const v2 = data.capabilities;
+  if (v2 === undefined) return false;
+  if (!Array.isArray(v2)) return false;
+  for (let i3 = 0; i3 < v2.length; i3++) {
+    const e4 = v2[i3];
+    if (typeof e4 !== "string") return false;
+  }
+  return true;
+}
+function accept128(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.capability;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.reason;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.detail;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  return true;
+}
+function accept129(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "active" || data === "partially_active" || data === "unavailable")) return false;
+  return true;
+}
+function accept130(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.parent_thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.parent_turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.parent_mode;
+  if (v2 === undefined) return false;
+  if (!accept107(v2)) return false;
+  const v4 = data.capped_policy;
+  if (v4 === undefined) return false;
+  if (!accept52(v4)) return false;
+  const v6 = data.source;
+  if (v6 === undefined) return false;
+  if (!accept110(v6)) return false;
+  return true;
+}
+function accept131(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.input;
+  if (v2 === undefined) return false;
+  if (!Array.isArray(v2)) return false;
+  for (let i3 = 0; i3 < v2.length; i3++) {
+    const e4 = v2[i3];
+    if (!accept153(e4)) return false;
+  }
+  const v6 = data.capabilities;
+  if (v6 !== undefined) {
+    if (!Array.isArray(v6)) return false;
+    for (let i7 = 0; i7 < v6.length; i7++) {
+      const e8 = v6[i7];
+      if (!accept57(e8)) return false;
+    }
+  }
+  const v10 = data.model;
+  if (v10 !== undefined) {
+    if (typeof v10 !== "string") return false;
+  }
+  const v11 = data.model_provider;
+  if (v11 !== undefined) {
+    if (typeof v11 !== "string") return false;
+  }
+  const v12 = data.execution_backend;
+  if (v12 !== undefined) {
+    if (!accept18(v12)) return false;
+  }
+  const v14 = data.cli_runtime_options;
+  if (v14 !== undefined) {
+    if (!accept14(v14)) return false;
+  }
+  const v16 = data.permission_profile;
+  if (v16 !== undefined) {
+    if (!accept108(v16)) return false;
+  }
+  const v18 = data.sandbox_policy;
+  if (v18 !== undefined) {
+    if (!accept100(v18)) return false;
+  }
+  const v20 = data.mode;
+  if (v20 !== undefined) {
+    if (!accept101(v20)) return false;
+  }
+  return true;
+}
+function accept132(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.turn;
+  if (v0 === undefined) return false;
+  if (!accept53(v0)) return false;
+  return true;
+}
+function accept133(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.turn;
+  if (v3 === undefined) return false;
+  if (!accept53(v3)) return false;
+  return true;
+}
+function accept134(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "InProgress" || data === "Completed" || data === "Failed" || data === "Interrupted" || data === "Blocked")) return false;
+  return true;
+}
+function accept135(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.thread_id;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0.length > 256) return false;
+  const v1 = data.turn_id;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  if (v1.length > 256) return false;
+  const v2 = data.sequence;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.budget;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "string") return false;
+  if (!(v3 === "rounds" || v3 === "tool_calls")) return false;
+  const v4 = data.limit;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.observed;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  return true;
+}
+function accept136(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.input_tokens;
+  if (v0 === undefined) return false;
+  if (!Number.isInteger(v0)) return false;
+  if (v0 < 0) return false;
+  const v1 = data.output_tokens;
+  if (v1 === undefined) return false;
+  if (!Number.isInteger(v1)) return false;
+  if (v1 < 0) return false;
+  const v2 = data.total_tokens;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 0) return false;
+  return true;
+}
+function accept137(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.blockId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turnId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.presentation;
+  if (v2 === undefined) return false;
+  if (!accept138(v2)) return false;
+  const v4 = data.state;
+  if (v4 === undefined) return false;
+  if (!accept139(v4)) return false;
+  const v6 = data.counts;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "object" || v6 === null || Array.isArray(v6)) return false;
+  const v7 = v6.total;
+  if (v7 === undefined) return false;
+  if (!Number.isInteger(v7)) return false;
+  if (v7 < 0) return false;
+  const v8 = v6.inProgress;
+  if (v8 === undefined) return false;
+  if (!Number.isInteger(v8)) return false;
+  if (v8 < 0) return false;
+  const v9 = v6.completed;
+  if (v9 === undefined) return false;
+  if (!Number.isInteger(v9)) return false;
+  if (v9 < 0) return false;
+  const v10 = v6.failed;
+  if (v10 === undefined) return false;
+  if (!Number.isInteger(v10)) return false;
+  if (v10 < 0) return false;
+  const v12 = data.cursors;
+  if (v12 === undefined) return false;
+  if (typeof v12 !== "object" || v12 === null || Array.isArray(v12)) return false;
+  const v13 = v12.oldest;
+  if (v13 === undefined) return false;
+  if (!(typeof v13 === "string" || v13 === null)) return false;
+  const v14 = v12.newest;
+  if (v14 === undefined) return false;
+  if (!(typeof v14 === "string" || v14 === null)) return false;
+  const v16 = data.startedAtUnixMicros;
+  if (v16 === undefined) return false;
+  if (!Number.isInteger(v16)) return false;
+  if (v16 < 0) return false;
+  const v17 = data.endedAtUnixMicros;
+  if (v17 !== undefined) {
+    if (!Number.isInteger(v17)) return false;
+    if (v17 < 0) return false;
+  }
+  const v18 = data.elapsedMs;
+  if (v18 === undefined) return false;
+  if (!Number.isInteger(v18)) return false;
+  if (v18 < 0) return false;
+  return true;
+}
+function accept138(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.title;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.subtitle;
+  if (v1 !== undefined) {
+    if (typeof v1 !== "string") return false;
+  }
+  const v2 = data.collapsed;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "boolean") return false;
+  return true;
+}
+function accept139(data) {
+  if (typeof data !== "string") return false;
+  if (!(data === "running" || data === "awaiting_approval" || data === "blocked" || data === "completed" || data === "failed" || data === "interrupted")) return false;
+  return true;
+}
+function accept140(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.workItemId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.item;
+  if (v1 === undefined) return false;
+  if (!accept81(v1)) return false;
+  const v3 = data.status;
+  if (v3 === undefined) return false;
+  if (!accept90(v3)) return false;
+  const v5 = data.itemType;
+  if (v5 === undefined) return false;
+  if (typeof v5 !== "string") return false;
+  const v6 = data.orderKey;
+  if (v6 === undefined) return false;
+  if (typeof v6 !== "string") return false;
+  const v7 = data.createdAtUnixMicros;
+  if (v7 === undefined) return false;
+  if (!Number.isInteger(v7)) return false;
+  if (v7 < 0) return false;
+  const v8 = data.updatedAtUnixMicros;
+  if (v8 === undefined) return false;
+  if (!Number.isInteger(v8)) return false;
+  if (v8 < 0) return false;
+  const v9 = data.sourceSequence;
+  if (v9 === undefined) return false;
+  if (!Number.isInteger(v9)) return false;
+  if (v9 < 1) return false;
+  const v10 = data.sourceUpdatedAtUnixMicros;
+  if (v10 === undefined) return false;
+  if (!Number.isInteger(v10)) return false;
+  if (v10 < 0) return false;
+  const v11 = data.metadata;
+  if (v11 !== undefined) {
+    if (typeof v11 !== "object" || v11 === null || Array.isArray(v11)) return false;
+  }
+  return true;
+}
+function accept141(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turnId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.projectionVersion;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.sourceHighWatermark;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 0) return false;
+  const v4 = data.projectionUpdatedAtUnixMicros;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.changedWorkItemIds;
+  if (v5 === undefined) return false;
+  if (!Array.isArray(v5)) return false;
+  for (let i6 = 0; i6 < v5.length; i6++) {
+    const e7 = v5[i6];
+    if (typeof e7 !== "string") return false;
+  }
+  const v8 = data.removedWorkItemIds;
+  if (v8 !== undefined) {
+    if (!Array.isArray(v8)) return false;
+    for (let i9 = 0; i9 < v8.length; i9++) {
+      const e10 = v8[i9];
+      if (typeof e10 !== "string") return false;
+    }
+  }
+  return true;
+}
+function accept142(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turnId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.workItemIds;
+  if (v2 === undefined) return false;
+  if (!Array.isArray(v2)) return false;
+  if (v2.length < 1) return false;
+  for (let i3 = 0; i3 < v2.length; i3++) {
+    const e4 = v2[i3];
+    if (typeof e4 !== "string") return false;
+  }
+  return true;
+}
+function accept143(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.workspaceId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.threadId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.turnId;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.projectionVersion;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 1) return false;
+  const v4 = data.sourceHighWatermark;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.projectionUpdatedAtUnixMicros;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.items;
+  if (v6 === undefined) return false;
+  if (!Array.isArray(v6)) return false;
+  for (let i7 = 0; i7 < v6.length; i7++) {
+    const e8 = v6[i7];
+    if (!accept140(e8)) return false;
+  }
+  const v10 = data.removedWorkItemIds;
+  if (v10 === undefined) return false;
+  if (!Array.isArray(v10)) return false;
+  for (let i11 = 0; i11 < v10.length; i11++) {
+    const e12 = v10[i11];
+    if (typeof e12 !== "string") return false;
+  }
+  return true;
+}
+function accept144(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "newest") {
+    if (!accept147(data)) return false;
+  } else if (v0 === "oldest") {
+    if (!accept148(data)) return false;
+  } else if (v0 === "before") {
+    if (!accept146(data)) return false;
+  } else if (v0 === "after") {
+    if (!accept145(data)) return false;
+  } else return false;
+  return true;
+}
+function accept145(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "after") return false;
+  const v1 = data.cursor;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept146(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "before") return false;
+  const v1 = data.cursor;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept147(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "newest") return false;
+  return true;
+}
+function accept148(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.kind;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "oldest") return false;
+  return true;
+}
+function accept149(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turnId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.anchor;
+  if (v2 === undefined) return false;
+  if (!accept144(v2)) return false;
+  const v4 = data.limit;
+  if (v4 !== undefined) {
+    if (!Number.isInteger(v4)) return false;
+    if (v4 < 1) return false;
+    if (v4 > 500) return false;
+  }
+  return true;
+}
+function accept150(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.workspaceId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.threadId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.turnId;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  const v3 = data.projectionVersion;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 1) return false;
+  const v4 = data.sourceHighWatermark;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.projectionUpdatedAtUnixMicros;
+  if (v5 === undefined) return false;
+  if (!Number.isInteger(v5)) return false;
+  if (v5 < 0) return false;
+  const v6 = data.work;
+  if (v6 === undefined) return false;
+  if (!accept137(v6)) return false;
+  const v8 = data.items;
+  if (v8 === undefined) return false;
+  if (!Array.isArray(v8)) return false;
+  for (let i9 = 0; i9 < v8.length; i9++) {
+    const e10 = v8[i9];
+    if (!accept140(e10)) return false;
+  }
+  const v12 = data.page;
+  if (v12 === undefined) return false;
+  if (!accept151(v12)) return false;
+  return true;
+}
+function accept151(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.beforeCursor;
+  if (v0 === undefined) return false;
+  if (!(typeof v0 === "string" || v0 === null)) return false;
+  const v1 = data.afterCursor;
+  if (v1 === undefined) return false;
+  if (!(typeof v1 === "string" || v1 === null)) return false;
+  const v2 = data.hasMoreBefore;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "boolean") return false;
+  const v3 = data.hasMoreAfter;
+  if (v3 === undefined) return false;
+  if (typeof v3 !== "boolean") return false;
+  return true;
+}
+function accept152(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.threadId;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  const v1 = data.turnId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.projectionVersion;
+  if (v2 === undefined) return false;
+  if (!Number.isInteger(v2)) return false;
+  if (v2 < 1) return false;
+  const v3 = data.sourceHighWatermark;
+  if (v3 === undefined) return false;
+  if (!Number.isInteger(v3)) return false;
+  if (v3 < 0) return false;
+  const v4 = data.projectionUpdatedAtUnixMicros;
+  if (v4 === undefined) return false;
+  if (!Number.isInteger(v4)) return false;
+  if (v4 < 0) return false;
+  const v5 = data.work;
+  if (v5 === undefined) return false;
+  if (!accept137(v5)) return false;
+  return true;
+}
+function accept153(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 === "text") {
+    if (!accept161(data)) return false;
+  } else if (v0 === "localFile") {
+    if (!accept158(data)) return false;
+  } else if (v0 === "localImage") {
+    if (!accept159(data)) return false;
+  } else if (v0 === "image") {
+    if (!accept157(data)) return false;
+  } else if (v0 === "artifact") {
+    if (!accept154(data)) return false;
+  } else if (v0 === "mention") {
+    if (!accept160(data)) return false;
+  } else if (v0 === "file") {
+    if (!accept156(data)) return false;
+  } else if (v0 === "audio") {
+    if (!accept155(data)) return false;
+  } else if (v0 === "video") {
+    if (!accept162(data)) return false;
+  } else return false;
+  return true;
+}
+function accept154(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "artifact") return false;
+  const v1 = data.artifactId;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept155(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "audio") return false;
+  const v1 = data.url;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.mimeType;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  return true;
+}
+function accept156(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "file") return false;
+  const v1 = data.url;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.name;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  const v3 = data.mimeType;
+  if (v3 !== undefined) {
+    if (typeof v3 !== "string") return false;
+  }
+  return true;
+}
+function accept157(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "image") return false;
+  const v1 = data.url;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept158(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "localFile") return false;
+  const v1 = data.path;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept159(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "localImage") return false;
+  const v1 = data.path;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  return true;
+}
+function accept160(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "mention") return false;
+  const v1 = data.name;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.path;
+  if (v2 === undefined) return false;
+  if (typeof v2 !== "string") return false;
+  return true;
+}
+function accept161(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "text") return false;
+  const v1 = data.text;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.textElements;
+  if (v2 !== undefined) {
+    if (!Array.isArray(v2)) return false;
+    for (let i3 = 0; i3 < v2.length; i3++) {
+      const e4 = v2[i3];
+      if (typeof e4 !== "object" || e4 === null || Array.isArray(e4)) return false;
+    }
+  }
+  return true;
+}
+function accept162(data) {
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return false;
+  const v0 = data.type;
+  if (v0 === undefined) return false;
+  if (typeof v0 !== "string") return false;
+  if (v0 !== "video") return false;
+  const v1 = data.url;
+  if (v1 === undefined) return false;
+  if (typeof v1 !== "string") return false;
+  const v2 = data.mimeType;
+  if (v2 !== undefined) {
+    if (typeof v2 !== "string") return false;
+  }
+  return true;
+}
+
+// The exports: a valid value is answered by its check; any other goes to ajv's validator, for the answer and its errors.
+exports.AgentActorRef = function fast0(data, options) {
+  if (accept0(data)) {
+    fast0.errors = null;
+    return true;
+  }
+  const valid = full0(data, options);
+  fast0.errors = full0.errors;
+  return valid;
+};
+exports.AgentDelegationDisclosurePolicy = function fast1(data, options) {
+  if (accept1(data)) {
+    fast1.errors = null;
+    return true;
+  }
+  const valid = full1(data, options);
+  fast1.errors = full1.errors;
+  return valid;
+};
+exports.AgentDelegationDisclosureRequest = function fast2(data, options) {
+  if (accept2(data)) {
+    fast2.errors = null;
+    return true;
+  }
+  const valid = full2(data, options);
+  fast2.errors = full2.errors;
+  return valid;
+};
+exports.AgentDelegationResultReturn = function fast3(data, options) {
+  if (accept3(data)) {
+    fast3.errors = null;
+    return true;
+  }
+  const valid = full3(data, options);
+  fast3.errors = full3.errors;
+  return valid;
+};
+exports.AgentDelegationRouteAction = function fast4(data, options) {
+  if (accept4(data)) {
+    fast4.errors = null;
+    return true;
+  }
+  const valid = full4(data, options);
+  fast4.errors = full4.errors;
+  return valid;
+};
+exports.AgentDelegationRouteCreateParams = function fast5(data, options) {
+  if (accept5(data)) {
+    fast5.errors = null;
+    return true;
+  }
+  const valid = full5(data, options);
+  fast5.errors = full5.errors;
+  return valid;
+};
+exports.AgentDelegationRouteKind = function fast6(data, options) {
+  if (accept6(data)) {
+    fast6.errors = null;
+    return true;
+  }
+  const valid = full6(data, options);
+  fast6.errors = full6.errors;
+  return valid;
+};
+exports.AgentDelegationRouteListParams = function fast7(data, options) {
+  if (accept7(data)) {
+    fast7.errors = null;
+    return true;
+  }
+  const valid = full7(data, options);
+  fast7.errors = full7.errors;
+  return valid;
+};
+exports.AgentDelegationRouteListResponse = function fast8(data, options) {
+  if (accept8(data)) {
+    fast8.errors = null;
+    return true;
+  }
+  const valid = full8(data, options);
+  fast8.errors = full8.errors;
+  return valid;
+};
+exports.AgentDelegationRouteProjection = function fast9(data, options) {
+  if (accept9(data)) {
+    fast9.errors = null;
+    return true;
+  }
+  const valid = full9(data, options);
+  fast9.errors = full9.errors;
+  return valid;
+};
+exports.AgentDelegationRouteRevokeParams = function fast10(data, options) {
+  if (accept10(data)) {
+    fast10.errors = null;
+    return true;
+  }
+  const valid = full10(data, options);
+  fast10.errors = full10.errors;
+  return valid;
+};
+exports.AgentDelegationRouteStatus = function fast11(data, options) {
+  if (accept11(data)) {
+    fast11.errors = null;
+    return true;
+  }
+  const valid = full11(data, options);
+  fast11.errors = full11.errors;
+  return valid;
+};
+exports.AgentPresentationSnapshot = function fast12(data, options) {
+  if (accept12(data)) {
+    fast12.errors = null;
+    return true;
+  }
+  const valid = full12(data, options);
+  fast12.errors = full12.errors;
+  return valid;
+};
+exports.AgentRolePresentation = function fast13(data, options) {
+  if (accept13(data)) {
+    fast13.errors = null;
+    return true;
+  }
+  const valid = full13(data, options);
+  fast13.errors = full13.errors;
+  return valid;
+};
+exports.CliRuntimeOptions = function fast14(data, options) {
+  if (accept14(data)) {
+    fast14.errors = null;
+    return true;
+  }
+  const valid = full14(data, options);
+  fast14.errors = full14.errors;
+  return valid;
+};
+exports.ContextCompressedNotification = function fast15(data, options) {
+  if (accept15(data)) {
+    fast15.errors = null;
+    return true;
+  }
+  const valid = full15(data, options);
+  fast15.errors = full15.errors;
+  return valid;
+};
+exports.ContextCompressingNotification = function fast16(data, options) {
+  if (accept16(data)) {
+    fast16.errors = null;
+    return true;
+  }
+  const valid = full16(data, options);
+  fast16.errors = full16.errors;
+  return valid;
+};
+exports.ContextCompressionReason = function fast17(data, options) {
+  if (accept17(data)) {
+    fast17.errors = null;
+    return true;
+  }
+  const valid = full17(data, options);
+  fast17.errors = full17.errors;
+  return valid;
+};
+exports.ExecutionBackend = function fast18(data, options) {
+  if (accept18(data)) {
+    fast18.errors = null;
+    return true;
+  }
+  const valid = full18(data, options);
+  fast18.errors = full18.errors;
+  return valid;
+};
+exports.ExecutionBackendAcpAgentRuntime = function fast19(data, options) {
+  if (accept19(data)) {
+    fast19.errors = null;
+    return true;
+  }
+  const valid = full19(data, options);
+  fast19.errors = full19.errors;
+  return valid;
+};
+exports.ExecutionBackendApiProvider = function fast20(data, options) {
+  if (accept20(data)) {
+    fast20.errors = null;
+    return true;
+  }
+  const valid = full20(data, options);
+  fast20.errors = full20.errors;
+  return valid;
+};
+exports.ExecutionBackendCliAgentRuntime = function fast21(data, options) {
+  if (accept21(data)) {
+    fast21.errors = null;
+    return true;
+  }
+  const valid = full21(data, options);
+  fast21.errors = full21.errors;
+  return valid;
+};
+exports.GatewayConfig = function fast22(data, options) {
+  if (accept22(data)) {
+    fast22.errors = null;
+    return true;
+  }
+  const valid = full22(data, options);
+  fast22.errors = full22.errors;
+  return valid;
+};
+exports.GatewayRetryPolicy = function fast23(data, options) {
+  if (accept23(data)) {
+    fast23.errors = null;
+    return true;
+  }
+  const valid = full23(data, options);
+  fast23.errors = full23.errors;
+  return valid;
+};
+exports.ItemCompletedNotification = function fast24(data, options) {
+  if (accept24(data)) {
+    fast24.errors = null;
+    return true;
+  }
+  const valid = full24(data, options);
+  fast24.errors = full24.errors;
+  return valid;
+};
+exports.ItemDeltaNotification = function fast25(data, options) {
+  if (accept25(data)) {
+    fast25.errors = null;
+    return true;
+  }
+  const valid = full25(data, options);
+  fast25.errors = full25.errors;
+  return valid;
+};
+exports.ItemDeltaStream = function fast26(data, options) {
+  if (accept26(data)) {
+    fast26.errors = null;
+    return true;
+  }
+  const valid = full26(data, options);
+  fast26.errors = full26.errors;
+  return valid;
+};
+exports.ItemRecoveryAttachedNotification = function fast27(data, options) {
+  if (accept27(data)) {
+    fast27.errors = null;
+    return true;
+  }
+  const valid = full27(data, options);
+  fast27.errors = full27.errors;
+  return valid;
+};
+exports.ItemRecoveryExhaustedNotification = function fast28(data, options) {
+  if (accept28(data)) {
+    fast28.errors = null;
+    return true;
+  }
+  const valid = full28(data, options);
+  fast28.errors = full28.errors;
+  return valid;
+};
+exports.ItemRecoveryKind = function fast29(data, options) {
+  if (accept29(data)) {
+    fast29.errors = null;
+    return true;
+  }
+  const valid = full29(data, options);
+  fast29.errors = full29.errors;
+  return valid;
+};
+exports.ItemRecoveryOpenedNotification = function fast30(data, options) {
+  if (accept30(data)) {
+    fast30.errors = null;
+    return true;
+  }
+  const valid = full30(data, options);
+  fast30.errors = full30.errors;
+  return valid;
+};
+exports.ItemRecoverySucceededNotification = function fast31(data, options) {
+  if (accept31(data)) {
+    fast31.errors = null;
+    return true;
+  }
+  const valid = full31(data, options);
+  fast31.errors = full31.errors;
+  return valid;
+};
+exports.ItemRetryAttemptStartedNotification = function fast32(data, options) {
+  if (accept32(data)) {
+    fast32.errors = null;
+    return true;
+  }
+  const valid = full32(data, options);
+  fast32.errors = full32.errors;
+  return valid;
+};
+exports.ItemRetryScheduledNotification = function fast33(data, options) {
+  if (accept33(data)) {
+    fast33.errors = null;
+    return true;
+  }
+  const valid = full33(data, options);
+  fast33.errors = full33.errors;
+  return valid;
+};
+exports.ItemStartedNotification = function fast34(data, options) {
+  if (accept34(data)) {
+    fast34.errors = null;
+    return true;
+  }
+  const valid = full34(data, options);
+  fast34.errors = full34.errors;
+  return valid;
+};
+exports.ItemTimeoutDetectedNotification = function fast35(data, options) {
+  if (accept35(data)) {
+    fast35.errors = null;
+    return true;
+  }
+  const valid = full35(data, options);
+  fast35.errors = full35.errors;
+  return valid;
+};
+exports.ItemToolRetryExhaustedNotification = function fast36(data, options) {
+  if (accept36(data)) {
+    fast36.errors = null;
+    return true;
+  }
+  const valid = full36(data, options);
+  fast36.errors = full36.errors;
+  return valid;
+};
+exports.ItemToolRetryResolvedNotification = function fast37(data, options) {
+  if (accept37(data)) {
+    fast37.errors = null;
+    return true;
+  }
+  const valid = full37(data, options);
+  fast37.errors = full37.errors;
+  return valid;
+};
+exports.ItemToolRetryScheduledNotification = function fast38(data, options) {
+  if (accept38(data)) {
+    fast38.errors = null;
+    return true;
+  }
+  const valid = full38(data, options);
+  fast38.errors = full38.errors;
+  return valid;
+};
+exports.ItemUpdatedNotification = function fast39(data, options) {
+  if (accept39(data)) {
+    fast39.errors = null;
+    return true;
+  }
+  const valid = full39(data, options);
+  fast39.errors = full39.errors;
+  return valid;
+};
+exports.PermissionActionKind = function fast40(data, options) {
+  if (accept40(data)) {
+    fast40.errors = null;
+    return true;
+  }
+  const valid = full40(data, options);
+  fast40.errors = full40.errors;
+  return valid;
+};
+exports.PermissionBehavior = function fast41(data, options) {
+  if (accept41(data)) {
+    fast41.errors = null;
+    return true;
+  }
+  const valid = full41(data, options);
+  fast41.errors = full41.errors;
+  return valid;
+};
+exports.PromptManifest = function fast42(data, options) {
+  if (accept42(data)) {
+    fast42.errors = null;
+    return true;
+  }
+  const valid = full42(data, options);
+  fast42.errors = full42.errors;
+  return valid;
+};
+exports.Thread = function fast43(data, options) {
+  if (accept43(data)) {
+    fast43.errors = null;
+    return true;
+  }
+  const valid = full43(data, options);
+  fast43.errors = full43.errors;
+  return valid;
+};
+exports.ThreadGetParams = function fast44(data, options) {
+  if (accept44(data)) {
+    fast44.errors = null;
+    return true;
+  }
+  const valid = full44(data, options);
+  fast44.errors = full44.errors;
+  return valid;
+};
+exports.ThreadGetResponse = function fast45(data, options) {
+  if (accept45(data)) {
+    fast45.errors = null;
+    return true;
+  }
+  const valid = full45(data, options);
+  fast45.errors = full45.errors;
+  return valid;
+};
+exports.ThreadStartParams = function fast46(data, options) {
+  if (accept46(data)) {
+    fast46.errors = null;
+    return true;
+  }
+  const valid = full46(data, options);
+  fast46.errors = full46.errors;
+  return valid;
+};
+exports.ThreadStartResponse = function fast47(data, options) {
+  if (accept47(data)) {
+    fast47.errors = null;
+    return true;
+  }
+  const valid = full47(data, options);
+  fast47.errors = full47.errors;
+  return valid;
+};
+exports.ThreadTimelineBlock = function fast48(data, options) {
+  if (accept48(data)) {
+    fast48.errors = null;
+    return true;
+  }
+  const valid = full48(data, options);
+  fast48.errors = full48.errors;
+  return valid;
+};
+exports.ThreadTimelineBlocksChangedNotification = function fast49(data, options) {
+  if (accept49(data)) {
+    fast49.errors = null;
+    return true;
+  }
+  const valid = full49(data, options);
+  fast49.errors = full49.errors;
+  return valid;
+};
+exports.ThreadTimelinePageParams = function fast50(data, options) {
+  if (accept50(data)) {
+    fast50.errors = null;
+    return true;
+  }
+  const valid = full50(data, options);
+  fast50.errors = full50.errors;
+  return valid;
+};
+exports.ThreadTimelinePageResponse = function fast51(data, options) {
+  if (accept51(data)) {
+    fast51.errors = null;
+    return true;
+  }
+  const valid = full51(data, options);
+  fast51.errors = full51.errors;
+  return valid;
+};
+exports.ToolPermissionPolicySnapshot = function fast52(data, options) {
+  if (accept52(data)) {
+    fast52.errors = null;
+    return true;
+  }
+  const valid = full52(data, options);
+  fast52.errors = full52.errors;
+  return valid;
+};
+exports.Turn = function fast53(data, options) {
+  if (accept53(data)) {
+    fast53.errors = null;
+    return true;
+  }
+  const valid = full53(data, options);
+  fast53.errors = full53.errors;
+  return valid;
+};
+exports.TurnBlockedNotification = function fast54(data, options) {
+  if (accept54(data)) {
+    fast54.errors = null;
+    return true;
+  }
+  const valid = full54(data, options);
+  fast54.errors = full54.errors;
+  return valid;
+};
+exports.TurnCancelParams = function fast55(data, options) {
+  if (accept55(data)) {
+    fast55.errors = null;
+    return true;
+  }
+  const valid = full55(data, options);
+  fast55.errors = full55.errors;
+  return valid;
+};
+exports.TurnCancelResponse = function fast56(data, options) {
+  if (accept56(data)) {
+    fast56.errors = null;
+    return true;
+  }
+  const valid = full56(data, options);
+  fast56.errors = full56.errors;
+  return valid;
+};
+exports.TurnCapability = function fast57(data, options) {
+  if (accept57(data)) {
+    fast57.errors = null;
+    return true;
+  }
+  const valid = full57(data, options);
+  fast57.errors = full57.errors;
+  return valid;
+};
+exports.TurnCapabilityKind = function fast58(data, options) {
+  if (accept58(data)) {
+    fast58.errors = null;
+    return true;
+  }
+  const valid = full58(data, options);
+  fast58.errors = full58.errors;
+  return valid;
+};
+exports.TurnCapabilityMcpServer = function fast59(data, options) {
+  if (accept59(data)) {
+    fast59.errors = null;
+    return true;
+  }
+  const valid = full59(data, options);
+  fast59.errors = full59.errors;
+  return valid;
+};
+exports.TurnCapabilityMcpTool = function fast60(data, options) {
+  if (accept60(data)) {
+    fast60.errors = null;
+    return true;
+  }
+  const valid = full60(data, options);
+  fast60.errors = full60.errors;
+  return valid;
+};
+exports.TurnCapabilityResolution = function fast61(data, options) {
+  if (accept61(data)) {
+    fast61.errors = null;
+    return true;
+  }
+  const valid = full61(data, options);
+  fast61.errors = full61.errors;
+  return valid;
+};
+exports.TurnCapabilitySkill = function fast62(data, options) {
+  if (accept62(data)) {
+    fast62.errors = null;
+    return true;
+  }
+  const valid = full62(data, options);
+  fast62.errors = full62.errors;
+  return valid;
+};
+exports.TurnCompletedNotification = function fast63(data, options) {
+  if (accept63(data)) {
+    fast63.errors = null;
+    return true;
+  }
+  const valid = full63(data, options);
+  fast63.errors = full63.errors;
+  return valid;
+};
+exports.TurnExecutionSecuritySnapshot = function fast64(data, options) {
+  if (accept64(data)) {
+    fast64.errors = null;
+    return true;
+  }
+  const valid = full64(data, options);
+  fast64.errors = full64.errors;
+  return valid;
+};
+exports.TurnExecutionWindowBlockedNotification = function fast65(data, options) {
+  if (accept65(data)) {
+    fast65.errors = null;
+    return true;
+  }
+  const valid = full65(data, options);
+  fast65.errors = full65.errors;
+  return valid;
+};
+exports.TurnExecutionWindowCheckpointedNotification = function fast66(data, options) {
+  if (accept66(data)) {
+    fast66.errors = null;
+    return true;
+  }
+  const valid = full66(data, options);
+  fast66.errors = full66.errors;
+  return valid;
+};
+exports.TurnExecutionWindowContinuedNotification = function fast67(data, options) {
+  if (accept67(data)) {
+    fast67.errors = null;
+    return true;
+  }
+  const valid = full67(data, options);
+  fast67.errors = full67.errors;
+  return valid;
+};
+exports.TurnExecutionWindowCounts = function fast68(data, options) {
+  if (accept68(data)) {
+    fast68.errors = null;
+    return true;
+  }
+  const valid = full68(data, options);
+  fast68.errors = full68.errors;
+  return valid;
+};
+exports.TurnExecutionWindowExhaustedNotification = function fast69(data, options) {
+  if (accept69(data)) {
+    fast69.errors = null;
+    return true;
+  }
+  const valid = full69(data, options);
+  fast69.errors = full69.errors;
+  return valid;
+};
+exports.TurnExecutionWindowExhaustionReason = function fast70(data, options) {
+  if (accept70(data)) {
+    fast70.errors = null;
+    return true;
+  }
+  const valid = full70(data, options);
+  fast70.errors = full70.errors;
+  return valid;
+};
+exports.TurnExecutionWindowLimits = function fast71(data, options) {
+  if (accept71(data)) {
+    fast71.errors = null;
+    return true;
+  }
+  const valid = full71(data, options);
+  fast71.errors = full71.errors;
+  return valid;
+};
+exports.TurnExecutionWindowStartedNotification = function fast72(data, options) {
+  if (accept72(data)) {
+    fast72.errors = null;
+    return true;
+  }
+  const valid = full72(data, options);
+  fast72.errors = full72.errors;
+  return valid;
+};
+exports.TurnExecutionWindowStatus = function fast73(data, options) {
+  if (accept73(data)) {
+    fast73.errors = null;
+    return true;
+  }
+  const valid = full73(data, options);
+  fast73.errors = full73.errors;
+  return valid;
+};
+exports.TurnFailedNotification = function fast74(data, options) {
+  if (accept74(data)) {
+    fast74.errors = null;
+    return true;
+  }
+  const valid = full74(data, options);
+  fast74.errors = full74.errors;
+  return valid;
+};
+exports.TurnFailure = function fast75(data, options) {
+  if (accept75(data)) {
+    fast75.errors = null;
+    return true;
+  }
+  const valid = full75(data, options);
+  fast75.errors = full75.errors;
+  return valid;
+};
+exports.TurnFilesystemSandboxEntry = function fast76(data, options) {
+  if (accept76(data)) {
+    fast76.errors = null;
+    return true;
+  }
+  const valid = full76(data, options);
+  fast76.errors = full76.errors;
+  return valid;
+};
+exports.TurnFilesystemSandboxPolicy = function fast77(data, options) {
+  if (accept77(data)) {
+    fast77.errors = null;
+    return true;
+  }
+  const valid = full77(data, options);
+  fast77.errors = full77.errors;
+  return valid;
+};
+exports.TurnGetParams = function fast78(data, options) {
+  if (accept78(data)) {
+    fast78.errors = null;
+    return true;
+  }
+  const valid = full78(data, options);
+  fast78.errors = full78.errors;
+  return valid;
+};
+exports.TurnGetResponse = function fast79(data, options) {
+  if (accept79(data)) {
+    fast79.errors = null;
+    return true;
+  }
+  const valid = full79(data, options);
+  fast79.errors = full79.errors;
+  return valid;
+};
+exports.TurnHandoffStartedNotification = function fast80(data, options) {
+  if (accept80(data)) {
+    fast80.errors = null;
+    return true;
+  }
+  const valid = full80(data, options);
+  fast80.errors = full80.errors;
+  return valid;
+};
+exports.TurnItem = function fast81(data, options) {
+  if (accept81(data)) {
+    fast81.errors = null;
+    return true;
+  }
+  const valid = full81(data, options);
+  fast81.errors = full81.errors;
+  return valid;
+};
+exports.TurnItemAgentMessage = function fast82(data, options) {
+  if (accept82(data)) {
+    fast82.errors = null;
+    return true;
+  }
+  const valid = full82(data, options);
+  fast82.errors = full82.errors;
+  return valid;
+};
+exports.TurnItemCommandExecution = function fast83(data, options) {
+  if (accept83(data)) {
+    fast83.errors = null;
+    return true;
+  }
+  const valid = full83(data, options);
+  fast83.errors = full83.errors;
+  return valid;
+};
+exports.TurnItemDownload = function fast84(data, options) {
+  if (accept84(data)) {
+    fast84.errors = null;
+    return true;
+  }
+  const valid = full84(data, options);
+  fast84.errors = full84.errors;
+  return valid;
+};
+exports.TurnItemDynamicToolCall = function fast85(data, options) {
+  if (accept85(data)) {
+    fast85.errors = null;
+    return true;
+  }
+  const valid = full85(data, options);
+  fast85.errors = full85.errors;
+  return valid;
+};
+exports.TurnItemEvent = function fast86(data, options) {
+  if (accept86(data)) {
+    fast86.errors = null;
+    return true;
+  }
+  const valid = full86(data, options);
+  fast86.errors = full86.errors;
+  return valid;
+};
+exports.TurnItemFileChange = function fast87(data, options) {
+  if (accept87(data)) {
+    fast87.errors = null;
+    return true;
+  }
+  const valid = full87(data, options);
+  fast87.errors = full87.errors;
+  return valid;
+};
+exports.TurnItemOutputPolicy = function fast88(data, options) {
+  if (accept88(data)) {
+    fast88.errors = null;
+    return true;
+  }
+  const valid = full88(data, options);
+  fast88.errors = full88.errors;
+  return valid;
+};
+exports.TurnItemReasoning = function fast89(data, options) {
+  if (accept89(data)) {
+    fast89.errors = null;
+    return true;
+  }
+  const valid = full89(data, options);
+  fast89.errors = full89.errors;
+  return valid;
+};
+exports.TurnItemStatus = function fast90(data, options) {
+  if (accept90(data)) {
+    fast90.errors = null;
+    return true;
+  }
+  const valid = full90(data, options);
+  fast90.errors = full90.errors;
+  return valid;
+};
+exports.TurnItemSystemEvent = function fast91(data, options) {
+  if (accept91(data)) {
+    fast91.errors = null;
+    return true;
+  }
+  const valid = full91(data, options);
+  fast91.errors = full91.errors;
+  return valid;
+};
+exports.TurnItemTask = function fast92(data, options) {
+  if (accept92(data)) {
+    fast92.errors = null;
+    return true;
+  }
+  const valid = full92(data, options);
+  fast92.errors = full92.errors;
+  return valid;
+};
+exports.TurnItemToolError = function fast93(data, options) {
+  if (accept93(data)) {
+    fast93.errors = null;
+    return true;
+  }
+  const valid = full93(data, options);
+  fast93.errors = full93.errors;
+  return valid;
+};
+exports.TurnItemToolOutcome = function fast94(data, options) {
+  if (accept94(data)) {
+    fast94.errors = null;
+    return true;
+  }
+  const valid = full94(data, options);
+  fast94.errors = full94.errors;
+  return valid;
+};
+exports.TurnItemUserMessage = function fast95(data, options) {
+  if (accept95(data)) {
+    fast95.errors = null;
+    return true;
+  }
+  const valid = full95(data, options);
+  fast95.errors = full95.errors;
+  return valid;
+};
+exports.TurnItemWebFetch = function fast96(data, options) {
+  if (accept96(data)) {
+    fast96.errors = null;
+    return true;
+  }
+  const valid = full96(data, options);
+  fast96.errors = full96.errors;
+  return valid;
+};
+exports.TurnItemWebSearch = function fast97(data, options) {
+  if (accept97(data)) {
+    fast97.errors = null;
+    return true;
+  }
+  const valid = full97(data, options);
+  fast97.errors = full97.errors;
+  return valid;
+};
+exports.TurnItemsParams = function fast98(data, options) {
+  if (accept98(data)) {
+    fast98.errors = null;
+    return true;
+  }
+  const valid = full98(data, options);
+  fast98.errors = full98.errors;
+  return valid;
+};
+exports.TurnItemsResponse = function fast99(data, options) {
+  if (accept99(data)) {
+    fast99.errors = null;
+    return true;
+  }
+  const valid = full99(data, options);
+  fast99.errors = full99.errors;
+  return valid;
+};
+exports.TurnLegacySandboxPolicy = function fast100(data, options) {
+  if (accept100(data)) {
+    fast100.errors = null;
+    return true;
+  }
+  const valid = full100(data, options);
+  fast100.errors = full100.errors;
+  return valid;
+};
+exports.TurnMode = function fast101(data, options) {
+  if (accept101(data)) {
+    fast101.errors = null;
+    return true;
+  }
+  const valid = full101(data, options);
+  fast101.errors = full101.errors;
+  return valid;
+};
+exports.TurnNetworkPolicySnapshot = function fast102(data, options) {
+  if (accept102(data)) {
+    fast102.errors = null;
+    return true;
+  }
+  const valid = full102(data, options);
+  fast102.errors = full102.errors;
+  return valid;
+};
+exports.TurnPermissionApprovalRequest = function fast103(data, options) {
+  if (accept103(data)) {
+    fast103.errors = null;
+    return true;
+  }
+  const valid = full103(data, options);
+  fast103.errors = full103.errors;
+  return valid;
+};
+exports.TurnPermissionApprovalResolution = function fast104(data, options) {
+  if (accept104(data)) {
+    fast104.errors = null;
+    return true;
+  }
+  const valid = full104(data, options);
+  fast104.errors = full104.errors;
+  return valid;
+};
+exports.TurnPermissionApprovalScope = function fast105(data, options) {
+  if (accept105(data)) {
+    fast105.errors = null;
+    return true;
+  }
+  const valid = full105(data, options);
+  fast105.errors = full105.errors;
+  return valid;
+};
+exports.TurnPermissionAuditEvent = function fast106(data, options) {
+  if (accept106(data)) {
+    fast106.errors = null;
+    return true;
+  }
+  const valid = full106(data, options);
+  fast106.errors = full106.errors;
+  return valid;
+};
+exports.TurnPermissionMode = function fast107(data, options) {
+  if (accept107(data)) {
+    fast107.errors = null;
+    return true;
+  }
+  const valid = full107(data, options);
+  fast107.errors = full107.errors;
+  return valid;
+};
+exports.TurnPermissionProfileSelection = function fast108(data, options) {
+  if (accept108(data)) {
+    fast108.errors = null;
+    return true;
+  }
+  const valid = full108(data, options);
+  fast108.errors = full108.errors;
+  return valid;
+};
+exports.TurnPermissionProfileSnapshot = function fast109(data, options) {
+  if (accept109(data)) {
+    fast109.errors = null;
+    return true;
+  }
+  const valid = full109(data, options);
+  fast109.errors = full109.errors;
+  return valid;
+};
+exports.TurnPermissionProfileSource = function fast110(data, options) {
+  if (accept110(data)) {
+    fast110.errors = null;
+    return true;
+  }
+  const valid = full110(data, options);
+  fast110.errors = full110.errors;
+  return valid;
+};
+exports.TurnPermissionRequestOpenedNotification = function fast111(data, options) {
+  if (accept111(data)) {
+    fast111.errors = null;
+    return true;
+  }
+  const valid = full111(data, options);
+  fast111.errors = full111.errors;
+  return valid;
+};
+exports.TurnPermissionRequestResolvedNotification = function fast112(data, options) {
+  if (accept112(data)) {
+    fast112.errors = null;
+    return true;
+  }
+  const valid = full112(data, options);
+  fast112.errors = full112.errors;
+  return valid;
+};
+exports.TurnPermissionRequestRespondParams = function fast113(data, options) {
+  if (accept113(data)) {
+    fast113.errors = null;
+    return true;
+  }
+  const valid = full113(data, options);
+  fast113.errors = full113.errors;
+  return valid;
+};
+exports.TurnPermissionRequestRespondResponse = function fast114(data, options) {
+  if (accept114(data)) {
+    fast114.errors = null;
+    return true;
+  }
+  const valid = full114(data, options);
+  fast114.errors = full114.errors;
+  return valid;
+};
+exports.TurnProcessPolicySnapshot = function fast115(data, options) {
+  if (accept115(data)) {
+    fast115.errors = null;
+    return true;
+  }
+  const valid = full115(data, options);
+  fast115.errors = full115.errors;
+  return valid;
+};
+exports.TurnQuestion = function fast116(data, options) {
+  if (accept116(data)) {
+    fast116.errors = null;
+    return true;
+  }
+  const valid = full116(data, options);
+  fast116.errors = full116.errors;
+  return valid;
+};
+exports.TurnQuestionOpenedNotification = function fast117(data, options) {
+  if (accept117(data)) {
+    fast117.errors = null;
+    return true;
+  }
+  const valid = full117(data, options);
+  fast117.errors = full117.errors;
+  return valid;
+};
+exports.TurnQuestionOption = function fast118(data, options) {
+  if (accept118(data)) {
+    fast118.errors = null;
+    return true;
+  }
+  const valid = full118(data, options);
+  fast118.errors = full118.errors;
+  return valid;
+};
+exports.TurnQuestionResolution = function fast119(data, options) {
+  if (accept119(data)) {
+    fast119.errors = null;
+    return true;
+  }
+  const valid = full119(data, options);
+  fast119.errors = full119.errors;
+  return valid;
+};
+exports.TurnQuestionResolvedNotification = function fast120(data, options) {
+  if (accept120(data)) {
+    fast120.errors = null;
+    return true;
+  }
+  const valid = full120(data, options);
+  fast120.errors = full120.errors;
+  return valid;
+};
+exports.TurnQuestionRespondParams = function fast121(data, options) {
+  if (accept121(data)) {
+    fast121.errors = null;
+    return true;
+  }
+  const valid = full121(data, options);
+  fast121.errors = full121.errors;
+  return valid;
+};
+exports.TurnQuestionRespondResponse = function fast122(data, options) {
+  if (accept122(data)) {
+    fast122.errors = null;
+    return true;
+  }
+  const valid = full122(data, options);
+  fast122.errors = full122.errors;
+  return valid;
+};
+exports.TurnResumeParams = function fast123(data, options) {
+  if (accept123(data)) {
+    fast123.errors = null;
+    return true;
+  }
+  const valid = full123(data, options);
+  fast123.errors = full123.errors;
+  return valid;
+};
+exports.TurnResumeResponse = function fast124(data, options) {
+  if (accept124(data)) {
+    fast124.errors = null;
+    return true;
+  }
+  const valid = full124(data, options);
+  fast124.errors = full124.errors;
+  return valid;
+};
+exports.TurnSandboxMode = function fast125(data, options) {
+  if (accept125(data)) {
+    fast125.errors = null;
+    return true;
+  }
+  const valid = full125(data, options);
+  fast125.errors = full125.errors;
+  return valid;
+};
+exports.TurnSandboxSnapshot = function fast126(data, options) {
+  if (accept126(data)) {
+    fast126.errors = null;
+    return true;
+  }
+  const valid = full126(data, options);
+  fast126.errors = full126.errors;
+  return valid;
+};
+exports.TurnSecurityBackendSnapshot = function fast127(data, options) {
+  if (accept127(data)) {
+    fast127.errors = null;
+    return true;
+  }
+  const valid = full127(data, options);
+  fast127.errors = full127.errors;
+  return valid;
+};
+exports.TurnSecurityDegradation = function fast128(data, options) {
+  if (accept128(data)) {
+    fast128.errors = null;
+    return true;
+  }
+  const valid = full128(data, options);
+  fast128.errors = full128.errors;
+  return valid;
+};
+exports.TurnSecurityEnforcementStatus = function fast129(data, options) {
+  if (accept129(data)) {
+    fast129.errors = null;
+    return true;
+  }
+  const valid = full129(data, options);
+  fast129.errors = full129.errors;
+  return valid;
+};
+exports.TurnSecurityParentCapSnapshot = function fast130(data, options) {
+  if (accept130(data)) {
+    fast130.errors = null;
+    return true;
+  }
+  const valid = full130(data, options);
+  fast130.errors = full130.errors;
+  return valid;
+};
+exports.TurnStartParams = function fast131(data, options) {
+  if (accept131(data)) {
+    fast131.errors = null;
+    return true;
+  }
+  const valid = full131(data, options);
+  fast131.errors = full131.errors;
+  return valid;
+};
+exports.TurnStartResponse = function fast132(data, options) {
+  if (accept132(data)) {
+    fast132.errors = null;
+    return true;
+  }
+  const valid = full132(data, options);
+  fast132.errors = full132.errors;
+  return valid;
+};
+exports.TurnStartedNotification = function fast133(data, options) {
+  if (accept133(data)) {
+    fast133.errors = null;
+    return true;
+  }
+  const valid = full133(data, options);
+  fast133.errors = full133.errors;
+  return valid;
+};
+exports.TurnStatus = function fast134(data, options) {
+  if (accept134(data)) {
+    fast134.errors = null;
+    return true;
+  }
+  const valid = full134(data, options);
+  fast134.errors = full134.errors;
+  return valid;
+};
+exports.TurnToolLoopBudgetExceededNotification = function fast135(data, options) {
+  if (accept135(data)) {
+    fast135.errors = null;
+    return true;
+  }
+  const valid = full135(data, options);
+  fast135.errors = full135.errors;
+  return valid;
+};
+exports.TurnUsage = function fast136(data, options) {
+  if (accept136(data)) {
+    fast136.errors = null;
+    return true;
+  }
+  const valid = full136(data, options);
+  fast136.errors = full136.errors;
+  return valid;
+};
+exports.TurnWorkBlock = function fast137(data, options) {
+  if (accept137(data)) {
+    fast137.errors = null;
+    return true;
+  }
+  const valid = full137(data, options);
+  fast137.errors = full137.errors;
+  return valid;
+};
+exports.TurnWorkBlockPresentation = function fast138(data, options) {
+  if (accept138(data)) {
+    fast138.errors = null;
+    return true;
+  }
+  const valid = full138(data, options);
+  fast138.errors = full138.errors;
+  return valid;
+};
+exports.TurnWorkBlockState = function fast139(data, options) {
+  if (accept139(data)) {
+    fast139.errors = null;
+    return true;
+  }
+  const valid = full139(data, options);
+  fast139.errors = full139.errors;
+  return valid;
+};
+exports.TurnWorkItem = function fast140(data, options) {
+  if (accept140(data)) {
+    fast140.errors = null;
+    return true;
+  }
+  const valid = full140(data, options);
+  fast140.errors = full140.errors;
+  return valid;
+};
+exports.TurnWorkItemsChangedNotification = function fast141(data, options) {
+  if (accept141(data)) {
+    fast141.errors = null;
+    return true;
+  }
+  const valid = full141(data, options);
+  fast141.errors = full141.errors;
+  return valid;
+};
+exports.TurnWorkItemsGetParams = function fast142(data, options) {
+  if (accept142(data)) {
+    fast142.errors = null;
+    return true;
+  }
+  const valid = full142(data, options);
+  fast142.errors = full142.errors;
+  return valid;
+};
+exports.TurnWorkItemsGetResponse = function fast143(data, options) {
+  if (accept143(data)) {
+    fast143.errors = null;
+    return true;
+  }
+  const valid = full143(data, options);
+  fast143.errors = full143.errors;
+  return valid;
+};
+exports.TurnWorkPageAnchor = function fast144(data, options) {
+  if (accept144(data)) {
+    fast144.errors = null;
+    return true;
+  }
+  const valid = full144(data, options);
+  fast144.errors = full144.errors;
+  return valid;
+};
+exports.TurnWorkPageAnchorAfter = function fast145(data, options) {
+  if (accept145(data)) {
+    fast145.errors = null;
+    return true;
+  }
+  const valid = full145(data, options);
+  fast145.errors = full145.errors;
+  return valid;
+};
+exports.TurnWorkPageAnchorBefore = function fast146(data, options) {
+  if (accept146(data)) {
+    fast146.errors = null;
+    return true;
+  }
+  const valid = full146(data, options);
+  fast146.errors = full146.errors;
+  return valid;
+};
+exports.TurnWorkPageAnchorNewest = function fast147(data, options) {
+  if (accept147(data)) {
+    fast147.errors = null;
+    return true;
+  }
+  const valid = full147(data, options);
+  fast147.errors = full147.errors;
+  return valid;
+};
+exports.TurnWorkPageAnchorOldest = function fast148(data, options) {
+  if (accept148(data)) {
+    fast148.errors = null;
+    return true;
+  }
+  const valid = full148(data, options);
+  fast148.errors = full148.errors;
+  return valid;
+};
+exports.TurnWorkPageParams = function fast149(data, options) {
+  if (accept149(data)) {
+    fast149.errors = null;
+    return true;
+  }
+  const valid = full149(data, options);
+  fast149.errors = full149.errors;
+  return valid;
+};
+exports.TurnWorkPageResponse = function fast150(data, options) {
+  if (accept150(data)) {
+    fast150.errors = null;
+    return true;
+  }
+  const valid = full150(data, options);
+  fast150.errors = full150.errors;
+  return valid;
+};
+exports.TurnWorkPageState = function fast151(data, options) {
+  if (accept151(data)) {
+    fast151.errors = null;
+    return true;
+  }
+  const valid = full151(data, options);
+  fast151.errors = full151.errors;
+  return valid;
+};
+exports.TurnWorkStateChangedNotification = function fast152(data, options) {
+  if (accept152(data)) {
+    fast152.errors = null;
+    return true;
+  }
+  const valid = full152(data, options);
+  fast152.errors = full152.errors;
+  return valid;
+};
+exports.UserInput = function fast153(data, options) {
+  if (accept153(data)) {
+    fast153.errors = null;
+    return true;
+  }
+  const valid = full153(data, options);
+  fast153.errors = full153.errors;
+  return valid;
+};
+exports.UserInputArtifact = function fast154(data, options) {
+  if (accept154(data)) {
+    fast154.errors = null;
+    return true;
+  }
+  const valid = full154(data, options);
+  fast154.errors = full154.errors;
+  return valid;
+};
+exports.UserInputAudio = function fast155(data, options) {
+  if (accept155(data)) {
+    fast155.errors = null;
+    return true;
+  }
+  const valid = full155(data, options);
+  fast155.errors = full155.errors;
+  return valid;
+};
+exports.UserInputFile = function fast156(data, options) {
+  if (accept156(data)) {
+    fast156.errors = null;
+    return true;
+  }
+  const valid = full156(data, options);
+  fast156.errors = full156.errors;
+  return valid;
+};
+exports.UserInputImage = function fast157(data, options) {
+  if (accept157(data)) {
+    fast157.errors = null;
+    return true;
+  }
+  const valid = full157(data, options);
+  fast157.errors = full157.errors;
+  return valid;
+};
+exports.UserInputLocalFile = function fast158(data, options) {
+  if (accept158(data)) {
+    fast158.errors = null;
+    return true;
+  }
+  const valid = full158(data, options);
+  fast158.errors = full158.errors;
+  return valid;
+};
+exports.UserInputLocalImage = function fast159(data, options) {
+  if (accept159(data)) {
+    fast159.errors = null;
+    return true;
+  }
+  const valid = full159(data, options);
+  fast159.errors = full159.errors;
+  return valid;
+};
+exports.UserInputMention = function fast160(data, options) {
+  if (accept160(data)) {
+    fast160.errors = null;
+    return true;
+  }
+  const valid = full160(data, options);
+  fast160.errors = full160.errors;
+  return valid;
+};
+exports.UserInputText = function fast161(data, options) {
+  if (accept161(data)) {
+    fast161.errors = null;
+    return true;
+  }
+  const valid = full161(data, options);
+  fast161.errors = full161.errors;
+  return valid;
+};
+exports.UserInputVideo = function fast162(data, options) {
+  if (accept162(data)) {
+    fast162.errors = null;
+    return true;
+  }
+  const valid = full162(data, options);
+  fast162.errors = full162.errors;
+  return valid;
+};
 })(compiled, undefined);
 
 export const AgentActorRef: RawValidator = compiled.AgentActorRef;

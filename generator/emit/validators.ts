@@ -15,6 +15,7 @@ import type { JsonObject, ProtocolModel, UnionModel } from "../model.js";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
 import { isExtensionKeyword, mapSchema } from "../walk.js";
 import { VALIDATOR_HELPERS } from "../../rpc/validator-helpers.js";
+import { acceptChecks } from "./accept.js";
 
 export type ValidationMode = "strict" | "tolerant";
 
@@ -36,6 +37,7 @@ export const ajvOptions = {
   allErrors: false,
   // Small referenced types are inlined where they are used (ajv's default): fewer calls
   // per message, measured faster by bench/validation.ts for a module about 20% larger.
+  // (In the fast sets ajv's code runs only for values the accept-only checks refuse.)
   inlineRefs: true,
   // Messages are written by the support module from keyword and params, not by ajv.
   messages: false,
@@ -182,7 +184,7 @@ export function schemasFor(model: ProtocolModel, mode: ValidationMode): JsonObje
  * validator to `exports.<Title>` and takes its runtime helpers from `require`, with the names of
  * the helpers it requires.
  */
-export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet): { readonly code: string; readonly helpers: readonly string[] } {
+export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet): { readonly code: string; readonly helpers: readonly string[]; readonly schemas: readonly JsonObject[] } {
   checkMetaSchema(model);
   const schemas = schemasFor(model, set === "tolerant" ? "tolerant" : "strict");
   const ajv = compilerFor(schemas, { allErrors: set === "report", code: { source: true, esm: false, lines: true } });
@@ -206,7 +208,56 @@ export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet)
   if (missing !== undefined) {
     throw new SchemaErrors([new SchemaError("(schemas)", "", `a schema uses a keyword whose validator needs the runtime helper ${missing} (a format, for example), which the support module does not provide; drop that keyword or express it otherwise`)]);
   }
-  return { code, helpers };
+  return { code, helpers, schemas };
+}
+
+/**
+ * The fast sets' exports with their accept-only checks (see accept.ts), as code for the end of
+ * ajv's standalone code: each exported validator answers from its check when the value is
+ * valid, and otherwise calls ajv's validator, which decides again and writes the errors.
+ * A type without a check keeps ajv's validator as its export.
+ */
+function withAcceptChecks(model: ProtocolModel, schemas: readonly JsonObject[]): { readonly code: string; readonly uncovered: ReadonlyMap<string, string> } {
+  const full = (title: string) => `full${model.types.findIndex((t) => t.title === title)}`;
+  const { code, uncovered } = acceptChecks(model, schemas, ajvOptions, full);
+  const lines = [
+    "",
+    "// ajv's validators, for the values an accept-only check refuses (and for the types that have none).",
+    ...model.types.map((t, i) => `const full${i} = exports.${t.title};`),
+    "",
+    "// Accept-only checks: true exactly when ajv's validator of the same schema would answer true.",
+    code,
+    "",
+    "// The exports: a valid value is answered by its check; any other goes to ajv's validator, for the answer and its errors.",
+  ];
+  model.types.forEach((t, i) => {
+    if (uncovered.has(t.title)) return;
+    // Named by index, not by title: a title could be the name of a parameter.
+    lines.push(
+      `exports.${t.title} = function fast${i}(data, options) {`,
+      `  if (accept${i}(data)) {`,
+      `    fast${i}.errors = null;`,
+      "    return true;",
+      "  }",
+      `  const valid = full${i}(data, options);`,
+      `  fast${i}.errors = full${i}.errors;`,
+      "  return valid;",
+      "};",
+    );
+  });
+  return { code: lines.join("\n"), uncovered };
+}
+
+/**
+ * The code of one validator set, as a CommonJS body like standaloneValidatorCode's: ajv's
+ * validators, and for the fast sets (strict, tolerant) the accept-only checks in front of them;
+ * `uncovered` names the types without one (ajv's validator alone), with the reason.
+ */
+export function validatorSetCode(model: ProtocolModel, set: ValidatorSet): { readonly code: string; readonly helpers: readonly string[]; readonly uncovered: ReadonlyMap<string, string> } {
+  const { code, helpers, schemas } = standaloneValidatorCode(model, set);
+  if (set === "report") return { code, helpers, uncovered: new Map(model.types.map((t) => [t.title, "the report set has no accept-only checks"])) };
+  const checks = withAcceptChecks(model, schemas);
+  return { code: `${code.trim()}\n${checks.code}`, helpers, uncovered: checks.uncovered };
 }
 
 /**
@@ -214,14 +265,15 @@ export function standaloneValidatorCode(model: ProtocolModel, set: ValidatorSet)
  * title. A `.ts` module, not a `.cjs` side file: the user's tsc compiles it into its
  * output folder and bundlers follow it like any other import.
  *
- * ajv's code is CommonJS, run inside a function: the validators then live in that
- * function's scope rather than at module level, which bench/ measured about 5% faster for
- * the same code. The few run-time helpers ajv reaches with `require()` come from the
- * support module (`validatorHelper`), so the module needs neither ajv nor a CommonJS
- * loader. ajv's code is not typed, hence `@ts-nocheck`; the exports are typed.
+ * ajv's code (with the accept-only checks of the fast sets, see validatorSetCode) is CommonJS,
+ * run inside a function: the validators then live in that function's scope rather than at
+ * module level, which bench/ measured about 5% faster for the same code. The few run-time
+ * helpers ajv reaches with `require()` come from the support module (`validatorHelper`), so
+ * the module needs neither ajv nor a CommonJS loader. ajv's code is not typed, hence
+ * `@ts-nocheck`; the exports are typed.
  */
 export function emitStandalone(model: ProtocolModel, set: ValidatorSet, support: string, header: string): string {
-  const { code, helpers } = standaloneValidatorCode(model, set);
+  const { code, helpers } = validatorSetCode(model, set);
   const imports = [`import type { RawValidator } from "${support}";`];
   if (helpers.length) imports.push(`import { validatorHelper } from "${support}";`);
   const lines = [
