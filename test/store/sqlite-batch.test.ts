@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -69,21 +69,22 @@ describe("checkpoints of the SQLite store", () => {
   it("copies the log back into the file off the event loop, once a file has taken many appends", async () => {
     const sizeOfFile = () => statSync(file).size;
     const before = sizeOfFile();
-    // Two rounds of CHECKPOINT_EVERY appends: the first starts the worker, the second is
-    // checkpointed by it. The connection itself would not checkpoint until some 50,000
-    // pages had piled up in the log, far more than these appends fill.
-    for (let i = 1; i <= 2 * CHECKPOINT_EVERY; i++) {
+    // Enough appends to fill more than SQLite's 1,000 WAL pages, at which the writer's
+    // connection checkpoints after a commit. The main connection would not checkpoint until
+    // some 50,000 pages had piled up, far more than these appends fill.
+    const appends = 24_576;
+    for (let i = 1; i <= appends; i++) {
       append("trn_1", i);
       if (i % GROUP_COMMIT_LIMIT === 0) await nextTick();
     }
-    await nextTick();
+    await new Promise<void>((done) => store.afterCommit(() => done()));
     const deadline = Date.now() + 10_000;
     while (sizeOfFile() <= before + 100_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(sizeOfFile()).toBeGreaterThan(before + 100_000);
     // And the events read back as appended, from this store and from a new one on the file.
-    expect(store.lastSequence("trn_1")).toBe(2 * CHECKPOINT_EVERY);
+    expect(store.lastSequence("trn_1")).toBe(appends);
     store.close();
     store = new SqliteEventStore(file);
-    expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: 2 * CHECKPOINT_EVERY }, (_, i) => i + 1));
+    expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: appends }, (_, i) => i + 1));
   });
 });
