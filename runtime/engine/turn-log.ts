@@ -54,6 +54,8 @@ export class TurnLog {
    */
   private readonly uncommitted: string[] = [];
   private uncommittedHead = 0;
+  /** The turns each failed commit was reported to. */
+  private readonly markedBy = new WeakMap<StoreError, Set<string>>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
   private readonly lostEvents = new Map<string, StoreError>();
   /** Each turn's fold, most recently used last. */
@@ -207,8 +209,12 @@ export class TurnLog {
       this.uncommitted.splice(0, this.uncommittedHead);
       this.uncommittedHead = 0;
     }
-    // The same failure for the turn's other records of that commit: reported once.
-    if (failure === undefined || this.lostEvents.get(turnId) === failure) return;
+    if (failure === undefined) return;
+    // One failure is reported once per turn, however many of its records (or commits) it lost.
+    let marked = this.markedBy.get(failure);
+    if (marked === undefined) this.markedBy.set(failure, (marked = new Set()));
+    if (marked.has(turnId)) return;
+    marked.add(turnId);
     this.ports.log(`${failure.message}; lost the latest events of turn ${turnId}, which ends Failed (internal)`);
     this.lostEvents.set(turnId, failure);
     // The fold holds what was lost: the next read folds the turn again from what the store kept.

@@ -574,8 +574,29 @@ export class SqliteEventStore implements EventStore {
   /** The writer answered its oldest batch. */
   private answered(failure: string | undefined): void {
     const batch = this.inFlight.shift()!;
-    this.settle(batch, failure === undefined ? undefined : commitFailed(this.file, new Error(failure)));
+    // Failed already, with an earlier batch whose rows it continues (the writer refused it too).
+    if (batch.done) return;
+    if (failure === undefined) this.settle(batch, undefined);
+    else this.failWithFollowers(batch, commitFailed(this.file, new Error(failure)));
     this.runCallbacks();
+  }
+
+  /**
+   * Fails a batch and, with the same error, every later one holding a turn it held (or one
+   * of theirs): their rows continue the ones lost, so the writer would refuse them, and
+   * whoever waits on them hears of the one failure at once.
+   */
+  private failWithFollowers(batch: Batch, failure: StoreError): void {
+    const lost = new Set(batch.touched.map((turn) => turn.turnId));
+    this.settle(batch, failure);
+    const open = this.open !== undefined && !this.open.onMain ? this.open : undefined;
+    for (const later of open === undefined ? this.inFlight : [...this.inFlight, open]) {
+      if (later.done || !later.touched.some((turn) => lost.has(turn.turnId))) continue;
+      for (const turn of later.touched) lost.add(turn.turnId);
+      // The open batch is never posted; one in flight is answered later, and that answer is passed over.
+      if (later === this.open) this.open = undefined;
+      this.settle(later, failure);
+    }
   }
 
   /** The writer is gone: what it held fails, and so does the open batch, which continues it; the main connection writes from now on. */
