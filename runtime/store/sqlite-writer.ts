@@ -23,12 +23,75 @@
  */
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 
-/** One batch as posted: event rows of EVENT_COLUMNS values each, and new turns of TURN_COLUMNS values each. */
-export interface WriterBatch {
-  /** turn_id, sequence, thread_id, method, params, recorded_at per event. */
-  readonly rows: (string | number)[];
+/**
+ * One batch as it is posted: cheap to clone, as a few flat arrays with no object per
+ * event, and each turn id, thread id, method and time named once (in `names`) however many
+ * events repeat it.
+ */
+export interface WriterMessage {
+  readonly names: readonly string[];
+  /** Per event, EVENT_INTS numbers: its turn, sequence, thread, method and time (indices into `names`, but the sequence). */
+  readonly ints: readonly number[];
+  /** Per event, its params as stored. */
+  readonly params: readonly string[];
   /** turn_id, thread_id, created_at per turn registered in the batch. */
-  readonly turns: string[];
+  readonly turns: readonly string[];
+}
+
+/** The numbers of one event in a WriterMessage. */
+const EVENT_INTS = 5;
+
+/** Builds the message of a batch, one event at a time. */
+export class WriterBatch {
+  private readonly names: string[] = [];
+  private readonly ints: number[] = [];
+  private readonly params: string[] = [];
+  readonly turns: string[] = [];
+  private readonly index = new Map<string, number>();
+  // The previous event's names: consecutive events mostly share them, and an identity check is cheaper than a lookup.
+  private lastTurn: string | undefined;
+  private lastTurnName = 0;
+  private lastThreadName = 0;
+  private lastMethod: string | undefined;
+  private lastMethodName = 0;
+  private lastTime: string | undefined;
+  private lastTimeName = 0;
+
+  get events(): number {
+    return this.params.length;
+  }
+
+  add(turnId: string, sequence: number, threadId: string, method: string, params: string, recordedAt: string): void {
+    if (turnId !== this.lastTurn) {
+      this.lastTurn = turnId;
+      this.lastTurnName = this.name(turnId);
+      this.lastThreadName = this.name(threadId);
+    }
+    if (method !== this.lastMethod) {
+      this.lastMethod = method;
+      this.lastMethodName = this.name(method);
+    }
+    // Times change every millisecond: compared with the last one only, never indexed.
+    if (recordedAt !== this.lastTime) {
+      this.lastTime = recordedAt;
+      this.lastTimeName = this.names.push(recordedAt) - 1;
+    }
+    this.ints.push(this.lastTurnName, sequence, this.lastThreadName, this.lastMethodName, this.lastTimeName);
+    this.params.push(params);
+  }
+
+  message(): WriterMessage {
+    return { names: this.names, ints: this.ints, params: this.params, turns: this.turns };
+  }
+
+  private name(text: string): number {
+    let at = this.index.get(text);
+    if (at === undefined) {
+      at = this.names.push(text) - 1;
+      this.index.set(text, at);
+    }
+    return at;
+  }
 }
 
 /** The values of one event row. */
@@ -78,7 +141,7 @@ export class SqliteWriter {
     this.port = port1;
     this.worker = new Worker(WRITER_SOURCE, {
       eval: true,
-      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, columns: EVENT_COLUMNS, turnColumns: TURN_COLUMNS, insertBatch: INSERT_BATCH },
+      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, columns: EVENT_COLUMNS, ints: EVENT_INTS, turnColumns: TURN_COLUMNS, insertBatch: INSERT_BATCH },
       transferList: [port2],
     });
     this.port.on("message", (answer: Answer) => this.take(answer));
@@ -101,7 +164,7 @@ export class SqliteWriter {
   /** Posts a batch; its answer comes in order, on the event loop or from `drain`. */
   post(batch: WriterBatch): void {
     if (this.unanswered++ === 0) this.port.ref();
-    this.port.postMessage(batch);
+    this.port.postMessage(batch.message());
   }
 
   /**
@@ -184,7 +247,7 @@ export class SqliteWriter {
  */
 const WRITER_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const { file, busyTimeoutMs, module, port, counter, columns, turnColumns, insertBatch } = workerData;
+const { file, busyTimeoutMs, module, port, counter, columns, ints: eventInts, turnColumns, insertBatch } = workerData;
 const ANSWERS = ${ANSWERS};
 const GONE = ${GONE};
 const answer = (message) => {
@@ -221,7 +284,7 @@ try {
 }
 
 function commit(batch) {
-  const { rows, turns } = batch;
+  const { names, ints, params, turns } = batch;
   statements.begin.run();
   for (let at = 0; at < turns.length; at += turnColumns) {
     if (statements.turnExists.get(turns[at]) !== undefined) {
@@ -231,11 +294,11 @@ function commit(batch) {
   }
   // Each turn's first event in the batch must follow what the file holds of it.
   const seen = new Set();
-  for (let at = 0; at < rows.length; at += columns) {
-    const turnId = rows[at];
-    if (seen.has(turnId)) continue;
-    seen.add(turnId);
-    const first = rows[at + 1];
+  for (let at = 0; at < ints.length; at += eventInts) {
+    if (seen.has(ints[at])) continue;
+    seen.add(ints[at]);
+    const turnId = names[ints[at]];
+    const first = ints[at + 1];
     const last = statements.lastSequence.get(turnId).last;
     if (first !== last + 1) {
       throw new Error(
@@ -244,10 +307,23 @@ function commit(batch) {
       );
     }
   }
-  const whole = insertBatch * columns;
-  let at = 0;
-  for (; at + whole <= rows.length; at += whole) statements.insertEvents.run(rows.slice(at, at + whole));
-  for (; at < rows.length; at += columns) statements.insertEvent.run(rows.slice(at, at + columns));
+  const values = [];
+  const row = (event) => {
+    const at = event * eventInts;
+    values.push(names[ints[at]], ints[at + 1], names[ints[at + 2]], names[ints[at + 3]], params[event], names[ints[at + 4]]);
+  };
+  const events = params.length;
+  let event = 0;
+  for (; event + insertBatch <= events; ) {
+    values.length = 0;
+    for (const end = event + insertBatch; event < end; event++) row(event);
+    statements.insertEvents.run(values);
+  }
+  for (; event < events; event++) {
+    values.length = 0;
+    row(event);
+    statements.insertEvent.run(values);
+  }
   statements.commit.run();
 }
 

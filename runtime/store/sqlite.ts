@@ -56,7 +56,7 @@ import {
   storeErrors,
   type EncodedRoute,
 } from "./rules.js";
-import { EVENT_COLUMNS, INSERT_BATCH, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
+import { EVENT_COLUMNS, INSERT_BATCH, SqliteWriter, TURN_COLUMNS, WriterBatch } from "./sqlite-writer.js";
 
 export interface SqliteEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -176,13 +176,13 @@ interface Batch {
   readonly onMain: boolean;
   appends: number;
   readonly waiting: CommitCallback[];
+  /** With the writer: the events and the turns it registers, as they are posted (dropped once it is answered). */
+  message: WriterBatch | undefined;
   /**
-   * The events, EVENT_COLUMNS values each: posted to the writer at the end, or, on the
-   * main connection, inserted INSERT_BATCH at a time and the rest before a read or the commit.
+   * On the main connection: the events not yet inserted, EVENT_COLUMNS values each,
+   * inserted INSERT_BATCH at a time and the rest before a read or the commit.
    */
   readonly rows: (string | number)[];
-  /** The turns it registers, TURN_COLUMNS values each (with the writer; on the main connection they are inserted at once). */
-  readonly turns: string[];
   /** The turns it holds rows or the registration of. */
   readonly touched: TurnState[];
   /** Answered: committed, or failed with `failure`. Its callbacks run once every batch before it has run its own. */
@@ -312,7 +312,7 @@ export class SqliteEventStore implements EventStore {
     // The flush may have found the writer gone.
     if (this.writer === null) return this.createTurn(threadId, turnId, createdAt);
     const batch = this.open ?? this.beginBatch(false);
-    batch.turns.push(turnId, threadId, createdAt);
+    batch.message!.turns.push(turnId, threadId, createdAt);
     this.newTurns++;
     turn = { turnId, threadId, last: 0, batches: 0, batch: undefined, stale: false };
     this.known.set(turnId, turn);
@@ -375,15 +375,18 @@ export class SqliteEventStore implements EventStore {
       this.appendingTo = undefined;
     }
     const recordedAt = this.now();
-    batch.rows.push(turnId, sequence, turn.threadId, method, params, recordedAt);
     turn.last = sequence;
-    if (onMain && batch.rows.length >= INSERT_BATCH * EVENT_COLUMNS) this.insertPendingOrFail(batch);
+    if (batch.message !== undefined) batch.message.add(turnId, sequence, turn.threadId, method, params, recordedAt);
+    else {
+      batch.rows.push(turnId, sequence, turn.threadId, method, params, recordedAt);
+      if (batch.rows.length >= INSERT_BATCH * EVENT_COLUMNS) this.insertPendingOrFail(batch);
+    }
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
     const event: StoredEvent = { thread_id: turn.threadId, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
     if (++batch.appends >= GROUP_COMMIT_LIMIT) {
       // On the main connection the event just appended is in this commit: if it fails, so does
       // this append. With the writer the batch is posted, and its callbacks hear how it went.
-      const failure = this.end(batch);
+      const failure = this.end(batch, (batch.message?.turns.length ?? 0) > 0);
       if (failure) throw failure;
     }
     return event;
@@ -525,11 +528,11 @@ export class SqliteEventStore implements EventStore {
    */
   private beginBatch(onMain: boolean): Batch {
     if (onMain) this.statements.begin.run();
-    const batch: Batch = { onMain, appends: 0, waiting: [], rows: [], turns: [], touched: [], done: false, failure: undefined };
+    const batch: Batch = { onMain, appends: 0, waiting: [], message: onMain ? undefined : new WriterBatch(), rows: [], touched: [], done: false, failure: undefined };
     this.open = batch;
     this.batches.push(batch);
     setImmediate(() => {
-      if (this.open === batch) this.end(batch, batch.turns.length > 0);
+      if (this.open === batch) this.end(batch, (batch.message?.turns.length ?? 0) > 0);
     });
     return batch;
   }
@@ -543,7 +546,8 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * Ends a batch: on the main connection it commits here, and its failure, if any, is
-   * returned; with the writer it is posted, and `wait` waits for its answer.
+   * returned; with the writer it is posted, and `wait` waits for its answer (a batch that
+   * registers a turn: whoever runs the turn next must know whether it exists).
    */
   private end(batch: Batch, wait = false): StoreError | undefined {
     if (this.open === batch) this.open = undefined;
@@ -560,13 +564,13 @@ export class SqliteEventStore implements EventStore {
       this.runCallbacks();
       return failure;
     }
-    if (batch.rows.length === 0 && batch.turns.length === 0) {
+    if (batch.message!.events === 0 && batch.message!.turns.length === 0) {
       this.settle(batch, undefined);
       this.runCallbacks();
       return undefined;
     }
     this.inFlight.push(batch);
-    this.writer!.post({ rows: batch.rows, turns: batch.turns });
+    this.writer!.post(batch.message!);
     if (wait) this.writer!.drain();
     return undefined;
   }
@@ -617,13 +621,14 @@ export class SqliteEventStore implements EventStore {
   private settle(batch: Batch, failure: StoreError | undefined): void {
     batch.done = true;
     batch.failure = failure;
-    if (!batch.onMain) this.newTurns -= batch.turns.length / TURN_COLUMNS;
+    if (batch.message !== undefined) this.newTurns -= batch.message.turns.length / TURN_COLUMNS;
     for (const turn of batch.touched) {
       if (failure !== undefined) turn.stale = true;
       if (--turn.batches === 0 && this.known.get(turn.turnId) === turn) this.known.delete(turn.turnId);
     }
     // Posted (a copy) or committed: the rows are not needed any more.
     batch.rows.length = 0;
+    batch.message = undefined;
   }
 
   /** A batch on the main connection is lost before its commit. */
