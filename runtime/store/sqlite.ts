@@ -354,7 +354,10 @@ export class SqliteEventStore implements EventStore {
     }
     const onMain = this.startWriter() === null;
     // A write that failed outside append may have made SQLite roll the main connection's batch back.
-    if (this.open?.onMain && !this.db.inTransaction) this.fail(this.open, commitFailed(this.file, new Error("the transaction was rolled back")));
+    if (this.open?.onMain && !this.db.inTransaction) {
+      this.fail(this.open, commitFailed(this.file, new Error("the transaction was rolled back")));
+      turn = this.known.get(turnId);
+    }
     const batch = this.open ?? this.beginBatch(onMain);
     if (turn === undefined) {
       // On the main connection, read in the batch's transaction, which holds the write lock.
