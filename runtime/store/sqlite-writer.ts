@@ -12,9 +12,9 @@
  * inserts the events, commits, and answers. A batch that fails is rolled back whole and
  * answered with the reason.
  *
- * The writer's connection also checkpoints the WAL back into the file, as SQLite does by
- * default at every 1,000 pages: a checkpoint here holds up only the writer, never the
- * event loop, so a second thread for it would buy nothing.
+ * The writer's connection checkpoints the WAL by itself (SQLite's default, every 1,000
+ * pages) only while the store's checkpointing thread does not (sqlite.ts): the fsyncs of a
+ * checkpoint would hold up every commit behind it.
  *
  * Answers are taken in two ways: as messages on the event loop, and synchronously, for a
  * caller that must see its writes committed before it goes on (`drain`): the writer counts
@@ -193,6 +193,11 @@ export class SqliteWriter {
     }
   }
 
+  /** Sets the WAL size, in pages, at which the writer's connection checkpoints after a commit. */
+  setAutocheckpoint(pages: number): void {
+    if (!this.ended) this.port.postMessage({ autocheckpoint: pages });
+  }
+
   /** Has the writer close its connection (which checkpoints the WAL) and waits for it, after every batch is answered. */
   close(): void {
     this.drain();
@@ -332,6 +337,15 @@ if (db !== undefined) port.on("message", (batch) => {
     db.close();
     answer("closed");
     port.close();
+    return;
+  }
+  if (batch.autocheckpoint !== undefined) {
+    // Not a batch: nothing is answered.
+    try {
+      db.pragma("wal_autocheckpoint = " + Number(batch.autocheckpoint));
+    } catch {
+      // The setting stays as it was; a failing connection fails its next batch.
+    }
     return;
   }
   try {

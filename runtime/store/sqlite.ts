@@ -25,6 +25,14 @@
  * with a second store on the file, and a failed batch fails those after it that continue
  * the same turn.
  *
+ * Checkpoints (copying the WAL back into the file, with its fsyncs) run on a thread of
+ * their own: once a file has taken CHECKPOINT_EVERY appends, a worker with its own
+ * connection checkpoints it (PASSIVE, so it never holds a writer up) after every
+ * CHECKPOINT_EVERY more. Done by the writer, as SQLite does by default after a commit, the
+ * fsyncs would hold up the commits behind it: measured, a writer that checkpoints at
+ * SQLite's default takes about twice as long per event as one that does not, and falls
+ * behind the event loop it serves.
+ *
  * Reads answer what this store wrote: from what it knows where that is exact (the last
  * sequence of a turn in flight, or that no event follows the one asked after), and
  * otherwise after a flush (post what is queued, then wait for every answer: Atomics.wait
@@ -41,6 +49,7 @@
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
+import { Worker } from "node:worker_threads";
 import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import {
   StoreError,
@@ -144,10 +153,13 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
  */
 export const GROUP_COMMIT_LIMIT = 256;
 
+/** Appends between two checkpoints of the checkpointing thread (about 1,000 WAL pages of typical events). */
+export const CHECKPOINT_EVERY = 4096;
+
 /**
- * WAL pages at which the main connection checkpoints by itself while the writer runs (the
- * writer checkpoints at SQLite's default of 1,000 after its commits): only if the writer
- * falls far behind. Without a writer, SQLite's default applies to the main connection.
+ * WAL pages at which a committing connection (the writer's, or the main one without a
+ * writer) checkpoints by itself while the checkpointing thread runs: only if that thread
+ * falls far behind. Without it, SQLite's default, 1,000, applies.
  */
 const FALLBACK_AUTOCHECKPOINT = 50_000;
 
@@ -224,6 +236,10 @@ export class SqliteEventStore implements EventStore {
   private writer: SqliteWriter | null | undefined;
   /** Whether callbacks are being run, so that a callback's flush leaves the rest to the loop already running them. */
   private runningCallbacks = false;
+  /** Appends committed since the last checkpoint was asked for. */
+  private sinceCheckpoint = 0;
+  /** The checkpointing thread, once started; null once it failed (the committing connection checkpoints by itself again). */
+  private checkpointer: Worker | null | undefined;
 
   /** Opens (creating it and its parent folders if needed) the store at `file`, or an in-memory one for ":memory:". */
   constructor(file: string, options: SqliteEventStoreOptions = {}) {
@@ -498,6 +514,7 @@ export class SqliteEventStore implements EventStore {
       const writer = this.writer;
       this.writer = null;
       writer?.close();
+      this.stopCheckpointer();
       this.siblings?.delete(this);
       if (this.path !== undefined && this.siblings?.size === 0) storesOfFile.delete(this.path);
       this.db.close();
@@ -516,7 +533,7 @@ export class SqliteEventStore implements EventStore {
         { answered: (failure) => this.answered(failure), gone: (reason) => this.writerGone(reason) },
         BETTER_SQLITE3,
       );
-      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
+      if (this.checkpointer) this.writer.setAutocheckpoint(FALLBACK_AUTOCHECKPOINT);
     } catch {
       // No thread to be had: the main connection writes, as it does for ":memory:".
       this.writer = null;
@@ -609,7 +626,7 @@ export class SqliteEventStore implements EventStore {
   /** The writer is gone: what it held fails, and so does the open batch, which continues it; the main connection writes from now on. */
   private writerGone(reason: string): void {
     this.writer = null;
-    if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${this.checkpointer ? FALLBACK_AUTOCHECKPOINT : 1000}`);
     const failure = commitFailed(this.file, new Error(reason));
     const lost = this.inFlight.splice(0);
     if (this.open !== undefined && !this.open.onMain) {
@@ -624,6 +641,7 @@ export class SqliteEventStore implements EventStore {
   private settle(batch: Batch, failure: StoreError | undefined): void {
     batch.done = true;
     batch.failure = failure;
+    if (failure === undefined && (this.sinceCheckpoint += batch.appends) >= CHECKPOINT_EVERY) this.askForCheckpoint();
     if (batch.message !== undefined) this.newTurns -= batch.message.turns.length / TURN_COLUMNS;
     for (const turn of batch.touched) {
       if (failure !== undefined) turn.stale = true;
@@ -707,6 +725,41 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
+  /** Has the checkpointing thread checkpoint the WAL, starting it the first time. */
+  private askForCheckpoint(): void {
+    this.sinceCheckpoint = 0;
+    if (this.path === undefined || this.checkpointer === null || !this.db.open) return;
+    if (this.checkpointer === undefined) {
+      try {
+        this.checkpointer = startCheckpointer(this.path, () => this.checkpointerFailed());
+        this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
+        this.writer?.setAutocheckpoint(FALLBACK_AUTOCHECKPOINT);
+      } catch {
+        this.checkpointerFailed();
+        return;
+      }
+    }
+    this.checkpointer.postMessage("checkpoint");
+  }
+
+  /** The checkpointing thread is gone or failed: the committing connections checkpoint by themselves again, as SQLite does by default. */
+  private checkpointerFailed(): void {
+    this.stopCheckpointer();
+    this.checkpointer = null;
+    if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+    this.writer?.setAutocheckpoint(1000);
+  }
+
+  private stopCheckpointer(): void {
+    const worker = this.checkpointer;
+    if (!worker) return;
+    this.checkpointer = undefined;
+    worker.removeAllListeners();
+    // It closes its connection and ends; nothing waits for it.
+    worker.on("error", () => undefined);
+    worker.postMessage("close");
+  }
+
   private migrate(): void {
     // Read and upgrade under one write lock, so two processes opening a new file at once
     // do not both run the same step.
@@ -745,6 +798,44 @@ export class SqliteEventStore implements EventStore {
     if (this.inFlight.length > 0) this.writer?.drain();
   }
 }
+
+/**
+ * The thread that checkpoints a file: its own connection, which on each "checkpoint"
+ * message copies what it can of the WAL into the file (PASSIVE: it takes no lock a writer
+ * waits for), and on "close" closes and ends. It keeps no process alive.
+ */
+function startCheckpointer(file: string, failed: () => void): Worker {
+  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3 } });
+  worker.unref();
+  worker.on("error", failed);
+  worker.on("message", failed);
+  worker.on("exit", failed);
+  return worker;
+}
+
+const CHECKPOINTER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.module);
+let db;
+try {
+  db = new Database(workerData.file, { fileMustExist: true, timeout: 0 });
+  db.pragma("synchronous = NORMAL");
+} catch (error) {
+  parentPort.postMessage(String(error && error.message));
+}
+parentPort.on("message", (message) => {
+  if (message === "close") {
+    if (db) db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    if (db) db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (error) {
+    parentPort.postMessage(String(error && error.message));
+  }
+});
+`;
 
 function commitFailed(file: string, cause: unknown): StoreError {
   return new StoreError("commit_failed", `event store ${file}: a commit failed and its writes are lost: ${(cause as Error).message}`, { cause });

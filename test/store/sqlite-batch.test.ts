@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -69,10 +69,11 @@ describe("checkpoints of the SQLite store", () => {
   it("copies the log back into the file off the event loop, once a file has taken many appends", async () => {
     const sizeOfFile = () => statSync(file).size;
     const before = sizeOfFile();
-    // Enough appends to fill more than SQLite's 1,000 WAL pages, at which the writer's
-    // connection checkpoints after a commit. The main connection would not checkpoint until
-    // some 50,000 pages had piled up, far more than these appends fill.
-    const appends = 24_576;
+    // Two rounds of CHECKPOINT_EVERY appends: the first starts the checkpointing thread,
+    // the second is checkpointed by it. Neither the writer's connection nor the main one
+    // would checkpoint until some 50,000 pages had piled up in the log, far more than these
+    // appends fill.
+    const appends = 2 * CHECKPOINT_EVERY;
     for (let i = 1; i <= appends; i++) {
       append("trn_1", i);
       if (i % GROUP_COMMIT_LIMIT === 0) await nextTick();
