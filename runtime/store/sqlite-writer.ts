@@ -152,15 +152,6 @@ export class SqliteWriter {
     this.worker.on("exit", (code) => this.end(`the writer thread exited (code ${code})`));
   }
 
-  /** Batches posted and not yet answered. */
-  get pending(): number {
-    return this.unanswered;
-  }
-
-  get alive(): boolean {
-    return !this.ended;
-  }
-
   /** Posts a batch; its answer comes in order, on the event loop or from `drain`. */
   post(batch: WriterBatch): void {
     if (this.unanswered++ === 0) this.port.ref();
@@ -198,7 +189,7 @@ export class SqliteWriter {
     if (!this.ended) this.port.postMessage({ autocheckpoint: pages });
   }
 
-  /** Has the writer close its connection (which checkpoints the WAL) and waits for it, after every batch is answered. */
+  /** Waits until every batch is answered, then has the writer close its connection, and waits for that. */
   close(): void {
     this.drain();
     if (this.ended) return;

@@ -29,9 +29,9 @@
  * their own: once a file has taken CHECKPOINT_EVERY appends, a worker with its own
  * connection checkpoints it (PASSIVE, so it never holds a writer up) after every
  * CHECKPOINT_EVERY more. Done by the writer, as SQLite does by default after a commit, the
- * fsyncs would hold up the commits behind it: measured, a writer that checkpoints at
- * SQLite's default takes about twice as long per event as one that does not, and falls
- * behind the event loop it serves.
+ * fsyncs would hold up the commits behind it: measured, a connection that checkpoints at
+ * SQLite's default takes about twice as long per event as one that does not (its wait on
+ * the disk included), which is longer than the event loop takes to produce the event.
  *
  * Reads answer what this store wrote: from what it knows where that is exact (the last
  * sequence of a turn in flight, or that no event follows the one asked after), and
