@@ -1,8 +1,10 @@
 /**
- * The gateway on a group-committing SQLite store: no frame leaves before what it reports
- * is committed (a second connection to the file sees it when the frame is written), a
- * commit that fails sends none of its frames and ends the turn Failed (internal), and the
- * frames go out in the same order as on the memory store, which commits every write at once.
+ * The gateway on a group-committing SQLite store, whose writer thread commits while the
+ * turn streams on: no frame leaves before what it reports is committed (a second
+ * connection to the file sees it when the frame is written); a commit that fails, another
+ * process appending to the streaming turn, or the writer thread dying sends none of the
+ * lost frames and ends the turn Failed (internal); and the frames go out in the same order
+ * as on the memory store, which commits every write at once.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
