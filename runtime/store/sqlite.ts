@@ -633,7 +633,8 @@ export class SqliteEventStore implements EventStore {
       lost.push(this.open);
       this.open = undefined;
     }
-    for (const batch of lost) this.settle(batch, failure);
+    // Those failed already, with a batch whose rows they continue, are passed over.
+    for (const batch of lost) if (!batch.done) this.settle(batch, failure);
     this.runCallbacks();
   }
 
