@@ -145,11 +145,12 @@ export class SqliteWriter {
       transferList: [port2],
     });
     this.port.on("message", (answer: Answer) => this.take(answer));
-    // Neither keeps the process alive while idle; the port is held (ref) while a batch is unanswered.
-    this.worker.unref();
-    this.port.unref();
     this.worker.on("error", (error) => this.end(`the writer thread failed: ${error.message}`));
     this.worker.on("exit", (code) => this.end(`the writer thread exited (code ${code})`));
+    // Neither keeps the process alive while idle (unref after the listeners, which would hold
+    // it again); the port is held while a batch is unanswered, so its commit is not cut off.
+    this.worker.unref();
+    this.port.unref();
   }
 
   /** Posts a batch; its answer comes in order, on the event loop or from `drain`. */

@@ -807,10 +807,11 @@ export class SqliteEventStore implements EventStore {
  */
 function startCheckpointer(file: string, failed: () => void): Worker {
   const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3 } });
-  worker.unref();
   worker.on("error", failed);
   worker.on("message", failed);
   worker.on("exit", failed);
+  // After the listeners: a "message" listener holds the worker's port (ref) again.
+  worker.unref();
   return worker;
 }
 

@@ -3,9 +3,11 @@
  * until a batch is full, a read of this connection or the commit. Whatever the batching,
  * a read sees every append before it, in order, and the commit stores every one.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 
@@ -87,5 +89,24 @@ describe("checkpoints of the SQLite store", () => {
     store.close();
     store = new SqliteEventStore(file);
     expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: appends }, (_, i) => i + 1));
+  });
+});
+
+describe("the threads of the SQLite store", () => {
+  it("keep no process alive: a process that leaves its store open ends once its writes are committed", () => {
+    const child = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./append-and-leave.ts", import.meta.url)), join(dir, "left-open.db")], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    // A process held alive would be killed by the timeout (SIGTERM, no status).
+    expect(child.signal, child.stderr).toBeNull();
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stdout).toBe("committed\n");
+    const reopened = new SqliteEventStore(join(dir, "left-open.db"));
+    try {
+      expect(reopened.lastSequence("trn_1")).toBe(2 * CHECKPOINT_EVERY);
+    } finally {
+      reopened.close();
+    }
   });
 });
