@@ -153,7 +153,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
  */
 export const GROUP_COMMIT_LIMIT = 256;
 
-/** Appends between two checkpoints of the checkpointing thread (about 1,000 WAL pages of typical events). */
+/** Appends between two checkpoints of the checkpointing thread (measured: about 250 WAL pages, 1 MiB, of typical events). */
 export const CHECKPOINT_EVERY = 4096;
 
 /**
