@@ -280,6 +280,28 @@ describe("group commit in the SQLite store", () => {
   });
 });
 
+describe("group commit without a writer thread (:memory:)", () => {
+  it("commits on the event loop: the append that fills a batch whose commit fails throws it, and so does every callback", () => {
+    const own = new SqliteEventStore(":memory:");
+    try {
+      own.createThread({ id: "thr_a", workspace_id: "wsp_1", cwd: "/work/project", mode: "Agent", created_at: "2025-01-01T00:00:00Z" });
+      own.createTurn("thr_a", "trn_1", "2025-01-01T00:00:01Z");
+      (own as unknown as { db: RawConnection }).db.exec(DOOM);
+      const failures: (StoreError | undefined)[] = [];
+      appendDelta(own, "boom");
+      own.afterCommit((failure) => failures.push(failure));
+      for (let i = 2; i < GROUP_COMMIT_LIMIT; i++) appendDelta(own, `d${i}`);
+      expect(() => appendDelta(own, "last")).toThrow(StoreError);
+      expect(failures.map((f) => f?.kind)).toEqual(["commit_failed"]);
+      expect(own.lastSequence("trn_1")).toBe(0);
+      // The turn's registration was in the lost batch too.
+      expect(own.turnThread("trn_1")).toBeUndefined();
+    } finally {
+      own.close();
+    }
+  });
+});
+
 describe("afterCommit on the memory store", () => {
   it("runs at once: every write is committed when its call returns", () => {
     const memory = new MemoryEventStore();
