@@ -50,8 +50,16 @@ const MEMOISED_TURNS = 512;
 export class TurnLog {
   private readonly observers: EventObserver[] = [];
   private readonly lostListeners: ((turnId: string) => void)[] = [];
-  /** Turns recorded to since the store last committed; one afterCommit watches them. */
-  private readonly uncommitted = new Set<string>();
+  /**
+   * The turn of each record whose commit has not ended yet, oldest first from `uncommittedHead`:
+   * each record registers onCommit once, and the store runs them in the order registered.
+   * One registration per record, not per commit: a store may commit in a pipeline (the next
+   * group fills while the last one commits), so a commit's end says nothing of later records.
+   */
+  private readonly uncommitted: string[] = [];
+  private uncommittedHead = 0;
+  /** The turns each failed commit was reported to. */
+  private readonly markedBy = new WeakMap<StoreError, Set<string>>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
   private readonly lostEvents = new Map<string, StoreError>();
   /** Each turn's fold, most recently used last. */
@@ -247,26 +255,31 @@ export class TurnLog {
 
   /** Notes that a turn was recorded to; if the commit holding it fails, its next record throws. */
   private watchCommit(turnId: string): void {
-    const first = this.uncommitted.size === 0;
-    this.uncommitted.add(turnId);
-    if (first) this.ports.store.afterCommit(this.onCommit);
+    this.uncommitted.push(turnId);
+    this.ports.store.afterCommit(this.onCommit);
   }
 
-  /** Registered by the first record after a commit: it runs when the commit holding that record (and the ones after it) ends. */
+  /** Registered by each record: it runs when the commit holding that record ends. */
   private readonly onCommit = (failure?: StoreError): void => {
-    if (failure === undefined) {
-      this.uncommitted.clear();
-      return;
+    const turnId = this.uncommitted[this.uncommittedHead++]!;
+    if (this.uncommittedHead === this.uncommitted.length) {
+      this.uncommitted.length = 0;
+      this.uncommittedHead = 0;
+    } else if (this.uncommittedHead >= 4096) {
+      this.uncommitted.splice(0, this.uncommittedHead);
+      this.uncommittedHead = 0;
     }
-    const turns = [...this.uncommitted];
-    this.uncommitted.clear();
-    this.ports.log(`${failure.message}; lost the latest events of turn(s) ${turns.join(", ")}, which end Failed (internal)`);
-    for (const turnId of turns) {
-      this.lostEvents.set(turnId, failure);
-      // The fold holds what was lost: the next read folds the turn again from what the store kept.
-      this.folds.delete(turnId);
-      for (const listener of this.lostListeners) listener(turnId);
-    }
+    if (failure === undefined) return;
+    // One failure is reported once per turn, however many of its records (or commits) it lost.
+    let marked = this.markedBy.get(failure);
+    if (marked === undefined) this.markedBy.set(failure, (marked = new Set()));
+    if (marked.has(turnId)) return;
+    marked.add(turnId);
+    this.ports.log(`${failure.message}; lost the latest events of turn ${turnId}, which ends Failed (internal)`);
+    this.lostEvents.set(turnId, failure);
+    // The fold holds what was lost: the next read folds the turn again from what the store kept.
+    this.folds.delete(turnId);
+    for (const listener of this.lostListeners) listener(turnId);
   };
 
   /** Adds a listener told of each turn whose latest events a failed commit lost (a view built on them starts over). */

@@ -1,30 +1,55 @@
 /**
  * The event store the reference gateway runs on: one SQLite file through better-sqlite3.
  *
- * Sequences are never cached beyond a write transaction: an append reads the turn's
- * highest sequence (once per group transaction, which holds the write lock) and inserts
- * the next one inside it, so they stay gap-free and strictly increasing across a
- * restart, and even with a second store open on the file.
- * Route ordinals and route generations are likewise read and written by one statement
- * each, never remembered between calls.
+ * Group commit: the appends of one turn of the event loop (and the turns registered with
+ * them) form a batch, which ends on setImmediate or when it holds GROUP_COMMIT_LIMIT
+ * appends, whichever comes first. One commit per batch instead of one per event is what
+ * lets the gateway stream at the speed of its transport. `afterCommit` is the barrier
+ * callers wait on before telling anyone about a write; a kill before the commit loses only
+ * writes nobody was told about.
  *
- * Group commit: the first append of a turn of the event loop opens a write transaction
- * (BEGIN IMMEDIATE) and every write after it joins it, until it commits on setImmediate
- * or when it holds GROUP_COMMIT_LIMIT appends, whichever comes first. One commit per
- * group instead of one per event is what lets the gateway stream at the speed of its
- * transport. `afterCommit` is the barrier callers wait on before telling anyone about a
- * write; a kill before the commit loses only writes nobody was told about.
+ * The commit runs off the event loop: a writer thread with its own connection to the file
+ * (sqlite-writer.ts) inserts and commits each batch. The main thread hands out the
+ * sequence, builds and encodes the params and queues the row; at the batch's end it posts
+ * the batch in one message and goes on at once, so the next batch fills while the writer
+ * commits this one (a pipeline, first in first out). When the writer answers, the batch's
+ * `afterCommit` callbacks run in order, with the StoreError if it failed. A batch that
+ * registers a new turn is waited for at its end: the code that runs the turn starts on the
+ * next turn of the event loop and must know whether the turn exists.
  *
- * Checkpoints (copying the WAL back into the file, with its fsyncs) run off the event
- * loop: once a file has taken CHECKPOINT_EVERY appends, a worker thread with its own
- * connection checkpoints it (PASSIVE, so it never holds the writer up) after every
- * CHECKPOINT_EVERY more. Done by the committing connection, as SQLite does by default,
- * a checkpoint stalls every append and frame of the gateway for as long as the disk takes.
+ * Sequences: while a turn has rows queued or in flight, this store knows its thread and
+ * last sequence; otherwise the next append to it reads them from the file. The writer
+ * checks, under the write lock, that each turn's first event of a batch follows what the
+ * file holds, and fails the batch otherwise (another writer appended, or an earlier batch
+ * of the turn failed): sequences stay gap-free and strictly increasing across a restart and
+ * with a second store on the file, and a failed batch fails those after it that continue
+ * the same turn.
+ *
+ * Checkpoints (copying the WAL back into the file, with its fsyncs) run on a thread of
+ * their own: once a file has taken CHECKPOINT_EVERY appends, a worker with its own
+ * connection checkpoints it (PASSIVE, so it never holds a writer up) after every
+ * CHECKPOINT_EVERY more. Done by the writer, as SQLite does by default after a commit, the
+ * fsyncs would hold up the commits behind it: measured, a connection that checkpoints at
+ * SQLite's default takes about twice as long per event as one that does not (its wait on
+ * the disk included), which is longer than the event loop takes to produce the event.
+ *
+ * Reads answer what this store wrote: from what it knows where that is exact (the last
+ * sequence of a turn in flight, or that no event follows the one asked after), and
+ * otherwise after a flush (post what is queued, then wait for every answer: Atomics.wait
+ * on a counter the writer bumps). Threads, routes, idempotency keys and settings are
+ * written on the main connection, each at once, after the writer has finished what it was
+ * given (so neither waits for the other's lock). Route ordinals and generations are read
+ * and written by one statement each, never remembered between calls.
+ *
+ * Without a writer (":memory:", which a second connection cannot open, or once the writer
+ * failed: what it held fails with commit_failed) the main connection does the work
+ * itself: a batch is a transaction (BEGIN IMMEDIATE) that every write joins, committed
+ * on the event loop.
  */
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
 import { dirname, resolve } from "node:path";
+import { Worker } from "node:worker_threads";
 import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import {
   StoreError,
@@ -40,6 +65,7 @@ import {
   storeErrors,
   type EncodedRoute,
 } from "./rules.js";
+import { EVENT_COLUMNS, INSERT_BATCH, SqliteWriter, TURN_COLUMNS, WriterBatch } from "./sqlite-writer.js";
 
 export interface SqliteEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -121,82 +147,110 @@ const MIGRATIONS: readonly string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /**
- * The most appends one transaction groups: a burst that never yields to the event loop
- * (a provider's chunk holding many deltas) still commits, and its frames leave, every
- * this many events.
+ * The most appends one batch holds: a burst that never yields to the event loop (a
+ * provider's chunk holding many deltas) still commits, and its frames leave, every this
+ * many events.
  */
 export const GROUP_COMMIT_LIMIT = 256;
 
-/** Appends between two checkpoints of the worker thread (about 1,000 WAL pages of typical events). */
+/** Appends between two checkpoints of the checkpointing thread (measured: about 250 WAL pages, 1 MiB, of typical events). */
 export const CHECKPOINT_EVERY = 4096;
 
 /**
- * WAL pages at which the committing connection checkpoints by itself while the worker runs:
- * only if the worker falls far behind. SQLite's default, 1,000, applies without a worker.
+ * WAL pages at which a committing connection (the writer's, or the main one without a
+ * writer) checkpoints by itself while the checkpointing thread runs: only if that thread
+ * falls far behind. Without it, SQLite's default, 1,000, applies.
  */
 const FALLBACK_AUTOCHECKPOINT = 50_000;
 
-/** Events per multi-row insert: one prepared statement inserts this many of a group's appends at once. */
-const INSERT_BATCH = 64;
-/** The values of one event row in the insert statements. */
-const EVENT_COLUMNS = 6;
+/** How long a synchronous wait for the writer goes without an answer, beyond the busy timeout, before the writer is given up. */
+const WRITER_STALL_MARGIN_MS = 30_000;
 
 type CommitCallback = (failure?: StoreError) => void;
 
-/** An open group transaction: how many appends it holds and what waits for its commit. */
-interface Group {
+/** What this store knows of a turn while a batch not yet answered holds rows of it (or its registration). */
+interface TurnState {
+  readonly turnId: string;
+  readonly threadId: string;
+  /** The sequence of its last append. */
+  last: number;
+  /** Batches not yet answered that hold it; at 0 the state is forgotten and the file is read again. */
+  batches: number;
+  /** The batch it was last added to. */
+  batch: Batch | undefined;
+  /** A batch holding it failed: the file will not hold what `last` says; the next call on it waits for the rest and reads the file. */
+  stale: boolean;
+}
+
+/** One group commit: its rows, its new turns and what waits for it. */
+interface Batch {
+  /** Committed on the main connection, in a transaction of its own (there is no writer). */
+  readonly onMain: boolean;
   appends: number;
   readonly waiting: CommitCallback[];
+  /** With the writer: the events and the turns it registers, as they are posted (dropped once it is answered). */
+  message: WriterBatch | undefined;
   /**
-   * The thread and highest sequence of each turn appended to in this group, read once:
-   * the group holds the file's write lock, so no other connection can change them until
-   * it ends, and this one changes them only through append. Forgotten with the group.
+   * On the main connection: the events not yet inserted, EVENT_COLUMNS values each,
+   * inserted INSERT_BATCH at a time and the rest before a read or the commit.
    */
-  readonly turns: Map<string, { readonly thread_id: string; last: number }>;
-  /**
-   * The events appended in this group not yet inserted, as the insert statement's values,
-   * six per event: they go to SQLite INSERT_BATCH at a time, and the rest before anything
-   * reads the file through this connection and before the commit.
-   */
-  readonly pending: (string | number)[];
+  readonly rows: (string | number)[];
+  /** The turns it holds rows or the registration of. */
+  readonly touched: TurnState[];
+  /** Answered: committed, or failed with `failure`. Its callbacks run once every batch before it has run its own. */
+  done: boolean;
+  failure: StoreError | undefined;
 }
 
 /**
- * The store of this process holding each file's group transaction. Another store of the
- * same process writing to that file would wait on the write lock for the whole busy
- * timeout, since the commit it waits for runs on this same event loop; so any call on
- * another store of the file commits the holder's group first, and within one process
- * two stores on a file see each other's writes as soon as they are made.
+ * The open stores of this process on each file. A store that waits for its own writer or
+ * lock while another store of the process holds a batch on the file would wait on itself:
+ * every call on a store first has the others on its file commit what they hold, so within
+ * one process two stores on a file see each other's writes as soon as they are made.
  */
-const groupHolders = new Map<string, SqliteEventStore>();
+const storesOfFile = new Map<string, Set<SqliteEventStore>>();
 
 export class SqliteEventStore implements EventStore {
   /** The path as given, for error messages. */
   readonly file: string;
   private readonly db: Database;
   private readonly now: () => string;
+  private readonly busyTimeoutMs: number;
   private readonly statements: Statements;
-  /** The resolved path, to find another store of this process on the same file; undefined for ":memory:". */
+  /** The resolved path; undefined for ":memory:". */
   private readonly path: string | undefined;
+  /** The stores of this process open on the same file, this one included. */
+  private readonly siblings: Set<SqliteEventStore> | undefined;
   private appendingTo: string | undefined;
-  /** The open group transaction, if any. */
-  private group: Group | undefined;
-  /** The callbacks of a commit being run, so one registered meanwhile keeps its place behind them. */
-  private running: CommitCallback[] | undefined;
+  /** Every batch whose callbacks have not all run, oldest first; the last one is where afterCommit waits. */
+  private readonly batches: Batch[] = [];
+  /** The batch appends go to, until it ends. */
+  private open: Batch | undefined;
+  /** Batches posted to the writer and not yet answered, oldest first. */
+  private readonly inFlight: Batch[] = [];
+  /** The turns some batch not yet answered holds. */
+  private readonly known = new Map<string, TurnState>();
+  /** Turn registrations in batches not yet answered. */
+  private newTurns = 0;
+  /** The writer, once started; null where there is none (":memory:", or it failed). */
+  private writer: SqliteWriter | null | undefined;
+  /** Whether callbacks are being run, so that a callback's flush leaves the rest to the loop already running them. */
+  private runningCallbacks = false;
   /** Appends committed since the last checkpoint was asked for. */
   private sinceCheckpoint = 0;
-  /** The checkpointing worker, once started; null once it failed (the connection checkpoints by itself again). */
+  /** The checkpointing thread, once started; null once it failed (the committing connection checkpoints by itself again). */
   private checkpointer: Worker | null | undefined;
 
   /** Opens (creating it and its parent folders if needed) the store at `file`, or an in-memory one for ":memory:". */
   constructor(file: string, options: SqliteEventStoreOptions = {}) {
     this.file = file;
     this.now = options.now ?? nowRfc3339;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const inMemory = file === ":memory:";
     this.path = inMemory ? undefined : resolve(file);
     try {
       if (!inMemory) mkdirSync(dirname(resolve(file)), { recursive: true });
-      this.db = new BetterSqlite3(file, { timeout: options.busyTimeoutMs ?? 5000 });
+      this.db = new BetterSqlite3(file, { timeout: this.busyTimeoutMs });
     } catch (error) {
       throw new StoreError("open_failed", `cannot open event store ${file}: ${(error as Error).message}`, { cause: error });
     }
@@ -208,6 +262,7 @@ export class SqliteEventStore implements EventStore {
       // killed (SIGKILL, OOM killer), which is the crash a gateway must survive; only an
       // OS crash or power loss can lose the last few transactions, and never corrupts
       // the file. FULL would fsync every event delta for no gain against process death.
+      // The writer's connection does the same.
       this.db.pragma("synchronous = NORMAL");
       this.db.pragma("foreign_keys = ON");
       this.migrate();
@@ -217,10 +272,16 @@ export class SqliteEventStore implements EventStore {
       if (error instanceof StoreError) throw error;
       throw new StoreError("open_failed", `cannot open event store ${file}: ${(error as Error).message}`, { cause: error });
     }
+    if (this.path !== undefined) {
+      let siblings = storesOfFile.get(this.path);
+      if (siblings === undefined) storesOfFile.set(this.path, (siblings = new Set()));
+      siblings.add(this);
+      this.siblings = siblings;
+    }
   }
 
   createThread(thread: ThreadRecord): void {
-    this.enter();
+    this.enterToWrite();
     const { changes } = this.statements.insertThread.run({
       id: thread.id,
       workspace_id: thread.workspace_id,
@@ -251,74 +312,138 @@ export class SqliteEventStore implements EventStore {
   createTurn(threadId: string, turnId: string, createdAt: string): boolean {
     this.enter();
     if (this.statements.selectThreadExists.get(threadId) === undefined) throw storeErrors.unknownThread(threadId);
-    // In the group transaction, with the turn's first events: they commit together, or a
-    // failed commit loses the turn with them and leaves its id (and its thread) free.
-    this.group ?? this.beginGroup();
-    const { changes } = this.statements.insertTurn.run(turnId, threadId, createdAt);
-    return changes === 1;
+    // In the batch, with the turn's first events: they commit together, or a failed
+    // commit loses the turn with them and leaves its id (and its thread) free.
+    if (this.startWriter() === null) {
+      this.open ?? this.beginBatch(true);
+      return this.statements.insertTurn.run(turnId, threadId, createdAt).changes === 1;
+    }
+    let turn = this.known.get(turnId);
+    if (turn?.stale) {
+      // Its registration or events may yet fail and leave the id free.
+      this.flush();
+      turn = this.known.get(turnId);
+    }
+    if (turn !== undefined || this.statements.selectTurnThread.get(turnId) !== undefined) return false;
+    // The flush may have found the writer gone.
+    if (this.writer === null) return this.createTurn(threadId, turnId, createdAt);
+    const batch = this.open ?? this.beginBatch(false);
+    batch.message!.turns.push(turnId, threadId, createdAt);
+    this.newTurns++;
+    turn = { turnId, threadId, last: 0, batches: 0, batch: undefined, stale: false };
+    this.known.set(turnId, turn);
+    this.hold(batch, turn);
+    return true;
   }
 
   turnThread(turnId: string): string | undefined {
     this.enter();
+    const turn = this.known.get(turnId);
+    if (turn !== undefined) {
+      if (!turn.stale) return turn.threadId;
+      this.flush();
+    }
     return this.statements.selectTurnThread.get(turnId)?.thread_id;
   }
 
   turnsOfThread(threadId: string): TurnRef[] {
     this.enter();
+    if (this.newTurns > 0) this.flush();
     return this.statements.selectTurnsOfThread.all(threadId);
   }
 
   allTurns(): TurnRef[] {
     this.enter();
+    if (this.newTurns > 0) this.flush();
     return this.statements.selectAllTurns.all();
   }
 
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
-    // Not enter(): this append joins the group's pending events rather than flushing them.
+    // Not enter(): on the main connection, this append joins the batch's pending rows rather than inserting them.
     if (!this.db.open) throw storeErrors.closed();
-    this.commitOtherGroup();
+    if (this.siblings !== undefined && this.siblings.size > 1) this.settleSiblings();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
-    // A write that failed outside append may have made SQLite roll the group back.
-    if (this.group && !this.db.inTransaction) this.endGroup(this.group, commitFailed(this.file, new Error("the transaction was rolled back")));
-    const group = this.group ?? this.beginGroup();
-    let event: StoredEvent;
-    try {
-      event = this.appendInTransaction(group, turnId, method, build);
-    } catch (error) {
-      // A failed statement undoes only itself, except that SQLite rolls the whole
-      // transaction back on some errors (disk full, I/O error): then the group is lost.
-      if (!this.db.inTransaction) this.endGroup(group, commitFailed(this.file, error));
-      throw error;
+    let turn = this.known.get(turnId);
+    if (turn?.stale) {
+      this.flush();
+      turn = this.known.get(turnId);
     }
-    if (++group.appends >= GROUP_COMMIT_LIMIT) {
-      // The event just appended is in this commit: if it fails, so does this append.
-      const failure = this.commitGroup(group);
+    const onMain = this.startWriter() === null;
+    // A write that failed outside append may have made SQLite roll the main connection's batch back.
+    if (this.open?.onMain && !this.db.inTransaction) {
+      this.fail(this.open, commitFailed(this.file, new Error("the transaction was rolled back")));
+      turn = this.known.get(turnId);
+    }
+    const batch = this.open ?? this.beginBatch(onMain);
+    if (turn === undefined) {
+      // On the main connection, read in the batch's transaction, which holds the write lock.
+      const stored = this.statements.selectTurnThread.get(turnId);
+      if (stored === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+      turn = { turnId, threadId: stored.thread_id, last: this.statements.selectLastSequence.get(turnId)?.last ?? 0, batches: 0, batch: undefined, stale: false };
+      this.known.set(turnId, turn);
+    }
+    if (turn.batch !== batch) this.hold(batch, turn);
+    const sequence = turn.last + 1;
+    let params: string;
+    let built: Record<string, unknown>;
+    this.appendingTo = turnId;
+    try {
+      built = build(sequence);
+      params = encodeParams(turnId, method, sequence, built);
+    } finally {
+      this.appendingTo = undefined;
+    }
+    const recordedAt = this.now();
+    turn.last = sequence;
+    if (batch.message !== undefined) batch.message.add(turnId, sequence, turn.threadId, method, params, recordedAt);
+    else {
+      batch.rows.push(turnId, sequence, turn.threadId, method, params, recordedAt);
+      if (batch.rows.length >= INSERT_BATCH * EVENT_COLUMNS) this.insertPendingOrFail(batch);
+    }
+    // The object just serialised is the event's params: parsing its text back would make a copy of it.
+    const event: StoredEvent = { thread_id: turn.threadId, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+    if (++batch.appends >= GROUP_COMMIT_LIMIT) {
+      // On the main connection the event just appended is in this commit: if it fails, so does
+      // this append. With the writer the batch is posted, and its callbacks hear how it went.
+      const failure = this.end(batch, (batch.message?.turns.length ?? 0) > 0);
       if (failure) throw failure;
     }
     return event;
   }
 
   afterCommit(fn: CommitCallback): void {
-    if (this.group) this.group.waiting.push(fn);
-    // Registered by a callback of a commit being run: its place is behind the rest of them.
-    else if (this.running) this.running.push(() => fn());
+    // The newest batch holds every write made so far; its callbacks run after those of every
+    // batch before it. Registered by a callback being run, fn runs after the rest of them.
+    const last = this.batches[this.batches.length - 1];
+    if (last !== undefined) last.waiting.push(fn);
     else fn();
   }
 
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     this.enter();
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
+    const turn = this.known.get(turnId);
+    if (turn !== undefined) {
+      // Nothing after the last append: what a fold that is caught up asks, per event.
+      if (!turn.stale && afterSequence >= turn.last) return [];
+      if (this.writer) this.flush();
+    }
     // A negative LIMIT is SQLite's "no limit".
     return this.statements.selectEvents.all(turnId, afterSequence, limit ?? -1).map(toEvent);
   }
 
   lastSequence(turnId: string): number {
     this.enter();
+    const turn = this.known.get(turnId);
+    if (turn !== undefined) {
+      if (!turn.stale) return turn.last;
+      this.flush();
+    }
     return this.statements.selectLastSequence.get(turnId)?.last ?? 0;
   }
 
   insertRoute(route: RouteRecord["route"]): RouteRecord {
-    this.enter();
+    this.enterToWrite();
     const encoded = encodeRoute("insert", route);
     // One statement: the ordinal subquery and the insert run under the write lock, so two
     // connections to the file cannot hand out the same ordinal.
@@ -328,7 +453,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   updateRoute(route: RouteRecord["route"], expectedGeneration: number): boolean {
-    this.enter();
+    this.enterToWrite();
     const encoded = encodeRoute("update", route);
     checkUpdateGeneration(encoded, expectedGeneration);
     // The generation is compared in the UPDATE's WHERE, not read first: the compare and
@@ -360,7 +485,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   putIdempotency(key: string, record: IdempotencyRecord): boolean {
-    this.enter();
+    this.enterToWrite();
     const { operation, params_digest, route_id } = checkIdempotency(key, record);
     const { changes } = this.statements.insertIdempotency.run({ operation, key, params_digest, route_id });
     return changes === 1;
@@ -372,152 +497,244 @@ export class SqliteEventStore implements EventStore {
   }
 
   setMeta(key: string, value: string): void {
-    this.enter();
+    this.enterToWrite();
     checkMetaValue(key, value);
     this.statements.upsertMeta.run(key, value);
   }
 
-  /** Commits the open group, then closes the file; in WAL mode the last connection to close also checkpoints the log into it. */
+  /**
+   * Commits everything (what waits for it runs here), stops the writer, then closes the
+   * file; in WAL mode the last connection to close also checkpoints the log into it.
+   */
   close(): void {
-    if (this.group) this.commitGroup(this.group);
-    this.stopCheckpointer();
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    try {
+      this.flush();
+    } finally {
+      const writer = this.writer;
+      this.writer = null;
+      writer?.close();
+      this.stopCheckpointer();
+      this.siblings?.delete(this);
+      if (this.path !== undefined && this.siblings?.size === 0) storesOfFile.delete(this.path);
+      this.db.close();
+    }
+  }
+
+  /** The writer, started by the first write that needs it; null where there is none. */
+  private startWriter(): SqliteWriter | null {
+    if (this.writer !== undefined) return this.writer;
+    if (this.path === undefined) return (this.writer = null);
+    try {
+      this.writer = new SqliteWriter(
+        this.path,
+        this.busyTimeoutMs,
+        this.busyTimeoutMs + WRITER_STALL_MARGIN_MS,
+        { answered: (failure) => this.answered(failure), gone: (reason) => this.writerGone(reason) },
+        BETTER_SQLITE3,
+      );
+      if (this.checkpointer) this.writer.setAutocheckpoint(FALLBACK_AUTOCHECKPOINT);
+    } catch {
+      // No thread to be had: the main connection writes, as it does for ":memory:".
+      this.writer = null;
+    }
+    return this.writer;
   }
 
   /**
-   * Opens a group transaction. IMMEDIATE takes the write lock before any sequence is
-   * read, so another connection to the file cannot read the same highest sequence in
-   * between; it waits until the group commits (or out the busy timeout) instead.
+   * Opens a batch. On the main connection, IMMEDIATE takes the write lock before any
+   * sequence is read, so another connection to the file cannot read the same highest
+   * sequence in between; it waits until the batch commits (or out the busy timeout) instead.
    */
-  private beginGroup(): Group {
-    this.statements.begin.run();
-    const group: Group = { appends: 0, waiting: [], turns: new Map(), pending: [] };
-    this.group = group;
-    if (this.path !== undefined) groupHolders.set(this.path, this);
+  private beginBatch(onMain: boolean): Batch {
+    if (onMain) this.statements.begin.run();
+    const batch: Batch = { onMain, appends: 0, waiting: [], message: onMain ? undefined : new WriterBatch(), rows: [], touched: [], done: false, failure: undefined };
+    this.open = batch;
+    this.batches.push(batch);
     setImmediate(() => {
-      if (this.group === group) this.commitGroup(group);
+      if (this.open === batch) this.end(batch, (batch.message?.turns.length ?? 0) > 0);
     });
-    return group;
+    return batch;
   }
 
-  /** Commits a group and runs what waited for it; returns the failure it also gave them, if the commit failed. */
-  private commitGroup(group: Group): StoreError | undefined {
-    let failure: StoreError | undefined;
-    try {
-      this.insertPending(group);
-      this.statements.commit.run();
-      this.sinceCheckpoint += group.appends;
-      if (this.sinceCheckpoint >= CHECKPOINT_EVERY) this.askForCheckpoint();
-    } catch (error) {
-      failure = commitFailed(this.file, error);
+  /** Notes that a batch holds a turn. */
+  private hold(batch: Batch, turn: TurnState): void {
+    turn.batch = batch;
+    turn.batches++;
+    batch.touched.push(turn);
+  }
+
+  /**
+   * Ends a batch: on the main connection it commits here, and its failure, if any, is
+   * returned; with the writer it is posted, and `wait` waits for its answer (a batch that
+   * registers a turn: whoever runs the turn next must know whether it exists).
+   */
+  private end(batch: Batch, wait = false): StoreError | undefined {
+    if (this.open === batch) this.open = undefined;
+    if (batch.onMain) {
+      let failure: StoreError | undefined;
       try {
-        if (this.db.inTransaction) this.statements.rollback.run();
-      } catch {
-        // The failure reported is the commit's; a connection that cannot even roll back fails its next write.
+        this.insertPending(batch);
+        this.statements.commit.run();
+      } catch (error) {
+        failure = commitFailed(this.file, error);
+        this.rollback();
       }
+      this.settle(batch, failure);
+      this.runCallbacks();
+      return failure;
     }
-    this.endGroup(group, failure);
-    return failure;
+    if (batch.message!.events === 0 && batch.message!.turns.length === 0) {
+      this.settle(batch, undefined);
+      this.runCallbacks();
+      return undefined;
+    }
+    this.inFlight.push(batch);
+    this.writer!.post(batch.message!);
+    if (wait) this.writer!.drain();
+    return undefined;
   }
 
-  /** Forgets a group that committed or was lost, then runs its callbacks in order. */
-  private endGroup(group: Group, failure: StoreError | undefined): void {
-    this.group = undefined;
-    if (this.path !== undefined && groupHolders.get(this.path) === this) groupHolders.delete(this.path);
-    const outer = this.running;
-    this.running = group.waiting;
+  /** The writer answered its oldest batch. */
+  private answered(failure: string | undefined): void {
+    const batch = this.inFlight.shift()!;
+    // Failed already, with an earlier batch whose rows it continues (the writer refused it too).
+    if (batch.done) return;
+    if (failure === undefined) this.settle(batch, undefined);
+    else this.failWithFollowers(batch, commitFailed(this.file, new Error(failure)));
+    this.runCallbacks();
+  }
+
+  /**
+   * Fails a batch and, with the same error, every later one holding a turn it held (or one
+   * of theirs): their rows continue the ones lost, so the writer would refuse them, and
+   * whoever waits on them hears of the one failure at once.
+   */
+  private failWithFollowers(batch: Batch, failure: StoreError): void {
+    const lost = new Set(batch.touched.map((turn) => turn.turnId));
+    this.settle(batch, failure);
+    const open = this.open !== undefined && !this.open.onMain ? this.open : undefined;
+    for (const later of open === undefined ? this.inFlight : [...this.inFlight, open]) {
+      if (later.done || !later.touched.some((turn) => lost.has(turn.turnId))) continue;
+      for (const turn of later.touched) lost.add(turn.turnId);
+      // The open batch is never posted; one in flight is answered later, and that answer is passed over.
+      if (later === this.open) this.open = undefined;
+      this.settle(later, failure);
+    }
+  }
+
+  /** The writer is gone: what it held fails, and so does the open batch, which continues it; the main connection writes from now on. */
+  private writerGone(reason: string): void {
+    this.writer = null;
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${this.checkpointer ? FALLBACK_AUTOCHECKPOINT : 1000}`);
+    const failure = commitFailed(this.file, new Error(reason));
+    const lost = this.inFlight.splice(0);
+    if (this.open !== undefined && !this.open.onMain) {
+      lost.push(this.open);
+      this.open = undefined;
+    }
+    // Those failed already, with a batch whose rows they continue, are passed over.
+    for (const batch of lost) if (!batch.done) this.settle(batch, failure);
+    this.runCallbacks();
+  }
+
+  /** Records how a batch ended and forgets the turns no batch holds any more; its callbacks run in turn (runCallbacks). */
+  private settle(batch: Batch, failure: StoreError | undefined): void {
+    batch.done = true;
+    batch.failure = failure;
+    if (failure === undefined && (this.sinceCheckpoint += batch.appends) >= CHECKPOINT_EVERY) this.askForCheckpoint();
+    if (batch.message !== undefined) this.newTurns -= batch.message.turns.length / TURN_COLUMNS;
+    for (const turn of batch.touched) {
+      if (failure !== undefined) turn.stale = true;
+      if (--turn.batches === 0 && this.known.get(turn.turnId) === turn) this.known.delete(turn.turnId);
+    }
+    // Posted (a copy) or committed: the rows are not needed any more.
+    batch.rows.length = 0;
+    batch.message = undefined;
+  }
+
+  /** A batch on the main connection is lost before its commit. */
+  private fail(batch: Batch, failure: StoreError): void {
+    if (this.open === batch) this.open = undefined;
+    this.settle(batch, failure);
+    this.runCallbacks();
+  }
+
+  /** Runs the callbacks of the answered batches at the head, in order; a callback's own flush leaves them to the loop running. */
+  private runCallbacks(): void {
+    if (this.runningCallbacks) return;
+    this.runningCallbacks = true;
     let thrown: { error: unknown } | undefined;
     try {
-      // By index: a callback may register another, which runs after the ones before it.
-      for (let i = 0; i < group.waiting.length; i++) {
-        try {
-          group.waiting[i]!(failure);
-        } catch (error) {
-          thrown ??= { error };
+      while (this.batches.length > 0 && this.batches[0]!.done) {
+        const { waiting, failure } = this.batches[0]!;
+        // By index: a callback may register another, which runs after the ones before it.
+        for (let i = 0; i < waiting.length; i++) {
+          try {
+            waiting[i]!(failure);
+          } catch (error) {
+            thrown ??= { error };
+          }
         }
+        this.batches.shift();
       }
     } finally {
-      this.running = outer;
+      this.runningCallbacks = false;
     }
     if (thrown) throw thrown.error;
   }
 
-  /** Commits the group another store of this process holds on the same file, so this one's write does not wait for it. */
-  private commitOtherGroup(): void {
-    if (this.path === undefined || groupHolders.size === 0) return;
-    const holder = groupHolders.get(this.path);
-    if (holder !== undefined && holder !== this && holder.group) holder.commitGroup(holder.group);
+  /** Posts what is queued and waits until the writer has answered everything (on the main connection: commits the batch). */
+  private flush(): void {
+    if (this.open !== undefined) this.end(this.open);
+    if (this.inFlight.length > 0) this.writer?.drain();
   }
 
-  private appendInTransaction(group: Group, turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
-    let turn = group.turns.get(turnId);
-    if (turn === undefined) {
-      const stored = this.statements.selectTurnThread.get(turnId);
-      if (stored === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
-      turn = { thread_id: stored.thread_id, last: this.statements.selectLastSequence.get(turnId)?.last ?? 0 };
-      group.turns.set(turnId, turn);
-    }
-    const sequence = turn.last + 1;
-    let params: string;
-    let built: Record<string, unknown>;
-    this.appendingTo = turnId;
-    try {
-      built = build(sequence);
-      params = encodeParams(turnId, method, sequence, built);
-    } finally {
-      this.appendingTo = undefined;
-    }
-    const recordedAt = this.now();
-    group.pending.push(turnId, sequence, turn.thread_id, method, params, recordedAt);
-    if (group.pending.length >= INSERT_BATCH * EVENT_COLUMNS) this.insertPending(group);
-    turn.last = sequence;
-    // The object just serialised is the event's params: parsing its text back would make a copy of it.
-    return { thread_id: turn.thread_id, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
+  /** Has the other stores of this process on the file commit what they hold. */
+  private settleSiblings(): void {
+    for (const other of this.siblings!) if (other !== this) other.flush();
   }
 
-  /** Inserts the group's pending events: INSERT_BATCH rows per statement, then the rest one by one. */
-  private insertPending(group: Group): void {
-    const values = group.pending;
+  /** Inserts a main-connection batch's pending rows: INSERT_BATCH rows per statement, then the rest one by one. */
+  private insertPending(batch: Batch): void {
+    const values = batch.rows;
     if (values.length === 0) return;
-    const batch = INSERT_BATCH * EVENT_COLUMNS;
+    const whole = INSERT_BATCH * EVENT_COLUMNS;
     let at = 0;
-    try {
-      for (; at + batch <= values.length; at += batch) this.statements.insertEvents.run(values.slice(at, at + batch));
-      for (; at < values.length; at += EVENT_COLUMNS) this.statements.insertEvent.run(values.slice(at, at + EVENT_COLUMNS));
-    } finally {
-      values.length = 0;
-    }
+    for (; at + whole <= values.length; at += whole) this.statements.insertEvents.run(values.slice(at, at + whole));
+    for (; at < values.length; at += EVENT_COLUMNS) this.statements.insertEvent.run(values.slice(at, at + EVENT_COLUMNS));
+    values.length = 0;
   }
 
-  /**
-   * Inserts what this connection's group has pending before a read, so the read sees every
-   * append; an insert that fails loses the group, as a failed commit would.
-   */
-  private readPending(): void {
-    const group = this.group;
-    if (group === undefined || group.pending.length === 0) return;
+  /** Inserts the pending rows of a main-connection batch; an insert that fails loses the batch, as a failed commit would, and is thrown. */
+  private insertPendingOrFail(batch: Batch): void {
     try {
-      this.insertPending(group);
+      this.insertPending(batch);
     } catch (error) {
       const failure = commitFailed(this.file, error);
-      try {
-        if (this.db.inTransaction) this.statements.rollback.run();
-      } catch {
-        // The failure reported is the insert's.
-      }
-      this.endGroup(group, failure);
+      this.rollback();
+      this.fail(batch, failure);
       throw failure;
     }
   }
 
-  /** Has the worker checkpoint the WAL, starting it the first time. */
+  private rollback(): void {
+    try {
+      if (this.db.inTransaction) this.statements.rollback.run();
+    } catch {
+      // The failure reported is the commit's; a connection that cannot even roll back fails its next write.
+    }
+  }
+
+  /** Has the checkpointing thread checkpoint the WAL, starting it the first time. */
   private askForCheckpoint(): void {
     this.sinceCheckpoint = 0;
-    if (this.path === undefined || this.checkpointer === null) return;
+    if (this.path === undefined || this.checkpointer === null || !this.db.open) return;
     if (this.checkpointer === undefined) {
       try {
         this.checkpointer = startCheckpointer(this.path, () => this.checkpointerFailed());
         this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
+        this.writer?.setAutocheckpoint(FALLBACK_AUTOCHECKPOINT);
       } catch {
         this.checkpointerFailed();
         return;
@@ -526,11 +743,12 @@ export class SqliteEventStore implements EventStore {
     this.checkpointer.postMessage("checkpoint");
   }
 
-  /** The worker is gone or failed: this connection checkpoints by itself again, as SQLite does by default. */
+  /** The checkpointing thread is gone or failed: the committing connections checkpoint by themselves again, as SQLite does by default. */
   private checkpointerFailed(): void {
     this.stopCheckpointer();
     this.checkpointer = null;
     if (this.db.open) this.db.pragma("wal_autocheckpoint = 1000");
+    this.writer?.setAutocheckpoint(1000);
   }
 
   private stopCheckpointer(): void {
@@ -563,25 +781,37 @@ export class SqliteEventStore implements EventStore {
       .immediate();
   }
 
-  /** Every call starts here: a closed store refuses it, and another store of this process on the file commits its group first. */
+  /**
+   * Every call but append starts here: a closed store refuses it, another store of this
+   * process on the file commits what it holds, and on the main connection the batch's
+   * pending rows are inserted, so a read sees them.
+   */
   private enter(): void {
     if (!this.db.open) throw storeErrors.closed();
-    this.commitOtherGroup();
-    this.readPending();
+    if (this.siblings !== undefined && this.siblings.size > 1) this.settleSiblings();
+    const open = this.open;
+    if (open?.onMain && open.rows.length > 0) this.insertPendingOrFail(open);
+  }
+
+  /** A write on the main connection starts here: the writer finishes what it was given first, so neither waits for the other's lock. */
+  private enterToWrite(): void {
+    this.enter();
+    if (this.inFlight.length > 0) this.writer?.drain();
   }
 }
 
 /**
- * The worker that checkpoints a file: its own connection, which on each "checkpoint"
+ * The thread that checkpoints a file: its own connection, which on each "checkpoint"
  * message copies what it can of the WAL into the file (PASSIVE: it takes no lock a writer
  * waits for), and on "close" closes and ends. It keeps no process alive.
  */
 function startCheckpointer(file: string, failed: () => void): Worker {
   const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3 } });
-  worker.unref();
   worker.on("error", failed);
   worker.on("message", failed);
   worker.on("exit", failed);
+  // After the listeners: a "message" listener holds the worker's port (ref) again.
+  worker.unref();
   return worker;
 }
 

@@ -23,6 +23,25 @@ class FailingStore extends MemoryEventStore {
   }
 }
 
+/**
+ * A memory store whose commits end when the test says, in a pipeline as the SQLite store's
+ * writer runs them: callbacks wait on the open commit until `seal` starts the next one,
+ * and `answer` ends the oldest.
+ */
+class PipelinedStore extends MemoryEventStore {
+  private readonly commits: ((failure?: StoreError) => void)[][] = [[]];
+  override afterCommit(fn: (failure?: StoreError) => void): void {
+    this.commits[this.commits.length - 1]!.push(fn);
+  }
+  seal(): void {
+    this.commits.push([]);
+  }
+  answer(failure?: StoreError): void {
+    for (const fn of this.commits.shift()!) fn(failure);
+    if (this.commits.length === 0) this.commits.push([]);
+  }
+}
+
 function setUp() {
   const store = new FailingStore();
   store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: "/tmp", mode: "Agent", created_at: "2026-01-01T00:00:00.000Z" });
@@ -57,6 +76,29 @@ describe("the turn log", () => {
     log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: " world" });
     expect(state.items[0]).toMatchObject({ text: "hello" });
     expect(log.state(TURN)!.items[0]).toMatchObject({ text: "hello world" });
+  });
+
+  it("hears of a failed commit that ends after an earlier one of the turn succeeded, as a pipelined store ends them", () => {
+    const store = new PipelinedStore();
+    store.createThread({ id: THREAD, workspace_id: "ws_default", cwd: "/tmp", mode: "Agent", created_at: "2026-01-01T00:00:00.000Z" });
+    store.createTurn(THREAD, TURN, "2026-01-01T00:00:00.000Z");
+    const lost: string[] = [];
+    const log = new TurnLog({ store, workspaceOf: () => "ws_default", now: () => new Date("2026-01-01T00:00:01.000Z"), log: () => undefined });
+    log.onLost((turnId) => lost.push(turnId));
+    const delta = (text: string) => log.record(THREAD, TURN, "item/agent_message/delta", { item_id: "m", stream: "agent_message", delta: text });
+    delta("first commit");
+    store.seal();
+    // Recorded while the first commit is in flight: in the second.
+    delta("second commit");
+    delta("second commit too");
+    store.answer();
+    expect(lost).toEqual([]);
+    const failure = new StoreError("commit_failed", "the second commit failed (test)");
+    store.answer(failure);
+    // Once, however many of its records the failure lost.
+    expect(lost).toEqual([TURN]);
+    expect(() => delta("after")).toThrow("the second commit failed (test)");
+    expect(delta("reported").sequence).toBe(4);
   });
 
   it("reports a failed commit to the turn once, by its next record; a request's record leaves the report to the turn", () => {

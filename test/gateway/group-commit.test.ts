@@ -1,13 +1,16 @@
 /**
- * The gateway on a group-committing SQLite store: no frame leaves before what it reports
- * is committed (a second connection to the file sees it when the frame is written), a
- * commit that fails sends none of its frames and ends the turn Failed (internal), and the
- * frames go out in the same order as on the memory store, which commits every write at once.
+ * The gateway on a group-committing SQLite store, whose writer thread commits while the
+ * turn streams on: no frame leaves before what it reports is committed (a second
+ * connection to the file sees it when the frame is written); a commit that fails, another
+ * process appending to the streaming turn, or the writer thread dying sends none of the
+ * lost frames and ends the turn Failed (internal); and the frames go out in the same order
+ * as on the memory store, which commits every write at once.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { ScriptStep } from "../../runtime/providers/scripted.js";
@@ -21,7 +24,7 @@ import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 interface RawConnection {
   exec(sql: string): unknown;
-  prepare(sql: string): { get(...params: unknown[]): unknown };
+  prepare(sql: string): { get(...params: unknown[]): unknown; run(...params: unknown[]): unknown };
   close(): void;
 }
 const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => RawConnection;
@@ -166,11 +169,85 @@ describe("the gateway on a group-committing store", () => {
     expect(log.events.map((e) => e.method)).toEqual(["turn/started", "turn/permission/audit", "item/started", "item/completed", "turn/failed"]);
   });
 
-  it("fails the turn through the append whose group commit fails at the limit", async () => {
-    // Only the commit holding sequence 100 fails: a group that ends at the limit, mid-stream.
-    const deltas = 2 * GROUP_COMMIT_LIMIT;
+  it("fails the turn whose batch, ended at the limit mid-stream, fails in the writer while the next ones are in flight", async () => {
+    // Only the commit holding sequence 100 fails: a batch that ends at the limit, mid-stream;
+    // the batches after it, which continue the turn, fail with it.
+    const deltas = 4 * GROUP_COMMIT_LIMIT;
     const { log } = await failingTurn("NEW.sequence = 100", "trn_limit", { say: words(deltas), chunks: deltas });
     expect(log.events.some((e) => e.sequence === 100)).toBe(false);
+    expect(log.events.at(-1)!.method).toBe("turn/failed");
+  });
+
+  /** A store on the file that calls `at` once, just before its `n`th append. */
+  function storeWithHook(n: number, at: (store: SqliteEventStore) => void): SqliteEventStore {
+    const store = openStore();
+    const append = store.append.bind(store);
+    let appends = 0;
+    store.append = (...args) => {
+      if (++appends === n) at(store);
+      return append(...args);
+    };
+    return store;
+  }
+
+  it("fails the turn when another writer of the file appends to it mid-stream, without a gap or a duplicate in its log", async () => {
+    const sent: string[] = [];
+    const uncommitted: string[] = [];
+    let intruded = false;
+    // At the 1000th append, another process appends the turn's next event after what the
+    // file holds, while the store's batches after that are in flight or filling.
+    const store = storeWithHook(1000, () => {
+      intruded = true;
+      const last = (raw.prepare(`SELECT MAX(sequence) AS last FROM events WHERE turn_id = 'trn_intruded'`).get() as { last: number }).last;
+      raw
+        .prepare(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) SELECT turn_id, ?, thread_id, method, params, recorded_at FROM events WHERE turn_id = 'trn_intruded' AND sequence = ?`)
+        .run(last + 1, last);
+    });
+    h = await startHarness({ store, serverTransport: (t) => checkingCommits(t, uncommitted, sent) });
+    const thread = await h.thread();
+    const deltas = 8 * GROUP_COMMIT_LIMIT;
+    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_intruded", input: text(script({ say: words(deltas), chunks: deltas })) });
+    expect(intruded).toBe(true);
+    expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "internal" } });
+    const log = await h.client.turnItems({ thread_id: thread, turn_id: "trn_intruded" });
+    expect(log.events.map((e) => e.sequence)).toEqual(log.events.map((_, i) => i + 1));
+    expect(log.events.at(-1)!.method).toBe("turn/failed");
+    // What the client got is in the log, at its sequence; the log holds one event more, the other writer's.
+    const got = turnEvents(h.received, "trn_intruded");
+    const held = log.events.map((e) => `${e.method} ${e.sequence}`);
+    expect(got.every(([method, sequence]) => held.includes(`${method} ${sequence}`))).toBe(true);
+    expect(held.length).toBe(got.length + 1);
+    expect(uncommitted).toEqual([]);
+    expect(h.protocolErrors).toEqual([]);
+  });
+
+  it("fails the turn whose batches the writer thread held when it died, and runs the next turn on the main connection", async () => {
+    const sent: string[] = [];
+    const uncommitted: string[] = [];
+    let killed: Promise<number> | undefined;
+    const store = storeWithHook(1000, (s) => {
+      killed = (s as unknown as { writer: { worker: Worker } }).writer.worker.terminate();
+    });
+    h = await startHarness({ store, serverTransport: (t) => checkingCommits(t, uncommitted, sent) });
+    const thread = await h.thread();
+    const deltas = 8 * GROUP_COMMIT_LIMIT;
+    const end = await h.runTurn({ thread_id: thread, turn_id: "trn_cut", input: text(script({ say: words(deltas), chunks: deltas })) });
+    expect(await killed).toBeDefined();
+    expect(end.params).toMatchObject({ turn: { status: "Failed" }, error: { kind: "internal" } });
+    const log = await h.client.turnItems({ thread_id: thread, turn_id: "trn_cut" });
+    expect(log.events.map((e) => e.sequence)).toEqual(log.events.map((_, i) => i + 1));
+    expect(log.events.at(-1)!.method).toBe("turn/failed");
+    // Everything sent is in the log. (A batch the writer committed just before it died is in
+    // the log too, though its answer, and so its frames, died with the writer.)
+    const held = log.events.map((e) => `${e.method} ${e.sequence}`);
+    expect(turnEvents(h.received, "trn_cut").every(([method, sequence]) => held.includes(`${method} ${sequence}`))).toBe(true);
+    // The store goes on without the writer.
+    const next = await h.runTurn({ thread_id: thread, turn_id: "trn_after", input: text(script({ say: words(50), chunks: 50 })) });
+    expect(next.method).toBe("turn/completed");
+    const after = await h.client.turnItems({ thread_id: thread, turn_id: "trn_after" });
+    expect(turnEvents(h.received, "trn_after")).toEqual(after.events.map((e) => [e.method, e.sequence]));
+    expect(uncommitted).toEqual([]);
+    expect(h.protocolErrors).toEqual([]);
   });
 
   it("answers a request whose writes a failed commit lost with internal_error, not with what it wrote", async () => {

@@ -17,6 +17,18 @@ if (file === undefined || turnId === undefined) {
 }
 
 const store = new SqliteEventStore(file);
+
+/** Writes a line to stdout, a pipe the parent may be slow to read: a full pipe (EAGAIN) is waited out. Lines are shorter than PIPE_BUF, so each write is whole. */
+function writeLine(line: string): void {
+  for (;;) {
+    try {
+      writeSync(1, line);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN") throw error;
+    }
+  }
+}
 // A payload of a few KB per event makes each commit write several pages, so the kill is
 // likely to land in the middle of one.
 const delta = "δ".repeat(2048);
@@ -27,7 +39,7 @@ for (let burst = 0; ; burst++) {
       if (failure) throw failure;
       // writeSync: the line must be out before anything else happens, not queued in a
       // stream buffer that dies with the process.
-      writeSync(1, `${event.sequence}\n`);
+      writeLine(`${event.sequence}\n`);
     });
   }
   await new Promise((resolve) => setImmediate(resolve));

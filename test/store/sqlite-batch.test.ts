@@ -3,9 +3,11 @@
  * until a batch is full, a read of this connection or the commit. Whatever the batching,
  * a read sees every append before it, in order, and the commit stores every one.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
 
@@ -69,21 +71,42 @@ describe("checkpoints of the SQLite store", () => {
   it("copies the log back into the file off the event loop, once a file has taken many appends", async () => {
     const sizeOfFile = () => statSync(file).size;
     const before = sizeOfFile();
-    // Two rounds of CHECKPOINT_EVERY appends: the first starts the worker, the second is
-    // checkpointed by it. The connection itself would not checkpoint until some 50,000
-    // pages had piled up in the log, far more than these appends fill.
-    for (let i = 1; i <= 2 * CHECKPOINT_EVERY; i++) {
+    // Two rounds of CHECKPOINT_EVERY appends: the first starts the checkpointing thread,
+    // the second is checkpointed by it. Neither the writer's connection nor the main one
+    // would checkpoint until some 50,000 pages had piled up in the log, far more than these
+    // appends fill.
+    const appends = 2 * CHECKPOINT_EVERY;
+    for (let i = 1; i <= appends; i++) {
       append("trn_1", i);
       if (i % GROUP_COMMIT_LIMIT === 0) await nextTick();
     }
-    await nextTick();
+    await new Promise<void>((done) => store.afterCommit(() => done()));
     const deadline = Date.now() + 10_000;
     while (sizeOfFile() <= before + 100_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(sizeOfFile()).toBeGreaterThan(before + 100_000);
     // And the events read back as appended, from this store and from a new one on the file.
-    expect(store.lastSequence("trn_1")).toBe(2 * CHECKPOINT_EVERY);
+    expect(store.lastSequence("trn_1")).toBe(appends);
     store.close();
     store = new SqliteEventStore(file);
-    expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: 2 * CHECKPOINT_EVERY }, (_, i) => i + 1));
+    expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: appends }, (_, i) => i + 1));
+  });
+});
+
+describe("the threads of the SQLite store", () => {
+  it("keep no process alive: a process that leaves its store open ends once its writes are committed", () => {
+    const child = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./append-and-leave.ts", import.meta.url)), join(dir, "left-open.db")], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    // A process held alive would be killed by the timeout (SIGTERM, no status).
+    expect(child.signal, child.stderr).toBeNull();
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stdout).toBe("committed\n");
+    const reopened = new SqliteEventStore(join(dir, "left-open.db"));
+    try {
+      expect(reopened.lastSequence("trn_1")).toBe(2 * CHECKPOINT_EVERY);
+    } finally {
+      reopened.close();
+    }
   });
 });

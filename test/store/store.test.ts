@@ -53,6 +53,24 @@ storeContract(
   },
 );
 
+// ":memory:" cannot be opened by a second connection: the store has no writer thread and
+// commits on its own connection, as a file store does once its writer has failed. The
+// trigger goes on that connection.
+storeContract(
+  "SqliteEventStore without a writer thread (:memory:)",
+  (now) => new SqliteEventStore(":memory:", now === undefined ? {} : { now }),
+  async (store, method) => {
+    const own = (store as unknown as { db: RawConnection }).db;
+    own.exec(`
+      CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.method = '${method}'
+      BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
+    `);
+    return () => {
+      own.exec(`DROP TRIGGER doom; DROP TABLE doomed;`);
+    };
+  },
+);
 
 describe("SqliteEventStore on disk", () => {
   it("gives a reopened file everything back, and continues each turn's sequence without a gap", () => {
