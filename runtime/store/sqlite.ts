@@ -157,6 +157,13 @@ export const GROUP_COMMIT_LIMIT = 256;
 export const CHECKPOINT_EVERY = 4096;
 
 /**
+ * WAL frames past which the checkpointing thread starts the log over (a RESTART checkpoint,
+ * which has the writer wait while it copies what is left): 4,096 frames of 4 KiB, 16 MiB.
+ * PASSIVE checkpoints alone never catch up with a writer that keeps appending.
+ */
+export const RESTART_FRAMES = 4096;
+
+/**
  * WAL pages at which a committing connection (the writer's, or the main one without a
  * writer) checkpoints by itself while the checkpointing thread runs: only if that thread
  * falls far behind. Without it, SQLite's default, 1,000, applies.
@@ -732,7 +739,7 @@ export class SqliteEventStore implements EventStore {
     if (this.path === undefined || this.checkpointer === null || !this.db.open) return;
     if (this.checkpointer === undefined) {
       try {
-        this.checkpointer = startCheckpointer(this.path, () => this.checkpointerFailed());
+        this.checkpointer = startCheckpointer(this.path, this.busyTimeoutMs, () => this.checkpointerFailed());
         this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
         this.writer?.setAutocheckpoint(FALLBACK_AUTOCHECKPOINT);
       } catch {
@@ -805,8 +812,8 @@ export class SqliteEventStore implements EventStore {
  * message copies what it can of the WAL into the file (PASSIVE: it takes no lock a writer
  * waits for), and on "close" closes and ends. It keeps no process alive.
  */
-function startCheckpointer(file: string, failed: () => void): Worker {
-  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3 } });
+function startCheckpointer(file: string, busyTimeoutMs: number, failed: () => void): Worker {
+  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3, busyTimeoutMs, restartFrames: RESTART_FRAMES } });
   worker.on("error", failed);
   worker.on("message", failed);
   worker.on("exit", failed);
@@ -832,7 +839,22 @@ parentPort.on("message", (message) => {
     return;
   }
   try {
-    if (db) db.pragma("wal_checkpoint(PASSIVE)");
+    if (db) {
+      // PASSIVE copies what it can without holding anyone up. But the log starts over only
+      // when a write begins with every frame copied, which a writer committing batch after
+      // batch never leaves time for: the log would grow without end, and every page lookup
+      // in it with it. Past restartFrames, one RESTART waits for the writer's transaction to
+      // end, copies the rest while the writer waits, and the next commit starts the log over.
+      const [{ log }] = db.pragma("wal_checkpoint(PASSIVE)");
+      if (log > workerData.restartFrames) {
+        db.pragma("busy_timeout = " + workerData.busyTimeoutMs);
+        try {
+          db.pragma("wal_checkpoint(RESTART)");
+        } finally {
+          db.pragma("busy_timeout = 0");
+        }
+      }
+    }
   } catch (error) {
     parentPort.postMessage(String(error && error.message));
   }

@@ -9,7 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { createRequire } from "node:module";
+import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, RESTART_FRAMES, SqliteEventStore } from "../../runtime/store/sqlite.js";
+
+// better-sqlite3 ships no types: the little the log test reads is declared here.
+const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => { pragma(source: string): unknown; close(): void };
 
 const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -89,6 +93,29 @@ describe("checkpoints of the SQLite store", () => {
     store.close();
     store = new SqliteEventStore(file);
     expect(store.events("trn_1").map((e) => e.sequence)).toEqual(Array.from({ length: appends }, (_, i) => i + 1));
+  });
+});
+
+describe("the log of the SQLite store", () => {
+  it("is started over while appends go on, so it does not grow without end", async () => {
+    // About 330 bytes an event: the log takes a frame of 4 KiB for every dozen appends
+    // and commits, so these appends would fill several times RESTART_FRAMES unchecked.
+    const text = "x".repeat(300);
+    const appends = 40 * CHECKPOINT_EVERY;
+    for (let i = 1; i <= appends; i++) {
+      store.append("trn_1", "item/agent_message/delta", (sequence) => ({ turn_id: "trn_1", sequence, delta: text }));
+      if (i % GROUP_COMMIT_LIMIT === 0) await nextTick();
+    }
+    await new Promise<void>((done) => store.afterCommit(() => done()));
+    const raw = new RawDatabase(file);
+    try {
+      // PASSIVE answers how many frames the log holds now, since it last started over.
+      const [{ log }] = raw.pragma("wal_checkpoint(PASSIVE)") as [{ log: number }];
+      expect(log).toBeLessThan(2 * RESTART_FRAMES);
+    } finally {
+      raw.close();
+    }
+    expect(store.lastSequence("trn_1")).toBe(appends);
   });
 });
 
