@@ -135,7 +135,7 @@ async function start(transport: "stdio" | "websocket"): Promise<Servers> {
 export async function runThroughputBench(options: ThroughputBenchOptions = {}): Promise<ResultRow[]> {
   const log = options.log ?? ((line: string) => console.log(line));
   const deltas = options.deltas ?? 10_000;
-  const rounds = options.rounds ?? 5;
+  const rounds = options.rounds ?? 9;
   log(`== notification throughput: a scripted turn of ${deltas} deltas (turnspec serve on SQLite, and on the memory store) vs a bare JSON-RPC server on the same transport sending ${deltas} equally sized notifications; ${rounds} rounds, order rotated`);
   const rows: ResultRow[] = [];
   for (const transport of ["stdio", "websocket"] as const) {
