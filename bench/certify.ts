@@ -1,7 +1,7 @@
 /**
  * Wall time of a full certification of the reference gateway, as `npm start` runs it:
  * `node bin/turnspec.js certify --gateway-cmd "node bin/turnspec.js serve --stdio --memory
- * --provider-url {provider_url}"` in a fresh process (start-up, the model server, the
+ * --provider-url {provider_url} --question-timeout-ms {question_timeout_ms}"` in a fresh process (start-up, the model server, the
  * gateway's own start-up, every scenario of every capability). Median of 3 runs; target
  * < 60 s. Informational: the time the run itself reports, and how many requirements passed.
  *
@@ -17,7 +17,7 @@ import { isMain, median, now, resultTable, type ResultRow } from "./lib.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const BIN = join(ROOT, "bin", "turnspec.js");
-const GATEWAY = `node ${BIN} serve --stdio --memory --provider-url {provider_url}`;
+const GATEWAY = `node ${BIN} serve --stdio --memory --provider-url {provider_url} --question-timeout-ms {question_timeout_ms}`;
 
 export interface CertifyBenchOptions {
   readonly runs?: number;
