@@ -412,7 +412,7 @@ export class SqliteEventStore implements EventStore {
     if (++batch.appends >= GROUP_COMMIT_LIMIT) {
       // On the main connection the event just appended is in this commit: if it fails, so does
       // this append. With the writer the batch is posted, and its callbacks hear how it went.
-      const failure = this.end(batch, (batch.message?.turns.length ?? 0) > 0);
+      const failure = this.end(batch);
       if (failure) throw failure;
     }
     return event;
@@ -559,7 +559,7 @@ export class SqliteEventStore implements EventStore {
     this.open = batch;
     this.batches.push(batch);
     setImmediate(() => {
-      if (this.open === batch) this.end(batch, (batch.message?.turns.length ?? 0) > 0);
+      if (this.open === batch) this.end(batch);
     });
     return batch;
   }
@@ -573,10 +573,10 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * Ends a batch: on the main connection it commits here, and its failure, if any, is
-   * returned; with the writer it is posted, and `wait` waits for its answer (a batch that
-   * registers a turn: whoever runs the turn next must know whether it exists).
+   * returned; with the writer it is posted, and a batch that registers a turn is waited for
+   * (whoever runs the turn next must know whether it exists).
    */
-  private end(batch: Batch, wait = false): StoreError | undefined {
+  private end(batch: Batch): StoreError | undefined {
     if (this.open === batch) this.open = undefined;
     if (batch.onMain) {
       let failure: StoreError | undefined;
@@ -598,7 +598,7 @@ export class SqliteEventStore implements EventStore {
     }
     this.inFlight.push(batch);
     this.writer!.post(batch.message!);
-    if (wait) this.writer!.drain();
+    if (batch.message!.turns.length > 0) this.writer!.drain();
     return undefined;
   }
 
