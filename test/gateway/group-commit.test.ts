@@ -25,6 +25,7 @@ import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 interface RawConnection {
   exec(sql: string): unknown;
   prepare(sql: string): { get(...params: unknown[]): unknown; run(...params: unknown[]): unknown };
+  transaction(run: () => void): { immediate(): void };
   close(): void;
 }
 const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => RawConnection;
@@ -198,10 +199,16 @@ describe("the gateway on a group-committing store", () => {
     // file holds, while the store's batches after that are in flight or filling.
     const store = storeWithHook(1000, () => {
       intruded = true;
-      const last = (raw.prepare(`SELECT MAX(sequence) AS last FROM events WHERE turn_id = 'trn_intruded'`).get() as { last: number }).last;
+      // Under the write lock, so that the writer thread cannot commit between the read of the
+      // last sequence and the insert after it.
       raw
-        .prepare(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) SELECT turn_id, ?, thread_id, method, params, recorded_at FROM events WHERE turn_id = 'trn_intruded' AND sequence = ?`)
-        .run(last + 1, last);
+        .transaction(() => {
+          const last = (raw.prepare(`SELECT MAX(sequence) AS last FROM events WHERE turn_id = 'trn_intruded'`).get() as { last: number }).last;
+          raw
+            .prepare(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) SELECT turn_id, ?, thread_id, method, params, recorded_at FROM events WHERE turn_id = 'trn_intruded' AND sequence = ?`)
+            .run(last + 1, last);
+        })
+        .immediate();
     });
     h = await startHarness({ store, serverTransport: (t) => checkingCommits(t, uncommitted, sent) });
     const thread = await h.thread();
