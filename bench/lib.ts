@@ -102,8 +102,22 @@ export function fullGc(): void {
  * order rotated from round to round, so drift in machine load hits all variants alike.
  * Each sample starts after a full GC, so one variant's garbage is not collected on
  * another's clock (the garbage a variant makes during its own sample stays on its clock).
+ *
+ * While the rounds run, V8 sweeps on the main thread, inside the collection: by default it
+ * sweeps the freed pages on helper threads after the collection returns, which would put
+ * that work on the clock of the sample that follows (the process CPU clock counts every
+ * thread), a cost that falls hardest on a variant that allocates nothing.
  */
 export function runRounds(variants: readonly Variant[], options: RoundsOptions): RoundsResult {
+  setFlagsFromString("--no-concurrent-sweeping");
+  try {
+    return rounds(variants, options);
+  } finally {
+    setFlagsFromString("--concurrent-sweeping");
+  }
+}
+
+function rounds(variants: readonly Variant[], options: RoundsOptions): RoundsResult {
   const order = (round: number) => variants.map((_, k) => variants[(round + k) % variants.length]!);
   const clock = options.clock ?? now;
   // Warm-up.
