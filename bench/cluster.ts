@@ -16,7 +16,7 @@
  *
  * Run alone: npx tsx bench/cluster.ts [--deltas N] [--rounds N] [--connections N]
  */
-import { startWebSocketGateway, tempDb, type WebSocketProcess } from "./gateway-process.js";
+import { startWebSocketGateway, tempDb, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
 import { fmtOps, isMain, median, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
 import { startPostgres } from "./postgres-server.js";
 import { webSocketLink, type RawLink } from "./raw-link.js";
@@ -195,6 +195,7 @@ async function crossInstance(
 }
 
 if (isMain(import.meta.url)) {
+  await useCompiledPackage();
   const deltas = numberOption("deltas");
   const rounds = numberOption("rounds");
   const connections = numberOption("connections");

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectWebSocket } from "../transport/websocket.js";
 import { startStrictClient } from "../test/fixtures/strict-client.js";
-import { startWebSocketGateway, tempDb, watchPeakRss } from "./gateway-process.js";
+import { startWebSocketGateway, tempDb, watchPeakRss, useCompiledPackage } from "./gateway-process.js";
 import { fmtOps, isMain, now, numberOption, resultTable, type ResultRow } from "./lib.js";
 import { autoApprove, liveVersusItems, runTurn } from "./turn-driver.js";
 
@@ -63,6 +63,7 @@ export async function runConcurrencyBench(options: ConcurrencyBenchOptions = {})
 }
 
 if (isMain(import.meta.url)) {
+  await useCompiledPackage();
   const threads = numberOption("threads");
   const deltas = numberOption("deltas");
   const rows = await runConcurrencyBench({ ...(threads ? { threads } : {}), ...(deltas ? { deltas } : {}) });

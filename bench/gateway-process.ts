@@ -3,16 +3,66 @@
  * durability tests: started over stdio or on a WebSocket port, with its resident memory
  * read from the operating system, and stopped (or killed) by its process id.
  */
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { GatewayConfig } from "../generated/types.js";
 
 export const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
-const BIN = join(ROOT, "bin", "turnspec.js");
+
+/**
+ * What the started servers run. By default the TypeScript sources, through tsx, as the
+ * tests run them (bin/turnspec.js, and bench/echo-server.ts). After useCompiledPackage(),
+ * what a user runs: the compiled package (dist/bin/cli.js, as `turnspec` is installed), and
+ * the baseline compiled the same way against the package's compiled transport, so that
+ * neither side of a ratio pays for tsx (esbuild's keepNames, source maps) and the other not.
+ */
+let programs = {
+  bin: join(ROOT, "bin", "turnspec.js"),
+  baseline: ["--import", "tsx", join(ROOT, "bench", "echo-server.ts")],
+};
+
+/** The folders tsconfig.build.json compiles into dist/, and the files the build copies beside the code. */
+const BUILT_FROM = ["bin", "rpc", "transport", "generated", "client", "generator", "runtime", "conformance", "schemas"];
+
+/** The newest modification time of a file in `dir` (recursively), in ms. */
+function newestIn(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules") continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestIn(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Has the servers started from now on run from the compiled package: builds dist/ first
+ * when it is missing or older than a source it is built from, then compiles the baseline
+ * (bench/echo-server.ts, with TypeScript's transpileModule, as the build compiles the
+ * package) into a temporary module that imports dist/transport/.
+ */
+export async function useCompiledPackage(log: (line: string) => void = (line) => console.log(line)): Promise<void> {
+  const cli = join(ROOT, "dist", "bin", "cli.js");
+  const builtAt = existsSync(cli) ? statSync(cli).mtimeMs : 0;
+  if (BUILT_FROM.some((dir) => newestIn(join(ROOT, dir)) > builtAt)) {
+    log("(dist/ is missing or older than its sources: building it, so that the package as it is now is what runs)");
+    const built = spawnSync(process.execPath, [join(ROOT, "build.mjs")], { cwd: ROOT, encoding: "utf8" });
+    if (built.status !== 0) throw new Error(`the build failed: ${built.stderr || built.stdout}`);
+  }
+  const { default: ts } = await import("typescript");
+  const source = readFileSync(join(ROOT, "bench", "echo-server.ts"), "utf8");
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext }, fileName: "echo-server.ts" });
+  const transport = pathToFileURL(join(ROOT, "dist", "transport")).href;
+  const rewritten = outputText.replace(/from "\.\.\/transport\//g, `from "${transport}/`);
+  if (/from "\.\.?\//.test(rewritten)) throw new Error("bench/echo-server.ts imports a module other than ../transport/: the compiled baseline cannot load it");
+  const file = join(mkdtempSync(join(tmpdir(), "turnspec-baseline-")), "echo-server.mjs");
+  writeFileSync(file, rewritten);
+  programs = { bin: cli, baseline: [file] };
+}
 
 export interface ServeProcessOptions {
   /** Store: a SQLite file, or the memory store when omitted. */
@@ -27,7 +77,7 @@ export interface ServeProcessOptions {
 }
 
 function serveArgs(options: ServeProcessOptions): string[] {
-  const args = [BIN, "serve", ...(options.store ? ["--store", options.store] : options.db ? ["--db", options.db] : ["--memory"])];
+  const args = [programs.bin, "serve", ...(options.store ? ["--store", options.store] : options.db ? ["--db", options.db] : ["--memory"])];
   if (options.config) {
     const file = join(mkdtempSync(join(tmpdir(), "turnspec-config-")), "gateway.json");
     writeFileSync(file, JSON.stringify(options.config));
@@ -177,7 +227,7 @@ export function startWebSocketGateway(options: ServeProcessOptions = {}): Promis
 export function startBaseline(transport: "stdio"): StdioProcess;
 export function startBaseline(transport: "websocket"): Promise<WebSocketProcess>;
 export function startBaseline(transport: "stdio" | "websocket"): StdioProcess | Promise<WebSocketProcess> {
-  const args = ["--import", "tsx", join(ROOT, "bench", "echo-server.ts")];
+  const args = programs.baseline;
   // Started in the project folder, where `--import tsx` resolves.
   return transport === "stdio" ? startStdioProcess([...args, "--stdio"], ROOT) : startWebSocketProcess([...args, "--port", "0"], ROOT);
 }

@@ -11,7 +11,7 @@ import type { AnyNotification } from "../generated/registry.js";
 import { scriptMessage } from "../runtime/providers/scripted.js";
 import { connectWebSocket } from "../transport/websocket.js";
 import { startStrictClient } from "../test/fixtures/strict-client.js";
-import { startWebSocketGateway, tempDb } from "./gateway-process.js";
+import { startWebSocketGateway, tempDb, useCompiledPackage } from "./gateway-process.js";
 import { isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";
 
 export interface PermissionBenchOptions {
@@ -81,6 +81,7 @@ export async function runPermissionBench(options: PermissionBenchOptions = {}): 
 }
 
 if (isMain(import.meta.url)) {
+  await useCompiledPackage();
   const requests = numberOption("requests");
   const rows = await runPermissionBench(requests ? { requests } : {});
   console.log(`\n${resultTable(rows)}`);

@@ -22,6 +22,7 @@ import { BENCHMARKS_PAGE, writeResultsPage } from "./page.js";
 import { runPermissionBench } from "./permission.js";
 import { runStoreBench } from "./store.js";
 import { runThroughputBench } from "./throughput.js";
+import { useCompiledPackage } from "./gateway-process.js";
 import { runValidationBench } from "./validation.js";
 
 const args = process.argv.slice(2);
@@ -49,6 +50,9 @@ if (only && !benches.some(([name]) => name === only)) {
   console.error(`--only: no benchmark "${only}"; choose one of ${benches.map(([name]) => name).join(", ")}`);
   process.exit(2);
 }
+
+// The gateways and baselines below run as a user runs them: from the compiled package.
+await useCompiledPackage();
 
 const rows: ResultRow[] = [];
 for (const [name, run] of benches) {

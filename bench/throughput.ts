@@ -16,12 +16,13 @@
  * what the gateway did.
  *
  * Both are read by the same raw client (bench/raw-link.ts), which only counts frames, so
- * the client's cost is the same on both sides.
+ * the client's cost is the same on both sides, and both run compiled, as a user runs the
+ * package (useCompiledPackage in bench/gateway-process.ts).
  *
  * Run alone: npx tsx bench/throughput.ts [--deltas N] [--rounds N]
  */
 import { createRequire } from "node:module";
-import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, untilQuiet, type ServeProcess, type StdioProcess, type WebSocketProcess } from "./gateway-process.js";
+import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, untilQuiet, type ServeProcess, type StdioProcess, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
 import { fmtOps, isMain, median, now, numberOption, resultTable, type ResultRow } from "./lib.js";
 import { stdioLink, webSocketLink, type RawLink } from "./raw-link.js";
 import { planMessage } from "./turn-driver.js";
@@ -251,6 +252,7 @@ function appendTimes(file: string, turnId: string): number[] {
 }
 
 if (isMain(import.meta.url)) {
+  await useCompiledPackage();
   const deltas = numberOption("deltas");
   const rounds = numberOption("rounds");
   const rows = await runThroughputBench({ ...(deltas ? { deltas } : {}), ...(rounds ? { rounds } : {}) });
