@@ -45,8 +45,8 @@ interface Waiting {
   readonly threadId: string;
   readonly turnId: string;
   readonly scopeHash: string;
+  /** Lets the waiting call go on: its expiry timer and its listener on the turn's signal are dropped first. */
   readonly resolve: (resolution: TurnPermissionApprovalResolution) => void;
-  readonly timer: NodeJS.Timeout;
 }
 
 export class Approvals {
@@ -75,7 +75,6 @@ export class Approvals {
     const waiting = this.waiting.get(requestId);
     if (!waiting) return;
     this.waiting.delete(requestId);
-    clearTimeout(waiting.timer);
     waiting.resolve(resolution);
   }
 
@@ -131,8 +130,14 @@ export class Approvals {
         }
       };
       const timer = setTimeout(() => resolveQuietly("expired"), this.config.permissionRequestTimeoutMs);
-      this.waiting.set(requestId, { threadId: ask.threadId, turnId: ask.turnId, scopeHash: ask.scopeHash, resolve, timer });
       const cancel = () => resolveQuietly("cancelled");
+      // A turn may ask many times: each request's listener goes with it, not with the turn.
+      const letGo = (resolution: TurnPermissionApprovalResolution) => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", cancel);
+        resolve(resolution);
+      };
+      this.waiting.set(requestId, { threadId: ask.threadId, turnId: ask.turnId, scopeHash: ask.scopeHash, resolve: letGo });
       if (signal.aborted) cancel();
       else signal.addEventListener("abort", cancel, { once: true });
     });
@@ -149,7 +154,6 @@ export class Approvals {
       return undefined;
     }
     this.waiting.delete(requestId);
-    clearTimeout(waiting.timer);
     const resolvedAt = this.ports.nowIso();
     try {
       // Recorded for the request: a commit the turn lost is left for the turn to report.

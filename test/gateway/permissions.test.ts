@@ -104,6 +104,25 @@ describe("an approval request", () => {
     expect(completed(events, "commandExecution")[0]).toMatchObject({ status: "declined" });
   });
 
+  it("leaves nothing behind on its turn once resolved, however many a turn asks", async () => {
+    // Each request listens for its turn's cancellation while it waits; one that outlived its
+    // request would pile up on a long turn (Node warns past ten listeners on one signal).
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      const thread = await setup({ config: { permissions: { request_timeout_ms: 5 } } });
+      const calls = Array.from({ length: 12 }, (_, i) => ({ tool: "shell", args: { command: `echo ${i}` } }));
+      await h.client.turnStart({ thread_id: thread, turn_id: "trn_many", permission_profile: { mode: "supervised" }, input: text(script(...calls, { say: "ok" })) });
+      await terminalOf("trn_many");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(opened(ofTurn(h.received, "trn_many"))).toHaveLength(12);
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.startsWith("MaxListenersExceededWarning"))).toEqual([]);
+  });
+
   it("is cancelled with its turn", async () => {
     const thread = await setup();
     const request = await startAndWaitForRequest({ thread_id: thread, turn_id: "trn_cx", permission_profile: { mode: "supervised" }, input: text(script({ tool: "shell", args: { command: "echo x" } }, { say: "ok" })) });
