@@ -244,8 +244,13 @@ async function longTurn(deltas: number, log: (line: string) => void): Promise<Re
 function appendTimes(file: string, turnId: string): number[] {
   const sqlite = new BetterSqlite3(file, { readonly: true });
   try {
-    const rows = sqlite.prepare("SELECT recorded_at FROM events WHERE turn_id = ? AND method = ? ORDER BY sequence").all(turnId, DELTA) as { recorded_at: string }[];
-    return rows.map((row) => Date.parse(row.recorded_at));
+    // The file holds a turn's events in runs, with each run's methods and times as [value, count] pairs (runtime/store/sqlite-writer.ts).
+    const runs = sqlite.prepare("SELECT methods, recorded_at FROM event_runs WHERE turn_id = ? ORDER BY last_sequence").all(turnId) as { methods: string; recorded_at: string }[];
+    const expand = (pairs: string) => (JSON.parse(pairs) as [string, number][]).flatMap(([value, count]) => Array<string>(count).fill(value));
+    return runs.flatMap((run) => {
+      const times = expand(run.recorded_at);
+      return expand(run.methods).flatMap((method, i) => (method === DELTA ? [Date.parse(times[i]!)] : []));
+    });
   } finally {
     sqlite.close();
   }

@@ -14,7 +14,9 @@ export type StoreErrorKind =
   | "open_failed"
   /** The database server refused a statement or could not be reached (PostgreSQL). */
   | "database_error"
-  | "schema_version";
+  | "schema_version"
+  /** A stored run of events whose columns do not agree with each other (SQLite): the file was changed by something else. */
+  | "corrupt_run";
 
 /**
  * A local error of the event store; never sent as is. `kind` lets a handler map it to a

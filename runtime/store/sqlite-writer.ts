@@ -3,13 +3,14 @@
  * the file that commits the store's batches of appends, so that neither the inserts nor
  * the commit run on the event loop.
  *
- * A batch is posted as one message of flat arrays (cheap to clone: no object per row) and
+ * A batch is posted as one message of flat arrays (cheap to clone: no object per row),
+ * its events gathered into runs (EventRuns, below, which the main connection uses too), and
  * the writer answers each in the order posted. For each batch it takes the write lock
- * (BEGIN IMMEDIATE), inserts the new turns, checks that each turn's first event in the
- * batch follows the highest sequence the file holds (the main thread hands sequences out
- * without reading them under the lock, so this check is what keeps them gap-free and
- * duplicate-free against another writer or an earlier batch of the turn that failed),
- * inserts the events, commits, and answers. A batch that fails is rolled back whole and
+ * (BEGIN IMMEDIATE), inserts the new turns, checks that each run follows the highest
+ * sequence the file holds of its turn (the main thread hands sequences out without reading
+ * them under the lock, so this check is what keeps them gap-free and duplicate-free against
+ * another writer or an earlier batch of the turn that failed), inserts the runs, commits,
+ * and answers. A batch that fails is rolled back whole and
  * answered with the reason.
  *
  * The writer's connection checkpoints the WAL by itself (SQLite's default, every 1,000
@@ -24,87 +25,129 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 
 /**
- * One batch as it is posted: cheap to clone, as a few flat arrays with no object per
- * event, and each turn id, thread id, method and time named once (in `names`) however many
- * events repeat it.
+ * How a turn's events are stored: one row per run, the events a batch holds of one turn
+ * (consecutive sequences), instead of one row per event. A streamed answer's run is a few
+ * hundred deltas: one row costs SQLite about a third of what as many rows do (their keys,
+ * their repeated turn, thread, method and time, their cells in the tree), which is most of
+ * the writer's time. The columns (schema version 3, sqlite.ts):
+ *
+ * - turn_id, first_sequence, last_sequence, thread_id;
+ * - params: the JSON texts of the events' params, one after the other, exactly as sent;
+ * - ends: a JSON array of where each event's text ends in `params` (UTF-16 code units, as
+ *   JavaScript counts them), the last event's left out (it ends with `params`);
+ * - methods and recorded_at: JSON arrays of [value, count] pairs, in order: each value for
+ *   that many consecutive events (a run's events mostly share both).
  */
+export const RUN_COLUMNS = 8;
+
+/** The statement that inserts one run, its values in the order EventRuns.rows() gives them. */
+export const INSERT_RUN =
+  "INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+/** The highest sequence the file holds of a turn (0 for none): one seek in the primary key. */
+export const LAST_SEQUENCE = "SELECT IFNULL(MAX(last_sequence), 0) AS last FROM event_runs WHERE turn_id = ?";
+
+/** The events of one turn in one batch, as they are added. */
+class Run {
+  readonly params: string[] = [];
+  /** Where each event's text ends in the joined params. */
+  readonly ends: number[] = [];
+  /** [value, count] pairs, flat. */
+  readonly methods: (string | number)[] = [];
+  readonly times: (string | number)[] = [];
+  chars = 0;
+
+  constructor(
+    readonly turnId: string,
+    readonly threadId: string,
+    readonly first: number,
+  ) {}
+
+  get next(): number {
+    return this.first + this.params.length;
+  }
+}
+
+/** Counts `value` into flat [value, count] pairs: one more of the last value, or a new pair. */
+function countInto(pairs: (string | number)[], value: string): void {
+  const at = pairs.length - 2;
+  if (at >= 0 && pairs[at] === value) (pairs[at + 1] as number)++;
+  else pairs.push(value, 1);
+}
+
+/** Flat [value, count] pairs as the JSON array of pairs the column holds. */
+function pairsJson(pairs: readonly (string | number)[]): string {
+  const parts: string[] = [];
+  for (let at = 0; at < pairs.length; at += 2) parts.push(`[${JSON.stringify(pairs[at])},${pairs[at + 1]}]`);
+  return `[${parts.join(",")}]`;
+}
+
+/**
+ * The events of a batch, gathered into runs (a new run whenever an event does not follow
+ * its turn's run: on another turn, or after a gap), and the turns the batch registers.
+ */
+export class EventRuns {
+  private readonly runs: Run[] = [];
+  private readonly byTurn = new Map<string, Run>();
+  // Consecutive events mostly continue the same run: an identity check is cheaper than a lookup.
+  private last: Run | undefined;
+  /** turn_id, thread_id, created_at per turn registered in the batch. */
+  readonly turns: string[] = [];
+  /** Events added. */
+  events = 0;
+
+  add(turnId: string, sequence: number, threadId: string, method: string, params: string, recordedAt: string): void {
+    let run = this.last;
+    if (run === undefined || run.turnId !== turnId || run.next !== sequence) {
+      run = this.byTurn.get(turnId);
+      if (run === undefined || run.next !== sequence) {
+        run = new Run(turnId, threadId, sequence);
+        this.byTurn.set(turnId, run);
+        this.runs.push(run);
+      }
+      this.last = run;
+    }
+    run.chars += params.length;
+    run.ends.push(run.chars);
+    run.params.push(params);
+    countInto(run.methods, method);
+    countInto(run.times, recordedAt);
+    this.events++;
+  }
+
+  /** The rows of the runs, RUN_COLUMNS values each, in INSERT_RUN's order. */
+  rows(): (string | number)[] {
+    const rows: (string | number)[] = [];
+    for (const run of this.runs) {
+      const ends = run.ends.length > 1 ? `[${run.ends.slice(0, -1).join(",")}]` : "[]";
+      rows.push(run.turnId, run.next - 1, run.first, run.threadId, pairsJson(run.methods), pairsJson(run.times), ends, run.params.join(""));
+    }
+    return rows;
+  }
+
+  /** Forgets the events (inserted), keeping the turns registered. */
+  clearEvents(): void {
+    this.runs.length = 0;
+    this.byTurn.clear();
+    this.last = undefined;
+    this.events = 0;
+  }
+
+  message(): WriterMessage {
+    return { runs: this.rows(), turns: this.turns };
+  }
+}
+
+/** One batch as it is posted: its runs and the turns it registers, as flat arrays (cheap to clone: no object per run). */
 export interface WriterMessage {
-  readonly names: readonly string[];
-  /**
-   * Per event, EVENT_INTS numbers: its turn, sequence, thread, method and time (indices into
-   * `names`, but the sequence), and where its params end in `params`.
-   */
-  readonly ints: readonly number[];
-  /** The params of every event as stored, one after the other: one string clones at memory speed, where many are cloned one by one. */
-  readonly params: string;
+  /** RUN_COLUMNS values per run, in INSERT_RUN's order. */
+  readonly runs: readonly (string | number)[];
   /** turn_id, thread_id, created_at per turn registered in the batch. */
   readonly turns: readonly string[];
 }
 
-/** The numbers of one event in a WriterMessage. */
-const EVENT_INTS = 6;
-
-/** Builds the message of a batch, one event at a time. */
-export class WriterBatch {
-  private readonly names: string[] = [];
-  private readonly ints: number[] = [];
-  private readonly params: string[] = [];
-  private paramsLength = 0;
-  readonly turns: string[] = [];
-  private readonly index = new Map<string, number>();
-  // The previous event's names: consecutive events mostly share them, and an identity check is cheaper than a lookup.
-  private lastTurn: string | undefined;
-  private lastTurnName = 0;
-  private lastThreadName = 0;
-  private lastMethod: string | undefined;
-  private lastMethodName = 0;
-  private lastTime: string | undefined;
-  private lastTimeName = 0;
-
-  get events(): number {
-    return this.params.length;
-  }
-
-  add(turnId: string, sequence: number, threadId: string, method: string, params: string, recordedAt: string): void {
-    if (turnId !== this.lastTurn) {
-      this.lastTurn = turnId;
-      this.lastTurnName = this.name(turnId);
-      this.lastThreadName = this.name(threadId);
-    }
-    if (method !== this.lastMethod) {
-      this.lastMethod = method;
-      this.lastMethodName = this.name(method);
-    }
-    // Times change every millisecond: compared with the last one only, never indexed.
-    if (recordedAt !== this.lastTime) {
-      this.lastTime = recordedAt;
-      this.lastTimeName = this.names.push(recordedAt) - 1;
-    }
-    this.paramsLength += params.length;
-    this.ints.push(this.lastTurnName, sequence, this.lastThreadName, this.lastMethodName, this.lastTimeName, this.paramsLength);
-    this.params.push(params);
-  }
-
-  message(): WriterMessage {
-    return { names: this.names, ints: this.ints, params: this.params.join(""), turns: this.turns };
-  }
-
-  private name(text: string): number {
-    let at = this.index.get(text);
-    if (at === undefined) {
-      at = this.names.push(text) - 1;
-      this.index.set(text, at);
-    }
-    return at;
-  }
-}
-
-/** The values of one event row. */
-export const EVENT_COLUMNS = 6;
 /** The values of one new turn. */
 export const TURN_COLUMNS = 3;
-/** Events per multi-row insert of the writer. */
-export const INSERT_BATCH = 64;
 
 export interface WriterEvents {
   /** A batch was answered: committed (no reason), or failed and rolled back, with the reason. Called in the order posted. */
@@ -146,7 +189,7 @@ export class SqliteWriter {
     this.port = port1;
     this.worker = new Worker(WRITER_SOURCE, {
       eval: true,
-      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, columns: EVENT_COLUMNS, ints: EVENT_INTS, turnColumns: TURN_COLUMNS, insertBatch: INSERT_BATCH },
+      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, runColumns: RUN_COLUMNS, turnColumns: TURN_COLUMNS, insertRun: INSERT_RUN, lastSequence: LAST_SEQUENCE },
       transferList: [port2],
     });
     this.port.on("message", (answer: Answer) => this.take(answer));
@@ -159,7 +202,7 @@ export class SqliteWriter {
   }
 
   /** Posts a batch; its answer comes in order, on the event loop or from `drain`. */
-  post(batch: WriterBatch): void {
+  post(batch: EventRuns): void {
     if (this.unanswered++ === 0) this.port.ref();
     this.port.postMessage(batch.message());
   }
@@ -249,7 +292,7 @@ export class SqliteWriter {
  */
 const WRITER_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const { file, busyTimeoutMs, module, port, counter, columns, ints: eventInts, turnColumns, insertBatch } = workerData;
+const { file, busyTimeoutMs, module, port, counter, runColumns, turnColumns, insertRun, lastSequence } = workerData;
 const ANSWERS = ${ANSWERS};
 const GONE = ${GONE};
 const answer = (message) => {
@@ -268,23 +311,14 @@ try {
   db = new Database(file, { fileMustExist: true, timeout: busyTimeoutMs });
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
-  const row = "(" + Array(columns).fill("?").join(", ") + ")";
   statements = {
     begin: db.prepare("BEGIN IMMEDIATE"),
     commit: db.prepare("COMMIT"),
     rollback: db.prepare("ROLLBACK"),
     insertTurn: db.prepare("INSERT INTO turns (turn_id, thread_id, created_at, ordinal) VALUES (?, ?, ?, (SELECT IFNULL(MAX(ordinal), 0) + 1 FROM turns))"),
     turnExists: db.prepare("SELECT 1 AS one FROM turns WHERE turn_id = ?"),
-    lastSequence: db.prepare("SELECT IFNULL(MAX(sequence), 0) AS last FROM events WHERE turn_id = ?"),
-    insertEvent: db.prepare("INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES " + row),
-    insertEvents: db.prepare("INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES " + Array(insertBatch).fill(row).join(", ")),
-    // The same rows when they share their turn, thread and method (a streamed answer's
-    // deltas): those are bound once, not once per row, which costs the writer about a fifth
-    // less per event.
-    insertEventsOfOne: db.prepare(
-      "INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) SELECT ?, column1, ?, ?, column2, column3 FROM (VALUES " +
-        Array(insertBatch).fill("(?, ?, ?)").join(", ") + ")",
-    ),
+    lastSequence: db.prepare(lastSequence),
+    insertRun: db.prepare(insertRun),
   };
 } catch (error) {
   db = undefined;
@@ -293,7 +327,7 @@ try {
 }
 
 function commit(batch) {
-  const { names, ints, params, turns } = batch;
+  const { runs, turns } = batch;
   statements.begin.run();
   for (let at = 0; at < turns.length; at += turnColumns) {
     if (statements.turnExists.get(turns[at]) !== undefined) {
@@ -301,13 +335,10 @@ function commit(batch) {
     }
     statements.insertTurn.run(turns[at], turns[at + 1], turns[at + 2]);
   }
-  // Each turn's first event in the batch must follow what the file holds of it.
-  const seen = new Set();
-  for (let at = 0; at < ints.length; at += eventInts) {
-    if (seen.has(ints[at])) continue;
-    seen.add(ints[at]);
-    const turnId = names[ints[at]];
-    const first = ints[at + 1];
+  for (let at = 0; at < runs.length; at += runColumns) {
+    // Each run must follow what the file holds of its turn.
+    const turnId = runs[at];
+    const first = runs[at + 2];
     const last = statements.lastSequence.get(turnId).last;
     if (first !== last + 1) {
       throw new Error(
@@ -315,40 +346,7 @@ function commit(batch) {
           (first > last + 1 ? ": an earlier commit of the turn failed" : ": another writer appended to the turn"),
       );
     }
-  }
-  // Event i's params end at ints[i * eventInts + 5] and start where event i - 1's end.
-  const paramsOf = (event) => params.slice(event === 0 ? 0 : ints[event * eventInts - 1], ints[event * eventInts + 5]);
-  const values = [];
-  const row = (event) => {
-    const at = event * eventInts;
-    values.push(names[ints[at]], ints[at + 1], names[ints[at + 2]], names[ints[at + 3]], paramsOf(event), names[ints[at + 4]]);
-  };
-  const events = ints.length / eventInts;
-  let event = 0;
-  for (; event + insertBatch <= events; ) {
-    values.length = 0;
-    const end = event + insertBatch;
-    const first = event * eventInts;
-    let ofOne = true;
-    for (let at = first + eventInts; ofOne && at < end * eventInts; at += eventInts) {
-      ofOne = ints[at] === ints[first] && ints[at + 2] === ints[first + 2] && ints[at + 3] === ints[first + 3];
-    }
-    if (ofOne) {
-      values.push(names[ints[first]], names[ints[first + 2]], names[ints[first + 3]]);
-      for (; event < end; event++) {
-        const at = event * eventInts;
-        values.push(ints[at + 1], paramsOf(event), names[ints[at + 4]]);
-      }
-      statements.insertEventsOfOne.run(values);
-    } else {
-      for (; event < end; event++) row(event);
-      statements.insertEvents.run(values);
-    }
-  }
-  for (; event < events; event++) {
-    values.length = 0;
-    row(event);
-    statements.insertEvent.run(values);
+    statements.insertRun.run(runs.slice(at, at + runColumns));
   }
   statements.commit.run();
 }

@@ -10,7 +10,8 @@
  *
  * The commit runs off the event loop: a writer thread with its own connection to the file
  * (sqlite-writer.ts) inserts and commits each batch. The main thread hands out the
- * sequence, builds and encodes the params and queues the row; at the batch's end it posts
+ * sequence, builds and encodes the params and adds the event to its turn's run (a batch's
+ * events of one turn are stored as one row: EventRuns in sqlite-writer.ts); at the batch's end it posts
  * the batch in one message and goes on at once, so the next batch fills while the writer
  * commits this one (a pipeline, first in first out). When the writer answers, the batch's
  * `afterCommit` callbacks run in order, with the StoreError if it failed. A batch that
@@ -65,7 +66,7 @@ import {
   storeErrors,
   type EncodedRoute,
 } from "./rules.js";
-import { EVENT_COLUMNS, INSERT_BATCH, SqliteWriter, TURN_COLUMNS, WriterBatch } from "./sqlite-writer.js";
+import { EventRuns, INSERT_RUN, LAST_SEQUENCE, RUN_COLUMNS, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
 
 export interface SqliteEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -141,6 +142,25 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) WITHOUT ROWID, STRICT;
   `,
+  // 3: a turn's events stored in runs, one row per batch and turn (the columns are
+  // described at EventRuns, sqlite-writer.ts); the events of earlier versions become runs of one.
+  `
+  CREATE TABLE event_runs (
+    turn_id        TEXT NOT NULL REFERENCES turns (turn_id),
+    last_sequence  INTEGER NOT NULL,
+    first_sequence INTEGER NOT NULL CHECK (first_sequence > 0 AND first_sequence <= last_sequence),
+    thread_id      TEXT NOT NULL,
+    methods        TEXT NOT NULL,
+    recorded_at    TEXT NOT NULL,
+    ends           TEXT NOT NULL,
+    params         TEXT NOT NULL,
+    PRIMARY KEY (turn_id, last_sequence)
+  ) STRICT;
+  INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params)
+    SELECT turn_id, sequence, sequence, thread_id, json_array(json_array(method, 1)), json_array(json_array(recorded_at, 1)), '[]', params
+    FROM events ORDER BY turn_id, sequence;
+  DROP TABLE events;
+  `,
 ];
 
 /** The schema version this code writes. */
@@ -195,13 +215,12 @@ interface Batch {
   readonly onMain: boolean;
   appends: number;
   readonly waiting: CommitCallback[];
-  /** With the writer: the events and the turns it registers, as they are posted (dropped once it is answered). */
-  message: WriterBatch | undefined;
   /**
-   * On the main connection: the events not yet inserted, EVENT_COLUMNS values each,
-   * inserted INSERT_BATCH at a time and the rest before a read or the commit.
+   * Its events, in runs, and the turns it registers (dropped once it is posted or committed).
+   * With the writer they are posted at its end; on the main connection they are inserted
+   * before a read and at the commit.
    */
-  readonly rows: (string | number)[];
+  runs: EventRuns | undefined;
   /** The turns it holds rows or the registration of. */
   readonly touched: TurnState[];
   /** Answered: committed, or failed with `failure`. Its callbacks run once every batch before it has run its own. */
@@ -335,7 +354,7 @@ export class SqliteEventStore implements EventStore {
     // The flush may have found the writer gone.
     if (this.writer === null) return this.createTurn(threadId, turnId, createdAt);
     const batch = this.open ?? this.beginBatch(false);
-    batch.message!.turns.push(turnId, threadId, createdAt);
+    batch.runs!.turns.push(turnId, threadId, createdAt);
     this.newTurns++;
     turn = { turnId, threadId, last: 0, batches: 0, batch: undefined, stale: false };
     this.known.set(turnId, turn);
@@ -402,11 +421,7 @@ export class SqliteEventStore implements EventStore {
     }
     const recordedAt = this.now();
     turn.last = sequence;
-    if (batch.message !== undefined) batch.message.add(turnId, sequence, turn.threadId, method, params, recordedAt);
-    else {
-      batch.rows.push(turnId, sequence, turn.threadId, method, params, recordedAt);
-      if (batch.rows.length >= INSERT_BATCH * EVENT_COLUMNS) this.insertPendingOrFail(batch);
-    }
+    batch.runs!.add(turnId, sequence, turn.threadId, method, params, recordedAt);
     // The object just serialised is the event's params: parsing its text back would make a copy of it.
     const event: StoredEvent = { thread_id: turn.threadId, turn_id: turnId, sequence, method, params: built, paramsJson: params, recorded_at: recordedAt };
     if (++batch.appends >= GROUP_COMMIT_LIMIT) {
@@ -435,8 +450,14 @@ export class SqliteEventStore implements EventStore {
       if (!turn.stale && afterSequence >= turn.last) return [];
       if (this.writer) this.flush();
     }
-    // A negative LIMIT is SQLite's "no limit".
-    return this.statements.selectEvents.all(turnId, afterSequence, limit ?? -1).map(toEvent);
+    // Each run holds one event at least, so `limit` runs are enough; a negative LIMIT is SQLite's "no limit".
+    const events: StoredEvent[] = [];
+    const most = limit ?? Number.POSITIVE_INFINITY;
+    for (const run of this.statements.selectRuns.all(turnId, afterSequence, limit ?? -1)) {
+      expandRun(this.file, turnId, run, afterSequence, most, events);
+      if (events.length >= most) break;
+    }
+    return events;
   }
 
   lastSequence(turnId: string): number {
@@ -555,7 +576,7 @@ export class SqliteEventStore implements EventStore {
    */
   private beginBatch(onMain: boolean): Batch {
     if (onMain) this.statements.begin.run();
-    const batch: Batch = { onMain, appends: 0, waiting: [], message: onMain ? undefined : new WriterBatch(), rows: [], touched: [], done: false, failure: undefined };
+    const batch: Batch = { onMain, appends: 0, waiting: [], runs: new EventRuns(), touched: [], done: false, failure: undefined };
     this.open = batch;
     this.batches.push(batch);
     setImmediate(() => {
@@ -591,14 +612,15 @@ export class SqliteEventStore implements EventStore {
       this.runCallbacks();
       return failure;
     }
-    if (batch.message!.events === 0 && batch.message!.turns.length === 0) {
+    const runs = batch.runs!;
+    if (runs.events === 0 && runs.turns.length === 0) {
       this.settle(batch, undefined);
       this.runCallbacks();
       return undefined;
     }
     this.inFlight.push(batch);
-    this.writer!.post(batch.message!);
-    if (batch.message!.turns.length > 0) this.writer!.drain();
+    this.writer!.post(runs);
+    if (runs.turns.length > 0) this.writer!.drain();
     return undefined;
   }
 
@@ -650,14 +672,14 @@ export class SqliteEventStore implements EventStore {
     batch.done = true;
     batch.failure = failure;
     if (failure === undefined && (this.sinceCheckpoint += batch.appends) >= CHECKPOINT_EVERY) this.askForCheckpoint();
-    if (batch.message !== undefined) this.newTurns -= batch.message.turns.length / TURN_COLUMNS;
+    // Registrations are counted where the writer makes them; the main connection inserts its own at once.
+    if (!batch.onMain && batch.runs !== undefined) this.newTurns -= batch.runs.turns.length / TURN_COLUMNS;
     for (const turn of batch.touched) {
       if (failure !== undefined) turn.stale = true;
       if (--turn.batches === 0 && this.known.get(turn.turnId) === turn) this.known.delete(turn.turnId);
     }
-    // Posted (a copy) or committed: the rows are not needed any more.
-    batch.rows.length = 0;
-    batch.message = undefined;
+    // Posted (a copy) or committed: the runs are not needed any more.
+    batch.runs = undefined;
   }
 
   /** A batch on the main connection is lost before its commit. */
@@ -702,15 +724,19 @@ export class SqliteEventStore implements EventStore {
     for (const other of this.siblings!) if (other !== this) other.flush();
   }
 
-  /** Inserts a main-connection batch's pending rows: INSERT_BATCH rows per statement, then the rest one by one. */
+  /** Inserts a main-connection batch's pending runs, each after a check that it follows what the file holds of its turn, as the writer checks. */
   private insertPending(batch: Batch): void {
-    const values = batch.rows;
-    if (values.length === 0) return;
-    const whole = INSERT_BATCH * EVENT_COLUMNS;
-    let at = 0;
-    for (; at + whole <= values.length; at += whole) this.statements.insertEvents.run(values.slice(at, at + whole));
-    for (; at < values.length; at += EVENT_COLUMNS) this.statements.insertEvent.run(values.slice(at, at + EVENT_COLUMNS));
-    values.length = 0;
+    const runs = batch.runs;
+    if (runs === undefined || runs.events === 0) return;
+    const rows = runs.rows();
+    runs.clearEvents();
+    for (let at = 0; at < rows.length; at += RUN_COLUMNS) {
+      const turnId = rows[at] as string;
+      const first = rows[at + 2] as number;
+      const last = this.statements.selectLastSequence.get(turnId)?.last ?? 0;
+      if (first !== last + 1) throw new Error(`turn ${turnId} would get sequence ${first} but the file holds it up to ${last}`);
+      this.statements.insertRun.run(rows.slice(at, at + RUN_COLUMNS));
+    }
   }
 
   /** Inserts the pending rows of a main-connection batch; an insert that fails loses the batch, as a failed commit would, and is thrown. */
@@ -797,7 +823,7 @@ export class SqliteEventStore implements EventStore {
     if (!this.db.open) throw storeErrors.closed();
     if (this.siblings !== undefined && this.siblings.size > 1) this.settleSiblings();
     const open = this.open;
-    if (open?.onMain && open.rows.length > 0) this.insertPendingOrFail(open);
+    if (open?.onMain && open.runs !== undefined && open.runs.events > 0) this.insertPendingOrFail(open);
   }
 
   /** A write on the main connection starts here: the writer finishes what it was given first, so neither waits for the other's lock. */
@@ -865,16 +891,38 @@ function commitFailed(file: string, cause: unknown): StoreError {
   return new StoreError("commit_failed", `event store ${file}: a commit failed and its writes are lost: ${(cause as Error).message}`, { cause });
 }
 
-function toEvent(row: EventRow): StoredEvent {
-  return {
-    thread_id: row.thread_id,
-    turn_id: row.turn_id,
-    sequence: row.sequence,
-    method: row.method,
-    params: decodeParams(row.params),
-    paramsJson: row.params,
-    recorded_at: row.recorded_at,
-  };
+/**
+ * Appends to `out` the events of a run after `afterSequence`, until `out` holds `limit`.
+ * A run whose columns do not agree with each other is refused, naming it.
+ */
+function expandRun(file: string, turnId: string, run: RunRow, afterSequence: number, limit: number, out: StoredEvent[]): void {
+  const count = run.last_sequence - run.first_sequence + 1;
+  const ends = JSON.parse(run.ends) as number[];
+  const methods = JSON.parse(run.methods) as [string, number][];
+  const times = JSON.parse(run.recorded_at) as [string, number][];
+  const total = (pairs: [string, number][]) => pairs.reduce((sum, [, n]) => sum + n, 0);
+  if (ends.length !== count - 1 || total(methods) !== count || total(times) !== count) {
+    throw new StoreError(
+      "corrupt_run",
+      `event store ${file}: the run of turn ${turnId} holding sequences ${run.first_sequence} to ${run.last_sequence} does not agree with itself (${ends.length + 1} texts, ${total(methods)} methods, ${total(times)} times for ${count} events)`,
+    );
+  }
+  let method = 0;
+  let methodLeft = methods[0]![1];
+  let time = 0;
+  let timeLeft = times[0]![1];
+  let start = 0;
+  for (let i = 0; i < count && out.length < limit; i++) {
+    const end = i < count - 1 ? ends[i]! : run.params.length;
+    const sequence = run.first_sequence + i;
+    if (sequence > afterSequence) {
+      const json = run.params.slice(start, end);
+      out.push({ thread_id: run.thread_id, turn_id: turnId, sequence, method: methods[method]![0], params: decodeParams(json), paramsJson: json, recorded_at: times[time]![0] });
+    }
+    start = end;
+    if (--methodLeft === 0 && ++method < methods.length) methodLeft = methods[method]![1];
+    if (--timeLeft === 0 && ++time < times.length) timeLeft = times[time]![1];
+  }
 }
 
 function toRoute(row: RouteRow): RouteRecord {
@@ -896,13 +944,14 @@ interface ThreadRow {
   created_at: string;
 }
 
-interface EventRow {
+interface RunRow {
+  first_sequence: number;
+  last_sequence: number;
   thread_id: string;
-  turn_id: string;
-  sequence: number;
-  method: string;
-  params: string;
+  methods: string;
   recorded_at: string;
+  ends: string;
+  params: string;
 }
 
 type Statements = ReturnType<typeof prepareStatements>;
@@ -932,17 +981,13 @@ function prepareStatements(db: Database) {
       `SELECT turn_id, thread_id, created_at FROM turns WHERE thread_id = ? ORDER BY ordinal`,
     ),
     selectAllTurns: db.prepare<[], TurnRef>(`SELECT turn_id, thread_id, created_at FROM turns ORDER BY ordinal`),
-    // MAX over the primary key's prefix is one index seek, not a scan of the turn's events.
-    selectLastSequence: db.prepare<[string], { last: number }>(
-      `SELECT IFNULL(MAX(sequence), 0) AS last FROM events WHERE turn_id = ?`,
-    ),
-    insertEvent: db.prepare<[(string | number)[]]>(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES (?, ?, ?, ?, ?, ?)`),
-    insertEvents: db.prepare<[(string | number)[]]>(
-      `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ${Array(INSERT_BATCH).fill("(?, ?, ?, ?, ?, ?)").join(", ")}`,
-    ),
-    selectEvents: db.prepare<[string, number, number], EventRow>(
-      `SELECT thread_id, turn_id, sequence, method, params, recorded_at FROM events
-       WHERE turn_id = ? AND sequence > ? ORDER BY turn_id, sequence LIMIT ?`,
+    // MAX over the primary key's prefix is one index seek, not a scan of the turn's runs.
+    selectLastSequence: db.prepare<[string], { last: number }>(LAST_SEQUENCE),
+    insertRun: db.prepare<[(string | number)[]]>(INSERT_RUN),
+    // The runs holding a sequence after the one given, in order: a seek in the primary key.
+    selectRuns: db.prepare<[string, number, number], RunRow>(
+      `SELECT first_sequence, last_sequence, thread_id, methods, recorded_at, ends, params FROM event_runs
+       WHERE turn_id = ? AND last_sequence > ? ORDER BY turn_id, last_sequence LIMIT ?`,
     ),
     // RETURNING gives no row when the id exists (DO NOTHING), which is how a duplicate is told apart.
     insertRoute: db.prepare<[EncodedRoute], { ordinal: number }>(

@@ -55,20 +55,20 @@ function openStore(): SqliteEventStore {
 }
 
 /**
- * Makes every commit holding an event that matches `when` (SQL on NEW) fail the way a
- * real commit fails: a deferred foreign key, checked at COMMIT, that a row inserted
- * along with the event breaks.
+ * Makes every commit holding a run of events that matches `when` (SQL on NEW, a row of
+ * event_runs) fail the way a real commit fails: a deferred foreign key, checked at COMMIT,
+ * that a row inserted along with the run breaks.
  */
 function failCommitsOf(when: string): void {
   raw.exec(`
     CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
-    CREATE TRIGGER doom AFTER INSERT ON events WHEN ${when}
+    CREATE TRIGGER doom AFTER INSERT ON event_runs WHEN ${when}
     BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
   `);
 }
 
 const isCommitted = (turnId: string, sequence: number) =>
-  raw.prepare(`SELECT 1 AS one FROM events WHERE turn_id = ? AND sequence = ?`).get(turnId, sequence) !== undefined;
+  raw.prepare(`SELECT 1 AS one FROM event_runs WHERE turn_id = ? AND first_sequence <= ? AND last_sequence >= ?`).get(turnId, sequence, sequence) !== undefined;
 
 /**
  * The gateway's end of the pair, checking each frame as it is written: every turn event
@@ -154,7 +154,7 @@ describe("the gateway on a group-committing store", () => {
 
   it("sends no frame of a group whose commit fails at setImmediate, and ends the turn Failed (internal)", async () => {
     // Every commit holding a delta fails, as a full disk would make it.
-    const { log, sent } = await failingTurn("NEW.method = 'item/agent_message/delta'", "trn_doomed", { say: words(20), chunks: 20 });
+    const { log, sent } = await failingTurn(`instr(NEW.methods, '"item/agent_message/delta"') > 0`, "trn_doomed", { say: words(20), chunks: 20 });
     expect(sent.filter((frame) => frame.includes('"item/agent_message/delta"'))).toEqual([]);
     expect(log.events.map((e) => e.method)).not.toContain("item/agent_message/delta");
   });
@@ -162,7 +162,7 @@ describe("the gateway on a group-committing store", () => {
   it("fails the turn at its next record when a group commit fails while the turn waits on a tool", async () => {
     // The commit holding the tool's item/started fails while the tool writes its file.
     const { log } = await failingTurn(
-      "NEW.method = 'item/started' AND NEW.sequence > 4",
+      `instr(NEW.methods, '"item/started"') > 0 AND NEW.last_sequence > 4`,
       "trn_tool",
       { tool: "write_file", args: { path: "notes.txt", content: "hello\n" } },
       { say: "done" },
@@ -174,7 +174,7 @@ describe("the gateway on a group-committing store", () => {
     // Only the commit holding sequence 100 fails: a batch that ends at the limit, mid-stream;
     // the batches after it, which continue the turn, fail with it.
     const deltas = 4 * GROUP_COMMIT_LIMIT;
-    const { log } = await failingTurn("NEW.sequence = 100", "trn_limit", { say: words(deltas), chunks: deltas });
+    const { log } = await failingTurn("NEW.first_sequence <= 100 AND NEW.last_sequence >= 100", "trn_limit", { say: words(deltas), chunks: deltas });
     expect(log.events.some((e) => e.sequence === 100)).toBe(false);
     expect(log.events.at(-1)!.method).toBe("turn/failed");
   });
@@ -203,10 +203,16 @@ describe("the gateway on a group-committing store", () => {
       // last sequence and the insert after it.
       raw
         .transaction(() => {
-          const last = (raw.prepare(`SELECT MAX(sequence) AS last FROM events WHERE turn_id = 'trn_intruded'`).get() as { last: number }).last;
+          // A copy of the last event the file holds, as a run of one after it.
+          const run = raw
+            .prepare(`SELECT last_sequence AS last, thread_id, methods, recorded_at, ends, params FROM event_runs WHERE turn_id = 'trn_intruded' ORDER BY last_sequence DESC LIMIT 1`)
+            .get() as { last: number; thread_id: string; methods: string; recorded_at: string; ends: string; params: string };
+          const ends = JSON.parse(run.ends) as number[];
+          const method = (JSON.parse(run.methods) as [string, number][]).at(-1)![0];
+          const time = (JSON.parse(run.recorded_at) as [string, number][]).at(-1)![0];
           raw
-            .prepare(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) SELECT turn_id, ?, thread_id, method, params, recorded_at FROM events WHERE turn_id = 'trn_intruded' AND sequence = ?`)
-            .run(last + 1, last);
+            .prepare(`INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params) VALUES ('trn_intruded', ?, ?, ?, ?, ?, '[]', ?)`)
+            .run(run.last + 1, run.last + 1, run.thread_id, JSON.stringify([[method, 1]]), JSON.stringify([[time, 1]]), run.params.slice(ends.at(-1) ?? 0));
         })
         .immediate();
     });

@@ -50,7 +50,7 @@ async function open(): Promise<string> {
 function failCommitOf(method: string): void {
   raw.exec(`
     CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
-    CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.method = '${method}'
+    CREATE TRIGGER doom AFTER INSERT ON event_runs WHEN instr(NEW.methods, '"${method}"') > 0
     BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
   `);
 }

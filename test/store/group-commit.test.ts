@@ -19,7 +19,7 @@ import type { EventStore } from "../../runtime/store/store.js";
 
 interface RawConnection {
   exec(sql: string): unknown;
-  prepare(sql: string): { get(...params: unknown[]): unknown; run(...params: unknown[]): unknown };
+  prepare(sql: string): { get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[]; run(...params: unknown[]): unknown };
   close(): void;
 }
 const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => RawConnection;
@@ -37,7 +37,7 @@ const appendDelta = (store: EventStore, delta: string) => appendTo(store, "trn_1
  */
 const DOOM = `
   CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
-  CREATE TRIGGER doom AFTER INSERT ON events WHEN json_extract(NEW.params, '$.delta') = 'boom'
+  CREATE TRIGGER doom AFTER INSERT ON event_runs WHEN instr(NEW.params, '"delta":"boom"') > 0
   BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
 `;
 
@@ -47,11 +47,14 @@ let store: SqliteEventStore;
 let raw: RawConnection;
 
 /** Events of trn_1 a second connection to the file sees: the committed ones. */
-const committed = (turnId = "trn_1") => (raw.prepare(`SELECT COUNT(*) AS n FROM events WHERE turn_id = ?`).get(turnId) as { n: number }).n;
+const committed = (turnId = "trn_1") =>
+  (raw.prepare(`SELECT IFNULL(SUM(last_sequence - first_sequence + 1), 0) AS n FROM event_runs WHERE turn_id = ?`).get(turnId) as { n: number }).n;
 
 /** The sequences of a turn a second connection to the file sees. */
-const sequencesInFile = (turnId: string) =>
-  (raw.prepare(`SELECT json_group_array(sequence) AS s FROM (SELECT sequence FROM events WHERE turn_id = ? ORDER BY sequence)`).get(turnId) as { s: string }).s;
+const sequencesInFile = (turnId: string) => {
+  const runs = raw.prepare(`SELECT first_sequence AS first, last_sequence AS last FROM event_runs WHERE turn_id = ? ORDER BY last_sequence`).all(turnId) as { first: number; last: number }[];
+  return JSON.stringify(runs.flatMap(({ first, last }) => Array.from({ length: last - first + 1 }, (_, i) => first + i)));
+};
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "turnspec-group-"));
@@ -202,7 +205,12 @@ describe("group commit in the SQLite store", () => {
     store.afterCommit((failure) => outcome.push(failure?.message));
     // A row of another turn in the same batch is lost with it.
     appendTo(store, "trn_2", "same batch");
-    raw.prepare(`INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES ('trn_1', 4, 'thr_a', 'item/agent_message/delta', '{"sequence":4}', 'now')`).run();
+    raw
+      .prepare(
+        `INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params)
+         VALUES ('trn_1', 4, 4, 'thr_a', '[["item/agent_message/delta",1]]', '[["now",1]]', '[]', '{"sequence":4}')`,
+      )
+      .run();
     await commit(store);
     expect(outcome).toEqual([`event store ${file}: a commit failed and its writes are lost: turn trn_1 would get sequence 4 but the file holds it up to 4: another writer appended to the turn`]);
     // The batch after it, of another turn, commits.

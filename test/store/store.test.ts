@@ -43,7 +43,7 @@ storeContract(
     const raw = new RawDatabase(contractFile());
     raw.exec(`
       CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
-      CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.method = '${method}'
+      CREATE TRIGGER doom AFTER INSERT ON event_runs WHEN instr(NEW.methods, '"${method}"') > 0
       BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
     `);
     return () => {
@@ -63,7 +63,7 @@ storeContract(
     const own = (store as unknown as { db: RawConnection }).db;
     own.exec(`
       CREATE TABLE doomed (turn_id TEXT REFERENCES turns (turn_id) DEFERRABLE INITIALLY DEFERRED);
-      CREATE TRIGGER doom AFTER INSERT ON events WHEN NEW.method = '${method}'
+      CREATE TRIGGER doom AFTER INSERT ON event_runs WHEN instr(NEW.methods, '"${method}"') > 0
       BEGIN INSERT INTO doomed VALUES ('no such turn'); END;
     `);
     return () => {
@@ -100,6 +100,77 @@ describe("SqliteEventStore on disk", () => {
       expect(second.turnsOfThread("thr_a").map((t) => t.turn_id)).toEqual(["trn_2", "trn_1", "trn_0"]);
     } finally {
       second.close();
+    }
+  });
+
+  it("stores a batch's events of a turn as one run, and reads any stretch of it back exactly", () => {
+    const file = join(dir, "events.db");
+    let time = 0;
+    const first = new SqliteEventStore(file, { now: () => `2025-01-01T00:00:0${Math.floor(time++ / 2)}.000Z` });
+    first.createThread(thread("thr_a"));
+    first.createTurn("thr_a", "trn_1", "2025-01-01T00:00:00Z");
+    // Texts outside the Basic Multilingual Plane: offsets count UTF-16 code units, as JavaScript does.
+    const texts = ["a", "🙂🙂", "", "ünïcödé", "z"];
+    for (const text of texts) appendDelta(first, "trn_1", text);
+    first.append("trn_1", "item/completed", (sequence) => ({ turn_id: "trn_1", sequence, item_id: "itm_1" }));
+    const written = first.events("trn_1");
+    first.close();
+
+    const raw = new RawDatabase(file);
+    try {
+      expect(raw.prepare(`SELECT first_sequence, last_sequence, methods, recorded_at FROM event_runs WHERE turn_id = 'trn_1'`).all()).toEqual([
+        {
+          first_sequence: 1,
+          last_sequence: 6,
+          methods: '[["item/agent_message/delta",5],["item/completed",1]]',
+          recorded_at: '[["2025-01-01T00:00:00.000Z",2],["2025-01-01T00:00:01.000Z",2],["2025-01-01T00:00:02.000Z",2]]',
+        },
+      ]);
+    } finally {
+      raw.close();
+    }
+    const second = new SqliteEventStore(file);
+    try {
+      expect(second.events("trn_1")).toStrictEqual(written);
+      expect(written.map((e) => [e.method, e.params.delta, e.recorded_at])).toEqual([
+        ["item/agent_message/delta", "a", "2025-01-01T00:00:00.000Z"],
+        ["item/agent_message/delta", "🙂🙂", "2025-01-01T00:00:00.000Z"],
+        ["item/agent_message/delta", "", "2025-01-01T00:00:01.000Z"],
+        ["item/agent_message/delta", "ünïcödé", "2025-01-01T00:00:01.000Z"],
+        ["item/agent_message/delta", "z", "2025-01-01T00:00:02.000Z"],
+        ["item/completed", undefined, "2025-01-01T00:00:02.000Z"],
+      ]);
+      expect(second.events("trn_1", 2, 3)).toStrictEqual(written.slice(2, 5));
+      expect(second.events("trn_1", 6)).toEqual([]);
+      expect(second.lastSequence("trn_1")).toBe(6);
+    } finally {
+      second.close();
+    }
+  });
+
+  it("refuses to read a run whose columns do not agree with each other, naming the turn and its sequences", () => {
+    const file = join(dir, "events.db");
+    const store = new SqliteEventStore(file);
+    store.createThread(thread("thr_a"));
+    store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:00Z");
+    for (const text of ["a", "b", "c"]) appendDelta(store, "trn_1", text);
+    store.close();
+    const raw = new RawDatabase(file);
+    try {
+      raw.prepare(`UPDATE event_runs SET ends = '[5]' WHERE turn_id = 'trn_1'`).run();
+    } finally {
+      raw.close();
+    }
+    const reopened = new SqliteEventStore(file);
+    try {
+      const error = thrownBy(() => reopened.events("trn_1"));
+      expect(error).toBeInstanceOf(StoreError);
+      expect(error).toMatchObject({ kind: "corrupt_run" });
+      expect((error as Error).message).toBe(
+        `event store ${file}: the run of turn trn_1 holding sequences 1 to 3 does not agree with itself (2 texts, 3 methods, 3 times for 3 events)`,
+      );
+    } finally {
+      reopened.close();
     }
   });
 
@@ -228,7 +299,7 @@ describe("SqliteEventStore on disk", () => {
         `INSERT INTO events (turn_id, sequence, thread_id, method, params, recorded_at) VALUES (?, ?, ?, ?, ?, ?)`,
       );
       for (const sequence of [1, 2]) {
-        insertEvent.run("trn_1", sequence, "thr_a", "item/agent_message/delta", JSON.stringify({ turn_id: "trn_1", sequence, delta: `d${sequence}` }), RECORDED_AT);
+        insertEvent.run("trn_1", sequence, "thr_a", "item/agent_message/delta", JSON.stringify({ turn_id: "trn_1", sequence, delta: `d${sequence} 🙂` }), RECORDED_AT);
       }
     } finally {
       raw.close();
@@ -238,7 +309,11 @@ describe("SqliteEventStore on disk", () => {
     try {
       expect(store.getThread("thr_a")).toStrictEqual(thread("thr_a", { model: "gpt-test" }));
       expect(store.turnsOfThread("thr_a").map((t) => t.turn_id)).toEqual(["trn_1"]);
-      expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(["d1", "d2"]);
+      expect(store.events("trn_1").map((e) => [e.sequence, e.method, e.params.delta, e.recorded_at])).toEqual([
+        [1, "item/agent_message/delta", "d1 🙂", RECORDED_AT],
+        [2, "item/agent_message/delta", "d2 🙂", RECORDED_AT],
+      ]);
+      expect(store.events("trn_1", 1).map((e) => e.sequence)).toEqual([2]);
       expect(appendDelta(store, "trn_1").sequence).toBe(3);
       expect(store.insertRoute(route("rte_1", "exe_a")).ordinal).toBe(1);
       expect(store.updateRoute(route("rte_1", "exe_a", { generation: 2 }), 1)).toBe(true);
@@ -382,7 +457,7 @@ const SCHEMA_V1 = `
 interface RawConnection {
   pragma(source: string, options?: { simple?: boolean }): unknown;
   exec(sql: string): unknown;
-  prepare(sql: string): { run(...params: unknown[]): unknown };
+  prepare(sql: string): { run(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] };
   close(): void;
 }
 const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => RawConnection;
