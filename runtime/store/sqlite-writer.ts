@@ -37,10 +37,9 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "
  *   JavaScript counts them), the last event's left out (it ends with `params`);
  * - methods and recorded_at: JSON arrays of [value, count] pairs, in order: each value for
  *   that many consecutive events (a run's events mostly share both).
+ *
+ * INSERT_RUN inserts one run, its values in the order runRow gives them.
  */
-export const RUN_COLUMNS = 8;
-
-/** The statement that inserts one run, its values in the order EventRuns.rows() gives them. */
 export const INSERT_RUN =
   "INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
@@ -75,12 +74,28 @@ function countInto(pairs: (string | number)[], value: string): void {
   else pairs.push(value, 1);
 }
 
-/** Flat [value, count] pairs as the JSON array of pairs the column holds. */
-function pairsJson(pairs: readonly (string | number)[]): string {
-  const parts: string[] = [];
-  for (let at = 0; at < pairs.length; at += 2) parts.push(`[${JSON.stringify(pairs[at])},${pairs[at + 1]}]`);
-  return `[${parts.join(",")}]`;
-}
+/**
+ * A run as it is posted: [turn_id, first_sequence, last_sequence, thread_id, methods and
+ * times as flat [value, count] pairs, the end of each event's text, the joined texts].
+ * The writer thread makes its row of it (runRow), so that the main thread does not.
+ */
+export type RunMaterial = readonly [string, number, number, string, readonly (string | number)[], readonly (string | number)[], readonly number[], string];
+
+/**
+ * Plain JavaScript, evaluated in the writer thread and here (for the main connection,
+ * which writes when there is no writer): a run's material as its row, in INSERT_RUN's order.
+ */
+const RUN_ROW_SOURCE = `function runRow(run) {
+  const pairs = (flat) => {
+    let json = "[";
+    for (let at = 0; at < flat.length; at += 2) json += (at === 0 ? "[" : ",[") + JSON.stringify(flat[at]) + "," + flat[at + 1] + "]";
+    return json + "]";
+  };
+  return [run[0], run[2], run[1], run[3], pairs(run[4]), pairs(run[5]), "[" + run[6].slice(0, -1).join(",") + "]", run[7]];
+}`;
+
+/** The row of a run (RUN_ROW_SOURCE). */
+export const runRow = new Function(`${RUN_ROW_SOURCE}\nreturn runRow;`)() as (run: RunMaterial) => (string | number)[];
 
 /**
  * The events of a batch, gathered into runs (a new run whenever an event does not follow
@@ -115,14 +130,9 @@ export class EventRuns {
     this.events++;
   }
 
-  /** The rows of the runs, RUN_COLUMNS values each, in INSERT_RUN's order. */
-  rows(): (string | number)[] {
-    const rows: (string | number)[] = [];
-    for (const run of this.runs) {
-      const ends = run.ends.length > 1 ? `[${run.ends.slice(0, -1).join(",")}]` : "[]";
-      rows.push(run.turnId, run.next - 1, run.first, run.threadId, pairsJson(run.methods), pairsJson(run.times), ends, run.params.join(""));
-    }
-    return rows;
+  /** The runs, as they are posted (each made a row by runRow). */
+  material(): RunMaterial[] {
+    return this.runs.map((run) => [run.turnId, run.first, run.next - 1, run.threadId, run.methods, run.times, run.ends, run.params.join("")] as const);
   }
 
   /** Forgets the events (inserted), keeping the turns registered. */
@@ -134,14 +144,13 @@ export class EventRuns {
   }
 
   message(): WriterMessage {
-    return { runs: this.rows(), turns: this.turns };
+    return { runs: this.material(), turns: this.turns };
   }
 }
 
-/** One batch as it is posted: its runs and the turns it registers, as flat arrays (cheap to clone: no object per run). */
+/** One batch as it is posted: its runs and the turns it registers (cheap to clone: no object per event). */
 export interface WriterMessage {
-  /** RUN_COLUMNS values per run, in INSERT_RUN's order. */
-  readonly runs: readonly (string | number)[];
+  readonly runs: readonly RunMaterial[];
   /** turn_id, thread_id, created_at per turn registered in the batch. */
   readonly turns: readonly string[];
 }
@@ -189,7 +198,7 @@ export class SqliteWriter {
     this.port = port1;
     this.worker = new Worker(WRITER_SOURCE, {
       eval: true,
-      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, runColumns: RUN_COLUMNS, turnColumns: TURN_COLUMNS, insertRun: INSERT_RUN, lastSequence: LAST_SEQUENCE },
+      workerData: { file, busyTimeoutMs, module: betterSqlite3, port: port2, counter: this.counter, turnColumns: TURN_COLUMNS, insertRun: INSERT_RUN, lastSequence: LAST_SEQUENCE },
       transferList: [port2],
     });
     this.port.on("message", (answer: Answer) => this.take(answer));
@@ -292,7 +301,8 @@ export class SqliteWriter {
  */
 const WRITER_SOURCE = `
 const { workerData } = require("node:worker_threads");
-const { file, busyTimeoutMs, module, port, counter, runColumns, turnColumns, insertRun, lastSequence } = workerData;
+const { file, busyTimeoutMs, module, port, counter, turnColumns, insertRun, lastSequence } = workerData;
+${RUN_ROW_SOURCE}
 const ANSWERS = ${ANSWERS};
 const GONE = ${GONE};
 const answer = (message) => {
@@ -335,10 +345,10 @@ function commit(batch) {
     }
     statements.insertTurn.run(turns[at], turns[at + 1], turns[at + 2]);
   }
-  for (let at = 0; at < runs.length; at += runColumns) {
+  for (const run of runs) {
     // Each run must follow what the file holds of its turn.
-    const turnId = runs[at];
-    const first = runs[at + 2];
+    const turnId = run[0];
+    const first = run[1];
     const last = statements.lastSequence.get(turnId).last;
     if (first !== last + 1) {
       throw new Error(
@@ -346,7 +356,7 @@ function commit(batch) {
           (first > last + 1 ? ": an earlier commit of the turn failed" : ": another writer appended to the turn"),
       );
     }
-    statements.insertRun.run(runs.slice(at, at + runColumns));
+    statements.insertRun.run(runRow(run));
   }
   statements.commit.run();
 }

@@ -66,7 +66,7 @@ import {
   storeErrors,
   type EncodedRoute,
 } from "./rules.js";
-import { EventRuns, INSERT_RUN, LAST_SEQUENCE, RUN_COLUMNS, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
+import { EventRuns, INSERT_RUN, LAST_SEQUENCE, runRow, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
 
 export interface SqliteEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -728,14 +728,13 @@ export class SqliteEventStore implements EventStore {
   private insertPending(batch: Batch): void {
     const runs = batch.runs;
     if (runs === undefined || runs.events === 0) return;
-    const rows = runs.rows();
+    const material = runs.material();
     runs.clearEvents();
-    for (let at = 0; at < rows.length; at += RUN_COLUMNS) {
-      const turnId = rows[at] as string;
-      const first = rows[at + 2] as number;
+    for (const run of material) {
+      const [turnId, first] = run;
       const last = this.statements.selectLastSequence.get(turnId)?.last ?? 0;
       if (first !== last + 1) throw new Error(`turn ${turnId} would get sequence ${first} but the file holds it up to ${last}`);
-      this.statements.insertRun.run(rows.slice(at, at + RUN_COLUMNS));
+      this.statements.insertRun.run(runRow(run));
     }
   }
 
