@@ -14,11 +14,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EventStore, RouteRecord, StoredEvent, ThreadRecord } from "../../runtime/store/store.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { CHUNK, MemoryEventStore } from "../../runtime/store/memory.js";
 import { SCHEMA_VERSION, SqliteEventStore } from "../../runtime/store/sqlite.js";
 import { openStore } from "../../runtime/store/open.js";
 import { StoreError } from "../../runtime/store/rules.js";
-import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
+import { RECORDED_AT, appendDelta, committed, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 
 let dir: string;
 beforeEach(() => {
@@ -71,6 +71,32 @@ storeContract(
     };
   },
 );
+
+describe("MemoryEventStore", () => {
+  it("undoes a failed commit's events across the point where a turn's texts were joined, and keeps the rest exact", async () => {
+    const store = new MemoryEventStore({ now: () => RECORDED_AT });
+    store.createThread(thread("thr_a"));
+    store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:00Z");
+    for (let i = 1; i < CHUNK; i++) appendDelta(store, "trn_1", `d${i}`);
+    expect(await committed(store)).toBeUndefined();
+    // Events CHUNK (which joins the turn's texts), CHUNK + 1 and one the commit fails on.
+    store.failCommitsOf("item/completed");
+    appendDelta(store, "trn_1", "lost");
+    appendDelta(store, "trn_1", "lost too");
+    store.append("trn_1", "item/completed", (sequence) => ({ turn_id: "trn_1", sequence, item_id: "itm_1" }));
+    expect(await committed(store)).toBeInstanceOf(StoreError);
+    expect(store.lastSequence("trn_1")).toBe(CHUNK - 1);
+    expect(store.events("trn_1").map((e) => e.params.delta)).toEqual(Array.from({ length: CHUNK - 1 }, (_, i) => `d${i + 1}`));
+    // The turn goes on from there, and its texts are joined as before.
+    for (let i = CHUNK; i <= CHUNK + 2; i++) expect(appendDelta(store, "trn_1", `d${i}`).sequence).toBe(i);
+    expect(store.events("trn_1", CHUNK - 2).map((e) => [e.sequence, e.params.delta])).toEqual([
+      [CHUNK - 1, `d${CHUNK - 1}`],
+      [CHUNK, `d${CHUNK}`],
+      [CHUNK + 1, `d${CHUNK + 1}`],
+      [CHUNK + 2, `d${CHUNK + 2}`],
+    ]);
+  });
+});
 
 describe("SqliteEventStore on disk", () => {
   it("gives a reopened file everything back, and continues each turn's sequence without a gap", () => {
