@@ -44,6 +44,13 @@ export class OpenAIProvider implements ModelProvider {
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     let usage: ProviderEvent | undefined;
     let finished = false;
+    // The client listens on the signal it is given and never stops: given the turn's, a turn
+    // of many rounds would pile listeners up on it. It gets one of its own per call, which
+    // the turn's aborts, and which is let go when the call ends.
+    const ownSignal = new AbortController();
+    const abort = () => ownSignal.abort(request.signal.reason);
+    if (request.signal.aborted) abort();
+    else request.signal.addEventListener("abort", abort, { once: true });
     try {
       const stream = await this.#client.chat.completions.create(
         {
@@ -54,7 +61,7 @@ export class OpenAIProvider implements ModelProvider {
           stream: true,
           stream_options: { include_usage: true },
         },
-        { signal: request.signal },
+        { signal: ownSignal.signal },
       );
       for await (const chunk of stream) {
         if (chunk.usage) usage = { type: "usage", input_tokens: chunk.usage.prompt_tokens, output_tokens: chunk.usage.completion_tokens };
@@ -78,6 +85,8 @@ export class OpenAIProvider implements ModelProvider {
       }
     } catch (error) {
       throw toProviderError(error, request.signal, this.#where);
+    } finally {
+      request.signal.removeEventListener("abort", abort);
     }
     // The client ends an aborted stream quietly instead of throwing: without this check a
     // cancelled answer would look like a complete one.

@@ -2,6 +2,7 @@
  * The OpenAI provider against a local server speaking the Chat Completions streaming
  * format: what it sends, how it maps the chunks, and how it sorts failures.
  */
+import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -223,6 +224,17 @@ describe("OpenAIProvider", () => {
     })();
     await expect(run).rejects.toBe(reason);
     expect(events).toEqual([{ type: "text_delta", text: "first" }]);
+  });
+
+  it("leaves nothing listening on the signal it is given once a call ends, however many calls share it", async () => {
+    // A turn's signal spans all its rounds; the HTTP client listens on whatever signal it is handed.
+    handler = sse([chunk({ content: "ok" }, "stop")]);
+    const provider = new OpenAIProvider({ baseURL, apiKey: "k" });
+    const turn = new AbortController();
+    for (let round = 0; round < 12; round++) await collect(provider, hello, { signal: turn.signal });
+    handler = status(500, "down");
+    await failure(collect(provider, hello, { signal: turn.signal }));
+    expect(getEventListeners(turn.signal, "abort")).toEqual([]);
   });
 
   it("fails without a model to ask", async () => {
