@@ -10,8 +10,7 @@
  * sequence the file holds of its turn (the main thread hands sequences out without reading
  * them under the lock, so this check is what keeps them gap-free and duplicate-free against
  * another writer or an earlier batch of the turn that failed), inserts the runs, commits,
- * and answers. A batch that fails is rolled back whole and
- * answered with the reason.
+ * and answers. A batch that fails is rolled back whole and answered with the reason.
  *
  * The writer's connection checkpoints the WAL by itself (SQLite's default, every 1,000
  * pages) only while the store's checkpointing thread does not (sqlite.ts): the fsyncs of a
@@ -38,7 +37,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "
  * - methods and recorded_at: JSON arrays of [value, count] pairs, in order: each value for
  *   that many consecutive events (a run's events mostly share both).
  *
- * INSERT_RUN inserts one run, its values in the order runRow gives them.
+ * INSERT_RUN inserts one run, its values in the order runRow (RUNS_SOURCE) gives them.
  */
 export const INSERT_RUN =
   "INSERT INTO event_runs (turn_id, last_sequence, first_sequence, thread_id, methods, recorded_at, ends, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
@@ -77,25 +76,47 @@ function countInto(pairs: (string | number)[], value: string): void {
 /**
  * A run as it is posted: [turn_id, first_sequence, last_sequence, thread_id, methods and
  * times as flat [value, count] pairs, the end of each event's text, the joined texts].
- * The writer thread makes its row of it (runRow), so that the main thread does not.
+ * The writer thread makes its row of it (RUNS_SOURCE), so that the main thread does not.
  */
 export type RunMaterial = readonly [string, number, number, string, readonly (string | number)[], readonly (string | number)[], readonly number[], string];
 
 /**
  * Plain JavaScript, evaluated in the writer thread and here (for the main connection,
- * which writes when there is no writer): a run's material as its row, in INSERT_RUN's order.
+ * which writes when there is no writer): insertRuns inserts runs, each after a check that
+ * it follows what the file holds of its turn, with the row runRow makes of it (in
+ * INSERT_RUN's order).
  */
-const RUN_ROW_SOURCE = `function runRow(run) {
+const RUNS_SOURCE = `function runRow(run) {
   const pairs = (flat) => {
     let json = "[";
     for (let at = 0; at < flat.length; at += 2) json += (at === 0 ? "[" : ",[") + JSON.stringify(flat[at]) + "," + flat[at + 1] + "]";
     return json + "]";
   };
   return [run[0], run[2], run[1], run[3], pairs(run[4]), pairs(run[5]), "[" + run[6].slice(0, -1).join(",") + "]", run[7]];
+}
+function insertRuns(statements, runs) {
+  for (const run of runs) {
+    const turnId = run[0];
+    const first = run[1];
+    const last = statements.lastSequence.get(turnId).last;
+    if (first !== last + 1) {
+      throw new Error(
+        "turn " + turnId + " would get sequence " + first + " but the file holds it up to " + last +
+          (first > last + 1 ? ": an earlier commit of the turn failed" : ": another writer appended to the turn"),
+      );
+    }
+    statements.insertRun.run(runRow(run));
+  }
 }`;
 
-/** The row of a run (RUN_ROW_SOURCE). */
-export const runRow = new Function(`${RUN_ROW_SOURCE}\nreturn runRow;`)() as (run: RunMaterial) => (string | number)[];
+/** The statements insertRuns uses: LAST_SEQUENCE and INSERT_RUN, prepared on a connection. */
+export interface RunStatements {
+  readonly lastSequence: { get(turnId: string): { last: number } | undefined };
+  readonly insertRun: { run(row: (string | number)[]): unknown };
+}
+
+/** Inserts runs (RUNS_SOURCE), throwing at the first that does not follow what the file holds of its turn. */
+export const insertRuns = new Function(`${RUNS_SOURCE}\nreturn insertRuns;`)() as (statements: RunStatements, runs: readonly RunMaterial[]) => void;
 
 /**
  * The events of a batch, gathered into runs (a new run whenever an event does not follow
@@ -130,7 +151,7 @@ export class EventRuns {
     this.events++;
   }
 
-  /** The runs, as they are posted (each made a row by runRow). */
+  /** The runs, as they are posted (insertRuns makes each a row). */
   material(): RunMaterial[] {
     return this.runs.map((run) => [run.turnId, run.first, run.next - 1, run.threadId, run.methods, run.times, run.ends, run.params.join("")] as const);
   }
@@ -302,7 +323,7 @@ export class SqliteWriter {
 const WRITER_SOURCE = `
 const { workerData } = require("node:worker_threads");
 const { file, busyTimeoutMs, module, port, counter, turnColumns, insertRun, lastSequence } = workerData;
-${RUN_ROW_SOURCE}
+${RUNS_SOURCE}
 const ANSWERS = ${ANSWERS};
 const GONE = ${GONE};
 const answer = (message) => {
@@ -345,19 +366,7 @@ function commit(batch) {
     }
     statements.insertTurn.run(turns[at], turns[at + 1], turns[at + 2]);
   }
-  for (const run of runs) {
-    // Each run must follow what the file holds of its turn.
-    const turnId = run[0];
-    const first = run[1];
-    const last = statements.lastSequence.get(turnId).last;
-    if (first !== last + 1) {
-      throw new Error(
-        "turn " + turnId + " would get sequence " + first + " but the file holds it up to " + last +
-          (first > last + 1 ? ": an earlier commit of the turn failed" : ": another writer appended to the turn"),
-      );
-    }
-    statements.insertRun.run(runRow(run));
-  }
+  insertRuns(statements, runs);
   statements.commit.run();
 }
 

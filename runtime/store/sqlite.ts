@@ -11,9 +11,9 @@
  * The commit runs off the event loop: a writer thread with its own connection to the file
  * (sqlite-writer.ts) inserts and commits each batch. The main thread hands out the
  * sequence, builds and encodes the params and adds the event to its turn's run (a batch's
- * events of one turn are stored as one row: EventRuns in sqlite-writer.ts); at the batch's end it posts
- * the batch in one message and goes on at once, so the next batch fills while the writer
- * commits this one (a pipeline, first in first out). When the writer answers, the batch's
+ * events of one turn are stored as one row: EventRuns in sqlite-writer.ts); at the batch's
+ * end it posts the batch in one message and goes on at once, so the next batch fills while
+ * the writer commits this one (a pipeline, first in first out). When the writer answers, the batch's
  * `afterCommit` callbacks run in order, with the StoreError if it failed. A batch that
  * registers a new turn is waited for at its end: the code that runs the turn starts on the
  * next turn of the event loop and must know whether the turn exists.
@@ -66,7 +66,7 @@ import {
   storeErrors,
   type EncodedRoute,
 } from "./rules.js";
-import { EventRuns, INSERT_RUN, LAST_SEQUENCE, runRow, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
+import { EventRuns, INSERT_RUN, insertRuns, LAST_SEQUENCE, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
 
 export interface SqliteEventStoreOptions {
   /** The clock for `recorded_at`; an RFC 3339 time. */
@@ -724,18 +724,13 @@ export class SqliteEventStore implements EventStore {
     for (const other of this.siblings!) if (other !== this) other.flush();
   }
 
-  /** Inserts a main-connection batch's pending runs, each after a check that it follows what the file holds of its turn, as the writer checks. */
+  /** Inserts a main-connection batch's pending runs, checked as the writer checks them. */
   private insertPending(batch: Batch): void {
     const runs = batch.runs;
     if (runs === undefined || runs.events === 0) return;
     const material = runs.material();
     runs.clearEvents();
-    for (const run of material) {
-      const [turnId, first] = run;
-      const last = this.statements.selectLastSequence.get(turnId)?.last ?? 0;
-      if (first !== last + 1) throw new Error(`turn ${turnId} would get sequence ${first} but the file holds it up to ${last}`);
-      this.statements.insertRun.run(runRow(run));
-    }
+    insertRuns({ lastSequence: this.statements.selectLastSequence, insertRun: this.statements.insertRun }, material);
   }
 
   /** Inserts the pending rows of a main-connection batch; an insert that fails loses the batch, as a failed commit would, and is thrown. */
