@@ -1,8 +1,9 @@
 /**
  * Wall time of a full certification of the reference gateway, as `npm start` runs it:
  * `node bin/turnspec.js certify --gateway-cmd "node bin/turnspec.js serve --stdio --memory
- * --provider-url {provider_url} --question-timeout-ms {question_timeout_ms}"` in a fresh process (start-up, the model server, the
- * gateway's own start-up, every scenario of every capability). Median of 3 runs; target
+ * --provider-url {provider_url} --question-timeout-ms {question_timeout_ms}"` in a fresh
+ * process (start-up, the model server, the gateway's own start-up, every scenario of every
+ * capability). Median of 3 runs; target
  * < 60 s. Informational: the time the run itself reports, and how many requirements passed.
  *
  * Run alone: npx tsx bench/certify.ts [--runs N]

@@ -21,9 +21,9 @@
  * (tsc and bundlers' defaults keep the code as it is); the what-ifs show it.
  *
  * Informational, after the targets: what-if variants (the module as tsx loads it, ajv's
- * ESM standalone alone at module scope (no accept-only checks), compiled by Ajv2020 with every vocabulary as before, and
- * run-time ajv with the generator's compiler; the tolerant module), and a per-kind
- * breakdown of the costs.
+ * ESM standalone alone at module scope (no accept-only checks), compiled by Ajv2020 with
+ * every vocabulary as before, and run-time ajv with the generator's compiler; the tolerant
+ * module), and a per-kind breakdown of the costs.
  *
  * Run alone: npx tsx bench/validation.ts [--quick] [--no-breakdown] [--no-what-if]
  */
