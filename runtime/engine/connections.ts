@@ -21,13 +21,18 @@ export interface Connection {
  * spliced in as they are. What is stored is what is sent, and it is serialised once.
  */
 export function eventFrame(event: StoredEvent): string {
-  let head = FRAME_HEADS.get(event.method);
-  if (head === undefined) FRAME_HEADS.set(event.method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(event.method)},"params":`));
-  return `${head}${event.paramsJson}}`;
+  if (event.method !== lastHead.method) {
+    let head = FRAME_HEADS.get(event.method);
+    if (head === undefined) FRAME_HEADS.set(event.method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(event.method)},"params":`));
+    lastHead = { method: event.method, head };
+  }
+  return `${lastHead.head}${event.paramsJson}}`;
 }
 
 /** The text before the params of each method's frame, made once per method. */
 const FRAME_HEADS = new Map<string, string>();
+/** The head of the last frame made: a turn's events come in runs of one method (its deltas). */
+let lastHead = { method: "", head: "" };
 
 export class Connections {
   /** The connections following each thread: a thread's event reaches its followers without a look at the others. */
@@ -63,6 +68,9 @@ export class Connections {
 
   /** The observer that sends each published event to the connections of its thread. */
   readonly onEvent = (event: StoredEvent): void => {
-    if (this.followers.has(event.thread_id)) this.sendToThread(event.thread_id, eventFrame(event));
+    const followers = this.followers.get(event.thread_id);
+    if (followers === undefined) return;
+    const frame = eventFrame(event);
+    for (const connection of followers) connection.send(frame);
   };
 }

@@ -122,6 +122,8 @@ export class TurnFold {
    * pushed, not copied into a new item, and the item is built once, when it is next read.
    */
   private readonly grown = new Map<string, Map<string, string[]>>();
+  /** The pieces the last delta went to, while it is the latest event: the next delta of the same item and stream joins them at once. */
+  private lastGrown: { readonly id: string; readonly stream: string; readonly parts: string[] } | undefined;
   private readonly requests = new Map<string, RequestState>();
   private readonly questions = new Map<string, QuestionState>();
   private readonly grants = new Set<string>();
@@ -147,6 +149,7 @@ export class TurnFold {
     let item = this.items.get(itemId)!;
     for (const [field, parts] of pieces) item = appendToField(item, field, parts.join(""));
     this.grown.delete(itemId);
+    if (this.lastGrown?.id === itemId) this.lastGrown = undefined;
     this.items.set(itemId, item);
     return item;
   }
@@ -174,15 +177,22 @@ export class TurnFold {
     // Deltas are most of a turn's events: they are told apart first.
     if (typeof params.delta === "string" && typeof params.stream === "string") {
       const id = params.item_id as string;
+      const last = this.lastGrown;
+      if (last !== undefined && last.id === id && last.stream === params.stream) {
+        last.parts.push(params.delta);
+        return id;
+      }
       const field = deltaFieldOf(params.stream);
       if (field === undefined || !items.has(id)) return undefined;
       let pieces = this.grown.get(id);
       if (pieces === undefined) this.grown.set(id, (pieces = new Map()));
-      const parts = pieces.get(field);
-      if (parts === undefined) pieces.set(field, [params.delta]);
+      let parts = pieces.get(field);
+      if (parts === undefined) pieces.set(field, (parts = [params.delta]));
       else parts.push(params.delta);
+      this.lastGrown = { id, stream: params.stream, parts };
       return id;
     }
+    this.lastGrown = undefined;
     if (TURN_SNAPSHOTS.has(event.method)) {
       this.turn = params.turn as Turn;
       // A turn that ends closes whatever recovery job it still had open; one that blocks keeps only the job it names.

@@ -30,11 +30,11 @@ import { isActive, type RecoveryJobState } from "./fold.js";
 import type { Clock, ParentTurn, TurnOutcome } from "./ports.js";
 import { GatewayShutdown, observedInLog, type RecoveryJobs } from "./recovery.js";
 import type { Threads } from "./threads.js";
-import type { TurnLog } from "./turn-log.js";
+import type { PreparedEvent, TurnLog } from "./turn-log.js";
 import { checkpointId, windowId } from "./windows.js";
 
 export interface LifecyclePorts {
-  readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "checkFirst">;
+  readonly log: Pick<TurnLog, "record" | "publish" | "deliver" | "takeLostEvents" | "committed" | "state" | "prepareFirst" | "recordPrepared">;
   readonly threads: Pick<Threads, "thread" | "activeTurn" | "turnOf">;
   readonly store: Pick<EventStore, "createTurn" | "allTurns" | "events" | "turnThread" | "lastSequence" | "shared">;
   /** How long a turn's lease lasts unrenewed, on a store shared by several instances. */
@@ -350,9 +350,10 @@ export class TurnLifecycle {
     // is found here, before anything is stored; the store's own failure is a failed commit,
     // which loses the turn with its events (createTurn is in the same commit), leaving the
     // id and the thread free: launch() then runs nothing.
+    let prepared: PreparedEvent[];
     try {
       try {
-        this.ports.log.checkFirst(thread.id, params.turn_id, events);
+        prepared = this.ports.log.prepareFirst(thread.id, params.turn_id, events);
       } catch (error) {
         throw new Error(`turn ${params.turn_id} was not started: ${(error as Error).message}`);
       }
@@ -369,7 +370,7 @@ export class TurnLifecycle {
     this.ports.store.shared?.claimTurn(params.turn_id, this.ports.leaseTimeoutMs);
     const first: StoredEvent[] = [];
     try {
-      for (const [method, fields] of events) first.push(this.ports.log.record(thread.id, params.turn_id, method, fields as never));
+      for (const event of prepared) first.push(this.ports.log.recordPrepared(event));
     } catch (error) {
       // A store that refuses an append part-way (not at its commit) has kept the ones before
       // it: the turn is ended at once, so it never holds the thread.

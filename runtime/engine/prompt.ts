@@ -43,7 +43,19 @@ interface Section {
   readonly content: unknown;
 }
 
-const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
+/**
+ * The sha256 of the JSON text of `[[id, content], …]` for the sections given, hashed from
+ * each section's text (`texts`, by section index) as made once for all three fingerprints:
+ * a long conversation is serialised once per prompt, not once per fingerprint it is part of.
+ */
+function fingerprint(texts: readonly string[], which: readonly number[]): string {
+  const hash = createHash("sha256").update("[");
+  which.forEach((index, n) => {
+    if (n > 0) hash.update(",");
+    hash.update(texts[index]!);
+  });
+  return hash.update("]").digest("hex");
+}
 
 /** The manifest of one compiled prompt. */
 export function promptManifest(input: PromptInput): PromptManifest {
@@ -56,14 +68,15 @@ export function promptManifest(input: PromptInput): PromptManifest {
     { id: "conversation_history", stable: false, content: input.messages.slice(input.messages[0]?.role === "system" ? 1 : 0, Math.max(0, latestUser)) },
     { id: "current_turn", stable: false, content: input.messages.slice(Math.max(0, latestUser)) },
   ];
-  const fingerprint = (part: readonly Section[]) => sha256(part.map((s) => [s.id, s.content]));
+  const texts = sections.map((s) => JSON.stringify([s.id, s.content]));
+  const indexes = (stable?: boolean) => sections.flatMap((s, i) => (stable === undefined || s.stable === stable ? [i] : []));
   return {
     compiler_version: PROMPT_COMPILER_VERSION,
     profile: input.mode === "Agent" ? "agent_tools" : "chat",
     section_ids: sections.map((s) => s.id),
-    fingerprint_stable: fingerprint(sections.filter((s) => s.stable)),
-    fingerprint_dynamic: fingerprint(sections.filter((s) => !s.stable)),
-    fingerprint_full: fingerprint(sections),
+    fingerprint_stable: fingerprint(texts, indexes(true)),
+    fingerprint_dynamic: fingerprint(texts, indexes(false)),
+    fingerprint_full: fingerprint(texts, indexes()),
     diagnostics: [...(input.diagnostics ?? [])],
   };
 }

@@ -32,6 +32,15 @@ export type EventParams<N extends ServerNotificationName> = Omit<NotificationPar
 /** The notifications that carry a delta (ItemDeltaNotification params). */
 export type DeltaMethod = { [N in ServerNotificationName]: NotificationParamsOf<N> extends ItemDeltaNotification ? N : never }[ServerNotificationName];
 
+/** An event checked and serialised ahead of its append (TurnLog.prepareFirst). */
+export interface PreparedEvent {
+  readonly method: ServerNotificationName;
+  /** Its params as stored, the thread, the turn and the sequence included. */
+  readonly params: Record<string, unknown>;
+  /** Their JSON text. */
+  readonly text: string;
+}
+
 /** Receives each published event, in the order published. */
 export type EventObserver = (event: StoredEvent) => void;
 
@@ -64,6 +73,8 @@ export class TurnLog {
   private readonly lostEvents = new Map<string, StoreError>();
   /** Each turn's fold, most recently used last. */
   private readonly folds = new Map<string, WorkFold>();
+  /** The fold the last append moved on, while `folds` holds it: a turn's appends come in runs. */
+  private lastFold: { readonly turnId: string; readonly fold: WorkFold } | undefined;
   /**
    * The event `build` builds next: set by record() just before the store calls `build`
    * (which it does at once, never reentrantly), so an append allocates no closure.
@@ -79,6 +90,8 @@ export class TurnLog {
     stream: "agent_message",
     delta: "",
   };
+  /** The strict validator of the last delta method built (strictNotificationValidators is looked up once per run of one method). */
+  private deltaCheck: { method: DeltaMethod | ""; validate: (params: unknown) => boolean } = { method: "", validate: () => false };
   /** The text of a delta's params before its sequence, and between the sequence and the delta, for the turn and the item last given one. */
   private deltaHead = { threadId: "", turnId: "", text: "" };
   private deltaMiddle = { itemId: "", stream: "", text: "" };
@@ -93,7 +106,10 @@ export class TurnLog {
    */
   private readonly buildDelta = (sequence: number): Record<string, unknown> => {
     const { threadId, turnId, method, itemId, stream, delta } = this.buildingDelta;
-    const params = checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence, item_id: itemId, stream, delta });
+    let check = this.deltaCheck;
+    if (check.method !== method) check = this.deltaCheck = { method, validate: strictNotificationValidators[method] };
+    const params = { thread_id: threadId, turn_id: turnId, sequence, item_id: itemId, stream, delta };
+    if (!check.validate(params)) checkedParams(method, params);
     const head = this.deltaHead;
     if (head.turnId !== turnId || head.threadId !== threadId) {
       head.threadId = threadId;
@@ -109,6 +125,11 @@ export class TurnLog {
     return presetEncoding(params, `${head.text}${sequence}${middle.text}${JSON.stringify(delta)}}`);
   };
 
+  /** The event `buildPrepared` gives the store, set by recordPrepared like `building`. */
+  private prepared: PreparedEvent | undefined;
+
+  private readonly buildPrepared = (): Record<string, unknown> => presetEncoding(this.prepared!.params, this.prepared!.text);
+
   /** The params the store appends: the recorder's, after the thread, the turn and the sequence, checked strictly. */
   private readonly build = (sequence: number): Record<string, unknown> => {
     const { threadId, turnId, method, params } = this.building;
@@ -116,19 +137,31 @@ export class TurnLog {
   };
 
   /**
-   * Throws what recording `events` as a new turn's first events (sequences 1, 2, …) would
-   * throw part-way, before any is stored: an event its schema refuses, or params that
-   * cannot be serialised (nested too deep for the JSON encoder, say).
+   * A new turn's first events (sequences 1, 2, …), checked and serialised before any is
+   * stored: throws what recording them would throw part-way (an event its schema refuses,
+   * or params that cannot be serialised, nested too deep for the JSON encoder, say).
+   * Recorded with recordPrepared, each is stored as the text made here: a turn's input,
+   * which its first events carry twice, is checked and serialised once.
    */
-  checkFirst(threadId: string, turnId: string, events: readonly (readonly [ServerNotificationName, object])[]): void {
-    events.forEach(([method, params], i) => {
+  prepareFirst(threadId: string, turnId: string, events: readonly (readonly [ServerNotificationName, object])[]): PreparedEvent[] {
+    return events.map(([method, params], i) => {
       const full = checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence: i + 1, ...params });
       try {
-        JSON.stringify(full);
+        return { method, params: full, text: JSON.stringify(full) };
       } catch (error) {
         throw new Error(`its ${method} cannot be stored: ${(error as Error).message}`);
       }
     });
+  }
+
+  /**
+   * Appends an event prepareFirst made, without publishing it, as record() does. The store
+   * refuses it (StoreError invalid_params) unless it lands on the sequence it was made for.
+   */
+  recordPrepared(event: PreparedEvent): StoredEvent {
+    this.prepared = event;
+    const { thread_id: threadId, turn_id: turnId } = event.params as { thread_id: string; turn_id: string };
+    return this.append(threadId, turnId, event.method, this.buildPrepared, "turn");
   }
 
   /** Adds an observer of every event published from now on. */
@@ -168,8 +201,13 @@ export class TurnLog {
     }
     this.watchCommit(turnId);
     // The fold moves on with the event just appended, when it is the next one it needs.
-    const fold = this.folds.get(turnId);
-    if (fold && fold.turn.lastSequence === event.sequence - 1) fold.apply(event);
+    let fold = this.lastFold;
+    if (fold === undefined || fold.turnId !== turnId) {
+      const found = this.folds.get(turnId);
+      if (found === undefined) return event;
+      fold = this.lastFold = { turnId, fold: found };
+    }
+    if (fold.fold.turn.lastSequence === event.sequence - 1) fold.fold.apply(event);
     return event;
   }
 
@@ -248,6 +286,7 @@ export class TurnLog {
       const turn = fold.turn.currentTurn;
       if (turn === undefined || !isActive(turn)) {
         this.folds.delete(turnId);
+        if (this.lastFold?.turnId === turnId) this.lastFold = undefined;
         return;
       }
     }
@@ -279,6 +318,7 @@ export class TurnLog {
     this.lostEvents.set(turnId, failure);
     // The fold holds what was lost: the next read folds the turn again from what the store kept.
     this.folds.delete(turnId);
+    if (this.lastFold?.turnId === turnId) this.lastFold = undefined;
     for (const listener of this.lostListeners) listener(turnId);
   };
 

@@ -19,6 +19,9 @@ const WORK_EVENTS: ReadonlySet<string> = notificationsDeclaring("x-changes-views
 /** Events after which a thread's timeline blocks changed (`x-changes-views` names "timeline"). */
 const TIMELINE_EVENTS: ReadonlySet<string> = notificationsDeclaring("x-changes-views", (v) => Array.isArray(v) && v.includes("timeline"));
 
+/** Events after which either view may have changed. */
+const VIEW_EVENTS: ReadonlySet<string> = new Set([...WORK_EVENTS, ...TIMELINE_EVENTS]);
+
 export interface ViewPorts {
   /** The turn's work fold, caught up with the log. */
   readonly work: (threadId: string, turnId: string) => WorkFold;
@@ -34,6 +37,8 @@ export class DerivedViews {
 
   /** The turn log observer. */
   readonly onEvent = (event: StoredEvent): void => {
+    // Most events (the deltas) change neither view: one look tells.
+    if (!VIEW_EVENTS.has(event.method)) return;
     if (WORK_EVENTS.has(event.method)) this.workChanged(event.thread_id, event.turn_id);
     if (TIMELINE_EVENTS.has(event.method)) {
       this.ports.notify(event.thread_id, "thread/timeline/blocks/changed", { threadId: event.thread_id, changedBlockIds: [`blk_${event.turn_id}`], turnId: event.turn_id });

@@ -118,6 +118,8 @@ export class WorkFold {
   private lastSnapshotAt = 0;
   private updatedAt = 0;
   private changed = new Set<string>();
+  /** The row the last delta grew while it is marked stale and changed (and no other event came since): the next delta to it only moves its end. */
+  private lastGrown: { readonly id: string; readonly row: RowSource } | undefined;
 
   constructor(private readonly ids: { readonly workspaceId: string; readonly threadId: string; readonly turnId: string }) {}
 
@@ -132,6 +134,13 @@ export class WorkFold {
     this.updatedAt = Math.max(this.updatedAt, at);
     if (grew !== undefined) {
       // A delta (most of a turn's events): the row it grew is marked, and built when next read.
+      const last = this.lastGrown;
+      if (last !== undefined && last.id === grew) {
+        last.row.grown = true;
+        last.row.lastSequence = event.sequence;
+        last.row.lastAt = at;
+        return;
+      }
       const row = this.rows.get(grew);
       if (row === undefined) return;
       row.grown = true;
@@ -142,8 +151,10 @@ export class WorkFold {
       if (index === undefined) return;
       this.stale.add(index);
       this.changed.add(grew);
+      this.lastGrown = { id: grew, row };
       return;
     }
+    this.lastGrown = undefined;
     if (TURN_SNAPSHOTS.has(event.method)) {
       this.startedAt ??= at;
       this.lastSnapshotAt = at;
@@ -188,6 +199,7 @@ export class WorkFold {
       this.items[index] = rowOf(id, source);
     }
     this.stale.clear();
+    this.lastGrown = undefined;
   }
 
   /** The ids of the rows opened or changed since the last call, in row order. */
@@ -195,6 +207,7 @@ export class WorkFold {
     this.refresh();
     const changed = [...this.changed].sort((a, b) => this.indexById.get(a)! - this.indexById.get(b)!);
     this.changed = new Set();
+    this.lastGrown = undefined;
     return changed;
   }
 

@@ -130,6 +130,8 @@ export class MemoryEventStore implements EventStore {
   private readonly meta = new Map<string, string>();
   private readonly now: () => string;
   private appendingTo: string | undefined;
+  /** The turn last appended to, while the store holds it. */
+  private lastAppended: TurnEntry | undefined;
   private closed = false;
   /** Methods whose events make the commit holding them fail (failCommitsOf); while any, writes are grouped. */
   private readonly failingMethods = new Set<string>();
@@ -169,7 +171,10 @@ export class MemoryEventStore implements EventStore {
     if (!this.threads.has(threadId)) throw storeErrors.unknownThread(threadId);
     if (this.turns.has(turnId)) return false;
     this.turns.set(turnId, { ref: { turn_id: turnId, thread_id: threadId, created_at: createdAt }, events: new TurnEvents() });
-    this.wrote(() => this.turns.delete(turnId));
+    this.wrote(() => {
+      this.turns.delete(turnId);
+      if (this.lastAppended?.ref.turn_id === turnId) this.lastAppended = undefined;
+    });
     return true;
   }
 
@@ -195,8 +200,13 @@ export class MemoryEventStore implements EventStore {
   append(turnId: string, method: string, build: (sequence: number) => Record<string, unknown>): StoredEvent {
     this.assertOpen();
     if (this.appendingTo !== undefined) throw storeErrors.reentrant(turnId, this.appendingTo);
-    const turn = this.turns.get(turnId);
-    if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+    // A turn's appends come in runs: the entry of the last one is at hand.
+    let turn = this.lastAppended;
+    if (turn === undefined || turn.ref.turn_id !== turnId) {
+      turn = this.turns.get(turnId);
+      if (turn === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
+      this.lastAppended = turn;
+    }
     const sequence = turn.events.length + 1;
     let params: string;
     let built: Record<string, unknown>;

@@ -4,9 +4,11 @@
  * recent messages, announced with context/compressing and context/compressed, while the
  * log keeps everything; each turn records the manifest of its last compiled prompt.
  */
+import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ModelProvider, ProviderStream, ProviderRequest } from "../../runtime/providers/provider.js";
 import { ScriptedProvider } from "../../runtime/providers/scripted.js";
+import { promptManifest } from "../../runtime/engine/prompt.js";
 import { flatEvents } from "./events.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
@@ -81,6 +83,24 @@ describe("the prompt manifest", () => {
     expect(b.fingerprint_dynamic).not.toBe(a.fingerprint_dynamic);
     expect(JSON.stringify([a, b])).not.toContain("private words");
     expect((await h.client.turnGet({ thread_id: thread, turn_id: "trn_b" })).turn.prompt_manifest).toEqual(b);
+  });
+
+  it("fingerprints the JSON text of the [section id, content] pairs: stable ones, dynamic ones, all", () => {
+    const tools = [{ name: "read_file", description: "reads", parameters: { type: "object" } }];
+    const messages = [
+      { role: "system" as const, content: "summary" },
+      { role: "user" as const, content: "earlier" },
+      { role: "assistant" as const, content: "answer" },
+      { role: "user" as const, content: "now" },
+    ];
+    const manifest = promptManifest({ mode: "Agent", tools, messages });
+    const sha = (pairs: unknown[]) => createHash("sha256").update(JSON.stringify(pairs)).digest("hex");
+    const stable = [["agent_mode", "Agent"], ["tool_catalog", tools]];
+    const dynamic = [["history_summary", messages[0]], ["conversation_history", messages.slice(1, 3)], ["current_turn", messages.slice(3)]];
+    expect(manifest.section_ids).toEqual(["agent_mode", "tool_catalog", "history_summary", "conversation_history", "current_turn"]);
+    expect(manifest.fingerprint_stable).toBe(sha(stable));
+    expect(manifest.fingerprint_dynamic).toBe(sha(dynamic));
+    expect(manifest.fingerprint_full).toBe(sha([...stable, ...dynamic]));
   });
 
   it("uses the chat profile, without a tool catalog, in Chat mode", async () => {
