@@ -18,6 +18,7 @@ import type { ResolvedConfig } from "../config.js";
 import { AnswerTokens } from "../permissions/answer-tokens.js";
 import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
+import { CommitQueue } from "../store/commit-queue.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import type { TurnPermissionApprovalResolution, TurnQuestionResolution } from "../../generated/types.js";
 import type { StoreError } from "../store/rules.js";
@@ -288,14 +289,14 @@ export class Gateway {
       watched = sent;
       sent.catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
     };
+    // A notification whose commit failed reports events the log does not hold: it is dropped.
+    const committedFrames = new CommitQueue<string>(this.options.store, (frame, failure) => {
+      if (failure === undefined) write(frame);
+    });
     const connection: Connection = {
       id: randomUUID(),
       threads: new Set(),
-      // A notification whose commit failed reports events the log does not hold: it is dropped.
-      send: (frame) =>
-        this.options.store.afterCommit((failure) => {
-          if (failure === undefined) write(frame);
-        }),
+      send: (frame) => committedFrames.push(frame),
       settled: async () => {
         while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
         await this.committed();

@@ -336,14 +336,16 @@ export class TurnLifecycle {
     };
     // The turn, its profile and the user's input are in the log before the response is sent.
     const user: TurnItem = { type: "userMessage", id: `${params.turn_id}_user`, status: "completed", content: params.input, ...(params.capabilities ? { capabilities: params.capabilities } : {}) };
+    // One object for both: the log serialises the user's input once (see TurnLog.prepareFirst).
+    const userEvent = { item_id: user.id, item: user };
     const events: FirstEvent[] = [
       ["turn/started", { turn }],
       [
         "turn/permission/audit",
         { audit_id: `aud_${randomUUID().replace(/-/g, "")}`, kind: "profile_selected", profile, reason: profileReason(profile), recorded_at: createdAt },
       ],
-      ["item/started", { item_id: user.id, item: user }],
-      ["item/completed", { item_id: user.id, item: user }],
+      ["item/started", userEvent],
+      ["item/completed", userEvent],
     ];
     // The start is atomic: the turn and its first events are stored together or not at all.
     // What could fail one of them part-way (an event that does not validate or serialise)

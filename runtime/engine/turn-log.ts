@@ -18,6 +18,7 @@ import type { ServerNotificationName, NotificationParamsOf } from "../../generat
 import type { TurnPermissionAuditEvent } from "../../generated/types.js";
 import { notificationIssues, strictNotificationValidators } from "../../generated/validators.js";
 import type { ItemDeltaNotification, ItemDeltaStream } from "../../generated/types.js";
+import { CommitQueue } from "../store/commit-queue.js";
 import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
@@ -59,14 +60,8 @@ const MEMOISED_TURNS = 512;
 export class TurnLog {
   private readonly observers: EventObserver[] = [];
   private readonly lostListeners: ((turnId: string) => void)[] = [];
-  /**
-   * The turn of each record whose commit has not ended yet, oldest first from `uncommittedHead`:
-   * each record registers onCommit once, and the store runs them in the order registered.
-   * One registration per record, not per commit: a store may commit in a pipeline (the next
-   * group fills while the last one commits), so a commit's end says nothing of later records.
-   */
-  private readonly uncommitted: string[] = [];
-  private uncommittedHead = 0;
+  /** The turn of each record, until the commit holding it ends: a failed one is reported to the turn (see onCommit). */
+  private readonly uncommitted: CommitQueue<string>;
   /** The turns each failed commit was reported to. */
   private readonly markedBy = new WeakMap<StoreError, Set<string>>();
   /** Turns whose events a failed commit lost, until the failure is reported to the turn: the next record() for it throws it. */
@@ -96,7 +91,11 @@ export class TurnLog {
   private deltaHead = { threadId: "", turnId: "", text: "" };
   private deltaMiddle = { itemId: "", stream: "", text: "" };
 
-  constructor(private readonly ports: TurnLogPorts) {}
+  constructor(private readonly ports: TurnLogPorts) {
+    // One entry per record, not per commit: a store may commit in a pipeline (the next
+    // group fills while the last one commits), so a commit's end says nothing of later records.
+    this.uncommitted = new CommitQueue(ports.store, this.onCommit);
+  }
 
   /**
    * A delta's params, checked strictly like every event's, with their JSON text made from
@@ -144,14 +143,24 @@ export class TurnLog {
    * which its first events carry twice, is checked and serialised once.
    */
   prepareFirst(threadId: string, turnId: string, events: readonly (readonly [ServerNotificationName, object])[]): PreparedEvent[] {
-    return events.map(([method, params], i) => {
+    // The text up to and including an event's sequence, the first of its fields.
+    const head = (sequence: number) => `{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":${sequence}`;
+    const prepared: PreparedEvent[] = [];
+    events.forEach(([method, params], i) => {
       const full = checkedParams(method, { thread_id: threadId, turn_id: turnId, sequence: i + 1, ...params });
+      // Events given the same params object (an item that opens and completes at once) share
+      // its text but for the sequence, which comes first.
+      if (i > 0 && events[i - 1]![1] === params && !("thread_id" in params || "turn_id" in params || "sequence" in params)) {
+        prepared.push({ method, params: full, text: `${head(i + 1)}${prepared[i - 1]!.text.slice(head(i).length)}` });
+        return;
+      }
       try {
-        return { method, params: full, text: JSON.stringify(full) };
+        prepared.push({ method, params: full, text: JSON.stringify(full) });
       } catch (error) {
         throw new Error(`its ${method} cannot be stored: ${(error as Error).message}`);
       }
     });
+    return prepared;
   }
 
   /**
@@ -295,19 +304,10 @@ export class TurnLog {
   /** Notes that a turn was recorded to; if the commit holding it fails, its next record throws. */
   private watchCommit(turnId: string): void {
     this.uncommitted.push(turnId);
-    this.ports.store.afterCommit(this.onCommit);
   }
 
   /** Registered by each record: it runs when the commit holding that record ends. */
-  private readonly onCommit = (failure?: StoreError): void => {
-    const turnId = this.uncommitted[this.uncommittedHead++]!;
-    if (this.uncommittedHead === this.uncommitted.length) {
-      this.uncommitted.length = 0;
-      this.uncommittedHead = 0;
-    } else if (this.uncommittedHead >= 4096) {
-      this.uncommitted.splice(0, this.uncommittedHead);
-      this.uncommittedHead = 0;
-    }
+  private readonly onCommit = (turnId: string, failure: StoreError | undefined): void => {
     if (failure === undefined) return;
     // One failure is reported once per turn, however many of its records (or commits) it lost.
     let marked = this.markedBy.get(failure);

@@ -61,6 +61,30 @@ describe("the turn log", () => {
     expect(store.lastSequence(TURN)).toBe(0);
   });
 
+  it("stores a new turn's first events as prepared, one text per event, those sharing params included", () => {
+    const { store, log } = setUp();
+    const item = { type: "userMessage", id: "u", status: "completed", content: [{ type: "text", text: "line one\n\"two\" \u{1F600}", textElements: [] }] };
+    const shared = { item_id: "u", item };
+    const prepared = log.prepareFirst(THREAD, TURN, [
+      ["item/started", shared],
+      ["item/completed", shared],
+    ]);
+    expect(prepared.map((event) => JSON.parse(event.text))).toEqual([
+      { thread_id: THREAD, turn_id: TURN, sequence: 1, item_id: "u", item },
+      { thread_id: THREAD, turn_id: TURN, sequence: 2, item_id: "u", item },
+    ]);
+    expect(prepared.map((event) => event.text)).toEqual(prepared.map((event) => JSON.stringify(event.params)));
+    for (const event of prepared) log.recordPrepared(event);
+    expect(store.events(TURN).map((event) => [event.sequence, event.method, event.paramsJson])).toEqual(prepared.map((event, i) => [i + 1, event.method, event.text]));
+    // Recorded out of place, a prepared event is refused: its text names another sequence.
+    expect(() => log.recordPrepared(prepared[0]!)).toThrow(/params.sequence is 1 but the event's sequence is 3/);
+  });
+
+  it("refuses to prepare first events their schema refuses, naming the method", () => {
+    const { log } = setUp();
+    expect(() => log.prepareFirst(THREAD, TURN, [["item/started", { item_id: "u" }]])).toThrow(/invalid item\/started/);
+  });
+
   it("folds what it records, and catches up with events another writer appended", () => {
     const { store, log } = setUp();
     const started = { ...turn, permission_profile: { mode: "full_access", source: "defaulted", effective_policy: {} } } as unknown as Turn;
