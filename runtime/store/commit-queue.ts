@@ -10,12 +10,14 @@
 import type { StoreError } from "./errors.js";
 import type { EventStore } from "./store.js";
 
-/** How many released values the queue holds on to before it drops them from its front. */
+/** How many released slots at its front the queue keeps while values still wait behind them. */
 const COMPACT_AFTER = 4096;
 
 export class CommitQueue<T> {
-  private readonly values: T[] = [];
+  /** Waiting values at [head, tail); the slots before head are free, and reused once all are released. */
+  private readonly values: (T | undefined)[] = [];
   private head = 0;
+  private tail = 0;
 
   constructor(
     private readonly store: Pick<EventStore, "afterCommit">,
@@ -24,19 +26,23 @@ export class CommitQueue<T> {
 
   /** Queues a value behind every write made so far. */
   push(value: T): void {
-    this.values.push(value);
+    this.values[this.tail++] = value;
     this.store.afterCommit(this.next);
   }
 
   /** Registered once per value: it runs when the commit that value waits for ends. */
   private readonly next = (failure?: StoreError): void => {
-    const value = this.values[this.head++]!;
-    if (this.head === this.values.length) {
-      this.values.length = 0;
+    const value = this.values[this.head] as T;
+    this.values[this.head++] = undefined;
+    if (this.head === this.tail) {
+      // All released: the slots are written again from the start, without allocating.
       this.head = 0;
+      this.tail = 0;
     } else if (this.head >= COMPACT_AFTER) {
-      this.values.splice(0, this.head);
+      this.values.copyWithin(0, this.head, this.tail);
+      this.tail -= this.head;
       this.head = 0;
+      this.values.length = this.tail;
     }
     this.release(value, failure);
   };
