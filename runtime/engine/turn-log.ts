@@ -169,7 +169,10 @@ export class TurnLog {
    */
   recordPrepared(event: PreparedEvent): StoredEvent {
     this.prepared = event;
-    const { thread_id: threadId, turn_id: turnId } = event.params as { thread_id: string; turn_id: string };
+    const { thread_id: threadId, turn_id: turnId, sequence } = event.params as { thread_id: string; turn_id: string; sequence: number };
+    // A new turn's fold starts with it: its events are folded as they are appended, never
+    // read back from the store and parsed again (a turn's input is in its first events).
+    if (sequence === 1) this.work(threadId, turnId);
     return this.append(threadId, turnId, event.method, this.buildPrepared, "turn");
   }
 
