@@ -98,6 +98,37 @@ describe("MemoryEventStore", () => {
   });
 });
 
+describe("MemoryEventStore texts", () => {
+  it("gives back every event's text exactly, by any stretch, in chunks of ASCII and of other text alike", async () => {
+    const store = new MemoryEventStore({ now: () => RECORDED_AT });
+    store.createThread(thread("thr_a"));
+    store.createTurn("thr_a", "trn_1", "2025-01-01T00:00:00Z");
+    // Three chunks of ASCII, then chunks mixing two- to four-byte characters and escapes, then an open chunk.
+    const texts = Array.from({ length: CHUNK * 6 + 5 }, (_, i) => (i < CHUNK * 3 ? `d${i} ` : i % 3 === 0 ? `é${i}😀` : i % 3 === 1 ? `中文${i}\n"q"` : `plain ${i}`));
+    const appended = texts.map((text) => appendDelta(store, "trn_1", text));
+    expect(await committed(store)).toBeUndefined();
+    const all = store.events("trn_1");
+    expect(all.map((e) => e.paramsJson)).toEqual(appended.map((e) => e.paramsJson));
+    expect(all.map((e) => e.params.delta)).toEqual(texts);
+    for (const [after, limit] of [[CHUNK * 3 - 1, 3], [CHUNK * 4 + 7, CHUNK + 2], [CHUNK * 6 - 1, 10]] as const) {
+      expect(store.events("trn_1", after, limit).map((e) => [e.sequence, e.params.delta])).toEqual(texts.slice(after, after + limit).map((text, k) => [after + k + 1, text]));
+    }
+    // An undo across the point where a chunk of other text was closed gives its texts back as they were.
+    const more = new MemoryEventStore({ now: () => RECORDED_AT });
+    more.createThread(thread("thr_a"));
+    more.createTurn("thr_a", "trn_2", "2025-01-01T00:00:00Z");
+    for (let i = 1; i < CHUNK; i++) appendDelta(more, "trn_2", `ü${i}😀`);
+    expect(await committed(more)).toBeUndefined();
+    more.failCommitsOf("item/completed");
+    appendDelta(more, "trn_2", "lost ü");
+    more.append("trn_2", "item/completed", (sequence) => ({ turn_id: "trn_2", sequence, item_id: "itm_1" }));
+    expect(await committed(more)).toBeInstanceOf(StoreError);
+    expect(more.events("trn_2").map((e) => e.params.delta)).toEqual(Array.from({ length: CHUNK - 1 }, (_, i) => `ü${i + 1}😀`));
+    expect(appendDelta(more, "trn_2", "kept ü").sequence).toBe(CHUNK);
+    expect(more.events("trn_2", CHUNK - 2).map((e) => e.params.delta)).toEqual([`ü${CHUNK - 1}😀`, "kept ü"]);
+  });
+});
+
 describe("SqliteEventStore on disk", () => {
   it("gives a reopened file everything back, and continues each turn's sequence without a gap", () => {
     const file = join(dir, "events.db");
