@@ -18,21 +18,41 @@ export interface Connection {
 
 /**
  * The notification frame of a stored event: its params are the JSON text the store holds,
- * spliced in as they are. What is stored is what is sent, and it is serialised once.
+ * spliced in as they are. What is stored is what is sent, and it is serialised once. The
+ * frame a recorder made along with the text (presetFrame) is sent as it was made.
  */
 export function eventFrame(event: StoredEvent): string {
-  if (event.method !== lastHead.method) {
-    let head = FRAME_HEADS.get(event.method);
-    if (head === undefined) FRAME_HEADS.set(event.method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(event.method)},"params":`));
-    lastHead = { method: event.method, head };
+  if (event.paramsJson === preset.paramsJson && event.method === preset.method) return preset.frame;
+  return `${frameHead(event.method)}${event.paramsJson}}`;
+}
+
+/** The text of a method's frame before its params. */
+export function frameHead(method: string): string {
+  if (method !== lastHead.method) {
+    let head = FRAME_HEADS.get(method);
+    if (head === undefined) FRAME_HEADS.set(method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`));
+    lastHead = { method, head };
   }
-  return `${lastHead.head}${event.paramsJson}}`;
+  return lastHead.head;
+}
+
+/**
+ * Tells eventFrame the frame of the event whose params text is `paramsJson` (a slice of
+ * `frame`, made with frameHead): the log makes a delta's frame whole, and stores the
+ * params as a slice of it, so the text is built and flattened once for both.
+ */
+export function presetFrame(method: string, paramsJson: string, frame: string): void {
+  preset.method = method;
+  preset.paramsJson = paramsJson;
+  preset.frame = frame;
 }
 
 /** The text before the params of each method's frame, made once per method. */
 const FRAME_HEADS = new Map<string, string>();
 /** The head of the last frame made: a turn's events come in runs of one method (its deltas). */
 let lastHead = { method: "", head: "" };
+/** The frame presetFrame was last told of. */
+const preset = { method: "", paramsJson: "", frame: "" };
 
 export class Connections {
   /** The connections following each thread: a thread's event reaches its followers without a look at the others. */

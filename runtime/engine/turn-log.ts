@@ -19,6 +19,7 @@ import type { TurnPermissionAuditEvent } from "../../generated/types.js";
 import { notificationIssues, strictNotificationValidators } from "../../generated/validators.js";
 import type { ItemDeltaNotification, ItemDeltaStream } from "../../generated/types.js";
 import { CommitQueue } from "../store/commit-queue.js";
+import { frameHead, presetFrame } from "./connections.js";
 import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
@@ -87,8 +88,8 @@ export class TurnLog {
   };
   /** The strict validator of the last delta method built (strictNotificationValidators is looked up once per run of one method). */
   private deltaCheck: { method: DeltaMethod | ""; validate: (params: unknown) => boolean } = { method: "", validate: () => false };
-  /** The text of a delta's params before its sequence, and between the sequence and the delta, for the turn and the item last given one. */
-  private deltaHead = { threadId: "", turnId: "", text: "" };
+  /** The text of a delta's frame before its sequence (its params start at `paramsAt`), and between the sequence and the delta, for the turn and the item last given one. */
+  private deltaHead = { threadId: "", turnId: "", method: "", text: "", paramsAt: 0 };
   private deltaMiddle = { itemId: "", stream: "", text: "" };
 
   constructor(private readonly ports: TurnLogPorts) {
@@ -110,10 +111,13 @@ export class TurnLog {
     const params = { thread_id: threadId, turn_id: turnId, sequence, item_id: itemId, stream, delta };
     if (!check.validate(params)) checkedParams(method, params);
     const head = this.deltaHead;
-    if (head.turnId !== turnId || head.threadId !== threadId) {
+    if (head.turnId !== turnId || head.threadId !== threadId || head.method !== method) {
       head.threadId = threadId;
       head.turnId = turnId;
-      head.text = `{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":`;
+      head.method = method;
+      const frame = frameHead(method);
+      head.text = `${frame}{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":`;
+      head.paramsAt = frame.length;
     }
     const middle = this.deltaMiddle;
     if (middle.itemId !== itemId || middle.stream !== stream) {
@@ -121,7 +125,12 @@ export class TurnLog {
       middle.stream = stream;
       middle.text = `,"item_id":${JSON.stringify(itemId)},"stream":${JSON.stringify(stream)},"delta":`;
     }
-    return presetEncoding(params, `${head.text}${sequence}${middle.text}${JSON.stringify(delta)}}`);
+    // The frame is made whole and the params are a slice of it: one text, flattened once,
+    // for the store and for every connection.
+    const frame = `${head.text}${sequence}${middle.text}${JSON.stringify(delta)}}}`;
+    const text = frame.slice(head.paramsAt, frame.length - 1);
+    presetFrame(method, text, frame);
+    return presetEncoding(params, text);
   };
 
   /** The event `buildPrepared` gives the store, set by recordPrepared like `building`. */
