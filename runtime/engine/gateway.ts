@@ -289,14 +289,18 @@ export class Gateway {
       watched = sent;
       sent.catch((error: unknown) => this.log(`send failed on a closed connection: ${(error as Error).message}`));
     };
-    // A notification whose commit failed reports events the log does not hold: it is dropped.
-    const committedFrames = new CommitQueue<string>(this.options.store, (frame, failure) => {
-      if (failure === undefined) write(frame);
+    // What the connection is sent, in order, each frame once the commit holding what it reports
+    // has ended. A notification whose commit failed reports events the log does not hold: it is
+    // dropped. A reply read what its handler saw, committed or not: when that commit fails, the
+    // request is answered as the internal error it met.
+    const outgoing = new CommitQueue<string | { readonly reply: string }>(this.options.store, (frame, failure) => {
+      if (typeof frame !== "string") write(failure === undefined ? frame.reply : this.failedReply(frame.reply, failure));
+      else if (failure === undefined) write(frame);
     });
     const connection: Connection = {
       id: randomUUID(),
       threads: new Set(),
-      send: (frame) => committedFrames.push(frame),
+      send: (frame) => outgoing.push(frame),
       settled: async () => {
         while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
         await this.committed();
@@ -306,9 +310,7 @@ export class Gateway {
       const handled = this.dispatcher
         .handleFrame(frame, connection)
         .then((reply) => {
-          // A reply read what its handler saw, committed or not: it too waits for the commit,
-          // and when that fails, the request is answered as the internal error it met.
-          if (reply !== undefined) this.options.store.afterCommit((failure) => write(failure === undefined ? reply : this.failedReply(reply, failure)));
+          if (reply !== undefined) outgoing.push({ reply });
         })
         .catch((error: unknown) => this.log(`could not handle a frame: ${(error as Error).message}`))
         .finally(() => inFlight.delete(handled));

@@ -257,6 +257,10 @@ export class MemoryEventStore implements EventStore {
     else fn();
   }
 
+  pendingCommit(): object | undefined {
+    return this.failingGroup;
+  }
+
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     this.assertOpen();
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);

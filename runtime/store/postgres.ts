@@ -353,6 +353,10 @@ export class PostgresEventStore implements EventStore {
     else fn();
   }
 
+  pendingCommit(): object | undefined {
+    return this.group ?? this.committing[this.committing.length - 1] ?? this.running;
+  }
+
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);
     // LIMIT NULL is PostgreSQL's "no limit".

@@ -441,6 +441,10 @@ export class SqliteEventStore implements EventStore {
     else fn();
   }
 
+  pendingCommit(): object | undefined {
+    return this.batches[this.batches.length - 1];
+  }
+
   events(turnId: string, afterSequence = 0, limit?: number): StoredEvent[] {
     this.enter();
     checkPaging(`events of turn ${turnId}`, "afterSequence", afterSequence, limit);

@@ -155,6 +155,14 @@ export interface EventStore {
    * held are gone: nothing that reports them may be sent.
    */
   afterCommit(fn: (failure?: StoreError) => void): void;
+  /**
+   * Which commit a callback registered now with afterCommit would wait for: a value that is
+   * the same for callbacks that run together, with one outcome, and between which no other
+   * callback runs but those registered in between; undefined when a callback registered
+   * now would run at once, or when the store does not say. A CommitQueue waits once per
+   * such commit, however many values it queues behind it.
+   */
+  pendingCommit?(): object | undefined;
   /** Events of a turn with a sequence above `afterSequence` (default 0), oldest first, at most `limit`. */
   events(turnId: string, afterSequence?: number, limit?: number): StoredEvent[];
   /** The highest sequence of a turn, 0 when it has none. */

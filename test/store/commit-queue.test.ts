@@ -50,6 +50,38 @@ describe("CommitQueue", () => {
     expect(released.slice(5000)).toEqual([...Array.from({ length: 5000 }, (_, i) => 5000 + i), -1]);
   });
 
+  it("waits once per commit on a store that says which one a callback waits for, and keeps the order", () => {
+    // Commits in a pipeline: callbacks wait on the open one until `seal` opens the next.
+    const commits: { waiting: ((failure?: StoreError) => void)[] }[] = [{ waiting: [] }];
+    const store = {
+      afterCommit: (fn: (failure?: StoreError) => void) => void commits[commits.length - 1]!.waiting.push(fn),
+      pendingCommit: () => commits[commits.length - 1],
+    };
+    const end = (failure?: StoreError) => {
+      const commit = commits[0]!;
+      // By index, as the stores run them: a callback registered meanwhile runs after the rest.
+      for (let i = 0; i < commit.waiting.length; i++) commit.waiting[i]!(failure);
+      commits.shift();
+      if (commits.length === 0) commits.push({ waiting: [] });
+    };
+    const released: string[] = [];
+    const queue: CommitQueue<string> = new CommitQueue<string>(store, (value, failure) => {
+      released.push(`${value}:${failure ? "lost" : "ok"}`);
+      if (value === "b") queue.push("after b");
+    });
+    for (const value of ["a", "b", "c"]) queue.push(value);
+    expect(commits[0]!.waiting).toHaveLength(1);
+    commits.push({ waiting: [] });
+    queue.push("d");
+    queue.push("e");
+    expect(commits[1]!.waiting).toHaveLength(1);
+    end();
+    // "after b" was pushed while the first commit's callbacks ran: it waits behind the open commit's values.
+    expect(released).toEqual(["a:ok", "b:ok", "c:ok"]);
+    end(new StoreError("commit_failed", "lost"));
+    expect(released).toEqual(["a:ok", "b:ok", "c:ok", "d:lost", "e:lost", "after b:lost"]);
+  });
+
   it("releases at once on a store that has nothing waiting", () => {
     const released: string[] = [];
     const queue = new CommitQueue<string>({ afterCommit: (fn) => fn() }, (value) => released.push(value));
