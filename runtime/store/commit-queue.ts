@@ -29,6 +29,11 @@ class Slots<T> {
     this.items[this.tail++] = item;
   }
 
+  /** Adds to the newest item (a count). */
+  add(this: Slots<number>, n: number): void {
+    this.items[this.tail - 1]! += n;
+  }
+
   shift(): T {
     const item = this.items[this.head] as T;
     this.items[this.head++] = undefined;
@@ -48,8 +53,7 @@ class Slots<T> {
 export class CommitQueue<T> {
   private readonly values = new Slots<T>();
   /** How many values each registered callback releases, oldest first. */
-  private readonly counts: number[] = [];
-  private countsHead = 0;
+  private readonly counts = new Slots<number>();
   /** The commit the newest registered callback waits for, until it runs (undefined if unknown). */
   private newest: object | undefined;
 
@@ -63,7 +67,7 @@ export class CommitQueue<T> {
     this.values.push(value);
     const pending = this.store.pendingCommit?.();
     if (pending !== undefined && pending === this.newest) {
-      this.counts[this.counts.length - 1]!++;
+      this.counts.add(1);
       return;
     }
     this.newest = pending;
@@ -73,16 +77,9 @@ export class CommitQueue<T> {
 
   /** The shared callback: it runs when the commit its values wait for ends, and releases them. */
   private readonly next = (failure?: StoreError): void => {
-    let count = this.counts[this.countsHead++]!;
-    if (this.countsHead === this.counts.length) {
-      // The newest callback is running: a value pushed from here on waits on a callback of its own.
-      this.counts.length = 0;
-      this.countsHead = 0;
-      this.newest = undefined;
-    } else if (this.countsHead >= COMPACT_AFTER) {
-      this.counts.splice(0, this.countsHead);
-      this.countsHead = 0;
-    }
+    let count = this.counts.shift();
+    // The newest callback is running: a value pushed from here on waits on a callback of its own.
+    if (this.counts.size === 0) this.newest = undefined;
     if (count === 1) {
       this.release(this.values.shift(), failure);
       return;
