@@ -220,7 +220,8 @@ export class TurnLog {
       if (by === "turn") this.lostEvents.delete(turnId);
       throw error;
     }
-    this.watchCommit(turnId);
+    // If the commit holding this record fails, the turn's next record throws (see onCommit).
+    this.uncommitted.push(turnId);
     // The fold moves on with the event just appended, when it is the next one it needs.
     let fold = this.lastFold;
     if (fold === undefined || fold.turnId !== turnId) {
@@ -306,19 +307,19 @@ export class TurnLog {
     for (const [turnId, fold] of this.folds) {
       const turn = fold.turn.currentTurn;
       if (turn === undefined || !isActive(turn)) {
-        this.folds.delete(turnId);
-        if (this.lastFold?.turnId === turnId) this.lastFold = undefined;
+        this.dropFold(turnId);
         return;
       }
     }
   }
 
-  /** Notes that a turn was recorded to; if the commit holding it fails, its next record throws. */
-  private watchCommit(turnId: string): void {
-    this.uncommitted.push(turnId);
+  /** Forgets a turn's fold: the next read folds the turn again from the store. */
+  private dropFold(turnId: string): void {
+    this.folds.delete(turnId);
+    if (this.lastFold?.turnId === turnId) this.lastFold = undefined;
   }
 
-  /** Registered by each record: it runs when the commit holding that record ends. */
+  /** Released by `uncommitted` for each record, when the commit holding it ends. */
   private readonly onCommit = (turnId: string, failure: StoreError | undefined): void => {
     if (failure === undefined) return;
     // One failure is reported once per turn, however many of its records (or commits) it lost.
@@ -329,8 +330,7 @@ export class TurnLog {
     this.ports.log(`${failure.message}; lost the latest events of turn ${turnId}, which ends Failed (internal)`);
     this.lostEvents.set(turnId, failure);
     // The fold holds what was lost: the next read folds the turn again from what the store kept.
-    this.folds.delete(turnId);
-    if (this.lastFold?.turnId === turnId) this.lastFold = undefined;
+    this.dropFold(turnId);
     for (const listener of this.lostListeners) listener(turnId);
   };
 
