@@ -127,7 +127,7 @@ export class TurnLog {
     }
     // The frame is made whole and the params are a slice of it: one text, flattened once,
     // for the store and for every connection.
-    const frame = `${head.text}${sequence}${middle.text}${JSON.stringify(delta)}}}`;
+    const frame = `${head.text}${sequence}${middle.text}${jsonString(delta)}}}`;
     const text = frame.slice(head.paramsAt, frame.length - 1);
     presetFrame(method, text, frame);
     return presetEncoding(params, text);
@@ -338,6 +338,18 @@ export class TurnLog {
   onLost(listener: (turnId: string) => void): void {
     this.lostListeners.push(listener);
   }
+}
+
+/** What JSON.stringify escapes in a string: quotes, backslashes, control characters and (when unpaired) surrogates. */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * JSON.stringify(text), without its cost on the text of most deltas (a few words): a text
+ * with nothing to escape is its own JSON body. Any surrogate goes the long way, paired or
+ * not, so the result is always exactly JSON.stringify's.
+ */
+export function jsonString(text: string): string {
+  return ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /** `full` if its method's strict schema accepts it: one direct call per event, the issues listed only for params it refused. */

@@ -4,7 +4,7 @@
  * by its next record, and a record made for a request leaves that report to the turn.
  */
 import { describe, expect, it } from "vitest";
-import { TurnLog } from "../../runtime/engine/turn-log.js";
+import { TurnLog, jsonString } from "../../runtime/engine/turn-log.js";
 import { MemoryEventStore } from "../../runtime/store/memory.js";
 import { StoreError } from "../../runtime/store/rules.js";
 import type { Turn } from "../../generated/types.js";
@@ -157,6 +157,13 @@ describe("the turn log", () => {
     // The next ordinary event of the store is serialised by the store, not given a delta's text.
     const next = log.record(THREAD, TURN, "item/started", { item_id: "r", item: { type: "reasoning", id: "r", status: "in_progress", text: "" } });
     expect(JSON.parse(next.paramsJson)).toEqual(next.params);
+  });
+
+  it("writes a delta's text exactly as JSON.stringify does, whatever characters it holds", () => {
+    const characters = [...Array.from({ length: 0x80 }, (_, c) => String.fromCharCode(c)), "\u00e9", "\u2028", "\u2029", "\ufeff", "\ud83d\ude00", "\ud83d", "\ude00", "\ude00\ud83d"];
+    for (const c of characters) {
+      for (const text of [c, `word${c}`, `${c}${c} and more`]) expect(jsonString(text)).toBe(JSON.stringify(text));
+    }
   });
 
   it("refuses a delta its schema refuses, naming the method, and stores nothing", () => {
