@@ -117,6 +117,9 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
       input: process.stdin,
       output: process.stdout,
       maxFrameBytes: config.maxFrameBytes,
+      // Every frame the gateway sends is JSON.stringify's text, or a notification spliced
+      // from the stored JSON of its params (see eventFrame).
+      compactJson: true,
       // Behind the commit barrier like every other frame, so it cannot overtake a reply.
       onOversized: (bytes) => connection.send(payloadTooLargeFrame(config.maxFrameBytes, bytes)),
     });

@@ -23,7 +23,16 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /** The byte-stream options; a frame is a line, its size counted without the line ending. */
-export type StdioTransportOptions = ByteStreamTransportOptions;
+export interface StdioTransportOptions extends ByteStreamTransportOptions {
+  /**
+   * The sender's promise that every frame it sends is compact JSON (what JSON.stringify
+   * writes without indentation, or text spliced from such JSON), which never holds a line
+   * break: frames are then not searched for one. Searching a frame built from parts makes
+   * it one flat string first, a copy that joining the frames for the write makes again.
+   * Default false: a frame with a line break is refused.
+   */
+  readonly compactJson?: boolean;
+}
 
 export class StdioTransport extends ByteStreamTransport {
   // The line being read: its decoded parts, its size so far and its last byte.
@@ -34,8 +43,11 @@ export class StdioTransport extends ByteStreamTransport {
   /** True once the current line went over the limit: its bytes are counted, not kept. */
   private discarding = false;
 
+  private readonly compactJson: boolean;
+
   constructor(options: StdioTransportOptions) {
     super(options, "the stdio transport", "StdioTransport");
+    this.compactJson = options.compactJson ?? false;
   }
 
   /** Bytes of the current, unfinished line held in memory; never more than the limit plus one. */
@@ -48,7 +60,7 @@ export class StdioTransport extends ByteStreamTransport {
    * produces one, and the peer would split the frame there.
    */
   protected encode(frame: string): string | Error {
-    if (frame.includes("\n")) return new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)");
+    if (!this.compactJson && frame.includes("\n")) return new Error("a stdio frame must be one line: serialize it without line breaks (JSON.stringify without indentation)");
     return `${frame}\n`;
   }
 

@@ -19,15 +19,15 @@ export interface Connection {
 /**
  * The notification frame of a stored event: its params are the JSON text the store holds,
  * spliced in as they are. What is stored is what is sent, and it is serialised once. The
- * frame a recorder made along with the text (presetFrame) is sent as it was made.
+ * frame is left in its parts, the params' text among them: the transport joins the frames
+ * it writes together, which copies each once (see StdioTransport's compactJson).
  */
 export function eventFrame(event: StoredEvent): string {
-  if (event.paramsJson === preset.paramsJson && event.method === preset.method) return preset.frame;
   return `${frameHead(event.method)}${event.paramsJson}}`;
 }
 
 /** The text of a method's frame before its params. */
-export function frameHead(method: string): string {
+function frameHead(method: string): string {
   if (method !== lastHead.method) {
     let head = FRAME_HEADS.get(method);
     if (head === undefined) FRAME_HEADS.set(method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`));
@@ -36,23 +36,10 @@ export function frameHead(method: string): string {
   return lastHead.head;
 }
 
-/**
- * Tells eventFrame the frame of the event whose params text is `paramsJson` (a slice of
- * `frame`, made with frameHead): the log makes a delta's frame whole, and stores the
- * params as a slice of it, so the text is built and flattened once for both.
- */
-export function presetFrame(method: string, paramsJson: string, frame: string): void {
-  preset.method = method;
-  preset.paramsJson = paramsJson;
-  preset.frame = frame;
-}
-
 /** The text before the params of each method's frame, made once per method. */
 const FRAME_HEADS = new Map<string, string>();
 /** The head of the last frame made: a turn's events come in runs of one method (its deltas). */
 let lastHead = { method: "", head: "" };
-/** The frame presetFrame was last told of. */
-const preset = { method: "", paramsJson: "", frame: "" };
 
 export class Connections {
   /** The connections following each thread: a thread's event reaches its followers without a look at the others. */

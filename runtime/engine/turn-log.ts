@@ -19,7 +19,6 @@ import type { TurnPermissionAuditEvent } from "../../generated/types.js";
 import { notificationIssues, strictNotificationValidators } from "../../generated/validators.js";
 import type { ItemDeltaNotification, ItemDeltaStream } from "../../generated/types.js";
 import { CommitQueue } from "../store/commit-queue.js";
-import { frameHead, presetFrame } from "./connections.js";
 import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
@@ -88,8 +87,8 @@ export class TurnLog {
   };
   /** The strict validator of the last delta method built (strictNotificationValidators is looked up once per run of one method). */
   private deltaCheck: { method: DeltaMethod | ""; validate: (params: unknown) => boolean } = { method: "", validate: () => false };
-  /** The text of a delta's frame before its sequence (its params start at `paramsAt`), and between the sequence and the delta, for the turn and the item last given one. */
-  private deltaHead = { threadId: "", turnId: "", method: "", text: "", paramsAt: 0 };
+  /** The text of a delta's params before the sequence, and between the sequence and the delta, for the turn and the item last given one. */
+  private deltaHead = { threadId: "", turnId: "", text: "" };
   private deltaMiddle = { itemId: "", stream: "", text: "" };
 
   constructor(private readonly ports: TurnLogPorts) {
@@ -111,13 +110,10 @@ export class TurnLog {
     const params = { thread_id: threadId, turn_id: turnId, sequence, item_id: itemId, stream, delta };
     if (!check.validate(params)) checkedParams(method, params);
     const head = this.deltaHead;
-    if (head.turnId !== turnId || head.threadId !== threadId || head.method !== method) {
+    if (head.turnId !== turnId || head.threadId !== threadId) {
       head.threadId = threadId;
       head.turnId = turnId;
-      head.method = method;
-      const frame = frameHead(method);
-      head.text = `${frame}{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":`;
-      head.paramsAt = frame.length;
+      head.text = `{"thread_id":${JSON.stringify(threadId)},"turn_id":${JSON.stringify(turnId)},"sequence":`;
     }
     const middle = this.deltaMiddle;
     if (middle.itemId !== itemId || middle.stream !== stream) {
@@ -125,12 +121,9 @@ export class TurnLog {
       middle.stream = stream;
       middle.text = `,"item_id":${JSON.stringify(itemId)},"stream":${JSON.stringify(stream)},"delta":`;
     }
-    // The frame is made whole and the params are a slice of it: one text, flattened once,
-    // for the store and for every connection.
-    const frame = `${head.text}${sequence}${middle.text}${jsonString(delta)}}}`;
-    const text = frame.slice(head.paramsAt, frame.length - 1);
-    presetFrame(method, text, frame);
-    return presetEncoding(params, text);
+    // Left in its parts: the store and the transport each copy it once, as they join what
+    // they keep or write (see eventFrame).
+    return presetEncoding(params, `${head.text}${sequence}${middle.text}${jsonString(delta)}}`);
   };
 
   /** The event `buildPrepared` gives the store, set by recordPrepared like `building`. */

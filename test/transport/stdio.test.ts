@@ -249,6 +249,26 @@ describe("StdioTransport", () => {
     await expect(transport.send("{}")).rejects.toThrow("the stdio transport is closed");
   });
 
+  it("takes a compactJson sender's frames as they are: each is written once, whole, in order", async () => {
+    const chunks: string[] = [];
+    const output = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        chunks.push(chunk.toString());
+        callback();
+      },
+    });
+    const transport = new StdioTransport({ input: new PassThrough(), output, maxFrameBytes: 1024, compactJson: true });
+    // Frames spliced from parts, as the gateway splices stored params into a notification.
+    const params = (n: number) => `{"n":${n},"text":${JSON.stringify(`é ${"x".repeat(n)}`)}}`;
+    const frames = Array.from({ length: 50 }, (_, n) => `{"jsonrpc":"2.0","method":"m","params":${params(n)}}`);
+    await Promise.all(frames.map((frame) => transport.send(frame)));
+    await transport.close();
+    const lines = chunks.join("").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines).toEqual(frames);
+    expect(lines.map((line) => (JSON.parse(line) as { params: { n: number } }).params.n)).toEqual(frames.map((_, n) => n));
+  });
+
   it("refuses a limit that is not a positive integer", () => {
     expect(() => new StdioTransport({ input: new PassThrough(), output: new PassThrough(), maxFrameBytes: 0 })).toThrow(
       "StdioTransport: maxFrameBytes must be a positive integer number of bytes, got 0",
