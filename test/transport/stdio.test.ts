@@ -15,6 +15,18 @@ import { NEVER_ANSWERED_CWD, serve, thread } from "./fake-gateway.js";
 
 const LIMIT = 256;
 
+/** An output that takes every write at once and keeps what was written, write by write. */
+function collectingOutput(): { output: Writable; chunks: string[] } {
+  const chunks: string[] = [];
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk.toString());
+      callback();
+    },
+  });
+  return { output, chunks };
+}
+
 /** A gateway reading `input` and writing `output` (the server side of stdio), answering oversized lines as the reference gateway does. */
 function gateway(limit = LIMIT) {
   const input = new PassThrough();
@@ -225,13 +237,7 @@ describe("StdioTransport", () => {
   });
 
   it("writes a long burst in batches as it goes, without waiting for the end of the tick", async () => {
-    const chunks: string[] = [];
-    const output = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        chunks.push(chunk.toString());
-        callback();
-      },
-    });
+    const { output, chunks } = collectingOutput();
     const transport = new StdioTransport({ input: new PassThrough(), output, maxFrameBytes: 1 << 20 });
     const frame = JSON.stringify({ text: "x".repeat(1000) });
     for (let i = 0; i < 200; i++) void transport.send(frame);
@@ -250,13 +256,7 @@ describe("StdioTransport", () => {
   });
 
   it("takes a compactJson sender's frames as they are: each is written once, whole, in order", async () => {
-    const chunks: string[] = [];
-    const output = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        chunks.push(chunk.toString());
-        callback();
-      },
-    });
+    const { output, chunks } = collectingOutput();
     const transport = new StdioTransport({ input: new PassThrough(), output, maxFrameBytes: 1024, compactJson: true });
     // Frames spliced from parts, as the gateway splices stored params into a notification.
     const params = (n: number) => `{"n":${n},"text":${JSON.stringify(`é ${"x".repeat(n)}`)}}`;
