@@ -23,17 +23,12 @@ export interface Connection {
  * it writes together, which copies each once (see StdioTransport's compactJson).
  */
 export function eventFrame(event: StoredEvent): string {
-  return `${frameHead(event.method)}${event.paramsJson}}`;
-}
-
-/** The text of a method's frame before its params. */
-function frameHead(method: string): string {
-  if (method !== lastHead.method) {
-    let head = FRAME_HEADS.get(method);
-    if (head === undefined) FRAME_HEADS.set(method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`));
-    lastHead = { method, head };
+  if (event.method !== lastHead.method) {
+    let head = FRAME_HEADS.get(event.method);
+    if (head === undefined) FRAME_HEADS.set(event.method, (head = `{"jsonrpc":"2.0","method":${JSON.stringify(event.method)},"params":`));
+    lastHead = { method: event.method, head };
   }
-  return lastHead.head;
+  return `${lastHead.head}${event.paramsJson}}`;
 }
 
 /** The text before the params of each method's frame, made once per method. */
