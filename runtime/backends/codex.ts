@@ -43,6 +43,8 @@ export function codexOptionsProblem(options: CliRuntimeOptions | undefined): str
 }
 
 type Json = Record<string, unknown>;
+/** The kinds of turn item a Codex item is shown as. */
+type CodexItem = Extract<TurnItem, { type: "agentMessage" | "reasoning" | "commandExecution" | "fileChange" | "dynamicToolCall" }>;
 const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
 
 /** A line-delimited JSON-RPC peer over the app-server's stdio. */
@@ -117,8 +119,8 @@ interface Sink {
   readonly turnId: string;
   readonly cwd: string;
   readonly signal: AbortSignal;
-  /** Our item id and current fields, by Codex item id. */
-  readonly items: Map<string, { id: string; item: Json }>;
+  /** The open items as shown so far (our item ids), by Codex item id. */
+  readonly items: Map<string, CodexItem>;
   codexTurnId?: string;
   done?: (status: string, error?: string) => void;
 }
@@ -203,7 +205,7 @@ export class CodexRuntimes {
       signal.removeEventListener("abort", interrupt);
       runtime.running.delete(codexThread);
     }
-    for (const [codexId, open] of sink.items) this.complete(sink, codexId, { ...open.item, status: signal.aborted ? "cancelled" : "failed" });
+    for (const [codexId, open] of sink.items) this.complete(sink, codexId, { ...open, status: signal.aborted ? "cancelled" : "failed" });
     if (signal.aborted) {
       if (isShutdown(signal)) {
         g.recovery.blockCutOffTurn(threadId, turnId, g.turnState(turnId)!, { agent_rounds: 1, tool_calls: 0, wall_clock_ms: 0, provider_tokens: 0 });
@@ -291,12 +293,10 @@ export class CodexRuntimes {
     switch (method) {
       case "item/started": {
         const codex = params.item as Json;
-        const item = itemOf(codex, sink.cwd);
-        if (!item) return;
-        const id = g.nextItemId(sink.turnId);
-        const open = { ...item, id, status: "in_progress" };
-        sink.items.set(codex.id as string, { id, item: open });
-        g.publish(sink.threadId, sink.turnId, "item/started", { item_id: id, item: open as unknown as TurnItem });
+        if (codex.type === "userMessage") return;
+        const open = itemOf(codex, sink.cwd, g.nextItemId(sink.turnId));
+        sink.items.set(codex.id as string, open);
+        g.publish(sink.threadId, sink.turnId, "item/started", { item_id: open.id, item: open });
         return;
       }
       case "item/agentMessage/delta":
@@ -304,11 +304,12 @@ export class CodexRuntimes {
         const open = sink.items.get(params.itemId as string);
         if (!open) return;
         const delta = String(params.delta ?? "");
-        if (method === "item/agentMessage/delta") {
-          open.item = { ...open.item, text: String(open.item.text ?? "") + delta };
+        // A delta grows the item it names, and only an item of its kind.
+        if (method === "item/agentMessage/delta" && open.type === "agentMessage") {
+          sink.items.set(params.itemId as string, { ...open, text: open.text + delta });
           g.publish(sink.threadId, sink.turnId, "item/agent_message/delta", { item_id: open.id, stream: "agent_message", delta });
-        } else {
-          open.item = { ...open.item, stdout: String(open.item.stdout ?? "") + delta };
+        } else if (method === "item/commandExecution/outputDelta" && open.type === "commandExecution") {
+          sink.items.set(params.itemId as string, { ...open, stdout: (open.stdout ?? "") + delta });
           g.publish(sink.threadId, sink.turnId, "item/command_execution/output_delta", { item_id: open.id, stream: "stdout", delta });
         }
         return;
@@ -316,9 +317,8 @@ export class CodexRuntimes {
       case "item/completed": {
         const codex = params.item as Json;
         const open = sink.items.get(codex.id as string);
-        const done = itemOf(codex, sink.cwd);
-        if (!open || !done) return;
-        this.complete(sink, codex.id as string, { ...open.item, ...done, ...finalFields(codex) });
+        if (!open || codex.type === "userMessage") return;
+        this.complete(sink, codex.id as string, completedItem(open, codex, sink.cwd));
         return;
       }
       case "turn/completed": {
@@ -332,11 +332,9 @@ export class CodexRuntimes {
     }
   }
 
-  private complete(sink: Sink, codexId: string, item: Json): void {
-    const open = sink.items.get(codexId);
-    if (!open) return;
-    sink.items.delete(codexId);
-    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: open.id, item: { ...item, id: open.id } as unknown as TurnItem });
+  private complete(sink: Sink, codexId: string, item: CodexItem): void {
+    if (!sink.items.delete(codexId)) return;
+    this.ports.publish(sink.threadId, sink.turnId, "item/completed", { item_id: item.id, item });
   }
 
   /** Codex's requests of the client: approvals go through the gate; anything else is refused, visibly, with an error. */
@@ -347,63 +345,73 @@ export class CodexRuntimes {
     const itemId = open?.id ?? this.ports.nextItemId(sink.turnId);
     const [toolName, args] =
       method === "item/commandExecution/requestApproval"
-        ? ["shell", { command: commandOf(params.command ?? open?.item.command), cwd: String(params.cwd ?? sink.cwd) }]
-        : ["write_file", { path: String(open?.item.path ?? params.grantRoot ?? sink.cwd) }];
+        ? ["shell", { command: commandOf(params.command ?? (open?.type === "commandExecution" ? open.command : undefined)), cwd: String(params.cwd ?? sink.cwd) }]
+        : ["write_file", { path: String((open?.type === "fileChange" ? open.path : undefined) ?? params.grantRoot ?? sink.cwd) }];
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, toolName, args, sink.cwd, itemId, sink.signal);
     if (sink.signal.aborted) return { decision: "cancel" };
     return { decision: verdict.allowed ? (verdict.forTurn ? "acceptForSession" : "accept") : "decline" };
   }
 }
 
-/** The gateway item a Codex item is shown as; undefined for the user's own message (the turn has it). */
-function itemOf(codex: Json, cwd: string): Json | undefined {
+/** The gateway item, in progress, that a Codex item other than the user's own message (the turn has it) is shown as. */
+function itemOf(codex: Json, cwd: string, id: string): CodexItem {
+  const status = "in_progress";
   switch (codex.type) {
-    case "userMessage":
-      return undefined;
     case "agentMessage":
-      return { type: "agentMessage", text: String(codex.text ?? "") };
+      return { type: "agentMessage", id, status, text: String(codex.text ?? "") };
     case "reasoning": {
       const parts = [...((codex.summary as string[] | undefined) ?? []), ...((codex.content as string[] | undefined) ?? [])];
-      return { type: "reasoning", text: parts.join("\n") };
+      return { type: "reasoning", id, status, text: parts.join("\n") };
     }
     case "commandExecution": {
       const command = commandOf(codex.command);
-      return { type: "commandExecution", command, cwd: String(codex.cwd ?? cwd), arguments: { command, cwd: String(codex.cwd ?? cwd) } };
+      const where = String(codex.cwd ?? cwd);
+      return { type: "commandExecution", id, status, command, cwd: where, arguments: { command, cwd: where } };
     }
     case "fileChange": {
       const change = ((codex.changes as Json[] | undefined) ?? [])[0];
       const kind = ((change?.kind as Json | undefined)?.type as string | undefined) ?? "update";
       const path = String(change?.path ?? "");
-      return { type: "fileChange", path, change_kind: kind === "add" ? "add" : kind === "delete" ? "delete" : "modify", arguments: { path } };
+      return { type: "fileChange", id, status, path, change_kind: kind === "add" ? "add" : kind === "delete" ? "delete" : "modify", arguments: { path } };
     }
     default:
-      return { type: "dynamicToolCall", tool_name: String(codex.type), arguments: {} };
+      return { type: "dynamicToolCall", id, status, tool_name: String(codex.type), arguments: {} };
   }
 }
 
-/** The fields a completed Codex item adds: output, exit code, status and outcome. */
-function finalFields(codex: Json): Json {
+/**
+ * The item as Codex completed it: its final fields over what was shown while it ran, with
+ * its status, outcome, output and exit code. An output Codex does not repeat at the end
+ * stays what its deltas made.
+ */
+function completedItem(open: CodexItem, codex: Json, cwd: string): CodexItem {
+  const done = itemOf(codex, cwd, open.id);
   const status = String(codex.status ?? "completed");
   const ok = status === "completed";
   const mapped = ok ? "completed" : status === "declined" ? "declined" : "failed";
-  switch (codex.type) {
+  const outcome = ok ? "success" : mapped === "declined" ? "declined" : "error";
+  switch (done.type) {
     case "agentMessage":
     case "reasoning":
-      return { status: "completed" };
-    case "commandExecution":
+      return { ...done, status: "completed" };
+    case "commandExecution": {
+      const stdout = typeof codex.aggregatedOutput === "string" ? codex.aggregatedOutput : open.type === "commandExecution" ? open.stdout : undefined;
       return {
+        ...done,
         status: mapped,
-        outcome: ok ? "success" : mapped === "declined" ? "declined" : "error",
-        ...(typeof codex.aggregatedOutput === "string" ? { stdout: codex.aggregatedOutput, tool_result: codex.aggregatedOutput } : {}),
+        outcome,
+        ...(stdout === undefined ? {} : { stdout }),
+        ...(typeof codex.aggregatedOutput === "string" ? { tool_result: codex.aggregatedOutput } : {}),
         ...(typeof codex.exitCode === "number" ? { exit_code: codex.exitCode } : {}),
         ...(typeof codex.durationMs === "number" ? { duration_ms: codex.durationMs } : {}),
       };
+    }
     case "fileChange": {
       const diff = ((codex.changes as Json[] | undefined) ?? []).map((c) => String(c.diff ?? "")).join("\n");
-      return { status: mapped, outcome: ok ? "success" : mapped === "declined" ? "declined" : "error", ...(diff ? { diff } : {}) };
+      return { ...done, status: mapped, outcome, ...(diff ? { diff } : {}) };
     }
     default:
-      return { status: mapped, outcome: ok ? "success" : "error" };
+      return { ...done, status: mapped, outcome: ok ? "success" : "error" };
   }
 }
 
