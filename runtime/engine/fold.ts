@@ -14,7 +14,7 @@ import type {
   TurnQuestion,
   TurnQuestionResolution,
 } from "../../generated/types.js";
-import { extensions, notifications, type NotificationName } from "../../generated/registry.js";
+import { extensions, notifications, type AnyNotification, type NotificationName } from "../../generated/registry.js";
 import { appendToField } from "../../rpc/streams.js";
 import type { StoredEvent } from "../store/store.js";
 
@@ -108,6 +108,27 @@ export const TURN_SNAPSHOTS: ReadonlySet<string> = notificationsDeclaring("x-car
 /** The events that carry an item's whole snapshot (`x-carries-snapshot: "item"`). */
 export const ITEM_SNAPSHOTS: ReadonlySet<string> = notificationsDeclaring("x-carries-snapshot", (v) => v === "item");
 
+/** A notification whose params carry the turn's whole snapshot. */
+export type TurnSnapshotNotification = Extract<AnyNotification, { params: { turn: Turn } }>;
+
+/** A notification whose params carry an item's whole snapshot. */
+export type ItemSnapshotNotification = Extract<AnyNotification, { params: { item_id: string; item: TurnItem } }>;
+
+/**
+ * A stored event read as the notification it is. The turn log stores only notifications it
+ * has checked strictly against their params schema, so an event's method names its params'
+ * type: this is the one place that says so.
+ */
+export function asNotification(event: StoredEvent): AnyNotification {
+  return event as unknown as AnyNotification;
+}
+
+/** Whether `n` carries the turn's snapshot (TURN_SNAPSHOTS: the schemas' x-carries-snapshot, checked against the params schemas by the protocol-facts test). */
+export const carriesTurn = (n: AnyNotification): n is TurnSnapshotNotification => TURN_SNAPSHOTS.has(n.method);
+
+/** Whether `n` carries an item's snapshot (ITEM_SNAPSHOTS). */
+export const carriesItem = (n: AnyNotification): n is ItemSnapshotNotification => ITEM_SNAPSHOTS.has(n.method);
+
 /**
  * A turn's fold, kept up to date one event at a time: `apply` each event of the log in
  * order, read `state()` whenever needed. A state read is a snapshot: later events never
@@ -193,59 +214,84 @@ export class TurnFold {
       return id;
     }
     this.lastGrown = undefined;
-    if (TURN_SNAPSHOTS.has(event.method)) {
-      this.turn = params.turn as Turn;
+    const n = asNotification(event);
+    if (carriesTurn(n)) {
+      this.turn = n.params.turn;
       // A turn that ends closes whatever recovery job it still had open; one that blocks keeps only the job it names.
-      const keep = event.method === "turn/blocked" ? (params.recovery_job_id as string) : undefined;
+      const keep = n.method === "turn/blocked" ? n.params.recovery_job_id : undefined;
       for (const [id, job] of jobs) if (job.open && id !== keep) jobs.set(id, { ...job, open: false });
-    } else if (event.method === "item/recovery_opened") {
-      const id = params.recovery_job_id as string;
-      const exhaustion = params.exhaustion_reason as TurnExecutionWindowExhaustionReason | undefined;
-      jobs.set(id, { recovery_job_id: id, item_id: params.item_id as string, reason: params.reason as ItemRecoveryKind, ...(exhaustion ? { exhaustion_reason: exhaustion } : {}), attempts: 0, open: true });
-    } else if (event.method === "item/recovery_exhausted") {
-      const job = jobs.get(params.recovery_job_id as string);
-      if (job) jobs.set(job.recovery_job_id, { ...job, attempts: params.attempts as number });
-    } else if (event.method === "item/recovery_succeeded" && typeof params.recovery_job_id === "string") {
-      const job = jobs.get(params.recovery_job_id);
-      if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
-    } else if (event.method === "item/recovery_attached") {
-      const job = jobs.get(params.recovery_job_id as string);
-      if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
-      if (this.turn?.status === "Blocked") {
-        const { blocked: _blocked, ...running } = this.turn;
-        this.turn = { ...running, status: "InProgress" };
-      }
-    } else if (event.method === "turn/execution_window/started") {
-      windows.push({ window_id: params.window_id as string, window_index: params.window_index as number, started_at: event.recorded_at });
-    } else if (event.method === "turn/execution_window/exhausted") {
-      const last = windows.at(-1);
-      if (last && last.window_id === params.window_id) windows[windows.length - 1] = { ...last, observed: params.observed as TurnExecutionWindowCounts };
-    } else if (ITEM_SNAPSHOTS.has(event.method)) {
+      return undefined;
+    }
+    if (carriesItem(n)) {
       // A snapshot replaces the item, deltas before it included.
-      this.grown.delete(params.item_id as string);
-      items.set(params.item_id as string, params.item as TurnItem);
-    } else if (event.method === "turn/permission/request/opened") {
-      const request = params.request as TurnPermissionApprovalRequest;
-      requests.set(request.request_id, { request });
-    } else if (event.method === "turn/permission/request/resolved") {
-      const open = requests.get(params.request_id as string);
-      if (open) {
-        const resolution = params.resolution as TurnPermissionApprovalResolution;
-        requests.set(open.request.request_id, { ...open, resolution, resolved_at: params.resolved_at as string });
-        // A sandbox escape is approved once, for that very call: never a standing grant.
-        if (resolution === "allow_for_turn" && !open.request.sandbox_escape) grants.add(open.request.scope_hash);
+      this.grown.delete(n.params.item_id);
+      items.set(n.params.item_id, n.params.item);
+      return undefined;
+    }
+    switch (n.method) {
+      case "item/recovery_opened": {
+        const { recovery_job_id: id, item_id, reason, exhaustion_reason } = n.params;
+        jobs.set(id, { recovery_job_id: id, item_id, reason, ...(exhaustion_reason ? { exhaustion_reason } : {}), attempts: 0, open: true });
+        break;
       }
-    } else if (event.method === "context/compressed") {
-      this.compacted = params.summarized_messages as number;
-    } else if (event.method === "turn/question/opened") {
-      const question = params.question as TurnQuestion;
-      this.questions.set(questionKey(question.call_id, question.index), { question });
-    } else if (event.method === "turn/question/resolved") {
-      const key = questionKey(params.call_id as string, params.index as number);
-      const open = this.questions.get(key);
-      if (open) {
-        const optionId = params.option_id as string | undefined;
-        this.questions.set(key, { ...open, resolution: params.resolution as TurnQuestionResolution, ...(optionId === undefined ? {} : { option_id: optionId }), resolved_at: params.resolved_at as string });
+      case "item/recovery_exhausted": {
+        const job = n.params.recovery_job_id === null ? undefined : jobs.get(n.params.recovery_job_id);
+        if (job) jobs.set(job.recovery_job_id, { ...job, attempts: n.params.attempts });
+        break;
+      }
+      case "item/recovery_succeeded": {
+        const job = n.params.recovery_job_id === undefined ? undefined : jobs.get(n.params.recovery_job_id);
+        if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
+        break;
+      }
+      case "item/recovery_attached": {
+        const job = jobs.get(n.params.recovery_job_id);
+        if (job) jobs.set(job.recovery_job_id, { ...job, open: false });
+        if (this.turn?.status === "Blocked") {
+          const { blocked: _blocked, ...running } = this.turn;
+          this.turn = { ...running, status: "InProgress" };
+        }
+        break;
+      }
+      case "turn/execution_window/started":
+        windows.push({ window_id: n.params.window_id, window_index: n.params.window_index, started_at: event.recorded_at });
+        break;
+      case "turn/execution_window/exhausted": {
+        const last = windows.at(-1);
+        if (last && last.window_id === n.params.window_id) windows[windows.length - 1] = { ...last, observed: n.params.observed };
+        break;
+      }
+      case "turn/permission/request/opened": {
+        const { request } = n.params;
+        requests.set(request.request_id, { request });
+        break;
+      }
+      case "turn/permission/request/resolved": {
+        const open = requests.get(n.params.request_id);
+        if (open) {
+          const { resolution, resolved_at } = n.params;
+          requests.set(open.request.request_id, { ...open, resolution, resolved_at });
+          // A sandbox escape is approved once, for that very call: never a standing grant.
+          if (resolution === "allow_for_turn" && !open.request.sandbox_escape) grants.add(open.request.scope_hash);
+        }
+        break;
+      }
+      case "context/compressed":
+        this.compacted = n.params.summarized_messages;
+        break;
+      case "turn/question/opened": {
+        const { question } = n.params;
+        this.questions.set(questionKey(question.call_id, question.index), { question });
+        break;
+      }
+      case "turn/question/resolved": {
+        const key = questionKey(n.params.call_id, n.params.index);
+        const open = this.questions.get(key);
+        if (open) {
+          const { resolution, option_id, resolved_at } = n.params;
+          this.questions.set(key, { ...open, resolution, ...(option_id === undefined ? {} : { option_id }), resolved_at });
+        }
+        break;
       }
     }
     return undefined;

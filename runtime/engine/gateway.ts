@@ -20,12 +20,11 @@ import { ResolveTokens } from "../permissions/tokens.js";
 import type { ModelProvider } from "../providers/provider.js";
 import { CommitQueue } from "../store/commit-queue.js";
 import type { EventStore, StoredEvent } from "../store/store.js";
-import type { TurnPermissionApprovalResolution, TurnQuestionResolution } from "../../generated/types.js";
 import type { StoreError } from "../store/rules.js";
 import type { Tool } from "../tools/tool.js";
 import { RouteService } from "../routes/service.js";
 import { Approvals } from "./approvals.js";
-import type { TurnState } from "./fold.js";
+import { asNotification, type TurnState } from "./fold.js";
 import { Connections, type Connection } from "./connections.js";
 import { TurnLog } from "./turn-log.js";
 import { DerivedViews } from "./views.js";
@@ -263,10 +262,11 @@ export class Gateway {
       for (const event of this.options.store.events(turnId, after)) {
         this.turnLog.deliver(event);
         // What the other instance's run waits for, or what this one's may: requests and their answers.
-        if (event.method === "turn/permission/request/opened") this.approvals.remember((event.params.request as { request_id: string }).request_id, event.thread_id, turnId);
-        if (event.method === "turn/permission/request/resolved") this.approvals.resolvedElsewhere(event.params.request_id as string, event.params.resolution as TurnPermissionApprovalResolution);
-        if (event.method === "turn/question/resolved") {
-          const { call_id, index, resolution, option_id } = event.params as { call_id: string; index: number; resolution: TurnQuestionResolution; option_id?: string };
+        const n = asNotification(event);
+        if (n.method === "turn/permission/request/opened") this.approvals.remember(n.params.request.request_id, event.thread_id, turnId);
+        if (n.method === "turn/permission/request/resolved") this.approvals.resolvedElsewhere(n.params.request_id, n.params.resolution);
+        if (n.method === "turn/question/resolved") {
+          const { call_id, index, resolution, option_id } = n.params;
           this.questions.resolvedElsewhere(turnId, call_id, index, resolution, option_id);
         }
       }

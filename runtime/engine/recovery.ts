@@ -18,7 +18,7 @@ import type {
   TurnUsage,
 } from "../../generated/types.js";
 import type { StoredEvent } from "../store/store.js";
-import type { TurnState } from "./fold.js";
+import { asNotification, type TurnState } from "./fold.js";
 import type { Clock, EventLog, ItemIds, TurnReader } from "./ports.js";
 
 /** What recovery jobs are built from. */
@@ -153,10 +153,11 @@ export function observedInLog(events: readonly StoredEvent[], state: TurnState):
   const rounds = new Set<number>();
   let toolCalls = 0;
   for (const event of inWindow) {
-    if (event.method !== "item/started") continue;
-    const item = event.params.item as { round?: number; tool_call_id?: string };
-    if (item.round !== undefined) rounds.add(item.round);
-    if (item.tool_call_id !== undefined) toolCalls++;
+    const n = asNotification(event);
+    if (n.method !== "item/started") continue;
+    const { item } = n.params;
+    if ("round" in item && item.round !== undefined) rounds.add(item.round);
+    if ("tool_call_id" in item && item.tool_call_id !== undefined) toolCalls++;
   }
   const last = inWindow.at(-1);
   const elapsed = last ? Date.parse(last.recorded_at) - Date.parse(window.started_at) : 0;

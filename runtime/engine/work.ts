@@ -22,7 +22,7 @@ import type {
 } from "../../generated/types.js";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
-import { ITEM_SNAPSHOTS, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
+import { asNotification, carriesItem, TURN_SNAPSHOTS, TurnFold } from "./fold.js";
 
 /**
  * Version of the rules that build this view (which items are rows, how they are ordered,
@@ -274,26 +274,21 @@ export function projectWork(
  * a client could see.)
  */
 function applyItemEvent(rows: Map<string, RowSource>, event: StoredEvent, at: number): { id: string; source: RowSource; was?: TurnItem["status"] } | undefined {
-  const params = event.params as Record<string, unknown>;
-  const id = params.item_id;
-  if (typeof id !== "string") return undefined;
+  const n = asNotification(event);
+  if (!carriesItem(n)) return undefined;
+  const { item_id: id, item } = n.params;
   const row = rows.get(id);
-  const was = row?.item.status;
-  if (ITEM_SNAPSHOTS.has(event.method)) {
-    const item = params.item as TurnItem;
-    if (!row) {
-      const source = { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at };
-      rows.set(id, source);
-      return { id, source };
-    }
-    row.item = item;
-    row.grown = false;
-  } else {
-    return undefined;
+  if (!row) {
+    const source = { item, openedSequence: event.sequence, openedAt: at, lastSequence: event.sequence, lastAt: at };
+    rows.set(id, source);
+    return { id, source };
   }
+  const was = row.item.status;
+  row.item = item;
+  row.grown = false;
   row.lastSequence = event.sequence;
   row.lastAt = at;
-  return { id, source: row, ...(was === undefined ? {} : { was }) };
+  return { id, source: row, was };
 }
 
 /** The wire row of a source. */
