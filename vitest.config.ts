@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -22,5 +23,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // One test file per core. Vitest's own default keeps a core for itself, which on a
+    // two-core machine runs the files one at a time; most of them spend their time waiting
+    // on the processes, servers and browsers they start, and the slow ones are files of
+    // their own so that they run beside the others.
+    maxWorkers: availableParallelism(),
   },
 });

@@ -128,7 +128,12 @@ describe("running the reference gateway (docs/gateway.md)", () => {
         await expect.poll(() => stdout, { timeout: 10_000 }).toMatch(/"id":1,"result":\{"thread"/);
       }
     } finally {
-      process.kill(-child.pid!, "SIGTERM");
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch (error) {
+        // A command that failed to start has exited with its group: its error above is the one to see.
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+      }
     }
   });
 
