@@ -90,7 +90,8 @@ const TERMINAL: ReadonlySet<string> = new Set(
     .filter((rule) => rule.scope.at(-1)?.name === "turn")
     .flatMap((rule) => (rule.kind === "single_terminal" ? rule.terminals : rule.kind === "quiet_after" ? [rule.notification] : [])),
 );
-const isTerminal = (n: AnyNotification) => TERMINAL.has(n.method);
+/** True for a notification after which its turn sends nothing more on its own (see TERMINAL). */
+export const isTerminal = (n: AnyNotification): boolean => TERMINAL.has(n.method);
 
 export class ScenarioContext {
   readonly records = new Map<string, StepRecord>();

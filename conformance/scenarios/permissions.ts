@@ -2,7 +2,7 @@
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams } from "../../generated/types.js";
 import { messageText, type ChatRequest } from "../model-server.js";
-import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn, itemOf } from "./core.js";
 
 const supervised = agentTurn("supervised");
@@ -176,7 +176,7 @@ const allowForTurn: Scenario = {
       const next = await ctx.startTurn(thread.id, "Run it once more", supervised);
       // Either the gateway asks again (as it must), or the turn runs the command unasked and ends.
       const asked = (n: AnyNotification) => n.method === "turn/permission/request/opened" && n.params.request.turn_id === next.id;
-      const endedUnasked = (n: AnyNotification) => ["turn/completed", "turn/failed", "turn/blocked"].includes(n.method) && (n.params as { turn_id?: string }).turn_id === next.id;
+      const endedUnasked = (n: AnyNotification) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === next.id;
       const first = await ctx.waitFor(`an approval request of turn ${next.id} (the same command as the previous turn's allow_for_turn grant)`, (n) => asked(n) || endedUnasked(n));
       if (!asked(first)) {
         const ran = ctx.ofTurn(next.id).some((n) => n.method === "item/completed" && itemOf(n)?.type === "commandExecution" && itemOf(n)?.status === "completed");

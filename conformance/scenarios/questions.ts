@@ -7,7 +7,7 @@ import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
 import { RpcError } from "../../rpc/index.js";
 import { messageText } from "../model-server.js";
-import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
 
 const questionsOf = (ctx: ScenarioContext, turnId: string) =>
@@ -42,7 +42,8 @@ const asked: Scenario = {
       if (JSON.stringify(indexes) !== "[0,1]") throw new Failure(`the questions opened have indexes ${JSON.stringify(indexes)}, expected [0,1]`);
       if (opened[0]!.question.options.length !== 2 || opened[1]!.question.options.length !== 3) throw new Failure("the questions do not carry the options the model gave");
       if (opened.some((q) => q.question.answer_token === "" || q.call_id !== opened[0]!.call_id)) throw new Failure("a question lacks an answer token or names another call");
-      if (ctx.ofTurn(turn.id).some((n) => n.method === "turn/completed" || n.method === "turn/failed")) throw new Failure("the turn ended without waiting for the answers");
+      const end = ctx.ofTurn(turn.id).find(isTerminal);
+      if (end) throw new Failure(`the turn ended with ${end.method} without waiting for the answers`);
       return opened as [TurnQuestionOpenedNotification, TurnQuestionOpenedNotification];
     });
     await ctx.attempt("TURN-QUESTION-SURFACED", async () => {

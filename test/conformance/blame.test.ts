@@ -108,6 +108,30 @@ describe("checks that test their statements", () => {
     expect(report.certified).toBe(false);
   });
 
+  it("TURN-QUESTION-OPEN fails a turn that blocks before its questions are answered, naming how it ended", async () => {
+    const started = new Map<string, Json>();
+    const ended = new Set<string>();
+    const { failed, result } = await certifyWrapped(
+      {
+        out(frame, pass) {
+          if (frame.method === "turn/started") started.set(frame.params.turn_id, frame);
+          const turnId = frame.params?.turn_id;
+          if (frame.method === "turn/question/opened" && frame.params.index === 1 && started.has(turnId) && !ended.has(turnId)) {
+            // Before the second question: the turn blocks, and a blocked turn sends nothing more on its own.
+            ended.add(turnId);
+            const { turn, thread_id } = started.get(turnId)!.params;
+            pass({ jsonrpc: "2.0", method: "turn/blocked", params: { thread_id, turn_id: turnId, sequence: frame.params.sequence, turn: { ...turn, status: "Blocked" }, reason: "max_tool_calls_per_window", recovery_job_id: "job_wrapped" } });
+          }
+          // Every later event of the turn one further on, so that the sequence shows no gap.
+          pass(ended.has(turnId) && typeof frame.params?.sequence === "number" ? { ...frame, params: { ...frame.params, sequence: frame.params.sequence + 1 } } : frame);
+        },
+      },
+      { patterns: ["TURN-QUESTION-*"], capabilities: ["core", "surface"] },
+    );
+    expect(failed).toContain("TURN-QUESTION-OPEN");
+    expect(result("TURN-QUESTION-OPEN").message).toMatch(/the turn ended with turn\/blocked without waiting for the answers/);
+  });
+
   it("names the wrong field of an approval request with expected and received, and what the stopped scenario left open is not held against the gateway", async () => {
     const { failed, result } = await certifyWrapped(
       {
