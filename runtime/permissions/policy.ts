@@ -13,18 +13,24 @@ import type {
 
 type PolicyKind = Exclude<keyof ToolPermissionPolicySnapshot, "allowed_tools" | "denied_tools" | "allowed_paths">;
 
-const ACTION_KINDS: readonly PolicyKind[] = [
-  "default_behavior",
-  "file_read",
-  "file_write",
-  "shell_command",
-  "network",
-  "mcp_read",
-  "mcp_write_or_unknown",
-  "dynamic_skill_tool",
-  "computer_use",
-  "task_subagent",
-];
+/**
+ * Every behaviour field of the policy snapshot, once. Written as a record so that the
+ * compiler holds it to the generated type: a field added to or dropped from the schema
+ * fails the build here.
+ */
+const POLICY_FIELDS = {
+  default_behavior: true,
+  file_read: true,
+  file_write: true,
+  shell_command: true,
+  network: true,
+  mcp_read: true,
+  mcp_write_or_unknown: true,
+  dynamic_skill_tool: true,
+  computer_use: true,
+  task_subagent: true,
+} as const satisfies Record<PolicyKind, true>;
+const ACTION_KINDS = Object.keys(POLICY_FIELDS) as PolicyKind[];
 
 /** What each mode allows without asking; every other action kind asks. */
 const ALLOWED_BY_MODE: Record<TurnPermissionMode, ReadonlySet<PolicyKind>> = {
@@ -36,7 +42,8 @@ const ALLOWED_BY_MODE: Record<TurnPermissionMode, ReadonlySet<PolicyKind>> = {
 /** The effective policy of a built-in mode. */
 export function policyForMode(mode: TurnPermissionMode): ToolPermissionPolicySnapshot {
   const allowed = ALLOWED_BY_MODE[mode];
-  return Object.fromEntries(ACTION_KINDS.map((kind) => [kind, allowed.has(kind) ? "allow" : "ask"])) as unknown as ToolPermissionPolicySnapshot;
+  const behaviours = Object.fromEntries(ACTION_KINDS.map((kind) => [kind, allowed.has(kind) ? "allow" : "ask"])) as Record<PolicyKind, PermissionBehavior>;
+  return behaviours;
 }
 
 /** The snapshot a turn runs under: the requested mode (source composer) or full_access (source defaulted). */
