@@ -1,23 +1,15 @@
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
-const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+// Inside the repository the workspace packages resolve to their TypeScript sources (their
+// exports' "turnspec-source" condition, as tsconfig.json's customConditions says for tsc),
+// never to a build that may be stale.
+const conditions = ["turnspec-source", ...defaultServerConditions];
 
 export default defineConfig({
-  resolve: {
-    // Inside the repository the package's own entry points are its TypeScript sources (as
-    // tsconfig.json's paths say for tsc and tsx), never a build that may be stale.
-    alias: [
-      { find: /^turnspec\/rpc$/, replacement: source("./rpc/index.ts") },
-      { find: /^turnspec\/transport$/, replacement: source("./transport/index.ts") },
-      { find: /^turnspec\/generated$/, replacement: source("./generated/index.ts") },
-      { find: /^turnspec\/client\/browser$/, replacement: source("./client/browser.ts") },
-      { find: /^turnspec\/client\/ag-ui$/, replacement: source("./client/ag-ui/index.ts") },
-      { find: /^turnspec\/client$/, replacement: source("./client/index.ts") },
-      { find: /^turnspec\/generator$/, replacement: source("./generator/index.ts") },
-    ],
-  },
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ["turnspec-source"] } },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { RunReport } from "../conformance/results.js";
+import type { RunReport } from "../packages/conformance/src/results.js";
 import { isMain, median, now, resultTable, type ResultRow } from "./lib.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));

@@ -9,7 +9,7 @@
  * messages. Every message is checked in strict mode while the corpus is built, and the
  * build throws if one is not valid, so the benchmarks measure the success path.
  */
-import { classify } from "turnspec/rpc";
+import { classify } from "@turnspec/rpc";
 import { methods, notifications, type MethodName, type NotificationName } from "../generated/registry.js";
 import { validate, type TypeName } from "../generated/validators.js";
 import { isMain } from "./lib.js";

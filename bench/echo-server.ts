@@ -7,9 +7,9 @@
  *
  * Run: node --import tsx bench/echo-server.ts --stdio | --port 0 (prints "listening on URL" on stderr)
  */
-import type { Transport } from "../rpc/index.js";
-import { StdioTransport } from "../transport/stdio.js";
-import { startWebSocketServer } from "../transport/websocket.js";
+import type { Transport } from "../packages/rpc/src/index.js";
+import { StdioTransport } from "../packages/rpc/src/transport/stdio.js";
+import { startWebSocketServer } from "../packages/rpc/src/transport/websocket.js";
 
 const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 

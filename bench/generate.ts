@@ -65,13 +65,13 @@ function startupOnce(): number {
 async function phases(): Promise<[string, number][]> {
   const out: [string, number][] = [];
   let t0 = now();
-  const { loadSchemas } = await import("../generator/load.js");
-  const { emitTypes } = await import("../generator/emit/types.js");
-  const { emitStandalone } = await import("../generator/emit/validators.js");
-  const { emitOpenRpc } = await import("../generator/emit/openrpc.js");
-  const { emitDocs } = await import("../generator/emit/docs.js");
-  const { formatDeclarations } = await import("../generator/format.js");
-  const { emitAll, writeToDisk } = await import("../generator/generate.js");
+  const { loadSchemas } = await import("../packages/generator/src/load.js");
+  const { emitTypes } = await import("../packages/generator/src/emit/types.js");
+  const { emitStandalone } = await import("../packages/generator/src/emit/validators.js");
+  const { emitOpenRpc } = await import("../packages/generator/src/emit/openrpc.js");
+  const { emitDocs } = await import("../packages/generator/src/emit/docs.js");
+  const { formatDeclarations } = await import("../packages/generator/src/format.js");
+  const { emitAll, writeToDisk } = await import("../packages/generator/src/generate.js");
   out.push(["import the generator modules", now() - t0]);
   t0 = now();
   const model = loadSchemas(join(ROOT, "schemas"));

@@ -8,8 +8,8 @@
  * Run alone: npx tsx bench/permission.ts [--requests N]
  */
 import type { AnyNotification } from "../generated/registry.js";
-import { scriptMessage } from "../runtime/providers/scripted.js";
-import { connectWebSocket } from "../transport/websocket.js";
+import { scriptMessage } from "../packages/gateway/src/providers/scripted.js";
+import { connectWebSocket } from "../packages/rpc/src/transport/websocket.js";
 import { startStrictClient } from "../test/fixtures/strict-client.js";
 import { startWebSocketGateway, tempDb, useCompiledPackage } from "./gateway-process.js";
 import { isMain, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";

@@ -37,11 +37,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import ts from "typescript";
-import type { RawValidator } from "turnspec/rpc";
+import type { RawValidator } from "@turnspec/rpc";
 import * as tsxStrictValidators from "../generated/validators.strict.js";
-import { ajvOptions, createAjv, emitStandalone, schemasFor } from "../generator/emit/validators.js";
-import { loadSchemas } from "../generator/load.js";
-import { GENERATED_HEADER } from "../generator/generate.js";
+import { ajvOptions, createAjv, emitStandalone, schemasFor } from "../packages/generator/src/emit/validators.js";
+import { loadSchemas } from "../packages/generator/src/load.js";
+import { GENERATED_HEADER } from "../packages/generator/src/generate.js";
 import { buildCorpus, describeCorpus, payloadOf, type CorpusMessage } from "./corpus.js";
 import { cpuNow, fmtNs, fmtOps, isMain, median, now, quantile, resultTable, runRounds, table, type ResultRow, type Variant } from "./lib.js";
 

@@ -6,7 +6,7 @@
  * Errors from the peer reject with `RpcError` (code, message, data); problems on this side
  * with `LocalError`.
  */
-import { Dispatcher, RpcClient, type LocalError, type RequestOptions, type Transport, type ValidationIssue } from "turnspec/rpc";
+import { Dispatcher, RpcClient, type LocalError, type RequestOptions, type Transport, type ValidationIssue } from "@turnspec/rpc";
 import type * as T from "./types.js";
 import type { AnyNotification, ClientMethodName, ClientNotificationName, MethodEntry, NotificationEntry, ServerMethodName, ServerNotificationName, NotificationParamsOf, ParamsOf, ResultOf } from "./registry.js";
 import { errors, methods, notifications } from "./registry.js";

@@ -6,3 +6,4 @@ export * from "./validators.js";
 export * from "./client.js";
 export * from "./server.js";
 export * from "./ordering.js";
+export * from "./view.js";

@@ -5,10 +5,10 @@
  * output, a client's recording, a certification run). The rules are data; the engine that
  * reads them is createOrderingEngine of the support module.
  */
-import { createOrderingEngine, type OrderingChecker, type OrderingRule } from "turnspec/rpc";
+import { createOrderingEngine, type OrderingChecker, type OrderingRule } from "@turnspec/rpc";
 import type { MethodName, NotificationName } from "./registry.js";
 
-export type { OrderingChecker, OrderingViolation } from "turnspec/rpc";
+export type { OrderingChecker, OrderingViolation } from "@turnspec/rpc";
 
 /** Every ordering rule, with its scope keys as JSON pointers and each notification set listed. */
 export const orderingRules = [

@@ -9,6 +9,8 @@ import type * as T from "./types.js";
 export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
+  /** sha256 over the schema files these tables were generated from. */
+  digest: "6776f06e0564dd89473b0178e1908f02d698614046a2c52faf31ed84e361851c",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";
@@ -20,6 +22,8 @@ export interface MethodEntry {
   readonly params: string;
   readonly result: string;
   readonly errors: readonly string[];
+  /** Ids of the certification requirements that exercise this method. */
+  readonly requirements: readonly string[];
 }
 
 export interface NotificationEntry {
@@ -27,6 +31,8 @@ export interface NotificationEntry {
   readonly direction: Direction;
   readonly summary: string;
   readonly params: string;
+  /** Ids of the certification requirements that exercise this notification. */
+  readonly requirements: readonly string[];
 }
 
 /** Params and result type of every method. */
@@ -61,6 +67,7 @@ export const methods = {
     params: "ThreadStartParams",
     result: "ThreadStartResponse",
     errors: [],
+    requirements: ["THREAD-START"],
   },
   "thread/get": {
     name: "thread/get",
@@ -69,6 +76,7 @@ export const methods = {
     params: "ThreadGetParams",
     result: "ThreadGetResponse",
     errors: ["thread_not_found"],
+    requirements: ["THREAD-START", "THREAD-NOT-FOUND"],
   },
   "thread/timeline/page": {
     name: "thread/timeline/page",
@@ -77,6 +85,7 @@ export const methods = {
     params: "ThreadTimelinePageParams",
     result: "ThreadTimelinePageResponse",
     errors: ["thread_not_found"],
+    requirements: ["THREAD-TIMELINE-PAGE", "THREAD-NOT-FOUND"],
   },
   "turn/start": {
     name: "turn/start",
@@ -85,6 +94,7 @@ export const methods = {
     params: "TurnStartParams",
     result: "TurnStartResponse",
     errors: ["thread_not_found", "duplicate_turn_id", "turn_in_progress", "execution_backend_unavailable", "sandbox_unavailable"],
+    requirements: ["TURN-START-RESPONSE", "TURN-DEFAULT-PROFILE", "TURN-START-THREAD-NOT-FOUND", "TURN-DUPLICATE-ID", "TURN-BACKEND-UNAVAILABLE", "TURN-CAPABILITY-NOT-FOUND", "TURN-ONE-ACTIVE", "TURN-CHAT-MODE", "TURN-INPUT-TO-MODEL", "TURN-HISTORY", "TURN-TOOL-LOOP", "PERM-PROFILE-SNAPSHOT", "RPC-INVALID-PARAMS"],
   },
   "turn/cancel": {
     name: "turn/cancel",
@@ -93,6 +103,7 @@ export const methods = {
     params: "TurnCancelParams",
     result: "TurnCancelResponse",
     errors: ["thread_not_found", "turn_not_found", "turn_not_active"],
+    requirements: ["TURN-CANCEL", "TURN-CANCEL-ENDED", "TURN-CANCEL-NOT-FOUND", "PERM-CANCEL-PENDING"],
   },
   "turn/resume": {
     name: "turn/resume",
@@ -101,6 +112,7 @@ export const methods = {
     params: "TurnResumeParams",
     result: "TurnResumeResponse",
     errors: ["thread_not_found", "turn_not_found", "turn_not_blocked", "recovery_job_not_found"],
+    requirements: ["TURN-RESUME-NOT-BLOCKED", "REC-RESUME"],
   },
   "turn/get": {
     name: "turn/get",
@@ -109,6 +121,7 @@ export const methods = {
     params: "TurnGetParams",
     result: "TurnGetResponse",
     errors: ["thread_not_found", "turn_not_found"],
+    requirements: ["TURN-GET", "TURN-GET-NOT-FOUND", "TURN-FAILED-PROVIDER"],
   },
   "turn/items": {
     name: "turn/items",
@@ -117,6 +130,7 @@ export const methods = {
     params: "TurnItemsParams",
     result: "TurnItemsResponse",
     errors: ["thread_not_found", "turn_not_found"],
+    requirements: ["TURN-ITEMS-REPLAY", "TURN-ITEMS-LAST-SEQUENCE", "TURN-ITEMS-NOT-FOUND"],
   },
   "turn/work/page": {
     name: "turn/work/page",
@@ -125,6 +139,7 @@ export const methods = {
     params: "TurnWorkPageParams",
     result: "TurnWorkPageResponse",
     errors: ["thread_not_found", "turn_not_found"],
+    requirements: ["WORK-PAGE", "WORK-WATERMARK-MONOTONIC", "WORK-NOT-FOUND"],
   },
   "turn/work/items/get": {
     name: "turn/work/items/get",
@@ -133,6 +148,7 @@ export const methods = {
     params: "TurnWorkItemsGetParams",
     result: "TurnWorkItemsGetResponse",
     errors: ["thread_not_found", "turn_not_found"],
+    requirements: ["WORK-ITEMS-GET", "WORK-NOT-FOUND"],
   },
   "turn/permission/request/respond": {
     name: "turn/permission/request/respond",
@@ -141,6 +157,7 @@ export const methods = {
     params: "TurnPermissionRequestRespondParams",
     result: "TurnPermissionRequestRespondResponse",
     errors: ["permission_request_not_found", "permission_request_resolved", "unauthorized"],
+    requirements: ["PERM-ALLOW-ONCE", "PERM-DENY", "PERM-ALLOW-FOR-TURN", "PERM-RESPOND-NOT-FOUND", "PERM-RESPOND-TWICE"],
   },
   "turn/question/respond": {
     name: "turn/question/respond",
@@ -149,6 +166,7 @@ export const methods = {
     params: "TurnQuestionRespondParams",
     result: "TurnQuestionRespondResponse",
     errors: ["thread_not_found", "turn_not_found", "question_not_found", "question_resolved", "unauthorized"],
+    requirements: ["TURN-QUESTION-ANSWER", "TURN-QUESTION-TOKEN", "TURN-QUESTION-RESOLVED-ONCE"],
   },
   "agent/route/create": {
     name: "agent/route/create",
@@ -157,6 +175,7 @@ export const methods = {
     params: "AgentDelegationRouteCreateParams",
     result: "AgentDelegationRouteProjection",
     errors: ["thread_not_found", "route_validation_failed", "route_not_found", "idempotency_conflict"],
+    requirements: ["ROUTE-CREATE", "ROUTE-NO-ACTIONS", "ROUTE-DUPLICATE-ACTIONS", "ROUTE-INVALID-EXPIRY", "ROUTE-HOP-BOUNDS", "ROUTE-RESULT-RETURN", "ROUTE-CYCLE", "ROUTE-IDEMPOTENT-CREATE", "ROUTE-ADMISSION"],
   },
   "agent/route/list": {
     name: "agent/route/list",
@@ -165,6 +184,7 @@ export const methods = {
     params: "AgentDelegationRouteListParams",
     result: "AgentDelegationRouteListResponse",
     errors: [],
+    requirements: ["ROUTE-LIST"],
   },
   "agent/route/revoke": {
     name: "agent/route/revoke",
@@ -173,6 +193,7 @@ export const methods = {
     params: "AgentDelegationRouteRevokeParams",
     result: "AgentDelegationRouteProjection",
     errors: ["route_not_found", "generation_conflict", "idempotency_conflict"],
+    requirements: ["ROUTE-REVOKE", "ROUTE-REVOKE-STALE", "ROUTE-REVOKE-NOT-FOUND"],
   },
 } as const satisfies { readonly [M in MethodName]: MethodEntry & { readonly name: M; } };
 
@@ -228,228 +249,266 @@ export const notifications = {
     direction: "server_to_client",
     summary: "The turn was accepted and has started.",
     params: "TurnStartedNotification",
+    requirements: ["TURN-STARTED-NOTIFIED", "TURN-ORDER-STARTED-FIRST"],
   },
   "item/started": {
     name: "item/started",
     direction: "server_to_client",
     summary: "A timeline item was opened.",
     params: "ItemStartedNotification",
+    requirements: ["ITEM-USER-MESSAGE", "ITEM-COMPLETED-ONCE", "ITEM-ORDER-STARTED-FIRST", "ITEM-REASONING"],
   },
   "item/agent_message/delta": {
     name: "item/agent_message/delta",
     direction: "server_to_client",
     summary: "A piece of assistant answer text.",
     params: "ItemDeltaNotification",
+    requirements: ["ITEM-AGENT-MESSAGE", "ITEM-DELTA-STREAM"],
   },
   "item/command_execution/output_delta": {
     name: "item/command_execution/output_delta",
     direction: "server_to_client",
     summary: "A piece of a command's stdout or stderr.",
     params: "ItemDeltaNotification",
+    requirements: ["ITEM-COMMAND-EXECUTION", "ITEM-DELTA-STREAM"],
   },
   "item/file_change/output_delta": {
     name: "item/file_change/output_delta",
     direction: "server_to_client",
     summary: "A piece of a file change's output.",
     params: "ItemDeltaNotification",
+    requirements: ["ITEM-FILE-CHANGE"],
   },
   "item/tool/progress": {
     name: "item/tool/progress",
     direction: "server_to_client",
     summary: "A progress update from a running tool.",
     params: "ItemDeltaNotification",
+    requirements: ["ITEM-DELTA-STREAM"],
   },
   "item/updated": {
     name: "item/updated",
     direction: "server_to_client",
     summary: "A timeline item changed after it was opened.",
     params: "ItemUpdatedNotification",
+    requirements: ["ITEM-ORDER-STARTED-FIRST"],
   },
   "item/completed": {
     name: "item/completed",
     direction: "server_to_client",
     summary: "A timeline item reached its final display state.",
     params: "ItemCompletedNotification",
+    requirements: ["ITEM-COMPLETED-ONCE", "ITEM-AGENT-MESSAGE", "ITEM-COMMAND-EXECUTION", "ITEM-FILE-CHANGE", "ITEM-TOOL-ERROR"],
   },
   "turn/completed": {
     name: "turn/completed",
     direction: "server_to_client",
     summary: "The turn finished successfully (terminal).",
     params: "TurnCompletedNotification",
+    requirements: ["TURN-COMPLETED-NOTIFIED", "TURN-ORDER-ONE-TERMINAL", "TURN-USAGE"],
   },
   "turn/failed": {
     name: "turn/failed",
     direction: "server_to_client",
     summary: "The turn failed or was interrupted (terminal).",
     params: "TurnFailedNotification",
+    requirements: ["TURN-FAILED-PROVIDER", "TURN-CANCEL", "TURN-ORDER-ONE-TERMINAL"],
   },
   "turn/blocked": {
     name: "turn/blocked",
     direction: "server_to_client",
     summary: "The turn stopped in a blocked state that turn/resume can end.",
     params: "TurnBlockedNotification",
+    requirements: ["TURN-ORDER-BLOCKED-QUIET", "WIN-BLOCKED"],
   },
   "thread/timeline/blocks/changed": {
     name: "thread/timeline/blocks/changed",
     direction: "server_to_client",
     summary: "A thread's timeline blocks changed; loaded pages may be stale.",
     params: "ThreadTimelineBlocksChangedNotification",
+    requirements: ["THREAD-TIMELINE-CHANGED"],
   },
   "turn/work/items/changed": {
     name: "turn/work/items/changed",
     direction: "server_to_client",
     summary: "Work items of a turn's work block changed.",
     params: "TurnWorkItemsChangedNotification",
+    requirements: ["WORK-CHANGED-NOTIFIED"],
   },
   "turn/work/state/changed": {
     name: "turn/work/state/changed",
     direction: "server_to_client",
     summary: "A turn's work block changed state or counts.",
     params: "TurnWorkStateChangedNotification",
+    requirements: ["WORK-CHANGED-NOTIFIED"],
   },
   "turn/permission/request/opened": {
     name: "turn/permission/request/opened",
     direction: "server_to_client",
     summary: "A tool action waits for the client's approval.",
     params: "TurnPermissionRequestOpenedNotification",
+    requirements: ["PERM-ASK-OPENS-REQUEST", "PERM-ORDER-RESOLVED-ONCE"],
   },
   "turn/permission/request/resolved": {
     name: "turn/permission/request/resolved",
     direction: "server_to_client",
     summary: "An approval request was resolved, cancelled or expired.",
     params: "TurnPermissionRequestResolvedNotification",
+    requirements: ["PERM-ALLOW-ONCE", "PERM-CANCEL-PENDING", "PERM-ORDER-RESOLVED-ONCE"],
   },
   "turn/permission/audit": {
     name: "turn/permission/audit",
     direction: "server_to_client",
     summary: "A durable audit record of a permission decision.",
     params: "TurnPermissionAuditEvent",
+    requirements: ["PERM-AUDIT"],
   },
   "turn/question/opened": {
     name: "turn/question/opened",
     direction: "server_to_client",
     summary: "The model asked the user a question; the turn waits for the answer (turnspec's own extension).",
     params: "TurnQuestionOpenedNotification",
+    requirements: ["TURN-QUESTION-OPEN", "TURN-QUESTION-SURFACED", "TURN-QUESTION-ORDER-RESOLVED-ONCE"],
   },
   "turn/question/resolved": {
     name: "turn/question/resolved",
     direction: "server_to_client",
     summary: "A question was answered, cancelled with its turn, or expired (turnspec's own extension).",
     params: "TurnQuestionResolvedNotification",
+    requirements: ["TURN-QUESTION-ANSWER", "TURN-QUESTION-EXPIRE", "TURN-QUESTION-ORDER-RESOLVED-ONCE"],
   },
   "turn/handoff/started": {
     name: "turn/handoff/started",
     direction: "server_to_client",
     summary: "The turn delegates to a sub-agent (turnspec's own extension).",
     params: "TurnHandoffStartedNotification",
+    requirements: ["TURN-HANDOFF-NOTICE"],
   },
   "turn/execution_window/started": {
     name: "turn/execution_window/started",
     direction: "server_to_client",
     summary: "A bounded execution window started.",
     params: "TurnExecutionWindowStartedNotification",
+    requirements: ["WIN-STARTED"],
   },
   "turn/execution_window/exhausted": {
     name: "turn/execution_window/exhausted",
     direction: "server_to_client",
     summary: "The current window hit a limit; observed counts are recorded.",
     params: "TurnExecutionWindowExhaustedNotification",
+    requirements: ["WIN-EXHAUSTED"],
   },
   "turn/execution_window/checkpointed": {
     name: "turn/execution_window/checkpointed",
     direction: "server_to_client",
     summary: "A continuation checkpoint was written.",
     params: "TurnExecutionWindowCheckpointedNotification",
+    requirements: ["WIN-CONTINUED"],
   },
   "turn/execution_window/continued": {
     name: "turn/execution_window/continued",
     direction: "server_to_client",
     summary: "Execution continued from a checkpoint in a new window.",
     params: "TurnExecutionWindowContinuedNotification",
+    requirements: ["WIN-CONTINUED"],
   },
   "turn/execution_window/blocked": {
     name: "turn/execution_window/blocked",
     direction: "server_to_client",
     summary: "No further window can open; user or recovery action is needed.",
     params: "TurnExecutionWindowBlockedNotification",
+    requirements: ["WIN-BLOCKED"],
   },
   "item/timeout_detected": {
     name: "item/timeout_detected",
     direction: "server_to_client",
     summary: "An item attempt ran past its deadline.",
     params: "ItemTimeoutDetectedNotification",
+    requirements: ["REC-TIMEOUT"],
   },
   "item/recovery_opened": {
     name: "item/recovery_opened",
     direction: "server_to_client",
     summary: "A recovery job was opened for an item.",
     params: "ItemRecoveryOpenedNotification",
+    requirements: ["REC-RECOVERY-JOB"],
   },
   "item/recovery_attached": {
     name: "item/recovery_attached",
     direction: "server_to_client",
     summary: "An attempt was attached to an existing recovery job.",
     params: "ItemRecoveryAttachedNotification",
+    requirements: ["REC-RECOVERY-JOB"],
   },
   "item/retry_scheduled": {
     name: "item/retry_scheduled",
     direction: "server_to_client",
     summary: "A provider or item retry was scheduled.",
     params: "ItemRetryScheduledNotification",
+    requirements: ["REC-RETRY"],
   },
   "item/retry_attempt_started": {
     name: "item/retry_attempt_started",
     direction: "server_to_client",
     summary: "A scheduled retry attempt started.",
     params: "ItemRetryAttemptStartedNotification",
+    requirements: ["REC-RETRY"],
   },
   "item/recovery_succeeded": {
     name: "item/recovery_succeeded",
     direction: "server_to_client",
     summary: "Recovery succeeded.",
     params: "ItemRecoverySucceededNotification",
+    requirements: ["REC-RECOVERY-JOB"],
   },
   "item/recovery_exhausted": {
     name: "item/recovery_exhausted",
     direction: "server_to_client",
     summary: "Recovery ran out of attempts.",
     params: "ItemRecoveryExhaustedNotification",
+    requirements: ["REC-RECOVERY-JOB"],
   },
   "item/tool/retry_scheduled": {
     name: "item/tool/retry_scheduled",
     direction: "server_to_client",
     summary: "A tool retry episode was scheduled after a recoverable failure.",
     params: "ItemToolRetryScheduledNotification",
+    requirements: ["REC-TOOL-RETRY"],
   },
   "item/tool/retry_resolved": {
     name: "item/tool/retry_resolved",
     direction: "server_to_client",
     summary: "A tool retry episode ended.",
     params: "ItemToolRetryResolvedNotification",
+    requirements: ["REC-TOOL-RETRY"],
   },
   "item/tool/retry_exhausted": {
     name: "item/tool/retry_exhausted",
     direction: "server_to_client",
     summary: "A tool's retry budget ran out.",
     params: "ItemToolRetryExhaustedNotification",
+    requirements: ["REC-TOOL-RETRY"],
   },
   "turn/tool_loop/budget_exceeded": {
     name: "turn/tool_loop/budget_exceeded",
     direction: "server_to_client",
     summary: "The agent tool loop hit its round or tool-call budget.",
     params: "TurnToolLoopBudgetExceededNotification",
+    requirements: ["REC-LOOP-BUDGET"],
   },
   "context/compressing": {
     name: "context/compressing",
     direction: "server_to_client",
     summary: "The gateway is compressing the thread history.",
     params: "ContextCompressingNotification",
+    requirements: ["REC-CONTEXT-COMPRESSION"],
   },
   "context/compressed": {
     name: "context/compressed",
     direction: "server_to_client",
     summary: "History compression finished.",
     params: "ContextCompressedNotification",
+    requirements: ["REC-CONTEXT-COMPRESSION", "TURN-ORDER-COMPACTED-FIRST"],
   },
 } as const satisfies { readonly [N in NotificationName]: NotificationEntry & { readonly name: N; } };
 

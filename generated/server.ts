@@ -5,7 +5,7 @@
  * maps errors to their registered codes, a typed notifier, typed requests to the client
  * (for the methods the client serves), and a whole connection over a transport.
  */
-import { Dispatcher, DomainError, LocalError, OutgoingRequests, RpcClient, formatIssue, type JsonRpcResponse, type RequestOptions, type Transport, type ValidationIssue } from "turnspec/rpc";
+import { Dispatcher, DomainError, LocalError, OutgoingRequests, RpcClient, formatIssue, type JsonRpcResponse, type RequestOptions, type Transport, type ValidationIssue } from "@turnspec/rpc";
 import type { ServerNotificationName, ClientMethodName, ClientNotificationName, ErrorReason, MethodEntry, NotificationEntry, NotificationParamsOf, ParamsOf, ResultOf, ServerMethodName } from "./registry.js";
 import { errors, methods, notifications } from "./registry.js";
 import { notificationIssues, paramsIssues, resultIssues, type ValidationMode } from "./validators.js";

@@ -6,7 +6,7 @@
  * - strict: unknown fields and enum values are errors (certification, a gateway's own input);
  * - tolerant: unknown fields are accepted, so a client keeps working against a newer gateway.
  */
-import { LocalError, formatIssue, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "turnspec/rpc";
+import { LocalError, formatIssue, runValidator, type RawValidator, type ValidationIssue, type ValidationResult } from "@turnspec/rpc";
 import type * as T from "./types.js";
 import * as strictValidators from "./validators.strict.js";
 import * as tolerantValidators from "./validators.tolerant.js";

@@ -1,5 +1,5 @@
 // In a web page: stream a turn into an element, asking the user before a tool runs.
-import { connectBrowserWebSocket, GatewayConnection } from "turnspec/client/browser";
+import { connectBrowserWebSocket, GatewayConnection } from "@turnspec/client/browser";
 
 export async function runTurn(url: string, token: string, text: string, output: HTMLElement): Promise<void> {
   // A browser cannot set headers on a WebSocket: the token goes in the query (?token=).

@@ -1,5 +1,5 @@
 // Rebuild a turn's items from their deltas while it runs, and compare them with the gateway's log.
-import { accumulateItem, accumulateItems, connectWebSocket, emptyItems, followTurn, GatewayConnection, replayedNotifications } from "turnspec/client";
+import { accumulateItem, accumulateItems, connectWebSocket, emptyItems, followTurn, GatewayConnection, replayedNotifications } from "@turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({ connect: () => connectWebSocket(url, { token: process.env.TURNSPEC_TOKEN }) });

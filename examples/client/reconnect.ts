@@ -1,5 +1,5 @@
 // A connection that reconnects by itself, and a turn followed across the drop: nothing missed, nothing twice.
-import { connectWebSocket, GatewayConnection } from "turnspec/client";
+import { connectWebSocket, GatewayConnection } from "@turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({

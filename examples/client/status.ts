@@ -1,5 +1,5 @@
 // Follow a turn's domain status: running, awaiting input while a permission request is open, and how it ended.
-import { connectWebSocket, foldTurnStatus, GatewayConnection, initialTurnStatus, wireStatus } from "turnspec/client";
+import { connectWebSocket, foldTurnStatus, GatewayConnection, initialTurnStatus, wireStatus } from "@turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({ connect: () => connectWebSocket(url, { token: process.env.TURNSPEC_TOKEN }) });

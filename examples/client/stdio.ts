@@ -1,5 +1,5 @@
 // Start a gateway as a child process and talk to it over its stdin and stdout.
-import { GatewayConnection, spawnStdioTransport } from "turnspec/client";
+import { GatewayConnection, spawnStdioTransport } from "@turnspec/client";
 
 const [command, ...args] = (process.env.TURNSPEC_STDIO_COMMAND ?? "npx turnspec serve --stdio --memory").split(" ");
 const connection = await GatewayConnection.open({ connect: () => spawnStdioTransport(command!, args, { stderr: "collect" }) });

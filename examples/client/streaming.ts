@@ -1,5 +1,5 @@
 // Start a turn and print it as it streams; answer its permission request; Ctrl-C cancels it.
-import { connectWebSocket, GatewayConnection } from "turnspec/client";
+import { connectWebSocket, GatewayConnection } from "@turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({ connect: () => connectWebSocket(url, { token: process.env.TURNSPEC_TOKEN }) });

@@ -1,5 +1,5 @@
 // Keep a turn's work timeline up to date from change notifications, targeted refreshes and pages.
-import { connectWebSocket, emptyTimeline, GatewayConnection, reduceTimeline, timelineRows, type TimelineInput } from "turnspec/client";
+import { connectWebSocket, emptyTimeline, GatewayConnection, reduceTimeline, timelineRows, type TimelineInput } from "@turnspec/client";
 
 const url = process.env.TURNSPEC_URL ?? "ws://127.0.0.1:8787/";
 const connection = await GatewayConnection.open({ connect: () => connectWebSocket(url, { token: process.env.TURNSPEC_TOKEN }) });

@@ -1,6 +1,6 @@
 // Check a recorded transcript against the protocol's ordering rules with the generated checker.
 import { readFileSync } from "node:fs";
-import { createOrderingChecker } from "turnspec/generated";
+import { createOrderingChecker } from "@turnspec/protocol";
 
 const file = process.argv[2] ?? "examples/validate/swapped.jsonl";
 const frames = readFileSync(file, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);

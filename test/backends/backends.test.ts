@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnCapability, TurnItem, TurnStartParams } from "../../generated/types.js";
-import { ConfigError, resolveConfig } from "../../runtime/config.js";
-import type { ModelProvider, ProviderEvent, ProviderRequest } from "../../runtime/providers/provider.js";
-import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { RpcError } from "../../rpc/index.js";
+import { ConfigError, resolveConfig } from "../../packages/gateway/src/config.js";
+import type { ModelProvider, ProviderEvent, ProviderRequest } from "../../packages/gateway/src/providers/provider.js";
+import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
+import { RpcError } from "../../packages/rpc/src/index.js";
 import { ofTurn, script, startHarness, text, type Harness, type HarnessOptions } from "../gateway/harness.js";
 
 let h: Harness | undefined;

@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runGenerate } from "../../generator/command.js";
-import { runInit } from "../../generator/init.js";
-import { runValidate } from "../../conformance/validate-command.js";
+import { runGenerate } from "../../packages/generator/src/command.js";
+import { runInit } from "../../packages/generator/src/init.js";
+import { runValidate } from "../../packages/generator/src/validate/command.js";
 
 const cwd = mkdtempSync(join(tmpdir(), "turnspec-init-"));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { runValidate, type ValidateCommand } from "../../conformance/validate-command.js";
+import { runValidate, type ValidateCommand } from "../../packages/generator/src/validate/command.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const kv = join(root, "test/fixtures/mini-protocol/schemas");

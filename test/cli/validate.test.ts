@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runValidate, type ValidateCommand } from "../../conformance/validate-command.js";
+import { runValidate, type ValidateCommand } from "../../packages/generator/src/validate/command.js";
 
 const thread = "thr_000000000000000001";
 const turnStart = (params: Record<string, unknown> = {}) => ({

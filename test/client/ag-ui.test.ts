@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { HttpAgent } from "@ag-ui/client";
 import type { BaseEvent } from "@ag-ui/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgUiBridge, serveAgUi, type AgUiServer } from "../../client/ag-ui/index.js";
+import { AgUiBridge, serveAgUi, type AgUiServer } from "../../packages/client/src/ag-ui/index.js";
 import { script } from "../gateway/harness.js";
 import { startClientGateway, type ClientGateway } from "./gateway.js";
 

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { build, type Plugin } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../../packages/rpc/src/transport/websocket.js";
 import { CHROMIUM_PATH, chromiumMissing } from "../chromium.js";
 import { script, startHarness, type Harness } from "../gateway/harness.js";
 import type { runTurn } from "../../examples/client/browser.js";

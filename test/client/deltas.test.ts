@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { accumulateItem, emptyItems, type AccumulatedItems } from "../../client/index.js";
+import { accumulateItem, emptyItems, type AccumulatedItems } from "../../packages/client/src/index.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { ItemDeltaStream, TurnItem } from "../../generated/types.js";
 import { script, startHarness, text } from "../gateway/harness.js";

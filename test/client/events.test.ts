@@ -1,6 +1,6 @@
 /** The mapping from notifications to stream events for what the reference gateway does not send yet: context compaction, a blocked turn. */
 import { describe, expect, it } from "vitest";
-import { emptyItems, streamEventsOf, type TurnNotification } from "../../client/index.js";
+import { emptyItems, streamEventsOf, type TurnNotification } from "../../packages/client/src/index.js";
 
 const ids = { thread_id: "thr", turn_id: "trn" };
 const never = () => Promise.reject(new Error("not answered in this test"));

@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../../packages/rpc/src/transport/websocket.js";
 import { startHarness, type Harness } from "../gateway/harness.js";
 
 const DIR = "examples/client";

@@ -1,6 +1,6 @@
 /** A gateway on in-memory transports for client SDK tests, with as many client connections as a test opens. */
-import { GatewayConnection } from "../../client/index.js";
-import { createInMemoryPair, type Transport } from "../../rpc/index.js";
+import { GatewayConnection } from "../../packages/client/src/index.js";
+import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
 import { startHarness, type Harness, type HarnessOptions } from "../gateway/harness.js";
 
 export interface ClientGateway {

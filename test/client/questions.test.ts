@@ -5,7 +5,7 @@
  * text of the turn.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { streamExistingTurn, streamTurn, type GatewayConnection, type TurnStreamEvent } from "../../client/index.js";
+import { streamExistingTurn, streamTurn, type GatewayConnection, type TurnStreamEvent } from "../../packages/client/src/index.js";
 import { script, text } from "../gateway/harness.js";
 import { collect, startClientGateway, type ClientGateway } from "./gateway.js";
 

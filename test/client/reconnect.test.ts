@@ -5,10 +5,10 @@
  * catch-up page is in flight and repeats events the page also holds.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { followTurn, GatewayConnection, streamTurn, TurnClientError, type TurnNotification, type TurnStreamEvent } from "../../client/index.js";
+import { followTurn, GatewayConnection, streamTurn, TurnClientError, type TurnNotification, type TurnStreamEvent } from "../../packages/client/src/index.js";
 import type { AnyNotification } from "../../generated/registry.js";
-import { createInMemoryPair, type Transport } from "../../rpc/index.js";
-import { connectWebSocket, startWebSocketServer, type WebSocketTransport } from "../../transport/websocket.js";
+import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
+import { connectWebSocket, startWebSocketServer, type WebSocketTransport } from "../../packages/rpc/src/transport/websocket.js";
 import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -1,6 +1,6 @@
 /** The status fold: table cases, the wire mapping, and the statuses of real turns on the reference gateway. */
 import { describe, expect, it } from "vitest";
-import { foldTurnStatus, initialTurnStatus, lifecycleWireStatus, setWatching, turnStatusOf, wireStatus, type TurnDomainStatus, type WireTurnStatus } from "../../client/index.js";
+import { foldTurnStatus, initialTurnStatus, lifecycleWireStatus, setWatching, turnStatusOf, wireStatus, type TurnDomainStatus, type WireTurnStatus } from "../../packages/client/src/index.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItem, TurnStatus } from "../../generated/types.js";
 import { script, startHarness, text, type Harness } from "../gateway/harness.js";

@@ -4,8 +4,8 @@
  * typed error, and abort as turn/cancel; done is always last.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { accumulateItems, replayedNotifications, streamTurn, TurnClientError, type GatewayConnection, type TurnStreamEvent } from "../../client/index.js";
-import { RpcError } from "../../rpc/index.js";
+import { accumulateItems, replayedNotifications, streamTurn, TurnClientError, type GatewayConnection, type TurnStreamEvent } from "../../packages/client/src/index.js";
+import { RpcError } from "../../packages/rpc/src/index.js";
 import { script, text } from "../gateway/harness.js";
 import { collect, startClientGateway, type ClientGateway } from "./gateway.js";
 

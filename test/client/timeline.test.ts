@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { emptyTimeline, reduceTimeline, timelineRows, type TimelineInput, type TimelineState } from "../../client/index.js";
+import { emptyTimeline, reduceTimeline, timelineRows, type TimelineInput, type TimelineState } from "../../packages/client/src/index.js";
 import type { TurnItemStatus, TurnWorkBlock, TurnWorkItem, TurnWorkItemsGetResponse, TurnWorkPageResponse } from "../../generated/types.js";
 import { script, startHarness, text } from "../gateway/harness.js";
 

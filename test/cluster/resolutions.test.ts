@@ -14,8 +14,8 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnPermissionApprovalRequest, TurnQuestionOpenedNotification } from "../../generated/types.js";
-import { ResolveTokens } from "../../runtime/permissions/tokens.js";
-import { PostgresEventStore } from "../../runtime/store/postgres.js";
+import { ResolveTokens } from "../../packages/gateway/src/permissions/tokens.js";
+import { PostgresEventStore } from "../../packages/gateway/src/store/postgres.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { script, startHarness, text, type Harness, type HarnessOptions } from "../gateway/harness.js";
 

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AnyNotification } from "../../generated/registry.js";
-import { connectWebSocket } from "../../transport/websocket.js";
+import { connectWebSocket } from "../../packages/rpc/src/transport/websocket.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 export interface Instance {

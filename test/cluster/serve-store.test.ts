@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { spawnStdioTransport } from "../../transport/child-process.js";
+import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
 import { startStrictClient } from "../fixtures/strict-client.js";
 import { script, text } from "../gateway/harness.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";

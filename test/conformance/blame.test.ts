@@ -5,7 +5,7 @@
  * gateway's fault.
  */
 import { describe, expect, it } from "vitest";
-import { loadCatalogue } from "../../conformance/catalogue.js";
+import { loadCatalogue } from "../../packages/conformance/src/catalogue.js";
 import { certifyWrapped, type Json } from "./wrapped.js";
 
 const catalogue = loadCatalogue();

@@ -3,7 +3,7 @@
  *   node --import tsx test/conformance/broken-gateway-stdio.ts NAME --provider-url URL
  * serves the reference gateway broken by NAME (broken-gateways.ts) until stdin ends.
  */
-import { StdioTransport } from "../../transport/stdio.js";
+import { StdioTransport } from "../../packages/rpc/src/transport/stdio.js";
 import { BROKEN, createBrokenGateway, type BrokenGatewayName } from "./broken-gateways.js";
 
 const [name, flag, providerUrl] = process.argv.slice(2);

@@ -7,12 +7,12 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { QUESTION_TIMEOUT_MS } from "../../conformance/certify.js";
-import { ModelServer } from "../../conformance/model-server.js";
-import { createInMemoryPair, type Transport } from "../../rpc/index.js";
-import { resolveConfig } from "../../runtime/config.js";
-import { createGateway } from "../../runtime/serve.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { QUESTION_TIMEOUT_MS } from "../../packages/conformance/src/certify.js";
+import { ModelServer } from "../../packages/conformance/src/model-server.js";
+import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
+import { resolveConfig } from "../../packages/gateway/src/config.js";
+import { createGateway } from "../../packages/gateway/src/serve.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
 
 type Message = {
   id?: string | number | null;

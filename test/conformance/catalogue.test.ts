@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { orderingRules } from "../../generated/ordering.js";
-import { CatalogueError, loadCatalogue, protocolEntries, selectIds } from "../../conformance/catalogue.js";
-import { checkSources } from "../../conformance/certify.js";
-import { scenarios } from "../../conformance/scenarios/index.js";
+import { CatalogueError, loadCatalogue, protocolEntries, selectIds } from "../../packages/conformance/src/catalogue.js";
+import { checkSources } from "../../packages/conformance/src/certify.js";
+import { scenarios } from "../../packages/conformance/src/scenarios/index.js";
 
 const catalogue = loadCatalogue();
 const ids = new Set(catalogue.map((r) => r.id));

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { parseToolMap, runCertify, UsageError, type CertifyArgs } from "../../conformance/certify-command.js";
+import { parseToolMap, runCertify, UsageError, type CertifyArgs } from "../../packages/conformance/src/certify-command.js";
 import { REFERENCE } from "./reference.js";
 
 const certify = (...args: string[]) => spawnSync("node", ["bin/turnspec.js", "certify", ...args], { encoding: "utf8", timeout: 120_000 });

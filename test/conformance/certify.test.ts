@@ -8,10 +8,10 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadCatalogue } from "../../conformance/catalogue.js";
-import { QUESTION_TIMEOUT_MS, runCertification } from "../../conformance/certify.js";
-import { ModelServer } from "../../conformance/model-server.js";
-import type { RunReport } from "../../conformance/results.js";
+import { loadCatalogue } from "../../packages/conformance/src/catalogue.js";
+import { QUESTION_TIMEOUT_MS, runCertification } from "../../packages/conformance/src/certify.js";
+import { ModelServer } from "../../packages/conformance/src/model-server.js";
+import type { RunReport } from "../../packages/conformance/src/results.js";
 import { CLAIMED, notPassing, REFERENCE } from "./reference.js";
 
 const catalogue = loadCatalogue();

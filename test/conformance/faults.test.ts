@@ -5,8 +5,8 @@
  * the others.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { loadCatalogue, selectIds } from "../../conformance/catalogue.js";
-import { runCertification } from "../../conformance/certify.js";
+import { loadCatalogue, selectIds } from "../../packages/conformance/src/catalogue.js";
+import { runCertification } from "../../packages/conformance/src/certify.js";
 import { startBrokenGateway, type BrokenGatewayName } from "./broken-gateways.js";
 import { CLAIMED } from "./reference.js";
 

@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createInMemoryPair } from "turnspec/rpc";
+import { createInMemoryPair } from "@turnspec/rpc";
 import { serveIndependentGateway } from "./independent-gateway/gateway.js";
 import { TOOL_MAP } from "./independent-gateway/tools.js";
 

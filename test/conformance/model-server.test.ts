@@ -1,7 +1,7 @@
 /** The scripted model server, consumed by the official `openai` client as a gateway would. */
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ModelServer } from "../../conformance/model-server.js";
+import { ModelServer } from "../../packages/conformance/src/model-server.js";
 
 const server = new ModelServer({ toolMap: { shell: "run_command", write_file: { name: "create_file", args: { path: "file_path" } } } });
 let client: OpenAI;

@@ -1,5 +1,5 @@
 /** What the certification tests share: the reference gateway command and what it claims. */
-import type { Capability, RunReport } from "../../conformance/results.js";
+import type { Capability, RunReport } from "../../packages/conformance/src/results.js";
 
 export const CLAIMED: Capability[] = ["core", "permissions", "routes", "work", "windows", "recovery", "surface"];
 export const REFERENCE = "node bin/turnspec.js serve --stdio --memory --provider-url {provider_url} --question-timeout-ms {question_timeout_ms}";

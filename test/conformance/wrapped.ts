@@ -6,14 +6,14 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadCatalogue, selectIds } from "../../conformance/catalogue.js";
-import { QUESTION_TIMEOUT_MS, runCertification, type CertifyOptions } from "../../conformance/certify.js";
-import { ModelServer } from "../../conformance/model-server.js";
-import type { Capability } from "../../conformance/results.js";
-import { createInMemoryPair, type Transport } from "../../rpc/index.js";
-import { resolveConfig } from "../../runtime/config.js";
-import { createGateway } from "../../runtime/serve.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { loadCatalogue, selectIds } from "../../packages/conformance/src/catalogue.js";
+import { QUESTION_TIMEOUT_MS, runCertification, type CertifyOptions } from "../../packages/conformance/src/certify.js";
+import { ModelServer } from "../../packages/conformance/src/model-server.js";
+import type { Capability } from "../../packages/conformance/src/results.js";
+import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
+import { resolveConfig } from "../../packages/gateway/src/config.js";
+import { createGateway } from "../../packages/gateway/src/serve.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
 import { CLAIMED } from "./reference.js";
 
 export type Json = { jsonrpc?: string; id?: string | number | null; method?: string; params?: any; result?: any; error?: unknown };

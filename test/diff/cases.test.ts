@@ -7,9 +7,9 @@
  * the sender's strict validator accepts it, the receiver's validator (in the mode) rejects it.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { ValidationMode } from "../../generator/emit/validators.js";
-import { diffSchemas, type Change } from "../../generator/diff/index.js";
-import type { Json, JsonObject } from "../../generator/model.js";
+import type { ValidationMode } from "../../packages/generator/src/emit/validators.js";
+import { diffSchemas, type Change } from "../../packages/generator/src/diff/index.js";
+import type { Json, JsonObject } from "../../packages/generator/src/model.js";
 import { emittedValidator, loadProtocol, removeAll, type ProtocolSpec } from "./protocol.js";
 
 type Outcome = "ok" | "breaking" | "undetermined";

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { runDiff, type DiffCommand } from "../../generator/diff/command.js";
-import type { JsonObject } from "../../generator/model.js";
+import { runDiff, type DiffCommand } from "../../packages/generator/src/diff/command.js";
+import type { JsonObject } from "../../packages/generator/src/model.js";
 import { removeAll, writeProtocol, type ProtocolSpec } from "./protocol.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));

@@ -9,8 +9,8 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { loadAtRef } from "../../generator/diff/folder.js";
-import { diffSchemas, type DiffReport } from "../../generator/diff/index.js";
+import { loadAtRef } from "../../packages/generator/src/diff/folder.js";
+import { diffSchemas, type DiffReport } from "../../packages/generator/src/diff/index.js";
 
 const schemasDir = fileURLToPath(new URL("../../schemas", import.meta.url));
 /** The first generated schemas (the generator's first commit), and the last with the old direction names. */

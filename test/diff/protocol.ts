@@ -8,10 +8,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { standaloneValidatorCode, type ValidationMode } from "../../generator/emit/validators.js";
-import { validatorHelper } from "../../rpc/validator-helpers.js";
-import { loadSchemas } from "../../generator/load.js";
-import type { Json, JsonObject, ProtocolModel } from "../../generator/model.js";
+import { standaloneValidatorCode, type ValidationMode } from "../../packages/generator/src/emit/validators.js";
+import { validatorHelper } from "../../packages/rpc/src/validator-helpers.js";
+import { loadSchemas } from "../../packages/generator/src/load.js";
+import type { Json, JsonObject, ProtocolModel } from "../../packages/generator/src/model.js";
 
 const BASE = "https://example.test/schemas/";
 

@@ -3,8 +3,8 @@
  * message's direction gives its two sides, and the generated-code category.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { diffSchemas, type Change, type DiffReport } from "../../generator/diff/index.js";
-import type { JsonObject } from "../../generator/model.js";
+import { diffSchemas, type Change, type DiffReport } from "../../packages/generator/src/diff/index.js";
+import type { JsonObject } from "../../packages/generator/src/model.js";
 import { DEFAULT_ERRORS, DEFAULT_METHODS, DEFAULT_NOTIFICATIONS, DEFAULT_RULES, emittedValidator, loadProtocol, removeAll, type ProtocolSpec } from "./protocol.js";
 
 const dirs: string[] = [];

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { loadCatalogue } from "../../conformance/catalogue.js";
-import { parseToolMap } from "../../conformance/certify-command.js";
-import { loadExpectedFailures } from "../../conformance/verdict.js";
-import { readConfigFile, resolveConfig } from "../../runtime/config.js";
+import { loadCatalogue } from "../../packages/conformance/src/catalogue.js";
+import { parseToolMap } from "../../packages/conformance/src/certify-command.js";
+import { loadExpectedFailures } from "../../packages/conformance/src/verdict.js";
+import { readConfigFile, resolveConfig } from "../../packages/gateway/src/config.js";
 import { startHarness, text } from "../gateway/harness.js";
 
 const run = promisify(execFile);

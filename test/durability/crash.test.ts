@@ -19,7 +19,7 @@ import { startWebSocketGateway, tempDb, type ServeProcess } from "../../bench/ga
 import { compareWithItems, receivedFor, startTurn, type TurnPlan } from "../../bench/turn-driver.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItemsResponse } from "../../generated/types.js";
-import { connectWebSocket } from "../../transport/websocket.js";
+import { connectWebSocket } from "../../packages/rpc/src/transport/websocket.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 const SEEDS = (process.env.DURABILITY_SEEDS ?? "11,23,37").split(",").map(Number);

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProtocolClient } from "../../generated/client.js";
 import type { AnyNotification } from "../../generated/registry.js";
-import { spawnStdioTransport } from "../../transport/child-process.js";
+import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
 
 const requests: Record<string, unknown>[] = [];
 const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => ({

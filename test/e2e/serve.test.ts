@@ -7,9 +7,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Transport } from "../../rpc/index.js";
-import { spawnStdioTransport } from "../../transport/child-process.js";
-import { connectWebSocket, WebSocketHandshakeError } from "../../transport/websocket.js";
+import type { Transport } from "../../packages/rpc/src/index.js";
+import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
+import { connectWebSocket, WebSocketHandshakeError } from "../../packages/rpc/src/transport/websocket.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 const CLI = ["bin/turnspec.js", "serve"];

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, readConfigFile, resolveConfig } from "../../runtime/config.js";
+import { ConfigError, readConfigFile, resolveConfig } from "../../packages/gateway/src/config.js";
 
 function configFile(value: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), "turnspec-config-")), "gateway.json");

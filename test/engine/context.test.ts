@@ -1,7 +1,7 @@
 /** History compression: what is folded, what stays whole, and that it is deterministic. */
 import { describe, expect, it } from "vitest";
-import { compressHistory, estimateTokens } from "../../runtime/engine/context.js";
-import type { ChatMessage } from "../../runtime/providers/provider.js";
+import { compressHistory, estimateTokens } from "../../packages/gateway/src/engine/context.js";
+import type { ChatMessage } from "../../packages/gateway/src/providers/provider.js";
 
 const long = (label: string) => `${label} ${"x".repeat(200)}`;
 const user = (content: string): ChatMessage => ({ role: "user", content });

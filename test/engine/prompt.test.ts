@@ -1,7 +1,7 @@
 /** The prompt manifest: sections in order, fingerprints that say what changed, and no prompt text. */
 import { describe, expect, it } from "vitest";
-import { PROMPT_COMPILER_VERSION, promptManifest } from "../../runtime/engine/prompt.js";
-import type { ChatMessage, ToolSpec } from "../../runtime/providers/provider.js";
+import { PROMPT_COMPILER_VERSION, promptManifest } from "../../packages/gateway/src/engine/prompt.js";
+import type { ChatMessage, ToolSpec } from "../../packages/gateway/src/providers/provider.js";
 
 const tools: ToolSpec[] = [{ name: "shell", description: "Run a command", parameters: { type: "object" } }];
 const first: ChatMessage[] = [{ role: "user", content: "secret plan one" }];

@@ -3,11 +3,11 @@
  * through the in-memory transport pair.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveConfig } from "../../runtime/config.js";
-import { Gateway } from "../../runtime/engine/gateway.js";
-import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair, Dispatcher } from "../../rpc/index.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
+import { resolveConfig } from "../../packages/gateway/src/config.js";
+import { Gateway } from "../../packages/gateway/src/engine/gateway.js";
+import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
+import { createInMemoryPair, Dispatcher } from "../../packages/rpc/src/index.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -7,9 +7,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { orderingRules } from "../../generated/ordering.js";
 import type { AnyNotification } from "../../generated/registry.js";
-import { createOrderingEngine } from "../../rpc/index.js";
-import type { ModelProvider, ProviderStream, ProviderRequest } from "../../runtime/providers/provider.js";
-import { ScriptedProvider } from "../../runtime/providers/scripted.js";
+import { createOrderingEngine } from "../../packages/rpc/src/index.js";
+import type { ModelProvider, ProviderStream, ProviderRequest } from "../../packages/gateway/src/providers/provider.js";
+import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;

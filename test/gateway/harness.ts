@@ -5,15 +5,15 @@ import { join } from "node:path";
 import type { ProtocolClient } from "../../generated/client.js";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { AgentDelegationRouteCreateParams, TurnStartParams } from "../../generated/types.js";
-import { resolveConfig } from "../../runtime/config.js";
-import { Gateway } from "../../runtime/engine/gateway.js";
-import type { ModelProvider } from "../../runtime/providers/provider.js";
-import { ScriptedProvider, type ScriptStep } from "../../runtime/providers/scripted.js";
-import { createInMemoryPair, type Transport } from "../../rpc/index.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
-import type { EventStore } from "../../runtime/store/store.js";
-import { builtinTools } from "../../runtime/tools/registry.js";
-import type { Tool } from "../../runtime/tools/tool.js";
+import { resolveConfig } from "../../packages/gateway/src/config.js";
+import { Gateway } from "../../packages/gateway/src/engine/gateway.js";
+import type { ModelProvider } from "../../packages/gateway/src/providers/provider.js";
+import { ScriptedProvider, type ScriptStep } from "../../packages/gateway/src/providers/scripted.js";
+import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
+import type { EventStore } from "../../packages/gateway/src/store/store.js";
+import { builtinTools } from "../../packages/gateway/src/tools/registry.js";
+import type { Tool } from "../../packages/gateway/src/tools/tool.js";
 import { startStrictClient } from "../fixtures/strict-client.js";
 
 export interface Harness {

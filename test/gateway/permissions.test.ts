@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { TurnItem } from "../../generated/types.js";
-import type { RpcError } from "../../rpc/index.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
 import { ofTurn, script, text } from "./harness.js";
 import { audits, completed, h, opened, setup, startAndWaitForRequest, terminalOf, usePermissionHarness, type Opened } from "./permission-steps.js";
 

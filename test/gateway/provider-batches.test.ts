@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
-import type { ModelProvider, ProviderEvent, ProviderStream } from "../../runtime/providers/provider.js";
+import type { ModelProvider, ProviderEvent, ProviderStream } from "../../packages/gateway/src/providers/provider.js";
 import { ofTurn, startHarness, text, type Harness } from "./harness.js";
 
 /** Plays fixed events, one step per yield: each step an event alone or several in an array. */

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { orderingRules } from "../../generated/ordering.js";
-import { createOrderingEngine } from "../../rpc/index.js";
-import { SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { createOrderingEngine } from "../../packages/rpc/src/index.js";
+import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 import { script, startHarness, text, type Harness } from "./harness.js";
 
 const open: Harness[] = [];

@@ -11,10 +11,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
 import { orderingRules } from "../../generated/ordering.js";
-import { createOrderingEngine } from "../../rpc/index.js";
-import type { ModelProvider, ProviderStream, ProviderRequest } from "../../runtime/providers/provider.js";
-import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { createOrderingEngine } from "../../packages/rpc/src/index.js";
+import type { ModelProvider, ProviderStream, ProviderRequest } from "../../packages/gateway/src/providers/provider.js";
+import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
+import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;

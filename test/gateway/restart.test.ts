@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
-import { RpcError } from "../../rpc/index.js";
-import { SqliteEventStore } from "../../runtime/store/sqlite.js";
-import { spawnStdioTransport, type ChildProcessTransport } from "../../transport/child-process.js";
+import { RpcError } from "../../packages/rpc/src/index.js";
+import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
+import { spawnStdioTransport, type ChildProcessTransport } from "../../packages/rpc/src/transport/child-process.js";
 import { startStrictClient } from "../fixtures/strict-client.js";
 import { script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
 

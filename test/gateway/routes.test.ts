@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentDelegationRouteCreateParams, TurnItem } from "../../generated/types.js";
-import type { RpcError } from "../../rpc/index.js";
-import { SqliteEventStore } from "../../runtime/store/sqlite.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
+import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 import { ofTurn, routeParams, script, startHarness, text, type Harness, type HarnessOptions } from "./harness.js";
 
 const open: Harness[] = [];

@@ -4,7 +4,7 @@
  * carries every delta streamed before it, and the deltas after it follow on top.
  */
 import { afterEach, expect, it } from "vitest";
-import type { Tool } from "../../runtime/tools/tool.js";
+import type { Tool } from "../../packages/gateway/src/tools/tool.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness | undefined;

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnItem } from "../../generated/types.js";
-import { ProviderError, type ModelProvider, type ProviderEvent, type ProviderRequest } from "../../runtime/providers/provider.js";
-import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { RpcError } from "../../rpc/index.js";
+import { ProviderError, type ModelProvider, type ProviderEvent, type ProviderRequest } from "../../packages/gateway/src/providers/provider.js";
+import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
+import { RpcError } from "../../packages/rpc/src/index.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;

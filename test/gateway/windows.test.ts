@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { GatewayConfig } from "../../generated/types.js";
-import type { ScriptStep } from "../../runtime/providers/scripted.js";
+import type { ScriptStep } from "../../packages/gateway/src/providers/scripted.js";
 import { flatEvents } from "./events.js";
 import { ofTurn, script, startHarness, text, type Harness } from "./harness.js";
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
-import type { RpcError } from "../../rpc/index.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
 import { script, startHarness, text, type Harness } from "./harness.js";
 
 let h: Harness;

@@ -11,10 +11,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildCorpus, payloadOf } from "../../bench/corpus.js";
-import { standaloneValidatorCode, validatorSetCode, type ValidationMode } from "../../generator/emit/validators.js";
-import { loadSchemas } from "../../generator/load.js";
-import type { Json, JsonObject, ProtocolModel } from "../../generator/model.js";
-import { validatorHelper } from "../../rpc/validator-helpers.js";
+import { standaloneValidatorCode, validatorSetCode, type ValidationMode } from "../../packages/generator/src/emit/validators.js";
+import { loadSchemas } from "../../packages/generator/src/load.js";
+import type { Json, JsonObject, ProtocolModel } from "../../packages/generator/src/model.js";
+import { validatorHelper } from "../../packages/rpc/src/validator-helpers.js";
 import { useTempDirs } from "./temp-dirs.js";
 
 type Validate = ((value: unknown) => boolean) & { errors?: unknown };

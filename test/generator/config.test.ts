@@ -8,9 +8,9 @@ import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runGenerate, type GenerateCommand } from "../../generator/command.js";
-import { OUTPUT_KINDS, withDependencies } from "../../generator/config.js";
-import configSchema from "../../schemas/meta/config.schema.json" with { type: "json" };
+import { runGenerate, type GenerateCommand } from "../../packages/generator/src/command.js";
+import { OUTPUT_KINDS, withDependencies } from "../../packages/generator/src/config.js";
+import configSchema from "../../packages/generator/meta/config.schema.json" with { type: "json" };
 import { useTempDirs } from "./temp-dirs.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

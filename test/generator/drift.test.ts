@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareWithDisk, generateFiles, type GeneratedFile } from "../../generator/generate.js";
+import { compareWithDisk, generateFiles, type GeneratedFile } from "../../packages/generator/src/generate.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const schemasDir = join(repoRoot, "schemas");

@@ -9,10 +9,10 @@ import { cpSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { exportedNames } from "../../generator/emit/barrel.js";
-import { formatDeclarations } from "../../generator/format.js";
-import { generateFiles } from "../../generator/generate.js";
-import { SchemaErrors } from "../../generator/schema-error.js";
+import { exportedNames } from "../../packages/generator/src/emit/barrel.js";
+import { formatDeclarations } from "../../packages/generator/src/format.js";
+import { generateFiles } from "../../packages/generator/src/generate.js";
+import { SchemaErrors } from "../../packages/generator/src/schema-error.js";
 import { useTempDirs } from "./temp-dirs.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));

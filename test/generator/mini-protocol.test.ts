@@ -20,15 +20,15 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Project, SyntaxKind, type TypeNode } from "ts-morph";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compareWithDisk, generateFiles, writeToDisk, type GeneratedFile } from "../../generator/generate.js";
-import { typeCheck } from "../../generator/typecheck.js";
+import { compareWithDisk, generateFiles, writeToDisk, type GeneratedFile } from "../../packages/generator/src/generate.js";
+import { typeCheck } from "../../packages/generator/src/typecheck.js";
 // Type-only: the golden files type the modules imported from test/.tmp-mini/ at run time.
 import type * as MiniClient from "../fixtures/mini-protocol/expected/client.js";
 import type * as MiniOrdering from "../fixtures/mini-protocol/expected/ordering.js";
 import type * as MiniRegistry from "../fixtures/mini-protocol/expected/registry.js";
 import type * as MiniServer from "../fixtures/mini-protocol/expected/server.js";
 import type * as MiniValidators from "../fixtures/mini-protocol/expected/validators.js";
-import { createInMemoryPair } from "../../rpc/index.js";
+import { createInMemoryPair } from "../../packages/rpc/src/index.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const schemasDir = join(repoRoot, "test/fixtures/mini-protocol/schemas");

@@ -7,9 +7,9 @@ import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { generateFiles, type GeneratedFile } from "../../generator/generate.js";
-import { loadSchemas } from "../../generator/load.js";
-import { typeCheck } from "../../generator/typecheck.js";
+import { generateFiles, type GeneratedFile } from "../../packages/generator/src/generate.js";
+import { loadSchemas } from "../../packages/generator/src/load.js";
+import { typeCheck } from "../../packages/generator/src/typecheck.js";
 import { createOrderingChecker, orderingRules, type OrderingRuleId } from "../../generated/ordering.js";
 import { useTempDirs } from "./temp-dirs.js";
 

@@ -8,9 +8,9 @@ import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "no
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { generateFiles } from "../../generator/generate.js";
-import { loadSchemas } from "../../generator/load.js";
-import { SchemaErrors } from "../../generator/schema-error.js";
+import { generateFiles } from "../../packages/generator/src/generate.js";
+import { loadSchemas } from "../../packages/generator/src/load.js";
+import { SchemaErrors } from "../../packages/generator/src/schema-error.js";
 import { useTempDirs } from "./temp-dirs.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import type { GeneratedFile } from "../../generator/generate.js";
-import { typeCheck } from "../../generator/typecheck.js";
+import type { GeneratedFile } from "../../packages/generator/src/generate.js";
+import { typeCheck } from "../../packages/generator/src/typecheck.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const generatedDir = join(repoRoot, "generated");

@@ -19,10 +19,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundleInspectorPage } from "../../client/inspector/bundle.js";
-import { startInspector, type RunningInspector } from "../../client/inspector/server.js";
-import type { Transport } from "../../rpc/index.js";
-import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
+import { bundleInspectorPage } from "../../packages/inspect/bundle.js";
+import { startInspector, type RunningInspector } from "../../packages/inspect/src/server.js";
+import type { Transport } from "../../packages/rpc/src/index.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../../packages/rpc/src/transport/websocket.js";
 import { CHROMIUM_PATH, chromiumMissing } from "../chromium.js";
 import { startHarness, type Harness } from "../gateway/harness.js";
 
@@ -37,7 +37,7 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
   const running: Array<{ close(): Promise<void> }> = [];
 
   beforeAll(async () => {
-    assetsDir = await bundleInspectorPage({ root: repo });
+    assetsDir = await bundleInspectorPage();
     browser = await chromium.launch({ executablePath: CHROMIUM_PATH });
   }, 120_000);
 

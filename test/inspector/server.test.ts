@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
-import { startInspector, type RunningInspector } from "../../client/inspector/server.js";
-import { startWebSocketServer, type RunningWebSocketServer } from "../../transport/websocket.js";
+import { startInspector, type RunningInspector } from "../../packages/inspect/src/server.js";
+import { startWebSocketServer, type RunningWebSocketServer } from "../../packages/rpc/src/transport/websocket.js";
 import { startHarness, type Harness } from "../gateway/harness.js";
 
 /** A stand-in page bundle: these tests are about the server, not the page. */

@@ -14,7 +14,7 @@ import WebSocket from "ws";
 import { afterAll, describe, expect, it } from "vitest";
 import { startWebSocketGateway, type ServeProcess } from "../../bench/gateway-process.js";
 import { liveVersusItems, runTurn } from "../../bench/turn-driver.js";
-import { connectWebSocket } from "../../transport/websocket.js";
+import { connectWebSocket } from "../../packages/rpc/src/transport/websocket.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 const CONNECTIONS = 100;

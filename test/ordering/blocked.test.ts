@@ -4,7 +4,7 @@
  * checker; the quiet rule still catches a notification sent while the turn is blocked.
  */
 import { describe, expect, it } from "vitest";
-import type { ScriptStep } from "../../runtime/providers/scripted.js";
+import type { ScriptStep } from "../../packages/gateway/src/providers/scripted.js";
 import { script, text, type Harness } from "../gateway/harness.js";
 import { check, find, inserted, message, notification, recordSession, type RecordedFrame } from "./streams.js";
 

@@ -4,7 +4,7 @@
  * to requests by id and side) does not depend on the turn protocol's rules.
  */
 import { describe, expect, it } from "vitest";
-import { createOrderingEngine, type FrameDirection, type OrderingRule } from "../../rpc/index.js";
+import { createOrderingEngine, type FrameDirection, type OrderingRule } from "../../packages/rpc/src/index.js";
 
 const job = [{ name: "job", pointer: "/job" }];
 const base = (id: string) => ({ id, requirement: `REQ-${id}`, description: `${id} holds`, scope: job });

@@ -4,7 +4,7 @@
  * context/compressed, which comes before any item of the turn).
  */
 import { describe, expect, it } from "vitest";
-import { createOrderingEngine, type OrderingRule } from "../../rpc/index.js";
+import { createOrderingEngine, type OrderingRule } from "../../packages/rpc/src/index.js";
 
 const rule: OrderingRule = {
   id: "NOTICE-FIRST",

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ScriptStep } from "../../runtime/providers/scripted.js";
+import type { ScriptStep } from "../../packages/gateway/src/providers/scripted.js";
 import { check, find, message, moved, notificationMethod, recordTurn, renumbered } from "./streams.js";
 
 const word = fc.stringMatching(/^[a-z]{1,8}$/);

@@ -1,5 +1,5 @@
 /** A transport wrapper that records every frame both ways, parsed, in the order seen by the client. */
-import type { Transport } from "../../rpc/index.js";
+import type { Transport } from "../../packages/rpc/src/index.js";
 
 export type FrameDirection = "server_to_client" | "client_to_server";
 

@@ -4,7 +4,7 @@
  */
 import { createOrderingChecker, type OrderingViolation } from "../../generated/ordering.js";
 import type { TurnPermissionMode } from "../../generated/types.js";
-import type { ScriptStep } from "../../runtime/providers/scripted.js";
+import type { ScriptStep } from "../../packages/gateway/src/providers/scripted.js";
 import { script, startHarness, text, type Harness, type HarnessOptions } from "../gateway/harness.js";
 import { recording, type RecordedFrame } from "./record.js";
 

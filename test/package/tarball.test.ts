@@ -291,12 +291,12 @@ describe("the packed package, installed in an app of its own", () => {
       "imports.mjs",
       `const out = {};
 for (const name of ${JSON.stringify(entries)}) out[name] = Object.keys(await import(name)).length;
-const { validate, isTypeName } = await import("turnspec/generated");
+const { validate, isTypeName } = await import("@turnspec/protocol");
 out.known = isTypeName("TurnStartParams");
 out.invalid = validate("TurnStartParams", { unexpected: true }).ok;
-const { checkSchemas } = await import("turnspec/generator");
+const { checkSchemas } = await import("@turnspec/generator");
 out.schemas = checkSchemas("schemas").ok;
-const { stdioServerTransport, startWebSocketServer, connectWebSocket } = await import("turnspec/transport");
+const { stdioServerTransport, startWebSocketServer, connectWebSocket } = await import("@turnspec/rpc/transport");
 out.transport = [typeof stdioServerTransport, typeof startWebSocketServer, typeof connectWebSocket].join();
 console.log(JSON.stringify(out));
 `,
@@ -324,12 +324,12 @@ console.log(JSON.stringify(out));
   it("declares every entry point in a way the app's strict tsc accepts, library declarations included", async () => {
     write(
       "types-check/entries.ts",
-      `import type { RpcError, Transport } from "turnspec/rpc";
-import { stdioServerTransport, startWebSocketServer, type WebSocketServerOptions } from "turnspec/transport";
-import type { TypeName } from "turnspec/generated";
-import type { GatewayConnection } from "turnspec/client";
-import type { connectBrowserWebSocket } from "turnspec/client/browser";
-import { checkSchemas, generateFileMap, type GeneratedFile } from "turnspec/generator";
+      `import type { RpcError, Transport } from "@turnspec/rpc";
+import { stdioServerTransport, startWebSocketServer, type WebSocketServerOptions } from "@turnspec/rpc/transport";
+import type { TypeName } from "@turnspec/protocol";
+import type { GatewayConnection } from "@turnspec/client";
+import type { connectBrowserWebSocket } from "@turnspec/client/browser";
+import { checkSchemas, generateFileMap, type GeneratedFile } from "@turnspec/generator";
 import { loadSchemas } from "turnspec";
 
 export type Used = [RpcError, Transport, WebSocketServerOptions, TypeName, GatewayConnection, typeof connectBrowserWebSocket, GeneratedFile];

@@ -1,7 +1,7 @@
 /** Answer tokens: bound to (thread, turn, call, index), refused when expired, altered or of another kind. */
 import { describe, expect, it } from "vitest";
-import { AnswerTokens } from "../../runtime/permissions/answer-tokens.js";
-import { ResolveTokens } from "../../runtime/permissions/tokens.js";
+import { AnswerTokens } from "../../packages/gateway/src/permissions/answer-tokens.js";
+import { ResolveTokens } from "../../packages/gateway/src/permissions/tokens.js";
 
 const SECRET = "a-secret-of-enough-bytes";
 const binding = { thread_id: "thr_1", turn_id: "trn_1", call_id: "call_1", index: 1 };

@@ -1,8 +1,8 @@
 /** Every built-in tool call classified from its arguments, before it runs. */
 import { describe, expect, it } from "vitest";
-import { ACTION_OF_TOOL, classifyToolCall, type ToolCallClassification } from "../../runtime/permissions/classify.js";
-import { builtinTools } from "../../runtime/tools/registry.js";
-import { createShellTool } from "../../runtime/tools/shell.js";
+import { ACTION_OF_TOOL, classifyToolCall, type ToolCallClassification } from "../../packages/gateway/src/permissions/classify.js";
+import { builtinTools } from "../../packages/gateway/src/tools/registry.js";
+import { createShellTool } from "../../packages/gateway/src/tools/shell.js";
 
 const cwd = "/work/ws";
 

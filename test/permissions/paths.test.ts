@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isWithin, outsideRoots, resolveRealPath } from "../../runtime/permissions/paths.js";
+import { isWithin, outsideRoots, resolveRealPath } from "../../packages/gateway/src/permissions/paths.js";
 
 // Real path of the temp dir itself: on macOS /tmp is a link, and every expectation below is a real path.
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-paths-")));

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { PermissionActionKind, PermissionBehavior, TurnPermissionMode } from "../../generated/types.js";
-import { decide, policyForMode } from "../../runtime/permissions/policy.js";
+import { decide, policyForMode } from "../../packages/gateway/src/permissions/policy.js";
 
 // The kinds come from the schema, so a kind added there without a row here fails below.
 const ACTION_KINDS = (JSON.parse(readFileSync(new URL("../../schemas/permission_action_kind.json", import.meta.url), "utf8")) as { enum: PermissionActionKind[] }).enum;

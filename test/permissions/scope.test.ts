@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { scopeOf, type ScopeTarget } from "../../runtime/permissions/scope.js";
+import { scopeOf, type ScopeTarget } from "../../packages/gateway/src/permissions/scope.js";
 import type { PermissionActionKind } from "../../generated/types.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-scope-")));

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "../../generated/types.js";
 import { validate } from "../../generated/validators.js";
-import { materializeProfile, policyForMode } from "../../runtime/permissions/policy.js";
-import { FULL_ACCESS_ENV_ALLOWLIST, processEnvironment, RESTRICTED_ENV_ALLOWLIST, securitySnapshot, type SecuritySnapshotInput } from "../../runtime/permissions/security.js";
+import { materializeProfile, policyForMode } from "../../packages/gateway/src/permissions/policy.js";
+import { FULL_ACCESS_ENV_ALLOWLIST, processEnvironment, RESTRICTED_ENV_ALLOWLIST, securitySnapshot, type SecuritySnapshotInput } from "../../packages/gateway/src/permissions/security.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-security-")));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  */
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ResolveTokens, type ResolveTokenClaims } from "../../runtime/permissions/tokens.js";
+import { ResolveTokens, type ResolveTokenClaims } from "../../packages/gateway/src/permissions/tokens.js";
 
 const SECRET = "0123456789abcdef0123456789abcdef";
 const tokens = new ResolveTokens(SECRET);

@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { compareWithDisk, generateFiles } from "../../generator/generate.js";
+import { compareWithDisk, generateFiles } from "../../packages/generator/src/generate.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 

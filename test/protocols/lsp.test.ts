@@ -7,8 +7,8 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { RpcError } from "turnspec/rpc";
-import { ContentLengthTransport } from "../../transport/content-length.js";
+import { RpcError } from "@turnspec/rpc";
+import { ContentLengthTransport } from "../../packages/rpc/src/transport/content-length.js";
 import { ProtocolClient } from "../fixtures/lsp/expected/client.js";
 import type { LogMessageParams, ShowMessageRequestParams } from "../fixtures/lsp/expected/types.js";
 

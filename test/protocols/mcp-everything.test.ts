@@ -8,8 +8,8 @@
  */
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
-import { LocalError, type Transport } from "turnspec/rpc";
-import { ChildProcessTransport } from "../../transport/child-process.js";
+import { LocalError, type Transport } from "@turnspec/rpc";
+import { ChildProcessTransport } from "../../packages/rpc/src/transport/child-process.js";
 import { ProtocolClient } from "../fixtures/mcp/expected/client.js";
 import type { CreateMessageRequestParams } from "../fixtures/mcp/expected/types.js";
 import { validateNotification } from "../fixtures/mcp/expected/validators.js";

@@ -6,7 +6,7 @@
  * to the client times out locally when no answer comes.
  */
 import { describe, expect, it } from "vitest";
-import { LocalError, RpcError, createInMemoryPair } from "turnspec/rpc";
+import { LocalError, RpcError, createInMemoryPair } from "@turnspec/rpc";
 import { ProtocolClient, type ClientHandlers } from "../fixtures/mcp/expected/client.js";
 import { createClientCaller, createDispatcher, protocolError, serveConnection, type ClientCaller, type Handlers, type ServerConnection } from "../fixtures/mcp/expected/server.js";
 

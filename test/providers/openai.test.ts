@@ -6,9 +6,9 @@ import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { OpenAIProvider } from "../../runtime/providers/openai.js";
-import type { ChatMessage, ProviderEvent, ToolSpec } from "../../runtime/providers/provider.js";
-import { ProviderError } from "../../runtime/providers/provider.js";
+import { OpenAIProvider } from "../../packages/gateway/src/providers/openai.js";
+import type { ChatMessage, ProviderEvent, ToolSpec } from "../../packages/gateway/src/providers/provider.js";
+import { ProviderError } from "../../packages/gateway/src/providers/provider.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: unknown) => void;
 

@@ -4,9 +4,9 @@
  * got. It fails loudly, naming the step, on a script it cannot play.
  */
 import { describe, expect, it } from "vitest";
-import type { ChatMessage, ProviderEvent } from "../../runtime/providers/provider.js";
-import { ProviderError } from "../../runtime/providers/provider.js";
-import { ScriptedProvider, scriptMessage, splitText, type ScriptStep } from "../../runtime/providers/scripted.js";
+import type { ChatMessage, ProviderEvent } from "../../packages/gateway/src/providers/provider.js";
+import { ProviderError } from "../../packages/gateway/src/providers/provider.js";
+import { ScriptedProvider, scriptMessage, splitText, type ScriptStep } from "../../packages/gateway/src/providers/scripted.js";
 
 const provider = new ScriptedProvider();
 

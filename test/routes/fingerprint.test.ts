@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, grantFingerprint, paramsDigest, type RouteGrant } from "../../runtime/routes/fingerprint.js";
+import { canonicalJson, grantFingerprint, paramsDigest, type RouteGrant } from "../../packages/gateway/src/routes/fingerprint.js";
 
 function grant(): Required<{ -readonly [K in keyof RouteGrant]: RouteGrant[K] }> {
   return {

@@ -3,7 +3,7 @@
  * a candidate route closes a cycle exactly when its destination already reaches its source.
  */
 import { describe, expect, it } from "vitest";
-import { type RouteEdge, wouldCloseCycle } from "../../runtime/routes/graph.js";
+import { type RouteEdge, wouldCloseCycle } from "../../packages/gateway/src/routes/graph.js";
 
 /** Edges from "a>b" strings; route ids are r1, r2, … in order. */
 function edges(...pairs: string[]): RouteEdge[] {

@@ -1,6 +1,6 @@
 /** The RFC 3339 reading that route expiry relies on: strict form, real calendar, offsets applied. */
 import { describe, expect, it } from "vitest";
-import { parseRfc3339 } from "../../runtime/routes/rfc3339.js";
+import { parseRfc3339 } from "../../packages/gateway/src/routes/rfc3339.js";
 
 describe("parseRfc3339", () => {
   const valid: [string, string][] = [

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { AgentDelegationRouteStatus } from "../../generated/types.js";
-import { ADMISSION_REFUSALS, type AdmissionContext, type AdmissionRefusal, type AdmissionRoute, admission, effectiveStatus } from "../../runtime/routes/status.js";
+import { ADMISSION_REFUSALS, type AdmissionContext, type AdmissionRefusal, type AdmissionRoute, admission, effectiveStatus } from "../../packages/gateway/src/routes/status.js";
 
 const NOW = new Date("2026-03-01T12:00:00.000Z");
 

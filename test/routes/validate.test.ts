@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { AgentDelegationRouteCreateParams, AgentDelegationRouteProjection } from "../../generated/types.js";
-import { ROUTE_ACTIONS, ROUTE_REJECTIONS, type RouteRejection, type ValidateContext, validateCreate } from "../../runtime/routes/validate.js";
+import { ROUTE_ACTIONS, ROUTE_REJECTIONS, type RouteRejection, type ValidateContext, validateCreate } from "../../packages/gateway/src/routes/validate.js";
 
 const NOW = new Date("2026-03-01T12:00:00.000Z");
 const GENERATIONS: Record<string, number> = { ws_a: 3, ws_b: 5 };

@@ -4,7 +4,7 @@
  * notification subscriptions, timeouts, aborts and a closing connection.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { LocalError, RpcError, createInMemoryPair, type Transport } from "turnspec/rpc";
+import { LocalError, RpcError, createInMemoryPair, type Transport } from "@turnspec/rpc";
 import { ProtocolClient, type ClientOptions } from "../../generated/client.js";
 import { createDispatcher, createNotifier, protocolError, type Handlers, type Notifier } from "../../generated/server.js";
 import type { ItemDeltaNotification, Turn, TurnStartParams, TurnStartResponse } from "../../generated/types.js";

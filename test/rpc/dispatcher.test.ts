@@ -4,7 +4,7 @@
  * notifications and failing handlers.
  */
 import { describe, expect, it } from "vitest";
-import { createInMemoryPair, type Dispatcher } from "turnspec/rpc";
+import { createInMemoryPair, type Dispatcher } from "@turnspec/rpc";
 import { createDispatcher, protocolError, type Handlers, type ServerOptions } from "../../generated/server.js";
 import type { Turn, TurnStartParams } from "../../generated/types.js";
 import { SUPERVISED_PROFILE, THREAD, TURN } from "../fixtures/sample-turn.js";

@@ -5,7 +5,7 @@
  * times out, and fails everything waiting when closed.
  */
 import { describe, expect, it } from "vitest";
-import { Dispatcher, LocalError, OutgoingRequests, RpcClient, RpcError, createInMemoryPair } from "../../rpc/index.js";
+import { Dispatcher, LocalError, OutgoingRequests, RpcClient, RpcError, createInMemoryPair } from "../../packages/rpc/src/index.js";
 
 const none = () => undefined;
 const validators = { params: none, result: none, notification: none };

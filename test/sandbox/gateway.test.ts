@@ -8,8 +8,8 @@ import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyNotification } from "../../generated/registry.js";
 import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
-import type { RpcError } from "../../rpc/index.js";
-import { detectBubblewrap } from "../../runtime/sandbox/bubblewrap.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
+import { detectBubblewrap } from "../../packages/gateway/src/sandbox/bubblewrap.js";
 import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const missing = { bwrap_path: "/nonexistent/bwrap" };

@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TurnPermissionMode } from "../../generated/types.js";
 import { validate } from "../../generated/validators.js";
-import { materializeProfile } from "../../runtime/permissions/policy.js";
-import { securitySnapshot } from "../../runtime/permissions/security.js";
-import { BUBBLEWRAP, detectBubblewrap } from "../../runtime/sandbox/bubblewrap.js";
-import { createTurnTempDir } from "../../runtime/sandbox/temp.js";
-import { sandboxOfTurn } from "../../runtime/sandbox/turn.js";
-import { shellTool } from "../../runtime/tools/shell.js";
+import { materializeProfile } from "../../packages/gateway/src/permissions/policy.js";
+import { securitySnapshot } from "../../packages/gateway/src/permissions/security.js";
+import { BUBBLEWRAP, detectBubblewrap } from "../../packages/gateway/src/sandbox/bubblewrap.js";
+import { createTurnTempDir } from "../../packages/gateway/src/sandbox/temp.js";
+import { sandboxOfTurn } from "../../packages/gateway/src/sandbox/turn.js";
+import { shellTool } from "../../packages/gateway/src/tools/shell.js";
 import { testContext } from "../tools/context.js";
 
 const bwrap = detectBubblewrap();

@@ -8,7 +8,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { classify, type ValidationIssue } from "turnspec/rpc";
+import { classify, type ValidationIssue } from "@turnspec/rpc";
 import { isMethodName, methods, type MethodName } from "../../generated/registry.js";
 import type { TurnStartParams } from "../../generated/types.js";
 import { validate, validateParams, validateResult, type TypeName, type ValidationMode, type ValidationResult } from "../../generated/validators.js";

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { ConfigError, resolveConfig } from "../../runtime/config.js";
-import { serveToken } from "../../runtime/serve-token.js";
+import { ConfigError, resolveConfig } from "../../packages/gateway/src/config.js";
+import { serveToken } from "../../packages/gateway/src/serve-token.js";
 import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "turnspec-env-"));

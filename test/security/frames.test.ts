@@ -6,12 +6,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createInMemoryPair, type Transport } from "../../rpc/index.js";
-import { resolveConfig } from "../../runtime/config.js";
-import { Gateway } from "../../runtime/engine/gateway.js";
-import { ScriptedProvider } from "../../runtime/providers/scripted.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
-import { builtinTools } from "../../runtime/tools/registry.js";
+import { createInMemoryPair, type Transport } from "../../packages/rpc/src/index.js";
+import { resolveConfig } from "../../packages/gateway/src/config.js";
+import { Gateway } from "../../packages/gateway/src/engine/gateway.js";
+import { ScriptedProvider } from "../../packages/gateway/src/providers/scripted.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
+import { builtinTools } from "../../packages/gateway/src/tools/registry.js";
 
 interface Raw {
   /** Sends a frame as given (for JSON deeper than JSON.stringify can write here). */

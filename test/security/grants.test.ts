@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TurnPermissionApprovalRequest } from "../../generated/types.js";
-import type { RpcError } from "../../rpc/index.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
 import { ofTurn, script, text } from "../gateway/harness.js";
 import { completed, h, opened, setup, startAndWaitForRequest, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 

@@ -8,11 +8,11 @@ import { existsSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConfigError, resolveConfig } from "../../runtime/config.js";
-import { judgeDomain, parseDomainPattern } from "../../runtime/permissions/domains.js";
-import { materializeProfile } from "../../runtime/permissions/policy.js";
-import { securitySnapshot } from "../../runtime/permissions/security.js";
-import { NetworkProxy, type RefusedConnection } from "../../runtime/sandbox/network-proxy.js";
+import { ConfigError, resolveConfig } from "../../packages/gateway/src/config.js";
+import { judgeDomain, parseDomainPattern } from "../../packages/gateway/src/permissions/domains.js";
+import { materializeProfile } from "../../packages/gateway/src/permissions/policy.js";
+import { securitySnapshot } from "../../packages/gateway/src/permissions/security.js";
+import { NetworkProxy, type RefusedConnection } from "../../packages/gateway/src/sandbox/network-proxy.js";
 import { ofTurn, script, text } from "../gateway/harness.js";
 import { audits, completed, h, opened, setup, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 

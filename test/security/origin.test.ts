@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { ConfigError } from "../../runtime/config.js";
-import { serve, type RunningGateway } from "../../runtime/serve.js";
+import { ConfigError } from "../../packages/gateway/src/config.js";
+import { serve, type RunningGateway } from "../../packages/gateway/src/serve.js";
 
 let running: RunningGateway | undefined;
 afterEach(async () => {

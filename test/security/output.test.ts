@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { SHELL_STREAM_LIMIT, shellTool } from "../../runtime/tools/shell.js";
-import { startWebSocketServer, type WebSocketTransport } from "../../transport/websocket.js";
+import { SHELL_STREAM_LIMIT, shellTool } from "../../packages/gateway/src/tools/shell.js";
+import { startWebSocketServer, type WebSocketTransport } from "../../packages/rpc/src/transport/websocket.js";
 import { testContext } from "../tools/context.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-output-")));

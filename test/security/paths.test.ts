@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { outsideRoots } from "../../runtime/permissions/paths.js";
-import { readFileTool } from "../../runtime/tools/read-file.js";
-import { writeFileTool } from "../../runtime/tools/write-file.js";
+import { outsideRoots } from "../../packages/gateway/src/permissions/paths.js";
+import { readFileTool } from "../../packages/gateway/src/tools/read-file.js";
+import { writeFileTool } from "../../packages/gateway/src/tools/write-file.js";
 import { script, startHarness, text, type Harness } from "../gateway/harness.js";
 import { testContext } from "../tools/context.js";
 

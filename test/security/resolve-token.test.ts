@@ -4,7 +4,7 @@
  * gateway that authenticates whoever answers by other means.
  */
 import { describe, expect, it } from "vitest";
-import type { RpcError } from "../../rpc/index.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
 import { script, text } from "../gateway/harness.js";
 import { h, setup, startAndWaitForRequest, terminalOf, usePermissionHarness } from "../gateway/permission-steps.js";
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentDelegationRouteCreateParams, TurnItem } from "../../generated/types.js";
-import type { RpcError } from "../../rpc/index.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
 import { routeParams, script, startHarness, text, type Harness } from "../gateway/harness.js";
 
 const params = (source: string, destination: string, execution: string): AgentDelegationRouteCreateParams =>

@@ -10,11 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
-import { resolveConfig } from "../../runtime/config.js";
-import { materializeProfile } from "../../runtime/permissions/policy.js";
-import { securitySnapshot } from "../../runtime/permissions/security.js";
-import { exposedSecrets, gatewaySecretVariables } from "../../runtime/serve-secrets.js";
-import { spawnStdioTransport } from "../../transport/child-process.js";
+import { resolveConfig } from "../../packages/gateway/src/config.js";
+import { materializeProfile } from "../../packages/gateway/src/permissions/policy.js";
+import { securitySnapshot } from "../../packages/gateway/src/permissions/security.js";
+import { exposedSecrets, gatewaySecretVariables } from "../../packages/gateway/src/serve-secrets.js";
+import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 const block = (env: Record<string, string>, args: string[] = ["node", "turnspec", "serve"]) => ({

@@ -10,10 +10,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { RpcError } from "../../rpc/index.js";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
-import { StoreError } from "../../runtime/store/rules.js";
-import { SqliteEventStore } from "../../runtime/store/sqlite.js";
+import type { RpcError } from "../../packages/rpc/src/index.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
+import { StoreError } from "../../packages/gateway/src/store/rules.js";
+import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 import { startHarness, text, type Harness } from "../gateway/harness.js";
 
 interface RawConnection {

@@ -5,7 +5,7 @@
  *
  * Usage: node --import tsx test/store/append-and-leave.ts <file>
  */
-import { CHECKPOINT_EVERY, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { CHECKPOINT_EVERY, SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 
 const [file] = process.argv.slice(2);
 if (file === undefined) {

@@ -8,7 +8,7 @@
  * Usage: node --import tsx test/store/append-until-killed.ts <file> <turn id>
  */
 import { writeSync } from "node:fs";
-import { SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 
 const [file, turnId] = process.argv.slice(2);
 if (file === undefined || turnId === undefined) {

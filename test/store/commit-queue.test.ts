@@ -3,8 +3,8 @@
  * pushed, with that commit's failure, across compaction and pushes made while releasing.
  */
 import { describe, expect, it } from "vitest";
-import { CommitQueue } from "../../runtime/store/commit-queue.js";
-import { StoreError } from "../../runtime/store/errors.js";
+import { CommitQueue } from "../../packages/gateway/src/store/commit-queue.js";
+import { StoreError } from "../../packages/gateway/src/store/errors.js";
 
 /** A store whose commits end when the test says: `end` runs the callbacks registered so far. */
 class HeldCommits {

@@ -7,8 +7,8 @@
  * fails is gone with its events, its id free again.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EventStore, RouteRecord, StoredEvent, ThreadRecord } from "../../runtime/store/store.js";
-import { StoreError } from "../../runtime/store/rules.js";
+import type { EventStore, RouteRecord, StoredEvent, ThreadRecord } from "../../packages/gateway/src/store/store.js";
+import { StoreError } from "../../packages/gateway/src/store/rules.js";
 
 export const RECORDED_AT = "2025-03-04T05:06:07.890Z";
 

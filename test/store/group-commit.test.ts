@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MemoryEventStore } from "../../runtime/store/memory.js";
-import { StoreError } from "../../runtime/store/rules.js";
-import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../runtime/store/sqlite.js";
-import type { EventStore } from "../../runtime/store/store.js";
+import { MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
+import { StoreError } from "../../packages/gateway/src/store/rules.js";
+import { GROUP_COMMIT_LIMIT, SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
+import type { EventStore } from "../../packages/gateway/src/store/store.js";
 
 interface RawConnection {
   exec(sql: string): unknown;

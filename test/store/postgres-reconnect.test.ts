@@ -10,9 +10,9 @@
  */
 import { Worker } from "node:worker_threads";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PostgresEventStore } from "../../runtime/store/postgres.js";
-import { PostgresLink } from "../../runtime/store/postgres-link.js";
-import type { StoreError } from "../../runtime/store/rules.js";
+import { PostgresEventStore } from "../../packages/gateway/src/store/postgres.js";
+import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js";
+import type { StoreError } from "../../packages/gateway/src/store/rules.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { RECORDED_AT, appendDelta, thread, thrownBy } from "./contract.js";
 

@@ -9,10 +9,10 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../runtime/store/postgres.js";
-import { PostgresLink } from "../../runtime/store/postgres-link.js";
-import { openStore } from "../../runtime/store/open.js";
-import type { StoreError } from "../../runtime/store/rules.js";
+import { POSTGRES_GROUP_COMMIT_LIMIT, POSTGRES_SCHEMA_VERSION, PostgresEventStore } from "../../packages/gateway/src/store/postgres.js";
+import { PostgresLink } from "../../packages/gateway/src/store/postgres-link.js";
+import { openStore } from "../../packages/gateway/src/store/open.js";
+import type { StoreError } from "../../packages/gateway/src/store/rules.js";
 import { startPostgres, type PostgresServer } from "../../bench/postgres-server.js";
 import { RECORDED_AT, appendDelta, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 

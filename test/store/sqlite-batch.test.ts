@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
-import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, RESTART_FRAMES, SqliteEventStore } from "../../runtime/store/sqlite.js";
+import { CHECKPOINT_EVERY, GROUP_COMMIT_LIMIT, RESTART_FRAMES, SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
 
 // better-sqlite3 ships no types: the little the log test reads is declared here.
 const RawDatabase = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => { pragma(source: string): unknown; close(): void };

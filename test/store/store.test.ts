@@ -13,11 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { EventStore, RouteRecord, StoredEvent, ThreadRecord } from "../../runtime/store/store.js";
-import { CHUNK, MemoryEventStore } from "../../runtime/store/memory.js";
-import { SCHEMA_VERSION, SqliteEventStore } from "../../runtime/store/sqlite.js";
-import { openStore } from "../../runtime/store/open.js";
-import { StoreError } from "../../runtime/store/rules.js";
+import type { EventStore, RouteRecord, StoredEvent, ThreadRecord } from "../../packages/gateway/src/store/store.js";
+import { CHUNK, MemoryEventStore } from "../../packages/gateway/src/store/memory.js";
+import { SCHEMA_VERSION, SqliteEventStore } from "../../packages/gateway/src/store/sqlite.js";
+import { openStore } from "../../packages/gateway/src/store/open.js";
+import { StoreError } from "../../packages/gateway/src/store/rules.js";
 import { RECORDED_AT, appendDelta, committed, ids, route, storeContract, thread, thrownBy } from "./contract.js";
 
 let dir: string;

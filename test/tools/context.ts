@@ -1,5 +1,5 @@
 /** A ToolContext for tests that records what the tool streams. */
-import type { ToolContext } from "../../runtime/tools/tool.js";
+import type { ToolContext } from "../../packages/gateway/src/tools/tool.js";
 
 export interface RecordedContext extends ToolContext {
   readonly emitted: { stream: string; delta: string }[];

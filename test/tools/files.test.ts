@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { READ_FILE_LIMIT_BYTES, readFileTool } from "../../runtime/tools/read-file.js";
-import { writeFileTool } from "../../runtime/tools/write-file.js";
+import { READ_FILE_LIMIT_BYTES, readFileTool } from "../../packages/gateway/src/tools/read-file.js";
+import { writeFileTool } from "../../packages/gateway/src/tools/write-file.js";
 import { testContext } from "./context.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-files-")));

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertTurnItem } from "../../generated/validators.js";
-import { builtinTools } from "../../runtime/tools/registry.js";
-import type { Tool } from "../../runtime/tools/tool.js";
+import { builtinTools } from "../../packages/gateway/src/tools/registry.js";
+import type { Tool } from "../../packages/gateway/src/tools/tool.js";
 import { testContext } from "./context.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-items-")));

@@ -1,6 +1,6 @@
 /** The bounds on tool output keep what matters and say what they dropped. */
 import { describe, expect, it } from "vitest";
-import { OutputCapture, truncateEnd, truncateMiddle } from "../../runtime/tools/output-limit.js";
+import { OutputCapture, truncateEnd, truncateMiddle } from "../../packages/gateway/src/tools/output-limit.js";
 
 describe("output limits", () => {
   it("leaves short text alone", () => {

@@ -1,9 +1,9 @@
 /** The built-in tool set, and argument checking with messages the model can act on. */
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { builtinTools, parseToolArguments } from "../../runtime/tools/registry.js";
-import { shellTool } from "../../runtime/tools/shell.js";
-import type { Tool } from "../../runtime/tools/tool.js";
+import { builtinTools, parseToolArguments } from "../../packages/gateway/src/tools/registry.js";
+import { shellTool } from "../../packages/gateway/src/tools/shell.js";
+import type { Tool } from "../../packages/gateway/src/tools/tool.js";
 
 function toolWith(name: string, parameters: Record<string, unknown>): Tool {
   return { spec: { name, description: "test", parameters }, itemType: "dynamicToolCall", describe: () => ({}), run: async () => ({ ok: true, content: "", item: {} }) };

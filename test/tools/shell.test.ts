@@ -8,7 +8,7 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createShellTool, SHELL_MODEL_LIMIT, shellTool } from "../../runtime/tools/shell.js";
+import { createShellTool, SHELL_MODEL_LIMIT, shellTool } from "../../packages/gateway/src/tools/shell.js";
 import { testContext } from "./context.js";
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), "turnspec-shell-")));

@@ -2,7 +2,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWebFetchTool, WEB_FETCH_CONTENT_LIMIT, WEB_FETCH_MAX_BYTES, webFetchTool } from "../../runtime/tools/web-fetch.js";
+import { createWebFetchTool, WEB_FETCH_CONTENT_LIMIT, WEB_FETCH_MAX_BYTES, webFetchTool } from "../../packages/gateway/src/tools/web-fetch.js";
 import { testContext } from "./context.js";
 
 const big = "b".repeat(WEB_FETCH_CONTENT_LIMIT + 1234);

@@ -5,10 +5,10 @@
  */
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { LocalError, RpcClient, RpcError, type JsonRpcErrorObject } from "turnspec/rpc";
+import { LocalError, RpcClient, RpcError, type JsonRpcErrorObject } from "@turnspec/rpc";
 import { ProtocolClient } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
-import { spawnStdioTransport, type ChildProcessTransport, type SpawnStdioOptions } from "../../transport/child-process.js";
+import { spawnStdioTransport, type ChildProcessTransport, type SpawnStdioOptions } from "../../packages/rpc/src/transport/child-process.js";
 import { thread } from "./fake-gateway.js";
 
 const repoRoot = fileURLToPath(new URL("../..", import.meta.url));

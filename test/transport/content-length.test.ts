@@ -6,7 +6,7 @@
  */
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ContentLengthTransport } from "../../transport/content-length.js";
+import { ContentLengthTransport } from "../../packages/rpc/src/transport/content-length.js";
 
 const framed = (body: string) => Buffer.concat([Buffer.from(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`), Buffer.from(body)]);
 

@@ -2,7 +2,7 @@
  * A small gateway for the transport tests: the generated dispatcher with fake handlers for
  * two methods, wired to any transport the way the reference gateway wires it.
  */
-import type { Transport } from "turnspec/rpc";
+import type { Transport } from "@turnspec/rpc";
 import { createDispatcher, protocolError, type Handlers } from "../../generated/server.js";
 import type { Thread } from "../../generated/types.js";
 

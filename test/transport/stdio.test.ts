@@ -6,11 +6,11 @@
 import { once } from "node:events";
 import { PassThrough, Writable, type Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { LocalError, RpcError } from "turnspec/rpc";
+import { LocalError, RpcError } from "@turnspec/rpc";
 import { ProtocolClient } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
-import { payloadTooLargeFrame } from "../../runtime/payload-too-large.js";
-import { StdioTransport, stdioServerTransport } from "../../transport/stdio.js";
+import { payloadTooLargeFrame } from "../../packages/gateway/src/payload-too-large.js";
+import { StdioTransport, stdioServerTransport } from "../../packages/rpc/src/transport/stdio.js";
 import { NEVER_ANSWERED_CWD, serve, thread } from "./fake-gateway.js";
 
 const LIMIT = 256;

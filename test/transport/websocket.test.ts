@@ -7,7 +7,7 @@ import { once } from "node:events";
 import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { LocalError, RpcError, type JsonRpcErrorObject } from "turnspec/rpc";
+import { LocalError, RpcError, type JsonRpcErrorObject } from "@turnspec/rpc";
 import { ProtocolClient, type ClientOptions } from "../../generated/client.js";
 import { errors } from "../../generated/registry.js";
 import {
@@ -18,8 +18,8 @@ import {
   type RunningWebSocketServer,
   type WebSocketServerOptions,
   type WebSocketTransport,
-} from "../../transport/websocket.js";
-import { payloadTooLargeFrame } from "../../runtime/payload-too-large.js";
+} from "../../packages/rpc/src/transport/websocket.js";
+import { payloadTooLargeFrame } from "../../packages/gateway/src/payload-too-large.js";
 import { NEVER_ANSWERED_CWD, serve, thread, type Served } from "./fake-gateway.js";
 
 const LIMIT = 1024;

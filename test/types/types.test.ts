@@ -6,8 +6,8 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateFiles, type GeneratedFile } from "../../generator/generate.js";
-import { typeCheck } from "../../generator/typecheck.js";
+import { generateFiles, type GeneratedFile } from "../../packages/generator/src/generate.js";
+import { typeCheck } from "../../packages/generator/src/typecheck.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const clientTypes = fileURLToPath(new URL("./client-types.ts", import.meta.url));

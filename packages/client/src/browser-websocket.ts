@@ -8,7 +8,7 @@
  * Browsers negotiate compression themselves; the gateway's server refuses it, so frames
  * stay uncompressed.
  */
-import type { Transport } from "turnspec/rpc";
+import type { Transport } from "@turnspec/rpc";
 
 export interface BrowserWebSocketOptions {
   /** The gateway's bearer token, sent as `?token=`. */

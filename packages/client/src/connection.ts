@@ -6,9 +6,9 @@
  *
  * Transport-agnostic and free of Node built-ins, so the browser entry uses it as it is.
  */
-import { ProtocolClient, type ClientOptions } from "../generated/client.js";
-import type { TurnStartParams } from "../generated/types.js";
-import type { Transport } from "turnspec/rpc";
+import { ProtocolClient, type ClientOptions } from "@turnspec/protocol/client";
+import type { TurnStartParams } from "@turnspec/protocol/types";
+import type { Transport } from "@turnspec/rpc";
 import { TurnClientError } from "./errors.js";
 import type { TurnStreamEvent } from "./events.js";
 import { streamExistingTurn, streamTurn, type ResumeStreamParams, type StreamTurnOptions } from "./stream-turn.js";

@@ -2,9 +2,9 @@
  * The part of the client SDK that runs anywhere: no Node built-ins, so the browser entry
  * and the Node entry both re-export it.
  */
-export { ProtocolClient, type ClientOptions } from "../generated/client.js";
-export { createInMemoryPair, type Transport } from "turnspec/rpc";
-export { LocalError, RpcError } from "turnspec/rpc";
+export { ProtocolClient, type ClientOptions } from "@turnspec/protocol/client";
+export { createInMemoryPair, type Transport } from "@turnspec/rpc";
+export { LocalError, RpcError } from "@turnspec/rpc";
 export { GatewayConnection, type ConnectionChange, type GatewayConnectionOptions, type ReconnectOptions } from "./connection.js";
 export { TurnClientError, type ClientErrorKind } from "./errors.js";
 export { accumulateItem, accumulateItems, applyDelta, deltaField, emptyItems, type AccumulatedItems, type DeltaField } from "./deltas.js";

@@ -8,9 +8,9 @@
  * notification at or below the last sequence applied to its item is ignored, so replaying
  * or duplicating notifications (after a reconnect, say) never appends a delta twice.
  */
-import { extensions, notifications, type AnyNotification } from "../generated/registry.js";
-import { appendToField } from "../rpc/streams.js";
-import type { ItemDeltaStream, TurnItem } from "../generated/types.js";
+import { extensions, notifications, type AnyNotification } from "@turnspec/protocol/registry";
+import { appendToField } from "@turnspec/rpc";
+import type { ItemDeltaStream, TurnItem } from "@turnspec/protocol/types";
 
 const DELTA_FIELD = extensions.ItemDeltaStream["x-appends-to-item-field"];
 

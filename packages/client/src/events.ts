@@ -20,7 +20,7 @@ import type {
   TurnQuestionRespondResponse,
   TurnStatus,
   TurnUsage,
-} from "../generated/types.js";
+} from "@turnspec/protocol/types";
 import { accumulateItem, type AccumulatedItems } from "./deltas.js";
 import type { TurnNotification } from "./turn-feed.js";
 

@@ -5,5 +5,5 @@
  * project's own transports, re-exported here.
  */
 export * from "./core.js";
-export { ChildProcessTransport, spawnStdioTransport, type SpawnStdioOptions } from "turnspec/transport";
-export { connectWebSocket, WebSocketHandshakeError, type WebSocketClientOptions } from "turnspec/transport";
+export { ChildProcessTransport, spawnStdioTransport, type SpawnStdioOptions } from "@turnspec/rpc/transport";
+export { connectWebSocket, WebSocketHandshakeError, type WebSocketClientOptions } from "@turnspec/rpc/transport";

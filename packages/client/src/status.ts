@@ -21,8 +21,8 @@
  * Pure and serialisable; notifications at or below the last sequence folded are ignored,
  * so a replayed or duplicated notification changes nothing.
  */
-import type { AnyNotification } from "../generated/registry.js";
-import type { TurnFailure, TurnStatus } from "../generated/types.js";
+import type { AnyNotification } from "@turnspec/protocol/registry";
+import type { TurnFailure, TurnStatus } from "@turnspec/protocol/types";
 
 export type TurnDomainStatus =
   | "queued"

@@ -8,8 +8,8 @@
  * iteration then runs on to the turn's `failed` (kind cancelled) and `done`. A gateway
  * error, or a connection lost for good, ends the iteration by throwing a `TurnClientError`.
  */
-import type { TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "../generated/types.js";
-import { RpcError } from "turnspec/rpc";
+import type { TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "@turnspec/protocol/types";
+import { RpcError } from "@turnspec/rpc";
 import type { GatewayConnection } from "./connection.js";
 import { TurnClientError } from "./errors.js";
 import { emptyItems } from "./deltas.js";

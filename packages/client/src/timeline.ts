@@ -28,7 +28,7 @@ import type {
   TurnWorkPageResponse,
   TurnWorkPageState,
   TurnWorkStateChangedNotification,
-} from "../generated/types.js";
+} from "@turnspec/protocol/types";
 
 /** The freshness of the newest view applied. */
 export interface TimelineFreshness {

@@ -10,13 +10,13 @@
  * notifications that arrive while that page is in flight wait in the same buffer, so the
  * page and the live stream merge without loss or repetition.
  */
-import type { ProtocolClient } from "../generated/client.js";
-import { orderingRules } from "../generated/ordering.js";
-import type { AnyNotification } from "../generated/registry.js";
-import type { TurnItemEvent } from "../generated/types.js";
-import { notificationIssues } from "../generated/validators.js";
-import { LocalError } from "turnspec/rpc";
-import { formatIssue } from "turnspec/rpc";
+import type { ProtocolClient } from "@turnspec/protocol/client";
+import { orderingRules } from "@turnspec/protocol/ordering";
+import type { AnyNotification } from "@turnspec/protocol/registry";
+import type { TurnItemEvent } from "@turnspec/protocol/types";
+import { notificationIssues } from "@turnspec/protocol/validators";
+import { LocalError } from "@turnspec/rpc";
+import { formatIssue } from "@turnspec/rpc";
 import type { GatewayConnection } from "./connection.js";
 import { TurnClientError } from "./errors.js";
 

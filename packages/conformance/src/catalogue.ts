@@ -1,11 +1,13 @@
 /**
  * The requirement catalogue: `conformance/requirements.json`, checked against its schema,
- * joined with the methods and notifications `schemas/protocol.json` links to each id.
+ * joined with the methods and notifications protocol.json links to each id (as the
+ * generated registry carries them).
  */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
+import { methods, notifications } from "@turnspec/protocol/registry";
 import type { Capability, Level } from "./results.js";
 
 export { CAPABILITIES } from "./results.js";
@@ -13,7 +15,6 @@ export { CAPABILITIES } from "./results.js";
 const here = dirname(fileURLToPath(import.meta.url));
 export const CATALOGUE_FILE = join(here, "requirements.json");
 const CATALOGUE_SCHEMA_FILE = join(here, "requirements.schema.json");
-const PROTOCOL_FILE = join(here, "..", "schemas", "protocol.json");
 
 export interface Requirement {
   readonly id: string;
@@ -31,36 +32,35 @@ export class CatalogueError extends Error {
   override readonly name = "CatalogueError";
 }
 
-interface ProtocolEntry {
+export interface ProtocolEntry {
   readonly name: string;
-  readonly requirements?: readonly string[];
+  readonly requirements: readonly string[];
 }
 
-/** Every method and notification of protocol.json with the requirement ids it names. */
-export function protocolEntries(file = PROTOCOL_FILE): ProtocolEntry[] {
-  const protocol = JSON.parse(readFileSync(file, "utf8")) as { methods: ProtocolEntry[]; notifications: ProtocolEntry[] };
-  return [...protocol.methods, ...protocol.notifications];
+/** Every method and notification of the protocol with the requirement ids protocol.json links to it. */
+export function protocolEntries(): ProtocolEntry[] {
+  return [...Object.values(methods), ...Object.values(notifications)];
 }
 
 /** Loads and checks the catalogue; a mistake names the file and the JSON pointer. */
-export function loadCatalogue(file = CATALOGUE_FILE, protocolFile = PROTOCOL_FILE): Requirement[] {
+export function loadCatalogue(file = CATALOGUE_FILE, entries: readonly ProtocolEntry[] = protocolEntries()): Requirement[] {
   const raw: unknown = JSON.parse(readFileSync(file, "utf8"));
   const validate = new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(CATALOGUE_SCHEMA_FILE, "utf8")) as object);
   if (!validate(raw)) {
     const lines = (validate.errors ?? []).map((e) => `  ${file}#${e.instancePath}: ${e.message ?? e.keyword}`);
     throw new CatalogueError(`the requirement catalogue is invalid:\n${lines.join("\n")}`);
   }
-  const entries = (raw as { requirements: Omit<Requirement, "covers">[] }).requirements;
+  const requirements = (raw as { requirements: Omit<Requirement, "covers">[] }).requirements;
   const seen = new Set<string>();
-  for (const [i, r] of entries.entries()) {
+  for (const [i, r] of requirements.entries()) {
     if (seen.has(r.id)) throw new CatalogueError(`${file}#/requirements/${i}/id: "${r.id}" is declared twice`);
     seen.add(r.id);
   }
   const covers = new Map<string, string[]>();
-  for (const entry of protocolEntries(protocolFile)) {
+  for (const entry of entries) {
     for (const id of entry.requirements ?? []) covers.set(id, [...(covers.get(id) ?? []), entry.name]);
   }
-  return entries.map((r) => ({ ...r, covers: covers.get(r.id) ?? [] }));
+  return requirements.map((r) => ({ ...r, covers: covers.get(r.id) ?? [] }));
 }
 
 /** Turns an id pattern (`PERM-*`, `TURN-?ANCEL`) into a whole-id matcher. */

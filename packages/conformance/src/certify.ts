@@ -10,10 +10,11 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
-import { orderingRules } from "../generated/ordering.js";
-import type { Transport } from "../rpc/transport.js";
-import { spawnStdioTransport } from "../transport/child-process.js";
-import { connectWebSocket } from "../transport/websocket.js";
+import { orderingRules } from "@turnspec/protocol/ordering";
+import { protocol } from "@turnspec/protocol/registry";
+import type { Transport } from "@turnspec/rpc";
+import { spawnStdioTransport } from "@turnspec/rpc/transport";
+import { connectWebSocket } from "@turnspec/rpc/transport";
 import { loadCatalogue, type Requirement } from "./catalogue.js";
 import { ModelServer } from "./model-server.js";
 import type { ToolMapInput } from "./tool-contract.js";
@@ -22,7 +23,7 @@ import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scen
 import { scenarios } from "./scenarios/index.js";
 import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
 import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
-import { computeVerdict, schemaHash, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
+import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -101,7 +102,7 @@ export function checkSources(catalogue: readonly Requirement[] = loadCatalogue()
 
 function packageVersion(): string {
   // Through the package's own export, so that it is found from the sources and from dist/ alike.
-  return (createRequire(import.meta.url)("turnspec/package.json") as { version: string }).version;
+  return (createRequire(import.meta.url)("@turnspec/conformance/package.json") as { version: string }).version;
 }
 
 /** A failure of the harness itself, before any requirement could run (exit 2). */
@@ -116,7 +117,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const claimed = new Set<Capability>(["core", ...options.capabilities]);
   const meta: RunMeta = {
     suite: { name: "turnspec", version: packageVersion() },
-    schemaHash: schemaHash(join(root, "schemas")),
+    schemaHash: protocol.digest,
     gateway: options.gatewayCmd !== undefined ? { command: options.gatewayCmd } : options.gatewayUrl !== undefined ? { url: redact(options.gatewayUrl) } : {},
     startedAt,
     capabilities: [...claimed],

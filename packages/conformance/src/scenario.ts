@@ -6,11 +6,11 @@
  * the gateway never sent within the step timeout is a failure; a fault of the harness
  * itself is an error. What follows a failed step is not reached, and says why.
  */
-import type { ProtocolClient } from "../generated/client.js";
-import { orderingRules } from "../generated/ordering.js";
-import type { AnyNotification } from "../generated/registry.js";
-import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "../generated/types.js";
-import { LocalError, RpcError } from "../rpc/errors.js";
+import type { ProtocolClient } from "@turnspec/protocol/client";
+import { orderingRules } from "@turnspec/protocol/ordering";
+import type { AnyNotification } from "@turnspec/protocol/registry";
+import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "@turnspec/protocol/types";
+import { LocalError, RpcError } from "@turnspec/rpc";
 import type { ChatRequest, ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
 import type { Capability, Outcome, TranscriptEntry } from "./results.js";
 import type { GatewaySession, ScenarioChannel } from "./session.js";

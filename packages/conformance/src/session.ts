@@ -9,12 +9,13 @@
  * owns its thread.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { ProtocolClient } from "../generated/client.js";
-import { createOrderingChecker } from "../generated/ordering.js";
-import type { AnyNotification } from "../generated/registry.js";
-import type { OrderingViolation } from "../rpc/ordering.js";
-import type { Transport } from "../rpc/transport.js";
-import { codeMismatch } from "./check-messages.js";
+import { ProtocolClient } from "@turnspec/protocol/client";
+import { createOrderingChecker } from "@turnspec/protocol/ordering";
+import type { AnyNotification } from "@turnspec/protocol/registry";
+import type { OrderingViolation } from "@turnspec/rpc";
+import type { Transport } from "@turnspec/rpc";
+import { codeMismatch } from "@turnspec/rpc";
+import { protocolView } from "@turnspec/protocol/view";
 import type { TranscriptEntry } from "./results.js";
 
 /** A finding about one frame that fails a requirement wherever the frame came from. */
@@ -272,7 +273,7 @@ export class GatewaySession {
   /** An error whose data.reason is in the registry must carry that reason's code. */
   private checkErrorCode(message: Json): void {
     const error = message.error as { code?: unknown; data?: unknown } | undefined;
-    const mismatch = error && codeMismatch(error);
+    const mismatch = error && codeMismatch(error, protocolView);
     if (mismatch) {
       this.findings.push({ requirement: "RPC-ERROR-CODES", message: `error reason "${mismatch.reason}" came with code ${String(error.code)}; the registry gives it ${mismatch.expected}`, frame: message });
     }

@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import { preview, toIssues, type ValidationIssue } from "../rpc/validation.js";
+import { preview, toIssues, type ValidationIssue } from "@turnspec/rpc";
 import { CAPABILITIES, LEVELS, type Capability, type Level, type RequirementResult, type RunReport } from "./results.js";
 
 /** One entry of the expected-failures file. */

@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "../generated/types.js";
-import { validate } from "../generated/validators.js";
-import { formatIssue } from "../rpc/validation.js";
+import type { GatewayConfig, GatewayRetryPolicy, TurnExecutionWindowLimits } from "@turnspec/protocol/types";
+import { validate } from "@turnspec/protocol/validators";
+import { formatIssue } from "@turnspec/rpc";
 import { parseDomainPattern } from "./permissions/domains.js";
 
 /** A retry policy with every field set. */

@@ -2,7 +2,7 @@
  * The reference gateway's answer to a frame over its size limit, handed to the transports
  * (which know no protocol) as their `oversizedReply`.
  */
-import { errors } from "../generated/registry.js";
+import { errors } from "@turnspec/protocol/registry";
 
 /**
  * The response to a frame over the limit. Its id is null: the frame was never parsed, so

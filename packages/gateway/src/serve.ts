@@ -4,7 +4,7 @@
  * nothing but protocol frames.
  */
 import { randomBytes } from "node:crypto";
-import type { GatewayConfig } from "../generated/types.js";
+import type { GatewayConfig } from "@turnspec/protocol/types";
 import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
 import { Gateway } from "./engine/gateway.js";
 import type { Connection } from "./engine/connections.js";
@@ -17,8 +17,8 @@ import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "./payload-too-large.js";
 import { exposedSecrets, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
-import { StdioTransport } from "../transport/stdio.js";
-import { startWebSocketServer, type RunningWebSocketServer, type WebSocketTransport } from "../transport/websocket.js";
+import { StdioTransport } from "@turnspec/rpc/transport";
+import { startWebSocketServer, type RunningWebSocketServer, type WebSocketTransport } from "@turnspec/rpc/transport";
 
 export interface ServeOptions {
   readonly stdio: boolean;

@@ -13,7 +13,7 @@ export interface GenerateCommand {
   readonly outDir?: string;
   readonly check: boolean;
   readonly typecheck: boolean;
-  /** Import specifier of the support module. Default: the config's, else turnspec/rpc. */
+  /** Import specifier of the support module. Default: the config's, else @turnspec/rpc. */
   readonly support?: string;
   /** Write the support module beside the output and import it from there. */
   readonly standalone?: boolean;

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import configSchema from "../schemas/meta/config.schema.json" with { type: "json" };
+import { metaSchema } from "./meta.js";
 import { describeJsonSyntaxError } from "./load.js";
 import { OUTPUT_KINDS, type OutputKind } from "./outputs.js";
 
@@ -53,7 +53,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): L
   } catch (error) {
     throw new ConfigError(`${file} is not valid JSON: ${describeJsonSyntaxError(text, error as Error)}`);
   }
-  const validate = new Ajv2020({ allErrors: true, strict: true }).compile(configSchema);
+  const validate = new Ajv2020({ allErrors: true, strict: true }).compile(metaSchema("config.schema.json"));
   if (!validate(raw)) {
     const problems = (validate.errors ?? []).map((e) => {
       const extra = e.keyword === "additionalProperties" ? ` "${String(e.params.additionalProperty)}"` : e.keyword === "enum" ? `: ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}` : "";
@@ -77,7 +77,7 @@ export function loadConfig(explicit: string | undefined, cwd = process.cwd()): L
 /** What each output imports from the others. */
 const NEEDS: Record<OutputKind, readonly OutputKind[]> = {
   types: [],
-  validators: ["types"],
+  validators: ["types", "ordering"],
   client: ["validators"],
   server: ["validators"],
   ordering: ["types"],

@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { emitView } from "./emit/view.js";
 import { emitBarrel } from "./emit/barrel.js";
 import { formatDeclarations } from "./format.js";
 import { emitDocs } from "./emit/docs.js";
@@ -22,7 +23,7 @@ import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./st
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
   readonly schemasDir: string;
-  /** Import specifier of the JSON-RPC support module the stubs use. Default "turnspec/rpc". */
+  /** Import specifier of the JSON-RPC support module the stubs use. Default "@turnspec/rpc". */
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
   readonly clientClass?: string;
@@ -62,8 +63,8 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
   if (options.standalone && options.support !== undefined) {
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }
-  const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "turnspec/rpc");
-  const protocol = { title: model.title, version: model.version };
+  const support = options.standalone ? STANDALONE_SUPPORT : (options.support ?? "@turnspec/rpc");
+  const protocol = { title: model.title, version: model.version, digest: model.digest };
   const context = {
     header: TS_HEADER,
     support,
@@ -94,6 +95,7 @@ export async function emitAll(model: ProtocolModel, options: Omit<GenerateOption
       { path: "validators.strict.ts", content: emitStandalone(model, "strict", support, TS_HEADER) },
       { path: "validators.tolerant.ts", content: emitStandalone(model, "tolerant", support, TS_HEADER) },
       { path: "validators.report.ts", content: emitStandalone(model, "report", support, TS_HEADER) },
+      ts("view.ts", emitView(TS_HEADER, support, model.title)),
     ],
     client: () => [ts("client.ts", render("client.ts", context))],
     server: () => [ts("server.ts", render("server.ts", context))],

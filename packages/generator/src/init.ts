@@ -6,8 +6,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { CONFIG_FILE } from "./config.js";
+import { META_DIR } from "./meta.js";
 import { render } from "./render.js";
 
 export interface InitCommand {
@@ -17,7 +17,6 @@ export interface InitCommand {
   readonly title: string;
 }
 
-const META = fileURLToPath(new URL("../schemas/meta/", import.meta.url));
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 const BASE = "https://example.com/schemas/";
 
@@ -26,7 +25,7 @@ const type = (file: string, title: string, description: string, body: object) =>
 
 /** The files of a new schemas folder, by name. */
 export function scaffold(dir: string, title: string, cwd = process.cwd()): Record<string, string> {
-  const meta = (name: string) => relative(dir, join(META, name)).split("\\").join("/");
+  const meta = (name: string) => relative(dir, join(META_DIR, name)).split("\\").join("/");
   return {
     "protocol.json": json({
       $schema: meta("protocol.schema.json"),
@@ -86,7 +85,7 @@ export function runInit(command: InitCommand, out: { write(text: string): unknow
   out.write(`created ${shown}/ with ${Object.keys(files).sort().join(", ")}\n`);
   const config = join(cwd, CONFIG_FILE);
   if (!existsSync(config)) {
-    writeFileSync(config, json({ $schema: relative(cwd, join(META, "config.schema.json")).split("\\").join("/"), schemas: shown, out: "generated" }));
+    writeFileSync(config, json({ $schema: relative(cwd, join(META_DIR, "config.schema.json")).split("\\").join("/"), schemas: shown, out: "generated" }));
     out.write(`created ${CONFIG_FILE} (schemas: ${shown}, out: generated)\n`);
   }
   out.write("next: turnspec generate (or turnspec generate --watch)\n");

@@ -3,12 +3,12 @@
  * checks it, and returns the model every emitter works from. Every mistake found is
  * reported with its file and JSON pointer; the run stops before anything is emitted.
  */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
-import errorsMetaSchema from "../schemas/meta/errors.schema.json" with { type: "json" };
-import protocolMetaSchema from "../schemas/meta/protocol.schema.json" with { type: "json" };
+import { metaSchema } from "./meta.js";
 import type { ErrorModel, Json, JsonObject, MethodModel, NotificationModel, ProtocolModel, TypeModel, UnionModel } from "./model.js";
 import { loadOrdering } from "./ordering.js";
 import { SchemaError, SchemaErrors } from "./schema-error.js";
@@ -34,6 +34,17 @@ export function describeJsonSyntaxError(text: string, error: Error): string {
   if (offset === undefined) return what;
   const { line, column } = lineAndColumn(text, offset);
   return `line ${line}, column ${column}: ${what}`;
+}
+
+/** The folder's digest (see `ProtocolModel.digest`); `names` sorted. */
+function folderDigest(dir: string, names: readonly string[]): string {
+  const hash = createHash("sha256");
+  for (const name of names) {
+    const bytes = readFileSync(join(dir, name));
+    hash.update(`${name}\0${bytes.length}\0`);
+    hash.update(bytes);
+  }
+  return hash.digest("hex");
 }
 
 function readJson(dir: string, file: string, problems: SchemaError[]): Json | undefined {
@@ -124,10 +135,11 @@ export function loadSchemas(dir: string): ProtocolModel {
   if (!entries.includes("protocol.json")) throw new SchemaErrors([new SchemaError("protocol.json", "", "the schemas folder has no protocol.json")]);
   if (!entries.includes("errors.json")) throw new SchemaErrors([new SchemaError("errors.json", "", "the schemas folder has no errors.json")]);
 
+  const digest = folderDigest(dir, entries);
   const protocolRaw = readJson(dir, "protocol.json", problems);
   const errorsRaw = readJson(dir, "errors.json", problems);
-  if (protocolRaw !== undefined) metaCheck("protocol.json", protocolMetaSchema, protocolRaw, problems);
-  if (errorsRaw !== undefined) metaCheck("errors.json", errorsMetaSchema, errorsRaw, problems);
+  if (protocolRaw !== undefined) metaCheck("protocol.json", metaSchema("protocol.schema.json"), protocolRaw, problems);
+  if (errorsRaw !== undefined) metaCheck("errors.json", metaSchema("errors.schema.json"), errorsRaw, problems);
   if (problems.length) throw new SchemaErrors(problems);
   const protocol = protocolRaw as JsonObject;
   const baseUri = protocol.schemaBaseUri as string;
@@ -285,7 +297,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     errs.forEach((reason, j) => {
       if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json`));
     });
-    if (params && result) methods.push({ name, direction: m.direction as MethodModel["direction"], summary: m.summary as string, params, result, errors: errs });
+    if (params && result) methods.push({ name, direction: m.direction as MethodModel["direction"], summary: m.summary as string, params, result, errors: errs, requirements: (m.requirements as string[] | undefined) ?? [] });
   });
   const notifications: NotificationModel[] = [];
   (protocol.notifications as JsonObject[]).forEach((n, i) => {
@@ -293,7 +305,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     if (names.has(name)) problems.push(new SchemaError("protocol.json", `/notifications/${i}/name`, `"${name}" is declared twice`));
     names.add(name);
     const params = typeOfRef((n.params as JsonObject).$ref as string, `/notifications/${i}/params/$ref`);
-    if (params) notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, params });
+    if (params) notifications.push({ name, direction: n.direction as NotificationModel["direction"], summary: n.summary as string, params, requirements: (n.requirements as string[] | undefined) ?? [] });
   });
 
   if (problems.length) throw new SchemaErrors(problems);
@@ -306,6 +318,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     version: protocol.version as string,
     description: protocol.description as string,
     baseUri,
+    digest,
     types: [...byFile.values()].sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
     unions: unions.sort((a, b) => (a.title < b.title ? -1 : 1)),
     methods,

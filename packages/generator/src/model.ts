@@ -32,6 +32,8 @@ export interface MethodModel {
   readonly params: string;
   readonly result: string;
   readonly errors: readonly string[];
+  /** Ids of the certification requirements protocol.json links to this method. */
+  readonly requirements: readonly string[];
 }
 
 export interface NotificationModel {
@@ -39,6 +41,8 @@ export interface NotificationModel {
   readonly direction: Direction;
   readonly summary: string;
   readonly params: string;
+  /** Ids of the certification requirements protocol.json links to this notification. */
+  readonly requirements: readonly string[];
 }
 
 export interface ErrorModel {
@@ -68,6 +72,12 @@ export interface ProtocolModel {
   readonly version: string;
   readonly description: string;
   readonly baseUri: string;
+  /**
+   * sha256 (hex) over the folder's `*.json` files: for each, in order of name, the name, a
+   * NUL, the byte length in decimal, a NUL, and the bytes. Two folders digest alike only when
+   * they hold the same files with the same contents.
+   */
+  readonly digest: string;
   /** Every named type, sorted by title. */
   readonly types: readonly TypeModel[];
   readonly unions: readonly UnionModel[];

@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import Handlebars from "handlebars";
 
-const templatesDir = new URL("./templates/", import.meta.url);
+const templatesDir = new URL("../templates/", import.meta.url);
 
 const hbs = Handlebars.create();
 hbs.registerHelper("json", (value: unknown) => JSON.stringify(value));

@@ -5,9 +5,9 @@
  * ajv options and strict/tolerant readings, as the precompiled ones; each type is compiled
  * the first time it is used.
  */
-import { createOrderingEngine, type OrderingRule } from "../rpc/ordering.js";
-import type { ProtocolView, ValidationMode } from "../rpc/protocol-view.js";
-import { runValidator, type RawValidator } from "../rpc/validation.js";
+import { createOrderingEngine, type OrderingRule } from "@turnspec/rpc";
+import type { ProtocolView, ValidationMode } from "@turnspec/rpc";
+import { runValidator, type RawValidator } from "@turnspec/rpc";
 import { checkMetaSchema, createAjv, schemasFor, type SchemaCompiler } from "./emit/validators.js";
 import type { ProtocolModel } from "./model.js";
 

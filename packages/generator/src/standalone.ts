@@ -1,10 +1,11 @@
 /**
  * `turnspec generate --standalone`: the JSON-RPC support module the generated code
- * imports (turnspec's rpc/, dependency-free) written beside the output as TypeScript, so a
+ * imports (@turnspec/rpc, dependency-free) written beside the output as TypeScript, so a
  * team can ship its generated code without depending on turnspec at all.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import type { GeneratedFile } from "./generate.js";
 
 /** The folder inside the output that holds the support module. */
@@ -13,16 +14,16 @@ export const STANDALONE_DIR = "support";
 /** The import specifier generated files use for the support module written beside them. */
 export const STANDALONE_SUPPORT = `./${STANDALONE_DIR}/index.js`;
 
-/**
- * Where the support module's TypeScript sources are: in the package as built, dist/support/
- * (copied there by the build); in a checkout of the repository, rpc/ itself.
- */
+/** Where the support module's TypeScript sources are: @turnspec/rpc ships them in its src/. */
 function supportSourceDir(): string {
-  for (const candidate of ["../support/", "../rpc/"]) {
-    const dir = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(`${dir}index.ts`)) return dir;
-  }
-  throw new Error("turnspec generate --standalone: the support module's sources are missing from this turnspec installation (expected dist/support/index.ts); reinstall turnspec");
+  const dir = join(rpcPackageDir(), "src/");
+  if (existsSync(`${dir}index.ts`)) return dir;
+  throw new Error(`turnspec generate --standalone: the support module's sources are missing (expected ${dir}index.ts); reinstall @turnspec/rpc`);
+}
+
+/** The folder of the installed @turnspec/rpc package. */
+export function rpcPackageDir(): string {
+  return dirname(createRequire(import.meta.url).resolve("@turnspec/rpc/package.json"));
 }
 
 /** The support module's files, each headed as generated, at `support/<name>.ts` of the output. */

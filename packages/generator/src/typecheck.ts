@@ -2,23 +2,20 @@
  * Type-checks generated output under the strictest settings a user's project may have
  * (strict, NodeNext, noUncheckedIndexedAccess, exactOptionalPropertyTypes), with ts-morph's
  * compiler, without writing it anywhere: the files are added to an in-memory view of the
- * project. `turnspec/rpc` is this installation's own support module (its sources in a
- * checkout, its declarations in the package as built), so the check needs nothing from
- * the project the output is for.
+ * project. `@turnspec/rpc` is this installation's own support module (the sources it ships),
+ * so the check needs nothing from the project the output is for.
  */
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { join, resolve } from "node:path";
 import { Project, ts } from "ts-morph";
 import type { GeneratedFile } from "./generate.js";
+import { rpcPackageDir } from "./standalone.js";
 
-/** The support module's entry for the compiler: rpc/index.ts in a checkout, dist/rpc/index.d.ts as built. */
+/** The support module's entry for the compiler: the sources @turnspec/rpc ships. */
 function supportEntry(): string {
-  for (const candidate of ["../rpc/index.ts", "../rpc/index.d.ts"]) {
-    const path = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error("turnspec generate --typecheck: the declarations of turnspec/rpc are missing from this turnspec installation; reinstall turnspec");
+  const path = join(rpcPackageDir(), "src", "index.ts");
+  if (existsSync(path)) return path;
+  throw new Error(`turnspec generate --typecheck: the sources of @turnspec/rpc are missing (expected ${path}); reinstall @turnspec/rpc`);
 }
 
 export interface TypeCheckOptions {
@@ -45,7 +42,7 @@ export function typeCheck(files: readonly GeneratedFile[], options: TypeCheckOpt
       verbatimModuleSyntax: true,
       // Generated code uses no Node API: the check must not depend on @types/node being installed.
       types: [],
-      paths: { "turnspec/rpc": [supportEntry()] },
+      paths: { "@turnspec/rpc": [supportEntry()] },
     },
   });
   const outDir = resolve(options.outDir);

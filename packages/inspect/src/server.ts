@@ -29,8 +29,8 @@ import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer } from "ws";
-import type { Transport } from "turnspec/rpc";
-import { CLIENT_MAX_FRAME_BYTES, connectWebSocket, spawnStdioTransport, WebSocketTransport, type ChildProcessTransport } from "turnspec/transport";
+import type { Transport } from "@turnspec/rpc";
+import { CLIENT_MAX_FRAME_BYTES, connectWebSocket, spawnStdioTransport, WebSocketTransport, type ChildProcessTransport } from "@turnspec/rpc/transport";
 import { INSPECTOR_ASSETS, pageHtml } from "./page-html.js";
 
 export interface InspectorOptions {
@@ -399,7 +399,7 @@ async function commandTarget(command: string, cwd: string | undefined, report: (
   }
 }
 
-/** The folder of the page bundle: the given one, the package's build beside this module, or one bundled now from the sources. */
+/** The folder of the page bundle: the given one, or the package's build (beside this module, or in dist/ when run from the sources). */
 async function assetsFolder(given: string | undefined): Promise<string> {
   if (given !== undefined) {
     for (const name of Object.keys(INSPECTOR_ASSETS)) {
@@ -407,11 +407,11 @@ async function assetsFolder(given: string | undefined): Promise<string> {
     }
     return given;
   }
-  const built = fileURLToPath(new URL("./assets/", import.meta.url));
-  if (existsSync(join(built, "inspector.js"))) return built;
-  // A checkout run from its TypeScript sources: bundle the page the way the package build does.
-  const { bundleInspectorPage } = await import("./bundle.js");
-  return bundleInspectorPage();
+  for (const candidate of ["./assets/", "../dist/assets/"]) {
+    const built = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(join(built, "inspector.js"))) return built;
+  }
+  throw new InspectorError("the inspector's page is not built: run npm run build in the repository (an installed @turnspec/inspect has it built)");
 }
 
 function isLoopback(host: string): boolean {

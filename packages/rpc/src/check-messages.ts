@@ -3,12 +3,10 @@
  * method's params, a response against the result of the request with the same id seen
  * earlier (or as a registered error), a notification against its params.
  */
-import { classify, type JsonRpcId } from "../rpc/envelope.js";
-import type { ValidationIssue } from "../rpc/validation.js";
-import type { ErrorReason } from "../generated/registry.js";
-import { OTHER_SIDE, type FrameDirection, type OrderingChecker, type OrderingViolation } from "../rpc/ordering.js";
-import type { ProtocolView, ValidationMode } from "../rpc/protocol-view.js";
-import { generatedProtocol } from "./generated-protocol.js";
+import { classify, type JsonRpcId } from "./envelope.js";
+import type { ValidationIssue } from "./validation.js";
+import { OTHER_SIDE, type FrameDirection, type OrderingChecker, type OrderingViolation } from "./ordering.js";
+import type { ProtocolView, ValidationMode } from "./protocol-view.js";
 
 /** One problem with one message. */
 export interface Finding {
@@ -25,11 +23,11 @@ export interface Finding {
  * An error whose `data.reason` is a registered reason but whose code is not that reason's:
  * the reason and the code the registry gives it. Undefined for a matching or unregistered reason.
  */
-export function codeMismatch(error: { code?: unknown; data?: unknown }, protocol: ProtocolView = generatedProtocol): { reason: ErrorReason; expected: number } | undefined {
+export function codeMismatch(error: { code?: unknown; data?: unknown }, protocol: ProtocolView): { reason: string; expected: number } | undefined {
   const reason = (error.data as { reason?: unknown } | undefined)?.reason;
   if (typeof reason !== "string" || !Object.hasOwn(protocol.errors, reason)) return undefined;
   const expected = protocol.errors[reason]!.code;
-  return expected === error.code ? undefined : { reason: reason as ErrorReason, expected };
+  return expected === error.code ? undefined : { reason, expected };
 }
 
 
@@ -47,9 +45,9 @@ export class MessageChecker {
   private readonly fed: number[] = [];
   private lastIndex = 0;
 
-  /** `protocol`: the protocol the messages belong to; this package's own by default. */
-  constructor(private readonly mode: ValidationMode = "strict", options: { ordering?: boolean; protocol?: ProtocolView } = {}) {
-    this.protocol = options.protocol ?? generatedProtocol;
+  /** `protocol`: the protocol the messages belong to. */
+  constructor(private readonly mode: ValidationMode, options: { readonly ordering?: boolean; readonly protocol: ProtocolView }) {
+    this.protocol = options.protocol;
     this.ordering = options.ordering === false ? undefined : this.protocol.createOrderingChecker();
     this.registeredByCode = new Map(Object.entries(this.protocol.errors).map(([reason, e]) => [e.code, reason]));
   }
@@ -161,7 +159,7 @@ export class MessageChecker {
 }
 
 /** Validates a bare value as a named type. */
-export function checkBareValue(type: string, value: unknown, index: number, mode: ValidationMode, protocol: ProtocolView = generatedProtocol): Finding[] {
+export function checkBareValue(type: string, value: unknown, index: number, mode: ValidationMode, protocol: ProtocolView): Finding[] {
   const result = protocol.validate(type, value, mode);
   return result.ok ? [] : result.errors.map((issue) => ({ index, part: "", issue, method: type }));
 }

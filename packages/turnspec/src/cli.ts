@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 /**
  * The `turnspec` command line: argument parsing and exit codes only. The work is done by
- * generator/ and conformance/.
+ * the packages it loads, each when its command runs.
  */
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { OUTPUT_KINDS } from "../generator/outputs.js";
+import { OUTPUT_KINDS } from "@turnspec/generator/outputs";
 
 // turnspec's own version, wherever it is run from (yargs would read the nearest package.json of the working directory).
-const { version } = createRequire(import.meta.url)("turnspec/package.json") as { version: string };
+const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
 
 /** Exit codes: 0 success, 1 the check failed, 2 usage or unreadable input. */
 const cli = yargs(hideBin(process.argv))
@@ -33,7 +33,7 @@ const cli = yargs(hideBin(process.argv))
         .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
     async (argv) => {
       // Each command loads its own modules, so `--help` and the other commands stay quick.
-      const { runGenerate } = await import("../generator/command.js");
+      const { runGenerate } = await import("@turnspec/generator/generate-command");
       process.exitCode = await runGenerate({
         ...(argv.schemas === undefined ? {} : { schemasDir: resolve(argv.schemas) }),
         ...(argv.out === undefined ? {} : { outDir: resolve(argv.out) }),
@@ -55,7 +55,7 @@ const cli = yargs(hideBin(process.argv))
         .positional("dir", { type: "string", default: "schemas", describe: "The folder to create" })
         .option("title", { type: "string", default: "my protocol", describe: "The protocol's title" }),
     async (argv) => {
-      const { runInit } = await import("../generator/init.js");
+      const { runInit } = await import("@turnspec/generator/init");
       process.exitCode = runInit({ dir: argv.dir, title: argv.title });
     },
   )
@@ -71,7 +71,7 @@ const cli = yargs(hideBin(process.argv))
         .option("json", { type: "boolean", default: false, describe: "Print the findings as JSON" })
         .option("ordering", { type: "boolean", default: true, describe: "Check the protocol's ordering rules across each file's messages (--no-ordering to skip)" }),
     async (argv) => {
-      const { runValidate } = await import("../conformance/validate-command.js");
+      const { runValidate } = await import("@turnspec/generator/validate-command");
       process.exitCode = await runValidate({
         files: argv.files ?? [],
         ...(argv.schemas === undefined ? {} : { schemas: resolve(argv.schemas) }),
@@ -79,6 +79,8 @@ const cli = yargs(hideBin(process.argv))
         tolerant: argv.tolerant,
         json: argv.json,
         ordering: argv.ordering,
+        // Without --schemas or a config file: the agent-gateway protocol, as generated.
+        builtIn: { load: async () => (await import("@turnspec/protocol/view")).protocolView, typeNamesAt: "the titles listed in the agent-gateway protocol's reference (PROTOCOL.md)" },
       });
     },
   )
@@ -103,7 +105,7 @@ const cli = yargs(hideBin(process.argv))
           return true;
         }),
     async (argv) => {
-      const { runDiff } = await import("../generator/diff/command.js");
+      const { runDiff } = await import("@turnspec/generator/diff-command");
       const against = argv.against !== undefined;
       process.exitCode = await runDiff({
         ...(against ? { against: argv.against! } : { oldDir: resolve(argv.old!) }),
@@ -152,12 +154,12 @@ const cli = yargs(hideBin(process.argv))
           return true;
         }),
     async (argv) => {
-      const { serve } = await import("../runtime/serve.js");
-      const { ConfigError } = await import("../runtime/config.js");
-      const { serveToken } = await import("../runtime/serve-token.js");
+      const { serve } = await import("@turnspec/gateway/serve");
+      const { ConfigError } = await import("@turnspec/gateway/config");
+      const { serveToken } = await import("@turnspec/gateway/serve-token");
       try {
         if (argv["ag-ui"] !== undefined) {
-          const [{ serveAgUiGateway }, { openGateway, refuseUnauthenticatedHost }] = await Promise.all([import("../client/ag-ui/gateway.js"), import("../runtime/serve.js")]);
+          const [{ serveAgUiGateway }, { openGateway, refuseUnauthenticatedHost }] = await Promise.all([import("@turnspec/client/ag-ui"), import("@turnspec/gateway/serve")]);
           refuseUnauthenticatedHost(argv.host, "--ag-ui");
           const gateway = {
             ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
@@ -218,7 +220,7 @@ const cli = yargs(hideBin(process.argv))
         .option("list", { type: "boolean", default: false, describe: "List the requirement catalogue, grouped by capability" })
         .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
     async (argv) => {
-      const { runCertify } = await import("../conformance/certify-command.js");
+      const { runCertify } = await import("@turnspec/conformance/certify-command");
       const token = argv.token ?? process.env.TURNSPEC_TOKEN;
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
@@ -263,7 +265,7 @@ const cli = yargs(hideBin(process.argv))
           return true;
         }),
     async (argv) => {
-      const { runInspect } = await import("../client/inspector/command.js");
+      const { runInspect } = await import("@turnspec/inspect");
       const token = argv.token ?? (argv["gateway-url"] === undefined ? undefined : process.env.TURNSPEC_TOKEN);
       process.exitCode = await runInspect({
         ...(argv["gateway-cmd"] === undefined ? {} : { gatewayCmd: argv["gateway-cmd"] }),

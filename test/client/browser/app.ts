@@ -2,7 +2,7 @@
  * What the browser test runs in Chromium, bundled on its own: the guide's browser example
  * (examples/client/browser.ts) and a probe of a refused connection.
  */
-import { connectBrowserWebSocket } from "../../../client/browser.js";
+import { connectBrowserWebSocket } from "../../../packages/client/src/browser.js";
 import { runTurn } from "../../../examples/client/browser.js";
 
 /** Whether a connection with a wrong token is refused, and how the error reads. */

@@ -33,7 +33,7 @@ import type {
   TurnWorkItem,
   ToolPermissionPolicySnapshot,
 } from "../../../generated/types.js";
-import type { Transport } from "turnspec/rpc";
+import type { Transport } from "@turnspec/rpc";
 import { readInside, runCommand, stringArg, toolNamed, ToolArgumentError, TOOLS, writeInside, type CommandRun, type ToolSpec } from "./tools.js";
 
 export interface IndependentOptions {

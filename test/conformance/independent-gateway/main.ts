@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { errors } from "../../../generated/registry.js";
-import { stdioServerTransport } from "turnspec/transport";
+import { stdioServerTransport } from "@turnspec/rpc/transport";
 import { serveIndependentGateway } from "./gateway.js";
 
 const { values } = parseArgs({ options: { "provider-url": { type: "string" }, model: { type: "string" }, "gateway-id": { type: "string" }, "serve-connection": { type: "boolean" } }, strict: true });

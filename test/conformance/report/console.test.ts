@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createConsoleReporter, type ConsoleStream } from "../../../conformance/report/console.js";
-import { formatCounts, formatDuration } from "../../../conformance/report/format.js";
-import type { RunReport } from "../../../conformance/results.js";
+import { createConsoleReporter, type ConsoleStream } from "../../../packages/conformance/src/report/console.js";
+import { formatCounts, formatDuration } from "../../../packages/conformance/src/report/format.js";
+import type { RunReport } from "../../../packages/conformance/src/results.js";
 import { certifiedReport, meta, smallReport, smallResults } from "./fixtures.js";
 import { expectGolden } from "./golden.js";
 

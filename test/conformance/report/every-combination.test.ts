@@ -5,13 +5,13 @@
 import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { buildBadge } from "../../../conformance/report/badge.js";
-import { buildCertificate } from "../../../conformance/report/certificate.js";
-import { createConsoleReporter } from "../../../conformance/report/console.js";
-import { renderHtml } from "../../../conformance/report/html.js";
-import { renderJunit } from "../../../conformance/report/junit.js";
-import { CAPABILITIES } from "../../../conformance/results.js";
-import { verdictOf } from "../../../conformance/verdict.js";
+import { buildBadge } from "../../../packages/conformance/src/report/badge.js";
+import { buildCertificate } from "../../../packages/conformance/src/report/certificate.js";
+import { createConsoleReporter } from "../../../packages/conformance/src/report/console.js";
+import { renderHtml } from "../../../packages/conformance/src/report/html.js";
+import { renderJunit } from "../../../packages/conformance/src/report/junit.js";
+import { CAPABILITIES } from "../../../packages/conformance/src/results.js";
+import { verdictOf } from "../../../packages/conformance/src/verdict.js";
 import { everyCombinationReport } from "./fixtures.js";
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });

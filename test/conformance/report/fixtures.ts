@@ -2,8 +2,8 @@
  * Synthetic results and run reports for the reporter tests: every outcome, level and
  * capability, an expected failure, a stale entry, an invalid frame and a transcript.
  */
-import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type Level, type Outcome, type RequirementResult, type RunReport } from "../../../conformance/results.js";
-import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "../../../conformance/verdict.js";
+import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type Level, type Outcome, type RequirementResult, type RunReport } from "../../../packages/conformance/src/results.js";
+import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "../../../packages/conformance/src/verdict.js";
 
 /** A result with plausible defaults; `id` is also the statement's subject. */
 export function result(id: string, capability: Capability, level: Level, outcome: Outcome, extra: Partial<RequirementResult> = {}): RequirementResult {

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
-import { renderHtml } from "../../../conformance/report/html.js";
-import type { RunReport } from "../../../conformance/results.js";
+import { renderHtml } from "../../../packages/conformance/src/report/html.js";
+import type { RunReport } from "../../../packages/conformance/src/results.js";
 import { CHROMIUM_PATH, chromiumMissing } from "../../chromium.js";
 import { certifiedReport, result, smallReport } from "./fixtures.js";
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { renderJunit, xmlAttribute, xmlText } from "../../../conformance/report/junit.js";
-import type { RunReport } from "../../../conformance/results.js";
+import { renderJunit, xmlAttribute, xmlText } from "../../../packages/conformance/src/report/junit.js";
+import type { RunReport } from "../../../packages/conformance/src/results.js";
 import { certifiedReport, result, smallReport } from "./fixtures.js";
 import { expectGolden } from "./golden.js";
 

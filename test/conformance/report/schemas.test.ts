@@ -5,10 +5,10 @@
 import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { buildBadge } from "../../../conformance/report/badge.js";
-import { buildCertificate, renderCertificate } from "../../../conformance/report/certificate.js";
-import { renderJsonReport } from "../../../conformance/report/json.js";
-import { CAPABILITIES, LEVELS, OUTCOMES, type RunReport } from "../../../conformance/results.js";
+import { buildBadge } from "../../../packages/conformance/src/report/badge.js";
+import { buildCertificate, renderCertificate } from "../../../packages/conformance/src/report/certificate.js";
+import { renderJsonReport } from "../../../packages/conformance/src/report/json.js";
+import { CAPABILITIES, LEVELS, OUTCOMES, type RunReport } from "../../../packages/conformance/src/results.js";
 import { certifiedReport, meta, result, smallReport } from "./fixtures.js";
 
 const schema = (name: string) => JSON.parse(readFileSync(`conformance/schemas/${name}.schema.json`, "utf8")) as Record<string, unknown> & { $defs: Record<string, { enum?: unknown[] }> };

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type RequirementResult, type RunReport } from "../../../conformance/results.js";
-import { computeVerdict, ExpectedFailuresError, loadExpectedFailures, schemaHash, verdictOf, type ExpectedFailure, type Verdict } from "../../../conformance/verdict.js";
+import { CAPABILITIES, LEVELS, OUTCOMES, type Capability, type RequirementResult, type RunReport } from "../../../packages/conformance/src/results.js";
+import { computeVerdict, ExpectedFailuresError, loadExpectedFailures, schemaHash, verdictOf, type ExpectedFailure, type Verdict } from "../../../packages/conformance/src/verdict.js";
 import { result, smallExpected, smallReport, smallResults } from "./fixtures.js";
 
 interface Row {

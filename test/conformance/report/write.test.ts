@@ -2,12 +2,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { renderBadge } from "../../../conformance/report/badge.js";
-import { renderCertificate } from "../../../conformance/report/certificate.js";
-import { renderHtml } from "../../../conformance/report/html.js";
-import { renderJsonReport } from "../../../conformance/report/json.js";
-import { renderJunit } from "../../../conformance/report/junit.js";
-import { ReportWriteError, writeReports } from "../../../conformance/report/write.js";
+import { renderBadge } from "../../../packages/conformance/src/report/badge.js";
+import { renderCertificate } from "../../../packages/conformance/src/report/certificate.js";
+import { renderHtml } from "../../../packages/conformance/src/report/html.js";
+import { renderJsonReport } from "../../../packages/conformance/src/report/json.js";
+import { renderJunit } from "../../../packages/conformance/src/report/junit.js";
+import { ReportWriteError, writeReports } from "../../../packages/conformance/src/report/write.js";
 import { smallReport } from "./fixtures.js";
 
 describe("writeReports", () => {

@@ -20,10 +20,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { EventSchemas, RunAgentInputSchema } from "@ag-ui/core/schemas";
 import type { BaseEvent, Interrupt, ResumeEntry, RunAgentInput } from "@ag-ui/core";
-import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "../../generated/types.js";
+import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion, TurnStartParams } from "@turnspec/protocol/types";
 import type { GatewayConnection } from "../connection.js";
 import type { TurnStreamEvent } from "../events.js";
-import { RpcError } from "turnspec/rpc";
+import { RpcError } from "@turnspec/rpc";
 import { connectionAnswerer, connectionResponder, streamExistingTurn, streamTurn } from "../stream-turn.js";
 import { replayedNotifications } from "../turn-feed.js";
 import { AgUiThreadMap } from "./thread-map.js";

@@ -4,7 +4,7 @@
  * it would over a WebSocket to a gateway elsewhere. The gateway is opened by the caller
  * (the CLI hands in the reference's `openGateway`), so the client SDK never imports it.
  */
-import { createInMemoryPair, type Transport } from "turnspec/rpc";
+import { createInMemoryPair, type Transport } from "@turnspec/rpc";
 import { GatewayConnection } from "../connection.js";
 import type { AgUiBridgeOptions } from "./bridge.js";
 import { serveAgUi } from "./serve.js";

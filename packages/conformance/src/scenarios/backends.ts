@@ -4,7 +4,7 @@
  * and report a capability naming something it does not have. The names carry the run's
  * token, so no gateway has them configured.
  */
-import type { ExecutionBackend, TurnCapability } from "../../generated/types.js";
+import type { ExecutionBackend, TurnCapability } from "@turnspec/protocol/types";
 import { Failure, type Scenario } from "../scenario.js";
 
 const backendRefused: Scenario = {

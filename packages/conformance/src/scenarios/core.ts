@@ -1,6 +1,6 @@
 /** Scenarios of the core capability: JSON-RPC behaviour, threads, turns and items. */
-import { errors as errorRegistry, type AnyNotification } from "../../generated/registry.js";
-import type { TurnItem, TurnItemEvent, TurnPermissionMode, TurnStartParams } from "../../generated/types.js";
+import { errors as errorRegistry, type AnyNotification } from "@turnspec/protocol/registry";
+import type { TurnItem, TurnItemEvent, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
 import { messageText, type ChatRequest } from "../model-server.js";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
 

@@ -1,6 +1,6 @@
 /** Scenarios of the permissions capability: profiles, approval requests and their answers. */
-import type { AnyNotification } from "../../generated/registry.js";
-import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams } from "../../generated/types.js";
+import type { AnyNotification } from "@turnspec/protocol/registry";
+import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams } from "@turnspec/protocol/types";
 import { messageText, type ChatRequest } from "../model-server.js";
 import { Failure, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn, itemOf } from "./core.js";

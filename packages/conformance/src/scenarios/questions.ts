@@ -3,9 +3,9 @@
  * model asks with ask_question, answered with signed answer tokens; the handoff notice of a
  * delegation; and compaction before any output of the turn.
  */
-import type { AnyNotification } from "../../generated/registry.js";
-import type { TurnQuestionOpenedNotification } from "../../generated/types.js";
-import { RpcError } from "../../rpc/index.js";
+import type { AnyNotification } from "@turnspec/protocol/registry";
+import type { TurnQuestionOpenedNotification } from "@turnspec/protocol/types";
+import { RpcError } from "@turnspec/rpc";
 import { messageText } from "../model-server.js";
 import { Failure, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";

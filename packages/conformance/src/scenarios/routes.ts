@@ -1,5 +1,5 @@
 /** Scenarios of the routes capability: delegation route create, list, revoke and validation. */
-import type { AgentDelegationRouteCreateParams } from "../../generated/types.js";
+import type { AgentDelegationRouteCreateParams } from "@turnspec/protocol/types";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
 

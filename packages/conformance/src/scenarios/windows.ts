@@ -4,8 +4,8 @@
  * it, one that reports more than the turn's total blocks the turn. The token counts are
  * set above the limits each window announces, so a gateway's own limits are respected.
  */
-import type { NotificationName, NotificationParamsOf } from "../../generated/registry.js";
-import type { TurnExecutionWindowStartedNotification } from "../../generated/types.js";
+import type { NotificationName, NotificationParamsOf } from "@turnspec/protocol/registry";
+import type { TurnExecutionWindowStartedNotification } from "@turnspec/protocol/types";
 import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
 

@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { Readable, Writable } from "node:stream";
 import type * as Acp from "@agentclientprotocol/sdk";
-import type { TurnItem, TurnUsage } from "../../generated/types.js";
+import type { TurnItem, TurnUsage } from "@turnspec/protocol/types";
 import type { AcpAgentConfig, ResolvedConfig } from "../config.js";
 import type { Approvals } from "../engine/approvals.js";
 import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnReader } from "../engine/ports.js";

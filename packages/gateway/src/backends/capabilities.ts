@@ -9,7 +9,7 @@
  * an entry with an empty field, or selecting what an earlier entry already selected, is
  * rejected validation_rejected.
  */
-import type { PermissionActionKind, ToolPermissionPolicySnapshot, TurnCapability, TurnCapabilityResolution } from "../../generated/types.js";
+import type { PermissionActionKind, ToolPermissionPolicySnapshot, TurnCapability, TurnCapabilityResolution } from "@turnspec/protocol/types";
 import { decide } from "../permissions/policy.js";
 import { InvalidSkill, SkillCatalogMissing, type Skill, type SkillCatalog } from "../skills/catalog.js";
 import { SKILL_TOOL_NAME, skillTool } from "../skills/tool.js";

@@ -15,7 +15,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createInterface } from "node:readline";
-import type { CliRuntimeOptions, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { CliRuntimeOptions, TurnItem, TurnUsage } from "@turnspec/protocol/types";
 import type { CliRuntimeConfig, ResolvedConfig } from "../config.js";
 import type { AcpPorts } from "./acp.js";
 import { isShutdown } from "../engine/recovery.js";

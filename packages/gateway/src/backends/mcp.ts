@@ -12,7 +12,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult, Tool as McpToolDescription } from "@modelcontextprotocol/sdk/types.js";
-import type { PermissionActionKind } from "../../generated/types.js";
+import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { McpServerConfig } from "../config.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
 

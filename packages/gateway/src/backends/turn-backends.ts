@@ -9,8 +9,8 @@
  * (turn/resume, possibly after a restart) resolves the accepted capabilities again, as the
  * servers and skill folders are now.
  */
-import { protocolError } from "../../generated/server.js";
-import type { Thread, Turn, TurnCapability, TurnCapabilityResolution, TurnItem, TurnStartParams } from "../../generated/types.js";
+import { protocolError } from "@turnspec/protocol/server";
+import type { Thread, Turn, TurnCapability, TurnCapabilityResolution, TurnItem, TurnStartParams } from "@turnspec/protocol/types";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile } from "../permissions/policy.js";
 import { SkillCatalog, type Skill } from "../skills/catalog.js";

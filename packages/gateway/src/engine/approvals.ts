@@ -11,9 +11,9 @@ import type {
   TurnPermissionApprovalResolution,
   TurnPermissionRequestRespondParams,
   TurnPermissionRequestRespondResponse,
-} from "../../generated/types.js";
-import { protocolError } from "../../generated/server.js";
-import { invalidParams } from "../../rpc/index.js";
+} from "@turnspec/protocol/types";
+import { protocolError } from "@turnspec/protocol/server";
+import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import type { ResolveTokens } from "../permissions/tokens.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";

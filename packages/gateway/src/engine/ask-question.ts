@@ -5,7 +5,7 @@
  * the schema checks the shape, `checkQuestions` what a schema cannot (one sentence,
  * distinct options). The chosen options come back to the model as the tool result.
  */
-import type { TurnQuestionOption } from "../../generated/types.js";
+import type { TurnQuestionOption } from "@turnspec/protocol/types";
 import type { Tool } from "../tools/tool.js";
 import type { QuestionAsk, QuestionOutcome, Questions } from "./questions.js";
 

@@ -2,7 +2,7 @@
  * The connections a gateway serves and the threads each follows: a published event goes,
  * as the frame of its stored JSON text, to every connection following its thread.
  */
-import type { NotificationName } from "../../generated/registry.js";
+import type { NotificationName } from "@turnspec/protocol/registry";
 import type { StoredEvent } from "../store/store.js";
 
 /** One client connection: the threads whose notifications it receives. */

@@ -13,9 +13,9 @@ import type {
   TurnPermissionApprovalResolution,
   TurnQuestion,
   TurnQuestionResolution,
-} from "../../generated/types.js";
-import { extensions, notifications, type AnyNotification, type NotificationName } from "../../generated/registry.js";
-import { appendToField } from "../../rpc/streams.js";
+} from "@turnspec/protocol/types";
+import { extensions, notifications, type AnyNotification, type NotificationName } from "@turnspec/protocol/registry";
+import { appendToField } from "@turnspec/rpc";
 import type { StoredEvent } from "../store/store.js";
 
 /** An approval request of the turn, with its resolution once it has one. */

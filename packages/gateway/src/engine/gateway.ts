@@ -12,8 +12,8 @@
  * that are in the log, and a kill can lose only events nobody was sent.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createDispatcher } from "../../generated/server.js";
-import type { Dispatcher, Transport } from "../../rpc/index.js";
+import { createDispatcher } from "@turnspec/protocol/server";
+import type { Dispatcher, Transport } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import { AnswerTokens } from "../permissions/answer-tokens.js";
 import { ResolveTokens } from "../permissions/tokens.js";

@@ -3,7 +3,7 @@
  * call (as tool-loop.md prescribes): the stateless provider sees tool results because
  * they were persisted, not because they were threaded through memory.
  */
-import type { TurnItem, UserInput } from "../../generated/types.js";
+import type { TurnItem, UserInput } from "@turnspec/protocol/types";
 import type { ChatMessage, ToolCall } from "../providers/provider.js";
 
 /** Text of a user message's inputs as the model receives it. */

@@ -5,9 +5,9 @@
  * stop or a kill, and are blocked for turn/resume.
  */
 import { randomUUID } from "node:crypto";
-import type { ServerNotificationName } from "../../generated/registry.js";
-import { protocolError } from "../../generated/server.js";
-import { invalidParams } from "../../rpc/index.js";
+import type { ServerNotificationName } from "@turnspec/protocol/registry";
+import { protocolError } from "@turnspec/protocol/server";
+import { invalidParams } from "@turnspec/rpc";
 import { MAX_INPUT_DEPTH, tooDeep } from "../input-depth.js";
 import type {
   Turn,
@@ -18,7 +18,7 @@ import type {
   TurnCapabilityResolution,
   TurnResumeParams,
   TurnStartParams,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import type { ResolvedConfig } from "../config.js";
 import { materializeProfile, policyForMode } from "../permissions/policy.js";
 import { childRoots } from "../permissions/roots.js";

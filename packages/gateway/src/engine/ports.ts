@@ -13,7 +13,7 @@ import type {
   TurnPermissionMode,
   TurnStartParams,
   TurnUsage,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import type { ThreadRecord } from "../store/store.js";
 import type { TurnState } from "./fold.js";
 import type { TurnLog } from "./turn-log.js";

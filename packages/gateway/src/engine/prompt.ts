@@ -6,7 +6,7 @@
  * the dynamic ones (the conversation) and of the whole. The manifest never holds prompt text.
  */
 import { createHash } from "node:crypto";
-import type { PromptManifest, TurnMode } from "../../generated/types.js";
+import type { PromptManifest, TurnMode } from "@turnspec/protocol/types";
 import type { ChatMessage, ToolSpec } from "../providers/provider.js";
 
 export const PROMPT_COMPILER_VERSION = "1.0.0";

@@ -5,9 +5,9 @@
  * (turn/question/opened, turn/question/resolved) and its own signed answer token. Its state
  * is read back from the turn's log like everything else (TurnState.questions).
  */
-import type { TurnQuestion, TurnQuestionOption, TurnQuestionRespondParams, TurnQuestionRespondResponse, TurnQuestionResolution } from "../../generated/types.js";
-import { protocolError } from "../../generated/server.js";
-import { invalidParams } from "../../rpc/index.js";
+import type { TurnQuestion, TurnQuestionOption, TurnQuestionRespondParams, TurnQuestionRespondResponse, TurnQuestionResolution } from "@turnspec/protocol/types";
+import { protocolError } from "@turnspec/protocol/server";
+import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
 import { questionKey } from "./fold.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";

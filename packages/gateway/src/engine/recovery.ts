@@ -16,7 +16,7 @@ import type {
   TurnExecutionWindowStatus,
   TurnItem,
   TurnUsage,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import type { StoredEvent } from "../store/store.js";
 import { asNotification, type TurnState } from "./fold.js";
 import type { Clock, EventLog, ItemIds, TurnReader } from "./ports.js";

@@ -11,7 +11,7 @@
  * the route's disclosure allows, and its result comes back as the route's resultReturn says.
  */
 import { randomUUID } from "node:crypto";
-import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnHandoffStartedNotification, TurnItem, UserInput } from "../../generated/types.js";
+import type { AgentActorRef, AgentDelegationDisclosurePolicy, TurnHandoffStartedNotification, TurnItem, UserInput } from "@turnspec/protocol/types";
 import type { ApprovalContext, Tool } from "../tools/tool.js";
 import type { ResolvedConfig } from "../config.js";
 import type { RouteService } from "../routes/service.js";

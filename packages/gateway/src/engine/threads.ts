@@ -4,9 +4,9 @@
  * the turn log's fold.
  */
 import { randomUUID } from "node:crypto";
-import { protocolError } from "../../generated/server.js";
-import type { Thread, ThreadStartParams, ThreadTimelineBlock, ThreadTimelinePageResponse, Turn } from "../../generated/types.js";
-import { invalidParams } from "../../rpc/index.js";
+import { protocolError } from "@turnspec/protocol/server";
+import type { Thread, ThreadStartParams, ThreadTimelineBlock, ThreadTimelinePageResponse, Turn } from "@turnspec/protocol/types";
+import { invalidParams } from "@turnspec/rpc";
 import type { EventStore, ThreadRecord } from "../store/store.js";
 import { isActive, type TurnState } from "./fold.js";
 import type { Clock, TurnReader } from "./ports.js";

@@ -5,7 +5,7 @@
  * earlier allow_for_turn grant for the same scope; and finally the client's answer to an
  * approval request. Every decision is audited.
  */
-import type { PermissionActionKind } from "../../generated/types.js";
+import type { PermissionActionKind } from "@turnspec/protocol/types";
 import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
 import { judgeDomain } from "../permissions/domains.js";
 import { outsideRoots } from "../permissions/paths.js";

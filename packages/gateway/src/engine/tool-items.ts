@@ -5,10 +5,10 @@
  * check the result against the variant's schema, so what the runner publishes is a typed
  * item, or an error naming the tool and the field that does not fit.
  */
-import type { TurnItem, TurnItemStatus, TurnItemToolError, TurnItemToolOutcome } from "../../generated/types.js";
-import { validate, type TypeMap, type TypeName } from "../../generated/validators.js";
-import { LocalError } from "../../rpc/errors.js";
-import { formatIssue } from "../../rpc/validation.js";
+import type { TurnItem, TurnItemStatus, TurnItemToolError, TurnItemToolOutcome } from "@turnspec/protocol/types";
+import { validate, type TypeMap, type TypeName } from "@turnspec/protocol/validators";
+import { LocalError } from "@turnspec/rpc";
+import { formatIssue } from "@turnspec/rpc";
 
 /** The item types a tool call can be shown as: every TurnItem variant with a tool_call_id. */
 export type ToolItemType = Extract<TurnItem, { tool_call_id?: string }>["type"];

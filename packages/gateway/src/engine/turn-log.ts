@@ -14,10 +14,10 @@
  *     that is published, in order. The log knows nothing of who they are.
  */
 import { randomUUID } from "node:crypto";
-import type { ServerNotificationName, NotificationParamsOf } from "../../generated/registry.js";
-import type { TurnPermissionAuditEvent } from "../../generated/types.js";
-import { notificationIssues, strictNotificationValidators } from "../../generated/validators.js";
-import type { ItemDeltaNotification, ItemDeltaStream } from "../../generated/types.js";
+import type { ServerNotificationName, NotificationParamsOf } from "@turnspec/protocol/registry";
+import type { TurnPermissionAuditEvent } from "@turnspec/protocol/types";
+import { notificationIssues, strictNotificationValidators } from "@turnspec/protocol/validators";
+import type { ItemDeltaNotification, ItemDeltaStream } from "@turnspec/protocol/types";
 import { CommitQueue } from "../store/commit-queue.js";
 import { presetEncoding, type StoreError } from "../store/rules.js";
 import type { EventStore, StoredEvent } from "../store/store.js";

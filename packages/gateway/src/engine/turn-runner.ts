@@ -12,7 +12,7 @@
  * runs on from the log, with rounds, usage and attempts counted on.
  */
 import type { TurnExtras } from "../backends/turn-backends.js";
-import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "../../generated/types.js";
+import type { PromptManifest, Turn, TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnFailure, TurnItem, TurnUsage } from "@turnspec/protocol/types";
 import { processEnvironment } from "../permissions/security.js";
 import { scopeOf } from "../permissions/scope.js";
 import { startTurnSandbox } from "../sandbox/turn.js";
@@ -28,14 +28,14 @@ import type { Clock, EventLog, ItemIds, Lifecycle, ThreadLookup, TurnOutcome, Tu
 import type { RecoveryJobs } from "./recovery.js";
 import { ToolGate, type GateVerdict } from "./tool-gate.js";
 import { finishToolItem, openToolItem, updateToolItem, type ToolItem, type ToolItemEnd } from "./tool-items.js";
-import { appendToField } from "../../rpc/streams.js";
+import { appendToField } from "@turnspec/rpc";
 import { promptManifest, skillsPrompt, type SkillEntry } from "./prompt.js";
 import { DELTA_FIELD, type RecoveryJobState } from "./fold.js";
 import { isShutdown, type BlockSpec } from "./recovery.js";
 import { backoffMs, sleep } from "./retry.js";
 import { addCounts, checkpointId, exhaustedBy, totalReached, WindowMeter, windowId, zeroCounts } from "./windows.js";
 import { historyOf } from "./history.js";
-import { extensions } from "../../generated/registry.js";
+import { extensions } from "@turnspec/protocol/registry";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 
 /** Provider events handled in a row before the round lets the event loop run (writes, commits, other requests). */

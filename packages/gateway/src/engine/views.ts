@@ -4,8 +4,8 @@
  * (thread/timeline/blocks/changed). An observer of the turn log: the views are not stored,
  * and their notifications carry the view's freshness, not a log sequence.
  */
-import type { NotificationName } from "../../generated/registry.js";
-import type { TurnWorkBlock } from "../../generated/types.js";
+import type { NotificationName } from "@turnspec/protocol/registry";
+import type { TurnWorkBlock } from "@turnspec/protocol/types";
 import type { StoredEvent } from "../store/store.js";
 import { notificationsDeclaring } from "./fold.js";
 import { blockChanged, type WorkFold } from "./work.js";

@@ -6,7 +6,7 @@
  * Limits are checked between rounds, so a round that starts under a limit runs whole and
  * the observed counts may pass it.
  */
-import type { TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnExecutionWindowLimits } from "../../generated/types.js";
+import type { TurnExecutionWindowCounts, TurnExecutionWindowExhaustionReason, TurnExecutionWindowLimits } from "@turnspec/protocol/types";
 import type { WindowTotals } from "../config.js";
 
 /** The window limit each exhaustion reason names, in the order they are checked. */

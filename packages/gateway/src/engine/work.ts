@@ -19,7 +19,7 @@ import type {
   TurnWorkItem,
   TurnWorkPageParams,
   TurnWorkPageState,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import { parseRfc3339 } from "../routes/rfc3339.js";
 import type { StoredEvent } from "../store/store.js";
 import { asNotification, carriesItem, TURN_SNAPSHOTS, TurnFold } from "./fold.js";

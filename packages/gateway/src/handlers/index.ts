@@ -3,8 +3,8 @@
  * checked at compile time: a method of the protocol no slice serves, or one served by two
  * slices, fails to compile here.
  */
-import type { Handlers } from "../../generated/server.js";
-import type { ClientMethodName } from "../../generated/registry.js";
+import type { Handlers } from "@turnspec/protocol/server";
+import type { ClientMethodName } from "@turnspec/protocol/registry";
 import type { Connection } from "../engine/connections.js";
 import { permissionHandlers, type PermissionMethods } from "./permissions.js";
 import { questionHandlers, type QuestionMethods } from "./questions.js";

@@ -1,5 +1,5 @@
 /** Handler of the approval answer. */
-import type { Handlers } from "../../generated/server.js";
+import type { Handlers } from "@turnspec/protocol/server";
 import type { Approvals } from "../engine/approvals.js";
 import type { Connection } from "../engine/connections.js";
 

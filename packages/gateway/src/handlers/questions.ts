@@ -1,5 +1,5 @@
 /** Handler of the answer to a question the model asked. */
-import type { Handlers } from "../../generated/server.js";
+import type { Handlers } from "@turnspec/protocol/server";
 import type { Connection } from "../engine/connections.js";
 import type { Questions } from "../engine/questions.js";
 

@@ -1,5 +1,5 @@
 /** Handlers of the delegation route methods. */
-import type { Handlers } from "../../generated/server.js";
+import type { Handlers } from "@turnspec/protocol/server";
 import type { Connection } from "../engine/connections.js";
 import type { RouteService } from "../routes/service.js";
 

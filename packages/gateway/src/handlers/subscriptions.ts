@@ -5,8 +5,8 @@
  * notification reaches the connection that cancelled), once the thread is known to exist;
  * a thread known only from the result is followed once the handler answers.
  */
-import type { Handlers } from "../../generated/server.js";
-import type { ClientMethodName, ParamsOf, ResultOf } from "../../generated/registry.js";
+import type { Handlers } from "@turnspec/protocol/server";
+import type { ClientMethodName, ParamsOf, ResultOf } from "@turnspec/protocol/registry";
 
 export type Subscription<M extends ClientMethodName> = { readonly params: (params: ParamsOf<M>) => string } | { readonly result: (result: ResultOf<M>) => string };
 

@@ -1,6 +1,6 @@
 /** Handlers of the turn methods: start, get, cancel, items, resume. */
-import { protocolError, type Handlers } from "../../generated/server.js";
-import type { Turn, TurnItemEvent, TurnResumeParams, TurnStartParams } from "../../generated/types.js";
+import { protocolError, type Handlers } from "@turnspec/protocol/server";
+import type { Turn, TurnItemEvent, TurnResumeParams, TurnStartParams } from "@turnspec/protocol/types";
 import type { Connection } from "../engine/connections.js";
 import { isActive, type TurnState } from "../engine/fold.js";
 import { replayedParams } from "../engine/questions.js";

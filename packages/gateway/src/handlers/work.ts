@@ -1,6 +1,6 @@
 /** Handlers of the work view methods: a page of rows, rows by id. Each costs what it returns. */
-import type { Handlers } from "../../generated/server.js";
-import { invalidParams } from "../../rpc/index.js";
+import type { Handlers } from "@turnspec/protocol/server";
+import { invalidParams } from "@turnspec/rpc";
 import type { Connection } from "../engine/connections.js";
 import type { Threads } from "../engine/threads.js";
 import { pageWork, WorkCursorError, workItemsGet, type WorkFold } from "../engine/work.js";

@@ -5,7 +5,7 @@
  * from the parsed arguments, before the call runs.
  */
 import { isAbsolute, resolve } from "node:path";
-import type { PermissionActionKind } from "../../generated/types.js";
+import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { ScopeTarget } from "./scope.js";
 
 /** The action kind of each built-in tool; any other tool is an unknown action (the policy's default_behavior). */

@@ -10,7 +10,7 @@
  * without a port covers every port. A deny entry wins over an allow entry.
  */
 import { isIP } from "node:net";
-import type { TurnNetworkPolicySnapshot } from "../../generated/types.js";
+import type { TurnNetworkPolicySnapshot } from "@turnspec/protocol/types";
 
 /** One parsed entry of a domain list. */
 export interface DomainPattern {

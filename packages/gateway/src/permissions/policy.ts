@@ -9,7 +9,7 @@ import type {
   TurnPermissionMode,
   TurnPermissionProfileSelection,
   TurnPermissionProfileSnapshot,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 
 type PolicyKind = Exclude<keyof ToolPermissionPolicySnapshot, "allowed_tools" | "denied_tools" | "allowed_paths">;
 

@@ -5,7 +5,7 @@
  * route to a thread in `/`) does not widen what the child may touch: its roots are then
  * the parent's, and its own folder is outside them, so everything there is asked about.
  */
-import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
+import type { TurnExecutionSecuritySnapshot } from "@turnspec/protocol/types";
 import { isWithin, resolveRealPath } from "./paths.js";
 
 /** The roots recorded in a snapshot (workspace, project and allowed paths, and the turn's temp folder). */

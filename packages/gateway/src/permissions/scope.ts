@@ -5,7 +5,7 @@
  * the target was spelled.
  */
 import { createHash } from "node:crypto";
-import type { PermissionActionKind } from "../../generated/types.js";
+import type { PermissionActionKind } from "@turnspec/protocol/types";
 import { isAbsolute, resolve } from "node:path";
 import { resolveRealPath } from "./paths.js";
 

@@ -21,7 +21,7 @@ import type {
   TurnSandboxMode,
   TurnSecurityDegradation,
   TurnSecurityParentCapSnapshot,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import { resolveRealPath } from "./paths.js";
 import { decide } from "./policy.js";
 

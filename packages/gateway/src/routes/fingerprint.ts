@@ -5,7 +5,7 @@
  * (object keys sorted at every depth), so the spelling order of keys never matters.
  */
 import { createHash } from "node:crypto";
-import type { AgentDelegationRouteProjection } from "../../generated/types.js";
+import type { AgentDelegationRouteProjection } from "@turnspec/protocol/types";
 
 /** The fields of a route projection that are its state rather than what it grants. */
 type RouteState = "route_id" | "status" | "generation" | "grant_fingerprint" | "created_at" | "updated_at" | "idempotency_key";

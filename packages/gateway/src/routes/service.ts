@@ -17,9 +17,9 @@ import type {
   AgentDelegationRouteListResponse,
   AgentDelegationRouteProjection,
   AgentDelegationRouteRevokeParams,
-} from "../../generated/types.js";
-import { protocolError } from "../../generated/server.js";
-import { invalidParams } from "../../rpc/index.js";
+} from "@turnspec/protocol/types";
+import { protocolError } from "@turnspec/protocol/server";
+import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
 import type { EventStore, RouteRecord } from "../store/store.js";
 import { grantFingerprint, paramsDigest } from "./fingerprint.js";

@@ -7,7 +7,7 @@ import type {
   AgentDelegationRouteAction,
   AgentDelegationRouteProjection,
   AgentDelegationRouteStatus,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import { parseRfc3339 } from "./rfc3339.js";
 
 /**

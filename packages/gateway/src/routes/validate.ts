@@ -45,7 +45,7 @@ import type {
   AgentDelegationRouteAction,
   AgentDelegationRouteCreateParams,
   AgentDelegationRouteProjection,
-} from "../../generated/types.js";
+} from "@turnspec/protocol/types";
 import { parseRfc3339 } from "./rfc3339.js";
 
 /**

@@ -3,7 +3,7 @@
  * alone: the snapshot is the record of what the turn enforces, so the sandbox reads it
  * rather than a second copy of the mode mapping.
  */
-import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
+import type { TurnExecutionSecuritySnapshot } from "@turnspec/protocol/types";
 
 export interface Confinement {
   /** The OS sandbox mechanism (the snapshot's backend.sandbox_backend). */

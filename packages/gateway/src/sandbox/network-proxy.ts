@@ -19,7 +19,7 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
-import type { TurnNetworkPolicySnapshot } from "../../generated/types.js";
+import type { TurnNetworkPolicySnapshot } from "@turnspec/protocol/types";
 import { judgeDomain, normalizeHost } from "../permissions/domains.js";
 
 /** A connection the proxy refused: where it was going, and why. */

@@ -4,7 +4,7 @@
  * under (read back from the turn's security snapshot), the filtering proxy of a turn whose
  * network is restricted (started with its first confined command), and the cleanup at the end.
  */
-import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "../../generated/types.js";
+import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "@turnspec/protocol/types";
 import { BUBBLEWRAP, detectBubblewrap } from "./bubblewrap.js";
 import type { Sandbox } from "./command.js";
 import { confinementOf } from "./confinement.js";

@@ -14,7 +14,7 @@
  * about a write (a frame to a client) waits for `afterCommit`.
  */
 
-import type { AgentDelegationRouteProjection, Thread } from "../../generated/types.js";
+import type { AgentDelegationRouteProjection, Thread } from "@turnspec/protocol/types";
 import type { StoreError } from "./errors.js";
 
 /** A thread as stored: the wire `Thread` without what is derived from its turns (the active turn). */

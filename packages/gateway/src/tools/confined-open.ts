@@ -9,7 +9,7 @@
 import { constants, existsSync, readlinkSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
+import type { TurnExecutionSecuritySnapshot } from "@turnspec/protocol/types";
 import { isWithin, resolveRealPath } from "../permissions/paths.js";
 
 /** Where a call's file tools may reach: the turn's roots, and the outside paths approved for this one call. */

@@ -4,7 +4,7 @@
  * correct it), never a gateway error.
  */
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020.js";
-import { toIssues, preview } from "../../rpc/validation.js";
+import { toIssues, preview } from "@turnspec/rpc";
 import { readFileTool } from "./read-file.js";
 import { createShellTool } from "./shell.js";
 import type { Tool } from "./tool.js";

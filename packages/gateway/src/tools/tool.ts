@@ -4,7 +4,7 @@
  * be cancelled. A tool error (missing file, non-zero exit, bad arguments) is a result the
  * model sees, never a gateway failure.
  */
-import type { PermissionActionKind } from "../../generated/types.js";
+import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { ToolSpec } from "../providers/provider.js";
 import type { Sandbox } from "../sandbox/command.js";
 import type { FileConfinement } from "./confined-open.js";

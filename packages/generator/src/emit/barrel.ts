@@ -7,7 +7,7 @@
  */
 import { SchemaError, SchemaErrors } from "../schema-error.js";
 
-const BARREL_MODULES = ["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts", "ordering.ts"];
+const BARREL_MODULES = ["types.ts", "registry.ts", "validators.ts", "client.ts", "server.ts", "ordering.ts", "view.ts"];
 
 /** `export [declare] [abstract] [async] const|let|var|function|class|interface|type|enum Name`. */
 const DECLARATION = /^export\s+(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:const|let|var|function\*?|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm;

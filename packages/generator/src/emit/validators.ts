@@ -14,7 +14,7 @@ import unevaluatedVocabulary from "ajv/dist/vocabularies/unevaluated/index.js";
 import type { JsonObject, ProtocolModel, UnionModel } from "../model.js";
 import { SchemaError, SchemaErrors } from "../schema-error.js";
 import { isExtensionKeyword, mapSchema } from "../walk.js";
-import { VALIDATOR_HELPERS } from "../../rpc/validator-helpers.js";
+import { VALIDATOR_HELPERS } from "@turnspec/rpc";
 import { acceptChecks } from "./accept.js";
 
 export type ValidationMode = "strict" | "tolerant";

@@ -6,16 +6,18 @@
  */
 import { readFileSync } from "node:fs";
 import { statSync } from "node:fs";
-import type { ProtocolView } from "../rpc/protocol-view.js";
-import { formatIssue } from "../rpc/validation.js";
-import { checkBareValue, MessageChecker, type Finding } from "./check-messages.js";
-import { generatedProtocol } from "./generated-protocol.js";
+import { checkBareValue, formatIssue, MessageChecker, type Finding, type ProtocolView } from "@turnspec/rpc";
 import { readJsonValues } from "./read-json.js";
 
 export interface ValidateCommand {
   readonly files: readonly string[];
-  /** The schemas folder of the protocol the messages belong to; this package's own protocol when absent. */
+  /** The schemas folder of the protocol the messages belong to; `builtIn` when absent. */
   readonly schemas?: string;
+  /**
+   * The protocol used when neither `schemas` nor a config file names a schemas folder (the
+   * command line's is the agent-gateway protocol), with where its type names are listed.
+   */
+  readonly builtIn?: { readonly load: () => Promise<ProtocolView>; readonly typeNamesAt: string };
   readonly type?: string;
   readonly tolerant: boolean;
   readonly json: boolean;
@@ -55,7 +57,7 @@ function distance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-function suggest(name: string, protocol: ProtocolView, schemas: string | undefined): string {
+function suggest(name: string, protocol: ProtocolView, listedAt: string): string {
   const lower = name.toLowerCase();
   const close = protocol.typeNames
     .map((t) => ({ t, d: distance(lower, t.toLowerCase()) }))
@@ -64,7 +66,7 @@ function suggest(name: string, protocol: ProtocolView, schemas: string | undefin
     .slice(0, 3)
     .map(({ t }) => t);
   if (close.length) return ` Did you mean ${close.join(", ")}?`;
-  return schemas === undefined ? " The type names are the titles listed in generated/PROTOCOL.md." : ` The type names are the titles of the schema files in ${schemas}.`;
+  return ` The type names are ${listedAt}.`;
 }
 
 /** The protocol of --schemas DIR, its validators compiled at run time; a message for exit 2 when it cannot be loaded. */
@@ -77,9 +79,9 @@ async function loadProtocol(dir: string): Promise<ProtocolView | string> {
   }
   if (!isDir) return `no schemas folder at ${dir}`;
   const [{ loadSchemas }, { compileProtocol }, { SchemaErrors }] = await Promise.all([
-    import("../generator/load.js"),
-    import("../generator/runtime-protocol.js"),
-    import("../generator/schema-error.js"),
+    import("../load.js"),
+    import("../runtime-protocol.js"),
+    import("../schema-error.js"),
   ]);
   try {
     return compileProtocol(loadSchemas(dir));
@@ -93,7 +95,7 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
   let schemas = command.schemas;
   if (schemas === undefined) {
     // A project's turnspec.config.json names its schemas folder; without one, the built-in protocol.
-    const { loadConfig, ConfigError } = await import("../generator/config.js");
+    const { loadConfig, ConfigError } = await import("../config.js");
     try {
       schemas = loadConfig(undefined).config.schemas;
     } catch (error) {
@@ -102,14 +104,19 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
       return 2;
     }
   }
-  const loaded = schemas === undefined ? generatedProtocol : await loadProtocol(schemas);
+  if (schemas === undefined && command.builtIn === undefined) {
+    io.err.write("turnspec validate: name the protocol's schemas folder with --schemas DIR (or in turnspec.config.json)\n");
+    return 2;
+  }
+  const loaded = schemas === undefined ? await command.builtIn!.load() : await loadProtocol(schemas);
+  const typeNamesAt = schemas === undefined ? command.builtIn!.typeNamesAt : `the titles of the schema files in ${schemas}`;
   if (typeof loaded === "string") {
     io.err.write(`turnspec validate: ${loaded}\n`);
     return 2;
   }
   const protocol = loaded;
   if (command.type !== undefined && !protocol.typeNames.includes(command.type)) {
-    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type, protocol, schemas)}\n`);
+    io.err.write(`turnspec validate: unknown type "${command.type}".${suggest(command.type, protocol, typeNamesAt)}\n`);
     return 2;
   }
   const mode = command.tolerant ? "tolerant" : "strict";

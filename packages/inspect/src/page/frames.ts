@@ -1,7 +1,7 @@
 /**
  * The raw frames of the inspector's connections, both ways, each checked as it passes:
  * against the schemas in strict and in tolerant mode (the generated validators, through the
- * conformance suite's message checker, which matches responses to their requests), and
+ * support module's message checker, which matches responses to their requests), and
  * against the protocol's ordering rules (the generated ordering checker, fed each frame
  * with its sender). Each connection is its own JSON-RPC session: responses are matched to
  * the requests of their own connection.
@@ -14,10 +14,10 @@
  * connection starts from the turn notifications seen before it, so that a turn begun on
  * an earlier connection is judged as one stream across the drop.
  */
-import { MessageChecker, type Finding } from "../../../conformance/check-messages.js";
-import { createOrderingChecker } from "../../../generated/ordering.js";
-import type { OrderingChecker } from "../../../rpc/ordering.js";
-import type { Transport } from "turnspec/client/browser";
+import { MessageChecker, type Finding, type OrderingChecker } from "@turnspec/rpc";
+import { createOrderingChecker } from "@turnspec/protocol/ordering";
+import { protocolView } from "@turnspec/protocol/view";
+import type { Transport } from "@turnspec/client/browser";
 import { h, json, replace } from "./dom.js";
 
 export type Direction = "sent" | "received";
@@ -92,8 +92,8 @@ export class FrameLog {
     for (const message of this.turnStream) ordering.accept(message, "server_to_client");
     this.session = {
       number: this.sessions,
-      strict: new MessageChecker("strict", { ordering: false }),
-      tolerant: new MessageChecker("tolerant", { ordering: false }),
+      strict: new MessageChecker("strict", { ordering: false, protocol: protocolView }),
+      tolerant: new MessageChecker("tolerant", { ordering: false, protocol: protocolView }),
       ordering,
       fed: this.turnStream.map(() => undefined),
       methods: new Map(),

@@ -5,8 +5,8 @@
  * turns, watch them live (turn.ts), answer approvals and questions, cancel and resume, read
  * turn/items, the work pages and the delegation routes, and export the session.
  */
-import { connectBrowserWebSocket, emptyTimeline, GatewayConnection, reduceTimeline, timelineRows, type ProtocolClient, type TimelineState } from "turnspec/client/browser";
-import type { Thread, TurnCapability, TurnMode, TurnPermissionMode, TurnStartParams, TurnWorkPageAnchor } from "../../../generated/types.js";
+import { connectBrowserWebSocket, emptyTimeline, GatewayConnection, reduceTimeline, timelineRows, type ProtocolClient, type TimelineState } from "@turnspec/client/browser";
+import type { Thread, TurnCapability, TurnMode, TurnPermissionMode, TurnStartParams, TurnWorkPageAnchor } from "@turnspec/protocol/types";
 import type { InspectorInfo } from "../server.js";
 import { h, inWords, json, replace } from "./dom.js";
 import { FrameLog } from "./frames.js";

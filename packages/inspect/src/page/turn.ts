@@ -20,8 +20,8 @@ import {
   type TurnFeed,
   type TurnNotification,
   type TurnStatusState,
-} from "turnspec/client/browser";
-import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion } from "../../../generated/types.js";
+} from "@turnspec/client/browser";
+import type { TurnItem, TurnPermissionApprovalRequest, TurnQuestion } from "@turnspec/protocol/types";
 import { h, inWords, json, replace } from "./dom.js";
 
 const NOTICE_PREFIXES = ["turn/execution_window/", "item/timeout_detected", "item/recovery_", "item/retry_", "item/tool/retry_", "turn/tool_loop/", "context/", "turn/handoff/", "turn/blocked", "turn/failed"];

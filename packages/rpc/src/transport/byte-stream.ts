@@ -13,7 +13,7 @@
  */
 import { finished } from "node:stream/promises";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "../rpc/transport.js";
+import type { Transport } from "../transport.js";
 import { checkMaxFrameBytes } from "./frame-limit.js";
 
 /** A batch holding this much text (UTF-16 code units) is written at once, without waiting for the end of the tick. */

@@ -5,7 +5,7 @@
  * Closing the transport ends the child's stdin and stops the process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import type { Transport } from "turnspec/rpc";
+import type { Transport } from "../index.js";
 import { CLIENT_MAX_FRAME_BYTES } from "./frame-limit.js";
 import { StdioTransport } from "./stdio.js";
 

@@ -6,7 +6,7 @@
  *   - WebSocket: a server with a bearer token or an `authenticate` hook, and a client;
  *   - in memory: a linked pair, for tests.
  */
-export { createInMemoryPair, type Transport } from "turnspec/rpc";
+export { createInMemoryPair, type Transport } from "../index.js";
 export { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 export { StdioTransport, stdioServerTransport, type StdioServerOptions, type StdioTransportOptions } from "./stdio.js";
 export { ChildProcessTransport, spawnStdioTransport, type ChildExit, type SpawnStdioOptions } from "./child-process.js";

@@ -21,8 +21,8 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { WebSocket, WebSocketServer, type RawData } from "ws";
-import type { Transport } from "turnspec/rpc";
+import type { RawData, WebSocket } from "ws";
+import type { Transport } from "../index.js";
 import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
 /** Milliseconds a closing handshake may take before the socket is dropped. */
@@ -88,6 +88,21 @@ export interface RunningWebSocketServer {
   close(): Promise<void>;
 }
 
+/** The `ws` package, an optional peer dependency: loaded when a WebSocket is first used. */
+async function loadWs(): Promise<typeof import("ws")> {
+  try {
+    return await import("ws");
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    throw new Error("WebSocket in Node needs the ws package, which is not installed: run npm install ws");
+  }
+}
+
+/** WebSocket ready states (the same in every implementation). */
+const OPEN = 1;
+const CLOSING = 2;
+const CLOSED = 3;
+
 /** Bytes a connection may hold unsent (WebSocketServerOptions.maxBufferedBytes). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 
@@ -152,7 +167,7 @@ export class WebSocketTransport implements Transport {
 
   /** Sends one frame as a text message; resolves once it is written to the socket. */
   send(frame: string): Promise<void> {
-    if (this.socket.readyState !== WebSocket.OPEN) {
+    if (this.socket.readyState !== OPEN) {
       return Promise.reject(new Error("the WebSocket connection is closed"));
     }
     // A peer that stops reading must not make this side buffer without limit: it is
@@ -169,8 +184,8 @@ export class WebSocketTransport implements Transport {
 
   /** Closes the connection (1000 by default) and resolves once it is closed. */
   close(code = 1000, reason = ""): Promise<void> {
-    if (this.socket.readyState === WebSocket.CLOSED) return this.closed;
-    if (this.socket.readyState !== WebSocket.CLOSING) this.socket.close(code, reason);
+    if (this.socket.readyState === CLOSED) return this.closed;
+    if (this.socket.readyState !== CLOSING) this.socket.close(code, reason);
     // A peer that never answers the closing handshake must not hold the close up.
     const timer = setTimeout(() => this.socket.terminate(), CLOSE_TIMEOUT_MS);
     return this.closed.finally(() => clearTimeout(timer));
@@ -210,6 +225,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
   const reportError = (error: Error) => options.onError?.(error);
 
+  const { WebSocketServer } = await loadWs();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
   const connections = new Set<WebSocketTransport>();
   const answerOversized = (info: ConnectionInfo) => (bytes: number, transport: WebSocketTransport) => {
@@ -331,9 +347,10 @@ export class WebSocketHandshakeError extends Error {
 }
 
 /** Connects to a gateway; resolves with the transport once the connection is open. */
-export function connectWebSocket(url: string, options: WebSocketClientOptions = {}): Promise<WebSocketTransport> {
+export async function connectWebSocket(url: string, options: WebSocketClientOptions = {}): Promise<WebSocketTransport> {
   const maxFrameBytes = checkMaxFrameBytes(options.maxFrameBytes ?? CLIENT_MAX_FRAME_BYTES, "connectWebSocket");
   const shown = redactToken(url);
+  const { WebSocket } = await loadWs();
   return new Promise<WebSocketTransport>((resolve, reject) => {
     const socket = new WebSocket(url, {
       perMessageDeflate: false,

@@ -1,8 +1,8 @@
 /**
- * Bundles the inspector page (page/main.ts and its stylesheet) with vite into one folder
- * of static files: at package build time into dist/client/inspector/assets/ (build.mjs),
- * and on demand when the inspector runs from the TypeScript sources. The bundle may not
- * import a Node built-in: the build fails naming the importer.
+ * Bundles the inspector page (src/page/main.ts and its stylesheet) with vite into one
+ * folder of static files: at build time into dist/assets/, and by the page's tests. The
+ * bundle may not import a Node built-in: the build fails naming the importer. Its imports of
+ * the other packages resolve to their sources (the "turnspec-source" condition).
  */
 import { copyFileSync, mkdtempSync } from "node:fs";
 import { builtinModules } from "node:module";
@@ -11,8 +11,6 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export interface BundleOptions {
-  /** The repository root (the folder holding client/, rpc/, generated/). Default: two levels above this module. */
-  readonly root?: string;
   /** Where the files go. Default: a new temporary folder. */
   readonly outDir?: string;
   /** Minify the script (default true). */
@@ -23,7 +21,7 @@ const NODE_BUILTINS = new Set([...builtinModules, ...builtinModules.map((m) => `
 
 /** Bundles the page; resolves with the folder that holds inspector.js and inspector.css. */
 export async function bundleInspectorPage(options: BundleOptions = {}): Promise<string> {
-  const root = options.root ?? fileURLToPath(new URL("../..", import.meta.url));
+  const root = fileURLToPath(new URL(".", import.meta.url));
   const outDir = options.outDir ?? mkdtempSync(join(tmpdir(), "turnspec-inspector-"));
   // vite is a build-time dependency: loaded only when a bundle is made.
   const { build } = await import("vite");
@@ -41,20 +39,15 @@ export async function bundleInspectorPage(options: BundleOptions = {}): Promise<
         },
       },
     ],
-    resolve: {
-      alias: {
-        "turnspec/rpc": resolve(root, "rpc/index.ts"),
-        "turnspec/client/browser": resolve(root, "client/browser.ts"),
-      },
-    },
+    resolve: { conditions: ["turnspec-source", "browser", "module", "import", "default"] },
     build: {
       outDir,
       emptyOutDir: true,
       minify: options.minify ?? true,
       copyPublicDir: false,
-      lib: { entry: resolve(root, "client/inspector/page/main.ts"), formats: ["es"], fileName: () => "inspector.js" },
+      lib: { entry: resolve(root, "src/page/main.ts"), formats: ["es"], fileName: () => "inspector.js" },
     },
   });
-  copyFileSync(resolve(root, "client/inspector/page/inspector.css"), join(outDir, "inspector.css"));
+  copyFileSync(resolve(root, "src/page/inspector.css"), join(outDir, "inspector.css"));
   return outDir;
 }
