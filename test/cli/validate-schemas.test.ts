@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runValidate, type ValidateCommand } from "../../packages/generator/src/validate/command.js";
+import { builtInProtocol } from "../../packages/turnspec/src/built-in.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const kv = join(root, "test/fixtures/mini-protocol/schemas");
@@ -27,7 +28,7 @@ async function run(command: Partial<ValidateCommand>) {
   let out = "";
   let err = "";
   const code = await runValidate(
-    { files: [], tolerant: false, json: false, ...command },
+    { files: [], tolerant: false, json: false, builtIn: builtInProtocol, ...command },
     { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) }, stdin: () => "" },
   );
   return { code, out, err };

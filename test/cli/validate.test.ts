@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runValidate, type ValidateCommand } from "../../packages/generator/src/validate/command.js";
+import { builtInProtocol } from "../../packages/turnspec/src/built-in.js";
 
 const thread = "thr_000000000000000001";
 const turnStart = (params: Record<string, unknown> = {}) => ({
@@ -25,7 +26,7 @@ async function run(command: Partial<ValidateCommand>, stdin = "") {
   let out = "";
   let err = "";
   const code = await runValidate(
-    { files: [], tolerant: false, json: false, ...command },
+    { files: [], tolerant: false, json: false, builtIn: builtInProtocol, ...command },
     { out: { write: (t: string) => (out += t) }, err: { write: (t: string) => (err += t) }, stdin: () => stdin },
   );
   return { code, out, err };

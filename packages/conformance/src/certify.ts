@@ -25,7 +25,6 @@ import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
 import { GatewaySession, type Finding, type ScenarioChannel } from "./session.js";
 import { computeVerdict, toRunReport, type ExpectedFailure, type RunMeta } from "./verdict.js";
 
-const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
 /** What `{question_timeout_ms}` in a gateway command becomes (see the questions scenarios). */
 export { QUESTION_TIMEOUT_MS };
@@ -163,7 +162,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     } else if (options.gatewayCmd !== undefined) {
       const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl).replaceAll("{question_timeout_ms}", String(QUESTION_TIMEOUT_MS));
       const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
-        cwd: options.cwd ?? root,
+        cwd: options.cwd ?? process.cwd(),
         env: { ...process.env, TURNSPEC_PROVIDER_URL: providerUrl },
         stderr: "collect",
       });

@@ -80,7 +80,7 @@ const cli = yargs(hideBin(process.argv))
         json: argv.json,
         ordering: argv.ordering,
         // Without --schemas or a config file: the agent-gateway protocol, as generated.
-        builtIn: { load: async () => (await import("@turnspec/protocol/view")).protocolView, typeNamesAt: "the titles listed in the agent-gateway protocol's reference (PROTOCOL.md)" },
+        builtIn: (await import("./built-in.js")).builtInProtocol,
       });
     },
   )
