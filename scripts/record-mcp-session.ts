@@ -399,7 +399,8 @@ async function record(): Promise<Recorder> {
     await client.close();
     taskStore.cleanup(); // its expiry timers would keep the process alive
   }
-  if (child.stderrText.includes("Error") && process.env.RECORD_VERBOSE) process.stderr.write(child.stderrText);
+  // The server's log (stderr), with RECORD_VERBOSE=1.
+  if (process.env.RECORD_VERBOSE) process.stderr.write(child.stderrText);
   return recorder;
 }
 
