@@ -42,8 +42,8 @@ async function bundle(): Promise<string> {
       configFile: false,
       logLevel: "warn",
       plugins: [noNodeBuiltins],
-      // The generated client imports the JSON-RPC support by its package name.
-      resolve: { alias: { "turnspec/rpc": resolve("rpc/index.ts"), "turnspec/client/browser": resolve("client/browser.ts") } },
+      // The workspace packages, from their sources.
+      resolve: { conditions: ["turnspec-source", "browser", "module", "import", "default"] },
       build: {
         outDir,
         emptyOutDir: true,

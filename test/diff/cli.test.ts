@@ -74,7 +74,7 @@ describe("turnspec diff (command)", () => {
     const newDir = writeProtocol({ ...OPTIONAL_ADDED, methods: [] }, dirs);
     const json = await run({ oldDir, newDir, format: "json", category: "all" });
     const report = JSON.parse(json.out);
-    const schema = JSON.parse(readFileSync(join(repoRoot, "generator/diff/report.schema.json"), "utf8"));
+    const schema = JSON.parse(readFileSync(join(repoRoot, "packages/generator/src/diff/report.schema.json"), "utf8"));
     const validate = new Ajv2020({ strict: true, allErrors: true }).compile(schema);
     expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
     expect(report.summary.breaking).toBeGreaterThan(0);

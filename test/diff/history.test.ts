@@ -81,7 +81,7 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
     expect(round.counterexample!.value).toMatchObject({ item: { type: "agentMessage", round: 1 } });
     expect(round.counterexample!.rejection).toContain("/item");
     // The report --json would print is the one its schema describes.
-    const schema = JSON.parse(readFileSync(new URL("../../generator/diff/report.schema.json", import.meta.url), "utf8"));
+    const schema = JSON.parse(readFileSync(new URL("../../packages/generator/src/diff/report.schema.json", import.meta.url), "utf8"));
     const validate = new Ajv2020({ strict: true }).compile(schema);
     expect(validate(JSON.parse(JSON.stringify(report))), JSON.stringify(validate.errors)).toBe(true);
   });

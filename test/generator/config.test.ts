@@ -70,13 +70,13 @@ describe("turnspec.config.json", () => {
     expect(configSchema.properties.outputs.items.enum).toEqual([...OUTPUT_KINDS]);
   });
 
-  it("outputs bring what they import: client and server need validators, validators need types and the registry", async () => {
-    expect(withDependencies(["client"])).toEqual(["types", "validators", "client"]);
+  it("outputs bring what they import: client and server need validators, validators need types, the registry and the ordering checker (for the protocol view)", async () => {
+    expect(withDependencies(["client"])).toEqual(["types", "validators", "client", "ordering"]);
     expect(withDependencies(["ordering", "docs"])).toEqual(["types", "docs", "ordering"]);
     const out = tempDir("turnspec-outputs-");
     mkdirSync(out, { recursive: true });
     const { code } = await generate({ schemasDir: mini, outDir: out, outputs: ["server"], typecheck: true });
     expect(code).toBe(0);
-    expect(readdirSync(out).filter((f) => f.endsWith(".ts")).sort()).toEqual(["index.ts", "registry.ts", "server.ts", "types.ts", "validators.report.ts", "validators.strict.ts", "validators.tolerant.ts", "validators.ts"]);
+    expect(readdirSync(out).filter((f) => f.endsWith(".ts")).sort()).toEqual(["index.ts", "ordering.ts", "registry.ts", "server.ts", "types.ts", "validators.report.ts", "validators.strict.ts", "validators.tolerant.ts", "validators.ts", "view.ts"]);
   }, 60_000);
 });

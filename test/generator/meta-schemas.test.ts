@@ -1,5 +1,5 @@
 /**
- * turnspec's own meta-schemas (schemas/meta/: protocol.json, errors.json and the config
+ * turnspec's own meta-schemas (packages/generator/meta/: protocol.json, errors.json and the config
  * file) are valid JSON Schema 2020-12 and compile under ajv's strict mode. The generator
  * compiles them without checking them against JSON Schema's meta-schema on every run; this
  * is where that check lives.
@@ -9,10 +9,10 @@ import { fileURLToPath } from "node:url";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 
-const metaDir = fileURLToPath(new URL("../../schemas/meta/", import.meta.url));
+const metaDir = fileURLToPath(new URL("../../packages/generator/meta/", import.meta.url));
 const files = readdirSync(metaDir).filter((f) => f.endsWith(".json"));
 
-describe("schemas/meta", () => {
+describe("the generator's meta-schemas", () => {
   it("holds the protocol, errors and config meta-schemas", () => {
     expect(files.sort()).toEqual(["config.schema.json", "errors.schema.json", "protocol.schema.json"]);
   });

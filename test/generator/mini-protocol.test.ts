@@ -60,11 +60,11 @@ let fromCopy: GeneratedFile[];
 let copyDir: string;
 
 beforeAll(async () => {
-  files = await generateFiles({ schemasDir, support: "turnspec/rpc" });
+  files = await generateFiles({ schemasDir, support: "@turnspec/rpc" });
   // The second run reads a copy in another folder: the output depends on the schemas only.
   copyDir = mkdtempSync(join(tmpdir(), "turnspec-mini-schemas-"));
   cpSync(schemasDir, copyDir, { recursive: true });
-  fromCopy = await generateFiles({ schemasDir: copyDir, support: "turnspec/rpc" });
+  fromCopy = await generateFiles({ schemasDir: copyDir, support: "@turnspec/rpc" });
   if (process.env.UPDATE_GOLDEN) writeToDisk(files, expectedDir);
 }, 60_000);
 
@@ -256,6 +256,7 @@ describe("the generated mini modules at run time", () => {
       params: "KvPutParams",
       result: "KvPutResult",
       errors: ["version_conflict"],
+      requirements: [],
     });
     expect(Object.keys(registry.errors)).toEqual([
       "parse_error",

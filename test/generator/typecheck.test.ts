@@ -20,6 +20,7 @@ const outDir = mkdtempSync(join(tmpdir(), "turnspec-typecheck-"));
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 const committed: GeneratedFile[] = readdirSync(generatedDir)
+  .filter((path) => path.endsWith(".ts"))
   .sort()
   .map((path) => ({ path, content: readFileSync(join(generatedDir, path), "utf8") }));
 

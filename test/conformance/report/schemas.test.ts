@@ -11,7 +11,7 @@ import { renderJsonReport } from "../../../packages/conformance/src/report/json.
 import { CAPABILITIES, LEVELS, OUTCOMES, type RunReport } from "../../../packages/conformance/src/results.js";
 import { certifiedReport, meta, result, smallReport } from "./fixtures.js";
 
-const schema = (name: string) => JSON.parse(readFileSync(`conformance/schemas/${name}.schema.json`, "utf8")) as Record<string, unknown> & { $defs: Record<string, { enum?: unknown[] }> };
+const schema = (name: string) => JSON.parse(readFileSync(`packages/conformance/src/schemas/${name}.schema.json`, "utf8")) as Record<string, unknown> & { $defs: Record<string, { enum?: unknown[] }> };
 const ajv = new Ajv2020({ allErrors: true, strict: true, validateFormats: false });
 for (const name of ["report", "certificate", "badge", "expected-failures"]) ajv.addSchema(schema(name));
 const validator = (name: string) => ajv.getSchema(`https://turnspec.dev/schemas/conformance/${name}.schema.json`)!;
