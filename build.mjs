@@ -3,7 +3,7 @@
 // of their references; then the files the compiled code reads at run time are copied beside
 // it, the inspector's page is bundled, and the files every published package carries (the
 // licence; the command line's guides) are put in place.
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -39,7 +39,6 @@ try {
 } catch (error) {
   fail(`the inspector page could not be bundled: ${error instanceof Error ? error.message : String(error)}`);
 }
-chmodSync(at("packages/turnspec/dist/cli.js"), 0o755);
 
 // Every package carries the licence; the command line carries the guides its README links to.
 for (const dir of [...readdirSync(at("packages")).map((name) => `packages/${name}`), "generated"]) {

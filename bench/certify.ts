@@ -6,7 +6,7 @@
  * capability). Median of 3 runs; target
  * < 60 s. Informational: the time the run itself reports, and how many requirements passed.
  *
- * Run alone: npx tsx bench/certify.ts [--runs N]
+ * Run alone: node --import ./scripts/from-source.mjs bench/certify.ts [--runs N]
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

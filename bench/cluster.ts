@@ -14,7 +14,7 @@
  * It needs a PostgreSQL server it can start (bench/postgres-server.ts); without one it
  * says why and measures nothing.
  *
- * Run alone: npx tsx bench/cluster.ts [--deltas N] [--rounds N] [--connections N]
+ * Run alone: node --import ./scripts/from-source.mjs bench/cluster.ts [--deltas N] [--rounds N] [--connections N]
  */
 import { startWebSocketGateway, tempDb, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";
 import { fmtOps, isMain, median, now, numberOption, quantile, resultTable, type ResultRow } from "./lib.js";

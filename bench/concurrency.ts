@@ -5,7 +5,7 @@
  * complete and every client's live events must equal `turn/items` (no event lost); the
  * gateway's peak resident memory is reported, sampled while the turns run.
  *
- * Run alone: npx tsx bench/concurrency.ts [--threads N] [--deltas N]
+ * Run alone: node --import ./scripts/from-source.mjs bench/concurrency.ts [--threads N] [--deltas N]
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

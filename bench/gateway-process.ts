@@ -22,7 +22,7 @@ export const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
  */
 let programs = {
   bin: join(ROOT, "bin", "turnspec.js"),
-  baseline: ["--import", "tsx", join(ROOT, "bench", "echo-server.ts")],
+  baseline: ["--import", new URL("../scripts/from-source.mjs", import.meta.url).href, join(ROOT, "bench", "echo-server.ts")],
 };
 
 /** The folders tsconfig.build.json compiles into dist/, and the files the build copies beside the code. */

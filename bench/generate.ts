@@ -9,7 +9,7 @@
  * Informational: the time the command itself reports (from loading the schemas to the
  * last file written), and the phases of the generator timed in a fresh process.
  *
- * Run alone: npx tsx bench/generate.ts [--runs N] [--no-phases]
+ * Run alone: node --import ./scripts/from-source.mjs bench/generate.ts [--runs N] [--no-phases]
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -132,7 +132,7 @@ export async function runGenerateBench(options: GenerateBenchOptions = {}): Prom
   ];
 
   if (options.phases ?? true) {
-    const child = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--phases-json"], { cwd: ROOT, encoding: "utf8" });
+    const child = spawnSync(process.execPath, ["--import", new URL("../scripts/from-source.mjs", import.meta.url).href, fileURLToPath(import.meta.url), "--phases-json"], { cwd: ROOT, encoding: "utf8" });
     if (child.status !== 0) {
       log(`  (phase timing failed: ${child.stderr.trim().split("\n").slice(-3).join(" ")})`);
     } else {

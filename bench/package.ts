@@ -2,7 +2,7 @@
  * What `npm install turnspec` downloads: the packed tarball's size, its unpacked size and
  * its file count, from `npm pack --dry-run` after a fresh build (informational: no target).
  *
- * Run alone: npx tsx bench/package.ts
+ * Run alone: node --import ./scripts/from-source.mjs bench/package.ts
  */
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";

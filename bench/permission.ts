@@ -5,7 +5,7 @@
  * started). p50 and p99 over many requests: supervised turns whose every step is a batch
  * of file writes, each of which asks.
  *
- * Run alone: npx tsx bench/permission.ts [--requests N]
+ * Run alone: node --import ./scripts/from-source.mjs bench/permission.ts [--requests N]
  */
 import type { AnyNotification } from "../generated/registry.js";
 import { scriptMessage } from "../packages/gateway/src/providers/scripted.js";

@@ -9,7 +9,7 @@
  * Options: --quick (fewer rounds), --only validation|generate|package|throughput|permission|concurrency|store|cluster|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
- * `npx tsx bench/validation.ts` does.
+ * `node --import ./scripts/from-source.mjs bench/validation.ts` does.
  */
 import { cpus, loadavg } from "node:os";
 import { runCertifyBench } from "./certify.js";

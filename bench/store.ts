@@ -6,7 +6,7 @@
  * at the dispatcher (from the request frame to the serialized reply), median of several
  * calls. The turn is real: a scripted turn streaming that many deltas.
  *
- * Run alone: npx tsx bench/store.ts [--appends N] [--events N]
+ * Run alone: node --import ./scripts/from-source.mjs bench/store.ts [--appends N] [--events N]
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -19,7 +19,7 @@
  * frame begins and counts it, the same work per frame on both sides, and both run compiled,
  * as a user runs the package (useCompiledPackage in bench/gateway-process.ts).
  *
- * Run alone: npx tsx bench/throughput.ts [--deltas N] [--rounds N]
+ * Run alone: node --import ./scripts/from-source.mjs bench/throughput.ts [--deltas N] [--rounds N]
  */
 import { createRequire } from "node:module";
 import { startBaseline, startStdioGateway, startWebSocketGateway, tempDb, untilQuiet, type ServeProcess, type StdioProcess, type WebSocketProcess, useCompiledPackage } from "./gateway-process.js";

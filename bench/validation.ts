@@ -28,7 +28,7 @@
  * every vocabulary as before, and run-time ajv with the generator's compiler; the tolerant
  * module), and a per-kind breakdown of the costs.
  *
- * Run alone: npx tsx bench/validation.ts [--quick] [--no-breakdown] [--no-what-if]
+ * Run alone: node --import ./scripts/from-source.mjs bench/validation.ts [--quick] [--no-breakdown] [--no-what-if]
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -4,9 +4,9 @@
  * wire, in order, to test/fixtures/published/mcp/everything-session.jsonl: one line per frame,
  * `{"from":"client"|"server","message":<the JSON-RPC frame>}`.
  *
- *   npx tsx scripts/record-mcp-session.ts            records and writes the file
- *   npx tsx scripts/record-mcp-session.ts --check    records, writes nothing, exits 1 if the file differs
- *   npx tsx scripts/record-mcp-session.ts --out F    writes F instead
+ *   node --import ./scripts/from-source.mjs scripts/record-mcp-session.ts            records and writes the file
+ *   node --import ./scripts/from-source.mjs scripts/record-mcp-session.ts --check    records, writes nothing, exits 1 if the file differs
+ *   node --import ./scripts/from-source.mjs scripts/record-mcp-session.ts --out F    writes F instead
  *
  * Frames are tapped as raw lines at the transport (the client's frame as written to the child's stdin,
  * the server's line as read from its stdout), never rebuilt from what the SDK hands over; each line must
@@ -45,7 +45,7 @@ import {
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 import { CreateTaskResultSchema, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
-import { ChildProcessTransport } from "../transport/child-process.js";
+import { ChildProcessTransport } from "@turnspec/rpc/transport";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const DEFAULT_OUT = "test/fixtures/published/mcp/everything-session.jsonl";
@@ -426,7 +426,7 @@ async function main(): Promise<void> {
       // A missing file differs.
     }
     if (committed !== text) {
-      process.stderr.write(`${out} differs from a new recording; run \`npx tsx scripts/record-mcp-session.ts\` to rewrite it\n`);
+      process.stderr.write(`${out} differs from a new recording; run \`node --import ./scripts/from-source.mjs scripts/record-mcp-session.ts\` to rewrite it\n`);
       process.exitCode = 1;
     }
     return;

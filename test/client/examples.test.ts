@@ -70,7 +70,7 @@ describe("the client SDK guide", () => {
     });
 
     it.each(Object.keys(EXPECTED))("%s", async (file) => {
-      const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", `${DIR}/${file}`], {
+      const { stdout } = await promisify(execFile)(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, `${DIR}/${file}`], {
         env: {
           ...process.env,
           TURNSPEC_URL: file === "reconnect.ts" ? dropping.url : server.url,

@@ -16,7 +16,7 @@ const server = fileURLToPath(new URL("../fixtures/lsp/server.ts", import.meta.ur
 const URI = "file:///work/hello.txt";
 
 function launch() {
-  const child = spawn(process.execPath, ["--import", "tsx", server], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, server], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const asked: ShowMessageRequestParams[] = [];
   const logged: LogMessageParams[] = [];

@@ -25,7 +25,7 @@ async function connect(): Promise<{ client: Client; sampled: unknown[] }> {
     sampled.push(request.params);
     return { role: "assistant", content: { type: "text", text: "forty-two" }, model: "sdk-model", stopReason: "endTurn" };
   });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ["--import", "tsx", server], stderr: "pipe" }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, server], stderr: "pipe" }));
   return { client, sampled };
 }
 

@@ -121,7 +121,7 @@ describe("the log of the SQLite store", () => {
 
 describe("the threads of the SQLite store", () => {
   it("keep no process alive: a process that leaves its store open ends once its writes are committed", () => {
-    const child = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./append-and-leave.ts", import.meta.url)), join(dir, "left-open.db")], {
+    const child = spawnSync(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, fileURLToPath(new URL("./append-and-leave.ts", import.meta.url)), join(dir, "left-open.db")], {
       encoding: "utf8",
       timeout: 30_000,
     });

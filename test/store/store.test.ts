@@ -453,7 +453,7 @@ interface KilledChild {
 /** Runs the appending child until it has reported `lines` sequences, then kills it with SIGKILL. */
 function runUntilKilled(file: string, turnId: string, lines: number): Promise<KilledChild> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, file, turnId], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, CHILD, file, turnId], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     let killed = false;

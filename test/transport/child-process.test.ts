@@ -105,7 +105,7 @@ describe("spawnStdioTransport", () => {
 
 describe("a gateway on a child process's stdio", () => {
   async function gatewayClient() {
-    const transport = spawnStdioTransport(process.execPath, ["--import", "tsx", gatewayScript], {
+    const transport = spawnStdioTransport(process.execPath, ["--import", new URL("../../scripts/from-source.mjs", import.meta.url).href, gatewayScript], {
       cwd: repoRoot,
       env: { ...process.env, MAX_FRAME_BYTES: "512" },
       stderr: "collect",
