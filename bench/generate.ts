@@ -83,10 +83,10 @@ async function phases(): Promise<[string, number][]> {
   formatDeclarations(types);
   out.push(["formatDeclarations(types.ts)", now() - t0]);
   t0 = now();
-  emitStandalone(model, "strict", "turnspec/rpc", "");
+  emitStandalone(model, "strict", "@turnspec/rpc", "");
   out.push(["emitStandalone strict (ajv compile + standalone)", now() - t0]);
   t0 = now();
-  emitStandalone(model, "tolerant", "turnspec/rpc", "");
+  emitStandalone(model, "tolerant", "@turnspec/rpc", "");
   out.push(["emitStandalone tolerant", now() - t0]);
   t0 = now();
   emitOpenRpc(model, "note");

@@ -255,7 +255,7 @@ export async function runValidationBench(options: ValidationBenchOptions = {}): 
   log(`run-time ajv: ${runtime.size} strict schemas compiled in ${(now() - t0).toFixed(0)} ms, before timing (Ajv2020, the generator's ajvOptions, no code option)`);
   const generated = (await compiledModule("validators.strict.ts")) as unknown as Record<string, RawValidator>;
   // The comparison only means something if generated/ holds what the generator makes of schemas/ today.
-  const fresh = emitStandalone(loadSchemas(SCHEMAS), "strict", "turnspec/rpc", GENERATED_HEADER);
+  const fresh = emitStandalone(loadSchemas(SCHEMAS), "strict", "@turnspec/rpc", GENERATED_HEADER);
   const onDisk = readFileSync(fileURLToPath(new URL("../generated/validators.strict.ts", import.meta.url)), "utf8");
   if (onDisk !== fresh) log("WARNING: generated/validators.strict.ts is not what `turnspec generate` makes of schemas/ now: run it first, or the two variants compare different code");
 

@@ -11,7 +11,7 @@
  * and review their diff before committing it.
  *
  * The run-time tests write the output to test/.tmp-mini/<pid>/ (git-ignored) rather than to
- * the system temp folder, so that its `turnspec/rpc` import resolves to this package.
+ * the system temp folder, so that its `@turnspec/rpc` import resolves to this package.
  */
 import { createRequire } from "node:module";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";

@@ -15,7 +15,7 @@ const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 const generatedDir = join(repoRoot, "generated");
 
 // The files are checked as if they lived in an empty temporary folder: they must not lean
-// on anything beside them but each other and the `turnspec/rpc` support module.
+// on anything beside them but each other and the `@turnspec/rpc` support module.
 const outDir = mkdtempSync(join(tmpdir(), "turnspec-typecheck-"));
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 

@@ -1,5 +1,5 @@
 /**
- * The ordering engine of turnspec/rpc with rules of a made-up job protocol: the rule kinds
+ * The ordering engine of @turnspec/rpc with rules of a made-up job protocol: the rule kinds
  * are protocol-neutral, and the frame handling (batches, stray frames, matching responses
  * to requests by id and side) does not depend on the turn protocol's rules.
  */

@@ -1,5 +1,5 @@
 /**
- * The generator's programmatic API (`turnspec/generator`): what `turnspec generate` does,
+ * The generator's programmatic API (`@turnspec/generator`): what `turnspec generate` does,
  * for build scripts and tools. Pure functions from a schemas folder to files:
  *
  *   const check = checkSchemas("schemas");           // every mistake, each with its file and JSON pointer

@@ -26,7 +26,7 @@ const cli = yargs(hideBin(process.argv))
         .option("out", { type: "string", describe: "The output folder (default: the config's, else generated)" })
         .option("check", { type: "boolean", default: false, describe: "Write nothing; list stale files and exit 1 if any" })
         .option("typecheck", { type: "boolean", default: false, describe: "Also type-check the output under strict settings" })
-        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else turnspec/rpc)", conflicts: "standalone" })
+        .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else @turnspec/rpc)", conflicts: "standalone" })
         .option("standalone", { type: "boolean", describe: "Write the support module into <out>/support/ and import it from there: the output then depends on nothing (default: the config's, else off)" })
         .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
@@ -187,7 +187,7 @@ const cli = yargs(hideBin(process.argv))
           ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
         });
       } catch (error) {
-        if (error instanceof ConfigError || (error as { name?: string }).name === "StoreError") {
+        if (error instanceof ConfigError || ["StoreError", "MissingPackageError"].includes((error as { name?: string }).name ?? "")) {
           console.error(`turnspec serve: ${(error as Error).message}`);
           process.exit(2);
         }

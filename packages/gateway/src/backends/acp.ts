@@ -27,6 +27,7 @@ import { ToolGate } from "../engine/tool-gate.js";
 import { toolItemOf, type ToolItem, type ToolItemType } from "../engine/tool-items.js";
 import { windowId } from "../engine/windows.js";
 import { processEnvironment } from "../permissions/security.js";
+import { importOptional } from "../optional.js";
 
 export interface AcpPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
   readonly approvals: Pick<Approvals, "ask">;
@@ -195,7 +196,7 @@ export class AcpAgents {
   }
 
   private async start(config: AcpAgentConfig): Promise<Agent> {
-    const acp = await import("@agentclientprotocol/sdk");
+    const acp = await importOptional<typeof Acp>("@agentclientprotocol/sdk", "@agentclientprotocol/sdk", `the ACP agent ${config.runtimeId}`);
     const child = spawn(config.command, [...config.args], { stdio: ["pipe", "pipe", "pipe"], env: { ...this.env, ...config.env } });
     const stderr: string[] = [];
     child.stderr!.on("data", (chunk: Buffer) => {

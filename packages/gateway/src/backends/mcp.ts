@@ -15,6 +15,7 @@ import type { CallToolResult, Tool as McpToolDescription } from "@modelcontextpr
 import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { McpServerConfig } from "../config.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
+import { importOptional } from "../optional.js";
 
 /** A tool one MCP server offers, as its tools/list describes it. */
 export type McpToolInfo = McpToolDescription;
@@ -97,7 +98,7 @@ export class McpServers {
       const message = messageOf(error);
       return { ok: false, content: message, item: { error: { message } } };
     }
-    const { ErrorCode, McpError } = await import("@modelcontextprotocol/sdk/types.js");
+    const { ErrorCode, McpError } = await importOptional<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/types.js", "an MCP tool call");
     const started = Date.now();
     // The completed item carries the progress it streamed.
     let progressText = "";
@@ -169,10 +170,11 @@ export class McpServers {
 
   private async open(server: McpServerConfig): Promise<Connection> {
     // The SDK is loaded only by a gateway that uses an MCP server.
+    const what = `the MCP server ${server.name}`;
     const [{ Client }, stdio, http] = await Promise.all([
-      import("@modelcontextprotocol/sdk/client/index.js"),
-      import("@modelcontextprotocol/sdk/client/stdio.js"),
-      import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+      importOptional<typeof import("@modelcontextprotocol/sdk/client/index.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/index.js", what),
+      importOptional<typeof import("@modelcontextprotocol/sdk/client/stdio.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/stdio.js", what),
+      importOptional<typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js")>("@modelcontextprotocol/sdk", "@modelcontextprotocol/sdk/client/streamableHttp.js", what),
     ]);
     const client = new Client({ name: "turnspec-gateway", version: "0.1.0" });
     const stderr: string[] = [];

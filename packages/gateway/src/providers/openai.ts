@@ -3,7 +3,8 @@
  * vLLM, llama.cpp, Ollama, …), through the official `openai` client. The client's own
  * retries are off: the turn engine decides about retrying, from ProviderError.retryable.
  */
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
+import type OpenAI from "openai";
+import { requireOptional } from "../optional.js";
 import type { ChatMessage, ModelProvider, ProviderEvent, ProviderRequest, ToolCall, ToolSpec } from "./provider.js";
 import { ProviderError } from "./provider.js";
 
@@ -21,6 +22,11 @@ export interface OpenAIProviderOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** The `openai` client package, loaded when the first such provider is made. */
+function openai(): typeof import("openai") {
+  return requireOptional<typeof import("openai")>("openai", "an OpenAI-compatible model provider");
+}
+
 export class OpenAIProvider implements ModelProvider {
   readonly name = "openai";
   readonly #client: OpenAI;
@@ -28,6 +34,7 @@ export class OpenAIProvider implements ModelProvider {
   readonly #where: string;
 
   constructor(options: OpenAIProviderOptions) {
+    const { OpenAI } = openai();
     this.#client = new OpenAI({
       apiKey: options.apiKey,
       maxRetries: 0,
@@ -127,6 +134,7 @@ function toTool(tool: ToolSpec): FunctionTool {
 function toProviderError(error: unknown, signal: AbortSignal, where: string): unknown {
   if (signal.aborted) return signal.reason;
   if (error instanceof ProviderError) return error;
+  const { APIConnectionError, APIError, APIUserAbortError } = openai();
   if (error instanceof APIUserAbortError) return error;
   if (error instanceof APIConnectionError) return new ProviderError(`could not reach the model API at ${where}: ${rootCause(error)}`, true);
   if (error instanceof APIError) {

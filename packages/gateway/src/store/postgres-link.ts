@@ -9,7 +9,7 @@
  * a transaction fails that transaction's commit. A commit is asynchronous: its answer
  * arrives as an ordinary message, in order.
  */
-import { createRequire } from "node:module";
+import { resolveOptional } from "../optional.js";
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from "node:worker_threads";
 
 export interface Statement {
@@ -314,7 +314,7 @@ export class PostgresLink {
     this.requests = requests.port1;
     this.syncReplies = syncReplies.port1;
     this.asyncReplies = asyncReplies.port1;
-    const pgPath = createRequire(import.meta.url).resolve("pg");
+    const pgPath = resolveOptional("pg", "the PostgreSQL event store");
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {

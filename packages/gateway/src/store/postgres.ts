@@ -26,7 +26,7 @@
  * with one secret drawn once into the database.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { createRequire } from "node:module";
+import { requireOptional } from "../optional.js";
 import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
 import {
@@ -481,7 +481,7 @@ export class PostgresEventStore implements EventStore {
    * it read from the last sequence delivered, which catches up with what came before.
    */
   private async listen(listeners: readonly ((turnId: string, first: number, last: number) => void)[]): Promise<ListeningClient> {
-    const pg = createRequire(import.meta.url)("pg") as { Client: new (options: { connectionString: string; application_name: string }) => ListeningClient };
+    const pg = requireOptional<{ Client: new (options: { connectionString: string; application_name: string }) => ListeningClient }>("pg", "the PostgreSQL event store");
     const client = new pg.Client({ connectionString: this.url, application_name: "turnspec listener" });
     let failed = false;
     // An error, or the server closing the connection without one (a network cut): opened again either way.

@@ -48,7 +48,6 @@
  * on the event loop.
  */
 import { mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { EventStore, IdempotencyRecord, RouteRecord, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
@@ -66,6 +65,7 @@ import {
   storeErrors,
   type EncodedRoute,
 } from "./rules.js";
+import { requireOptional, resolveOptional } from "../optional.js";
 import { EventRuns, INSERT_RUN, insertRuns, LAST_SEQUENCE, SqliteWriter, TURN_COLUMNS } from "./sqlite-writer.js";
 
 export interface SqliteEventStoreOptions {
@@ -276,7 +276,8 @@ export class SqliteEventStore implements EventStore {
     this.path = inMemory ? undefined : resolve(file);
     try {
       if (!inMemory) mkdirSync(dirname(resolve(file)), { recursive: true });
-      this.db = new BetterSqlite3(file, { timeout: this.busyTimeoutMs });
+      const Database = betterSqlite3();
+      this.db = new Database(file, { timeout: this.busyTimeoutMs });
     } catch (error) {
       throw new StoreError("open_failed", `cannot open event store ${file}: ${(error as Error).message}`, { cause: error });
     }
@@ -563,7 +564,7 @@ export class SqliteEventStore implements EventStore {
         this.busyTimeoutMs,
         this.busyTimeoutMs + WRITER_STALL_MARGIN_MS,
         { answered: (failure) => this.answered(failure), gone: (reason) => this.writerGone(reason) },
-        BETTER_SQLITE3,
+        betterSqlite3Path(),
       );
       if (this.checkpointer) this.writer.setAutocheckpoint(FALLBACK_AUTOCHECKPOINT);
     } catch {
@@ -837,7 +838,7 @@ export class SqliteEventStore implements EventStore {
  * waits for), and on "close" closes and ends. It keeps no process alive.
  */
 function startCheckpointer(file: string, busyTimeoutMs: number, failed: () => void): Worker {
-  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: BETTER_SQLITE3, busyTimeoutMs, restartFrames: RESTART_FRAMES } });
+  const worker = new Worker(CHECKPOINTER_SOURCE, { eval: true, workerData: { file, module: betterSqlite3Path(), busyTimeoutMs, restartFrames: RESTART_FRAMES } });
   worker.on("error", failed);
   worker.on("message", failed);
   worker.on("exit", failed);
@@ -1050,7 +1051,11 @@ interface Database {
 
 type DatabaseConstructor = new (file: string, options?: { timeout?: number }) => Database;
 
-const requireHere = createRequire(import.meta.url);
-const BetterSqlite3 = requireHere("better-sqlite3") as DatabaseConstructor;
-/** Where better-sqlite3 is, for the checkpointing worker to load the same module. */
-const BETTER_SQLITE3 = requireHere.resolve("better-sqlite3");
+/** better-sqlite3, loaded when the first SQLite store opens. */
+function betterSqlite3(): DatabaseConstructor {
+  return requireOptional<DatabaseConstructor>("better-sqlite3", "the SQLite event store");
+}
+/** Where better-sqlite3 is, for the writer and checkpointing threads to load the same module. */
+function betterSqlite3Path(): string {
+  return resolveOptional("better-sqlite3", "the SQLite event store");
+}
