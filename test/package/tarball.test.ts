@@ -1,158 +1,37 @@
 /**
- * What a user gets from npm: the project is packed (which builds dist/), the tarball is
- * installed into a temporary app of its own (outside this repository, so nothing resolves
- * to this repo's node_modules), and there the app
+ * What a user of the whole toolkit gets from npm: every package packed, the `turnspec`
+ * tarball installed with the others into an app of its own (outside this repository, so
+ * nothing resolves to this repo's node_modules), and there the app
  *   - runs the `turnspec` command;
- *   - imports every entry point from a plain .mjs file under node;
+ *   - imports every entry point of every package from a plain .mjs file under node;
  *   - generates code from a small protocol of its own, with and without --standalone;
  *   - builds code written against that output with tsc (strict, NodeNext,
  *     noUncheckedIndexedAccess, exactOptionalPropertyTypes) and runs the build with node;
  *   - runs the same code with tsx, bundles it with esbuild and with vite, and runs the bundles.
+ * Each package alone is test/package/packages.test.ts.
  *
- * Slow (a pack, an npm install from the registry or its cache, several compilations): it
+ * Slow (packs, an npm install from the registry or its cache, several compilations): it
  * lives in its own file. Install scripts are skipped: the native SQLite module is not used
  * by anything tested here.
  */
-import { execFile, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appSource, EXPECTED_OUTPUT, writeGreeterSchemas } from "./greeter.js";
+import { makeApp, packAll, run as runAt, STRICT_TSCONFIG, versionOf, WORKSPACES, type App, type Packs } from "./packs.js";
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-const repoPackage = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string; exports: Record<string, unknown> };
-const exec = promisify(execFile);
 const SLOW = 10 * 60_000;
+const version = WORKSPACES.find((w) => w.manifest.name === "turnspec")!.manifest.version;
 
-/** The version of a tool this repository has installed, so that the app's install is served from the npm cache. */
-const versionOf = (name: string): string => (createRequire(join(repoRoot, "package.json"))(`${name}/package.json`) as { version: string }).version;
-
+let packs: Packs;
+let a: App;
 let app: string;
 let work: string;
-
-/** Runs a command in the app; the failure message carries its output. */
-async function run(file: string, args: readonly string[], cwd = app): Promise<string> {
-  try {
-    const { stdout } = await exec(file, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NODE_OPTIONS: "" } });
-    return stdout;
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`\`${file} ${args.join(" ")}\` failed in ${cwd}:\n${stderr ?? ""}\n${stdout ?? ""}`, { cause: error });
-  }
-}
-const node = (...args: string[]) => run(process.execPath, args);
-const bin = (name: string) => join(app, "node_modules", ".bin", name);
-
-function write(path: string, content: string | object): void {
-  const full = join(app, path);
-  mkdirSync(join(full, ".."), { recursive: true });
-  writeFileSync(full, typeof content === "string" ? content : `${JSON.stringify(content, null, 2)}\n`);
-}
-
-const STANDARD_ERRORS = [
-  [-32700, "parse_error", "Parse error"],
-  [-32600, "invalid_request", "Invalid Request"],
-  [-32601, "method_not_found", "Method not found"],
-  [-32602, "invalid_params", "Invalid params"],
-  [-32603, "internal_error", "Internal error"],
-] as const;
-
-/** The app's own protocol: one method, one domain error, no notifications. */
-function writeGreeterSchemas(): void {
-  const schema = (name: string, title: string, body: object) => ({
-    $schema: "https://json-schema.org/draft/2020-12/schema",
-    $id: `https://example.test/greeter/${name}`,
-    title,
-    ...body,
-  });
-  write("schemas/errors.json", {
-    description: "Errors of the greeter protocol.",
-    errors: [
-      ...STANDARD_ERRORS.map(([code, reason, message]) => ({ code, reason, message, description: `${message}.`, standard: true })),
-      { code: -32001, reason: "unknown_name", message: "Unknown name", description: "Nobody of that name is known." },
-    ],
-  });
-  write("schemas/protocol.json", {
-    title: "greeter protocol",
-    version: "1.0.0",
-    description: "Says hello.",
-    schemaBaseUri: "https://example.test/greeter/",
-    errors: { $ref: "errors.json" },
-    methods: [
-      {
-        name: "greet/say",
-        direction: "client_to_server",
-        summary: "Greets someone.",
-        params: { $ref: "greet_say_params.json" },
-        result: { $ref: "greet_say_result.json" },
-        errors: ["unknown_name"],
-      },
-    ],
-    notifications: [],
-  });
-  write(
-    "schemas/greet_say_params.json",
-    schema("greet_say_params.json", "GreetSayParams", {
-      description: "Who to greet.",
-      type: "object",
-      additionalProperties: false,
-      required: ["name"],
-      properties: { name: { type: "string", minLength: 1, description: "The name." }, shout: { type: "boolean", description: "In capitals." } },
-    }),
-  );
-  write(
-    "schemas/greet_say_result.json",
-    schema("greet_say_result.json", "GreetSayResult", {
-      description: "The greeting.",
-      type: "object",
-      additionalProperties: false,
-      required: ["text"],
-      properties: { text: { type: "string", description: "The greeting." } },
-    }),
-  );
-}
-
-/**
- * Code a protocol team writes against the generated output: a server from the generated
- * dispatcher and a client from the generated client, linked by an in-memory pair. `gen` is
- * the folder of the output, `support` where the JSON-RPC support module comes from.
- */
-function appSource(gen: string, support: string): string {
-  return `import { createInMemoryPair, RpcError } from "${support}";
-import { ProtocolClient, createDispatcher, protocolError, isGreetSayParams, type GreetSayParams } from "${gen}/index.js";
-
-const dispatcher = createDispatcher({
-  "greet/say": (params: GreetSayParams) => {
-    if (params.name === "nobody") throw protocolError("unknown_name");
-    const text = \`hello, \${params.name}\`;
-    return { text: params.shout === true ? text.toUpperCase() : text };
-  },
-});
-const [clientSide, serverSide] = createInMemoryPair();
-serverSide.onmessage = (frame: string) => {
-  void dispatcher.handleFrame(frame, undefined).then((reply) => (reply === undefined ? undefined : serverSide.send(reply)));
-};
-await serverSide.start();
-const client = new ProtocolClient(clientSide);
-await client.start();
-const lines: string[] = [];
-lines.push((await client.greetSay({ name: "ada", shout: true })).text);
-try {
-  await client.greetSay({ name: "nobody" });
-} catch (error) {
-  lines.push(error instanceof RpcError ? \`rpc error \${error.code}\` : \`other error \${String(error)}\`);
-}
-const wire = await dispatcher.handleFrame(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "greet/say", params: { name: "" } }), undefined);
-lines.push(String(JSON.parse(wire ?? "null").error.code));
-lines.push(String(isGreetSayParams({ name: "x", extra: 1 })));
-await client.close();
-console.log(lines.join("\\n"));
-`;
-}
-const EXPECTED_OUTPUT = ["HELLO, ADA", "rpc error -32001", "-32602", "false"].join("\n");
+const run = (file: string, args: readonly string[], cwd = app) => runAt(file, args, cwd);
+const node = (...args: string[]) => a.node(...args);
+const bin = (name: string) => a.bin(name);
+const write = (path: string, content: string | object) => a.write(path, content);
 
 /** Module hooks (run on the loader thread) that report the name of each package resolved. */
 const TRACE_HOOKS = String.raw`let port;
@@ -175,63 +54,49 @@ port1.unref();
 register("./trace-hooks.mjs", import.meta.url, { data: { port: port2 }, transferList: [port2] });
 `;
 
-const STRICT_TSCONFIG = {
-  compilerOptions: {
-    target: "ES2022",
-    module: "NodeNext",
-    moduleResolution: "NodeNext",
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    exactOptionalPropertyTypes: true,
-    verbatimModuleSyntax: true,
-    skipLibCheck: false,
-    types: [],
-    outDir: "build",
-    rootDir: "src",
-  },
-  include: ["src"],
-};
-
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), "turnspec-package-"));
-  // `npm pack` runs prepare, which builds dist/ from the sources.
-  const packed = JSON.parse(await run("npm", ["pack", "--json", "--pack-destination", work], repoRoot)) as Array<{ filename: string }>;
-  const tarball = join(work, packed[0]!.filename);
-  app = join(work, "app");
-  mkdirSync(app);
-  write("package.json", { name: "greeter-app", version: "9.9.9", private: true, type: "module" });
-  await run("npm", [
-    "install",
-    "--no-audit",
-    "--no-fund",
-    "--prefer-offline",
-    "--ignore-scripts",
-    tarball,
-    `typescript@${versionOf("typescript")}`,
-    `esbuild@${versionOf("esbuild")}`,
-    `vite@${versionOf("vite")}`,
-    `@types/node@${versionOf("@types/node")}`,
-    `tsx@${versionOf("tsx")}`,
-  ]);
-  writeGreeterSchemas();
+  packs = await packAll();
+  work = packs.work;
+  a = await makeApp(
+    work,
+    "app",
+    [
+      ...WORKSPACES.map((w) => packs.tarball(w.manifest.name)),
+      `typescript@${versionOf("typescript")}`,
+      `esbuild@${versionOf("esbuild")}`,
+      `vite@${versionOf("vite")}`,
+      `@types/node@${versionOf("@types/node")}`,
+      `tsx@${versionOf("tsx")}`,
+      // The optional peer of @turnspec/client/ag-ui, so that every entry point can be imported.
+      `@ag-ui/core@${versionOf("@ag-ui/core")}`,
+      `zod@${versionOf("zod")}`,
+      // The optional peer of --typecheck.
+      `ts-morph@${versionOf("ts-morph")}`,
+    ],
+    { ignoreScripts: true },
+  );
+  app = a.dir;
+  writeGreeterSchemas(write);
 }, SLOW);
 
-afterAll(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => packs?.remove());
 
 describe("the packed package, installed in an app of its own", () => {
-  it("ships compiled JavaScript, its declarations and the license, and no tests or TypeScript sources outside support/", () => {
-    const root = join(app, "node_modules", "turnspec");
-    expect(readFileSync(join(root, "LICENSE"), "utf8")).toContain("Apache License");
-    const all = readdirSync(root, { recursive: true }) as string[];
-    expect(all.some((f) => f.startsWith("test"))).toBe(false);
-    expect(all.filter((f) => /\.ts$/.test(f) && !f.endsWith(".d.ts") && !f.startsWith(join("dist", "support")))).toEqual([]);
-    expect(existsSync(join(root, "dist", "bin", "cli.js"))).toBe(true);
+  it("installs every package with its compiled JavaScript, declarations and licence, and no tests or TypeScript sources but @turnspec/rpc's", () => {
+    for (const { manifest } of WORKSPACES) {
+      const root = join(app, "node_modules", manifest.name);
+      expect(readFileSync(join(root, "LICENSE"), "utf8"), manifest.name).toContain("Apache License");
+      const all = readdirSync(root, { recursive: true }) as string[];
+      expect(all.some((f) => f.startsWith("test")), manifest.name).toBe(false);
+      // @turnspec/rpc ships its sources: `generate --standalone` copies them, `--typecheck` reads them.
+      const sources = all.filter((f) => /\.ts$/.test(f) && !f.endsWith(".d.ts"));
+      expect(sources.filter((f) => manifest.name !== "@turnspec/rpc" || !f.startsWith("src")), manifest.name).toEqual([]);
+    }
+    expect(existsSync(join(app, "node_modules", "turnspec", "dist", "cli.js"))).toBe(true);
   });
 
   it("runs the turnspec command: --version is turnspec's own, --help lists the commands", async () => {
-    expect((await run(bin("turnspec"), ["--version"])).trim()).toBe(repoPackage.version);
+    expect((await run(bin("turnspec"), ["--version"])).trim()).toBe(version);
     const help = await run(bin("turnspec"), ["--help"]);
     for (const command of ["generate", "validate", "serve", "certify"]) expect(help).toContain(`turnspec ${command}`);
     // validate and certify read the protocol's schemas and catalogue from the installed package.
@@ -249,7 +114,7 @@ describe("the packed package, installed in an app of its own", () => {
     write("trace-hooks.mjs", TRACE_HOOKS);
     write("trace-packages.mjs", TRACE_REGISTER);
     write("one-message.jsonl", `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "thread/start", params: { workspace_id: "ws_default", cwd: "/srv", mode: "Agent" } })}\n`);
-    const cli = join(app, "node_modules", "turnspec", "dist", "bin", "cli.js");
+    const cli = join(app, "node_modules", "turnspec", "bin", "turnspec.js");
     for (const args of [["--help"], ["generate", "--schemas", "schemas", "--out", "traced-out"], ["validate", "one-message.jsonl"]]) {
       const traceFile = join(app, `trace-${args[0]}.txt`);
       writeFileSync(traceFile, "");
@@ -270,7 +135,7 @@ describe("the packed package, installed in an app of its own", () => {
 
   it("starts `turnspec inspect` from the installed package and serves the page bundle it ships", async () => {
     expect(await run(bin("turnspec"), ["inspect", "--help"])).toContain("--gateway-cmd");
-    const shipped = readFileSync(join(app, "node_modules", "turnspec", "dist", "client", "inspector", "assets", "inspector.js"), "utf8");
+    const shipped = readFileSync(join(app, "node_modules", "@turnspec/inspect", "dist", "assets", "inspector.js"), "utf8");
     const child = spawn(bin("turnspec"), ["inspect", "--gateway-cmd", `${bin("turnspec")} serve --stdio --memory`], { cwd: app, stdio: ["ignore", "pipe", "inherit"] });
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
@@ -285,8 +150,12 @@ describe("the packed package, installed in an app of its own", () => {
   }, 60_000);
 
   it("imports every entry point from a plain .mjs file under node", async () => {
-    const entries = Object.keys(repoPackage.exports).filter((key) => key !== "./package.json").map((key) => (key === "." ? "turnspec" : `turnspec/${key.slice(2)}`));
-    expect(entries).toEqual(expect.arrayContaining(["turnspec/rpc", "turnspec/transport", "turnspec/generated", "turnspec/client", "turnspec/client/browser", "turnspec/generator"]));
+    const entries = WORKSPACES.flatMap(({ manifest }) =>
+      Object.keys(manifest.exports)
+        .filter((key) => key.endsWith(".json") === false && !key.includes("*") && key !== "./package.json")
+        .map((key) => (key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`)),
+    );
+    expect(entries).toEqual(expect.arrayContaining(["@turnspec/rpc", "@turnspec/rpc/transport", "@turnspec/protocol", "@turnspec/client", "@turnspec/client/browser", "@turnspec/generator", "@turnspec/gateway"]));
     write(
       "imports.mjs",
       `const out = {};
@@ -314,7 +183,7 @@ console.log(JSON.stringify(out));
   });
 
   it("builds code written against the output with tsc under strict NodeNext settings, and runs it with node", async () => {
-    write("src/main.ts", appSource("./generated", "turnspec/rpc"));
+    write("src/main.ts", appSource("./generated", "@turnspec/rpc"));
     write("tsconfig.json", STRICT_TSCONFIG);
     await run(bin("tsc"), ["-p", "tsconfig.json"]);
     expect(existsSync(join(app, "build/generated/validators.strict.js"))).toBe(true);
@@ -330,10 +199,9 @@ import type { TypeName } from "@turnspec/protocol";
 import type { GatewayConnection } from "@turnspec/client";
 import type { connectBrowserWebSocket } from "@turnspec/client/browser";
 import { checkSchemas, generateFileMap, type GeneratedFile } from "@turnspec/generator";
-import { loadSchemas } from "turnspec";
 
 export type Used = [RpcError, Transport, WebSocketServerOptions, TypeName, GatewayConnection, typeof connectBrowserWebSocket, GeneratedFile];
-export const used = [stdioServerTransport, startWebSocketServer, checkSchemas, generateFileMap, loadSchemas];
+export const used = [stdioServerTransport, startWebSocketServer, checkSchemas, generateFileMap];
 `,
     );
     // Node projects have @types/node; the transports' declarations use Node's stream types.

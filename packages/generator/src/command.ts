@@ -4,6 +4,7 @@ import { relative, resolve } from "node:path";
 import { ConfigError, loadConfig, type OutputKind } from "./config.js";
 import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
+import { loadTypeCheck } from "./load-typecheck.js";
 
 /** The command's flags: each one given overrides turnspec.config.json, which overrides the defaults. */
 export interface GenerateCommand {
@@ -93,7 +94,13 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   const outName = relative(process.cwd(), settings.outDir) || ".";
   if (command.typecheck) {
     // The compiler is loaded only when asked for.
-    const { typeCheck } = await import("./typecheck.js");
+    let typeCheck: Awaited<ReturnType<typeof loadTypeCheck>>["typeCheck"];
+    try {
+      ({ typeCheck } = await loadTypeCheck());
+    } catch (error) {
+      err.write(`turnspec generate: ${(error as Error).message}\n`);
+      return 2;
+    }
     const diagnostics = typeCheck(files, { outDir: settings.outDir });
     if (diagnostics.length) {
       err.write(`turnspec generate: the generated code does not compile:\n${diagnostics.map((d) => `  ${d}`).join("\n")}\n`);

@@ -12,6 +12,7 @@ import { compareWithDisk, generateFiles, writeToDisk, type GeneratedFile, type G
 import { loadSchemas } from "./load.js";
 import type { ProtocolModel } from "./model.js";
 import { SchemaError, SchemaErrors } from "./schema-error.js";
+import { loadTypeCheck } from "./load-typecheck.js";
 
 export { compareWithDisk, emitAll, GENERATED_MARK, generateFiles, writeToDisk, type GeneratedFile, type GenerateOptions, type StaleFile } from "./generate.js";
 export { loadSchemas } from "./load.js";
@@ -60,6 +61,6 @@ export async function staleFiles(options: GenerateToFolderOptions): Promise<Stal
  * diagnostic, empty when they compile. Loads the TypeScript compiler when called.
  */
 export async function typeCheckFiles(files: readonly GeneratedFile[], outDir: string): Promise<string[]> {
-  const { typeCheck } = await import("./typecheck.js");
+  const { typeCheck } = await loadTypeCheck();
   return typeCheck(files, { outDir });
 }

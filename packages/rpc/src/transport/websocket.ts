@@ -21,7 +21,6 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import type { RawData, WebSocket } from "ws";
 import type { Transport } from "../index.js";
 import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
 
@@ -88,6 +87,25 @@ export interface RunningWebSocketServer {
   close(): Promise<void>;
 }
 
+/** A message's payload as `ws` delivers it. */
+type RawData = Buffer | ArrayBuffer | Buffer[];
+
+/**
+ * What the transport uses of a `ws` WebSocket, declared here so that these declarations need
+ * no @types/ws in a project that uses them.
+ */
+export interface WsSocket {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  readonly extensions: string;
+  send(data: string, options: { binary: boolean }, callback: (error?: Error) => void): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  on(event: "message", listener: (data: RawData) => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  once(event: "close", listener: (code: number) => void): unknown;
+}
+
 /** The `ws` package, an optional peer dependency: loaded when a WebSocket is first used. */
 async function loadWs(): Promise<typeof import("ws")> {
   try {
@@ -120,7 +138,7 @@ export class WebSocketTransport implements Transport {
   private readonly closed: Promise<void>;
 
   constructor(
-    private readonly socket: WebSocket,
+    private readonly socket: WsSocket,
     private readonly maxFrameBytes: number,
     private readonly oversized: (bytes: number, transport: WebSocketTransport) => void,
     /** Bytes allowed to wait unsent for a peer that does not read; past them the connection is closed. */
