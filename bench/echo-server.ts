@@ -5,11 +5,10 @@
  * notifications built from `params` (each with its own `sequence`, serialized one by one,
  * as a server builds them), then answer the request.
  *
- * Run: node --import tsx bench/echo-server.ts --stdio | --port 0 (prints "listening on URL" on stderr)
+ * Run: node --import ./scripts/from-source.mjs bench/echo-server.ts --stdio | --port 0 (prints "listening on URL" on stderr)
  */
-import type { Transport } from "../packages/rpc/src/index.js";
-import { StdioTransport } from "../packages/rpc/src/transport/stdio.js";
-import { startWebSocketServer } from "../packages/rpc/src/transport/websocket.js";
+import type { Transport } from "@turnspec/rpc";
+import { StdioTransport, startWebSocketServer } from "@turnspec/rpc/transport";
 
 const MAX_FRAME_BYTES = 8 * 1024 * 1024;
 

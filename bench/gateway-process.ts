@@ -5,18 +5,19 @@
  */
 import { spawn, spawnSync, type ChildProcess, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { GatewayConfig } from "../generated/types.js";
+import { ensureBuilt } from "./lib.js";
 
 export const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
 /**
  * What the started servers run. By default the TypeScript sources, through tsx, as the
  * tests run them (bin/turnspec.js, and bench/echo-server.ts). After useCompiledPackage(),
- * what a user runs: the compiled package (dist/bin/cli.js, as `turnspec` is installed), and
+ * what a user runs: the compiled packages (the `turnspec` command as installed), and
  * the baseline compiled the same way against the package's compiled transport, so that
  * neither side of a ratio pays for tsx (esbuild's keepNames, source maps) and the other not.
  */
@@ -25,42 +26,24 @@ let programs = {
   baseline: ["--import", new URL("../scripts/from-source.mjs", import.meta.url).href, join(ROOT, "bench", "echo-server.ts")],
 };
 
-/** The folders tsconfig.build.json compiles into dist/, and the files the build copies beside the code. */
-const BUILT_FROM = ["bin", "rpc", "transport", "generated", "client", "generator", "runtime", "conformance", "schemas"];
-
-/** The newest modification time of a file in `dir` (recursively), in ms. */
-function newestIn(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === "node_modules") continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestIn(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
 /**
  * Has the servers started from now on run from the compiled package: builds dist/ first
  * when it is missing or older than a source it is built from, then compiles the baseline
  * (bench/echo-server.ts, with TypeScript's transpileModule, as the build compiles the
- * package) into a temporary module that imports dist/transport/.
+ * packages) into a module that imports the compiled @turnspec/rpc.
  */
 export async function useCompiledPackage(log: (line: string) => void = (line) => console.log(line)): Promise<void> {
-  const cli = join(ROOT, "dist", "bin", "cli.js");
-  const builtAt = existsSync(cli) ? statSync(cli).mtimeMs : 0;
-  if (BUILT_FROM.some((dir) => newestIn(join(ROOT, dir)) > builtAt)) {
-    log("(dist/ is missing or older than its sources: building it, so that the package as it is now is what runs)");
-    const built = spawnSync(process.execPath, [join(ROOT, "build.mjs")], { cwd: ROOT, encoding: "utf8" });
-    if (built.status !== 0) throw new Error(`the build failed: ${built.stderr || built.stdout}`);
-  }
+  ensureBuilt(log);
+  const cli = join(ROOT, "packages", "turnspec", "bin", "turnspec.js");
   const { default: ts } = await import("typescript");
   const source = readFileSync(join(ROOT, "bench", "echo-server.ts"), "utf8");
   const { outputText } = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext }, fileName: "echo-server.ts" });
-  const transport = pathToFileURL(join(ROOT, "dist", "transport")).href;
-  const rewritten = outputText.replace(/from "\.\.\/transport\//g, `from "${transport}/`);
-  if (/from "\.\.?\//.test(rewritten)) throw new Error("bench/echo-server.ts imports a module other than ../transport/: the compiled baseline cannot load it");
-  const file = join(mkdtempSync(join(tmpdir(), "turnspec-baseline-")), "echo-server.mjs");
-  writeFileSync(file, rewritten);
+  if (/from "\.\.?\//.test(outputText)) throw new Error("bench/echo-server.ts imports a module by path: the compiled baseline can import only packages");
+  // Beside the repository's node_modules, so that its imports of @turnspec/rpc resolve to the compiled package.
+  const folder = join(ROOT, "node_modules", ".cache", "turnspec-bench");
+  mkdirSync(folder, { recursive: true });
+  const file = join(folder, "echo-server.mjs");
+  writeFileSync(file, outputText);
   programs = { bin: cli, baseline: [file] };
 }
 

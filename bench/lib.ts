@@ -3,7 +3,9 @@
  * result table. Benchmarks are not tests: they print measurements and ratios taken side
  * by side in one process, because absolute numbers on a shared machine mean little.
  */
-import { resolve } from "node:path";
+import { spawnSync } from "node:child_process";
+import { readdirSync, statSync, type Dirent } from "node:fs";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -203,4 +205,39 @@ export function isMain(importMetaUrl: string): boolean {
 export function numberOption(name: string, args: readonly string[] = process.argv.slice(2)): number | undefined {
   const at = args.indexOf(`--${name}`);
   return at >= 0 ? Number(args[at + 1]) : undefined;
+}
+
+const REPO = resolve(fileURLToPath(new URL("..", import.meta.url)));
+
+/** The newest modification time of a file under `dir` (recursively), in ms; 0 for none. */
+function newestIn(dir: string, skip: (name: string) => boolean = () => false): number {
+  let newest = 0;
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    if (entry.name === "node_modules" || skip(entry.name)) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestIn(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds the packages (build.mjs) when a package's dist/ is missing or older than its
+ * sources, so that what a benchmark runs from the compiled packages is the code as it is now.
+ */
+export function ensureBuilt(log: (line: string) => void = (line) => console.log(line)): void {
+  const folders = ["generated", ...readdirSync(join(REPO, "packages")).map((name) => join("packages", name))];
+  const stale = folders.filter((folder) => {
+    const sources = folder === "generated" ? newestIn(join(REPO, folder), (name) => name === "dist" || name === "LICENSE" || name.endsWith(".tsbuildinfo")) : newestIn(join(REPO, folder, "src"));
+    return newestIn(join(REPO, folder, "dist")) < sources;
+  });
+  if (stale.length === 0) return;
+  log(`(building: ${stale.join(", ")} older than their sources)`);
+  const built = spawnSync(process.execPath, [join(REPO, "build.mjs")], { cwd: REPO, encoding: "utf8" });
+  if (built.status !== 0) throw new Error(`the build failed: ${built.stderr || built.stdout}`);
 }
