@@ -5,7 +5,8 @@
  * level, 1 not certified, 2 usage error, harness error, or a verdict that could not be
  * determined.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { checkSources, HarnessError, runCertification } from "./certify.js";
 import { CAPABILITIES, loadCatalogue, selectIds, type Requirement } from "./catalogue.js";
 import { createConsoleReporter } from "./report/console.js";
@@ -17,6 +18,8 @@ import { ExpectedFailuresError, loadExpectedFailures, verdictOf, type ExpectedFa
 
 export interface CertifyArgs {
   readonly gatewayCmd?: string;
+  /** The folder --gateway-cmd runs in (default: the current one). */
+  readonly cwd?: string;
   readonly gatewayUrl?: string;
   readonly token?: string;
   readonly capabilities?: string;
@@ -69,6 +72,7 @@ async function certify(args: CertifyArgs): Promise<number> {
     return 0;
   }
   if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined)) throw new UsageError("name the gateway: --gateway-cmd \"COMMAND\" or --gateway-url ws://HOST:PORT");
+  const cwd = args.cwd === undefined ? undefined : commandFolder(args.cwd, args.gatewayCmd !== undefined);
 
   const capabilities = parseCapabilities(args.capabilities);
   const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
@@ -83,6 +87,7 @@ async function certify(args: CertifyArgs): Promise<number> {
   const reporter = createConsoleReporter(process.stdout);
   const report = await runCertification({
     ...(args.gatewayCmd === undefined ? {} : { gatewayCmd: args.gatewayCmd }),
+    ...(cwd === undefined ? {} : { cwd }),
     ...(args.gatewayUrl === undefined ? {} : { gatewayUrl: args.gatewayUrl }),
     ...(args.token === undefined ? {} : { token: args.token }),
     ...(args.gatewayId === undefined ? {} : { gatewayId: args.gatewayId }),
@@ -100,6 +105,14 @@ async function certify(args: CertifyArgs): Promise<number> {
   const written = writeReports(report, args.reports);
   reporter.onEnd(report, written);
   return verdictOf(report).exitCode;
+}
+
+/** `--cwd DIR`: an existing folder, resolved against the current one; only with --gateway-cmd, which it is for. */
+function commandFolder(dir: string, withCommand: boolean): string {
+  if (!withCommand) throw new UsageError("--cwd is the folder --gateway-cmd runs in: it does nothing with --gateway-url");
+  const folder = resolve(dir);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--cwd: ${dir} is not a folder${folder === dir ? "" : ` (${folder})`}`);
+  return folder;
 }
 
 /** `--capabilities core,permissions,…`; all of them when absent. */

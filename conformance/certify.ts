@@ -60,7 +60,7 @@ export interface CertifyOptions {
   readonly quietMs?: number;
   /** Scenarios run side by side. Default 4. */
   readonly concurrency?: number;
-  /** Where the gateway command runs (default: this folder). */
+  /** Where the gateway command runs (default: the current working folder, as a shell would run it). */
   readonly cwd?: string;
   /** Receives each result as it is decided. */
   readonly onStart?: (meta: RunMeta, ids: readonly string[]) => void;
@@ -162,7 +162,8 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     } else if (options.gatewayCmd !== undefined) {
       const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl).replaceAll("{question_timeout_ms}", String(QUESTION_TIMEOUT_MS));
       const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
-        cwd: options.cwd ?? root,
+        // The user's folder, never the suite's: `node gw.mjs` and `./dist/gateway` are relative to where certify was run.
+        cwd: options.cwd ?? process.cwd(),
         env: { ...process.env, TURNSPEC_PROVIDER_URL: providerUrl },
         stderr: "collect",
       });
