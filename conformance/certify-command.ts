@@ -101,6 +101,7 @@ async function certify(args: CertifyArgs): Promise<number> {
     onStart: (meta, ids) => reporter.onStart({ ...meta, requirementIds: ids, expectedFailures }),
     onResult: (result) => reporter.onResult(result),
     onNotice: (text) => reporter.onNotice(text),
+    onStop: (stop) => reporter.onStop(stop),
   });
   const written = writeReports(report, args.reports);
   reporter.onEnd(report, written);
