@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
+import { didYouMean } from "../rpc/suggest.js";
 import { checkSources, HarnessError, runCertification } from "./certify.js";
 import { CAPABILITIES, loadCatalogue, selectIds, type Requirement } from "./catalogue.js";
 import { createConsoleReporter } from "./report/console.js";
@@ -67,7 +68,7 @@ async function certify(args: CertifyArgs): Promise<number> {
   }
   if (args.explain !== undefined) {
     const requirement = catalogue.find((r) => r.id === args.explain?.toUpperCase());
-    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`);
+    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}${didYouMean(args.explain.toUpperCase(), known)}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`);
     explain(requirement);
     return 0;
   }
@@ -77,12 +78,12 @@ async function certify(args: CertifyArgs): Promise<number> {
   const capabilities = parseCapabilities(args.capabilities);
   const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
   const skip = selectIds(args.skip, known);
-  const unmatched = [...only.unmatched.map((p) => `--only ${p}`), ...skip.unmatched.map((p) => `--skip ${p}`)];
+  const unmatched = [...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`), ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`)];
   if (unmatched.length) throw new UsageError(`no requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
   const selected = new Set([...only.ids].filter((id) => !skip.ids.has(id)));
   const expectedFailures: ExpectedFailure[] = args.expectedFailures === undefined ? [] : loadExpectedFailures(args.expectedFailures);
   const unknown = expectedFailures.filter((e) => !known.includes(e.id)).map((e) => e.id);
-  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.join(", ")}`);
+  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`);
 
   const reporter = createConsoleReporter(process.stdout);
   const report = await runCertification({
@@ -121,7 +122,7 @@ export function parseCapabilities(text: string | undefined): Capability[] {
   if (text === undefined) return [...CAPABILITIES];
   const names = text.split(",").map((s) => s.trim()).filter(Boolean);
   const wrong = names.filter((n) => !(CAPABILITIES as readonly string[]).includes(n));
-  if (wrong.length) throw new UsageError(`--capabilities: unknown capability ${wrong.join(", ")}; the capabilities are ${CAPABILITIES.join(", ")}`);
+  if (wrong.length) throw new UsageError(`--capabilities: unknown capability ${wrong.map((w) => `${w}${didYouMean(w, CAPABILITIES)}`).join(", ")}; the capabilities are ${CAPABILITIES.join(", ")}`);
   return names as Capability[];
 }
 

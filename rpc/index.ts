@@ -9,4 +9,5 @@ export * from "./client.js";
 export * from "./outgoing.js";
 export * from "./ordering.js";
 export * from "./streams.js";
+export * from "./suggest.js";
 export type { ProtocolView } from "./protocol-view.js";

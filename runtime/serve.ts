@@ -16,7 +16,7 @@ import { redact } from "./store/postgres.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "./payload-too-large.js";
-import { exposedSecrets, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
+import { exposedSecrets, exposedSecretsWarning, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
 import { StdioTransport } from "../transport/stdio.js";
 import { startWebSocketServer, type RunningWebSocketServer, type UpgradeRefusal, type WebSocketTransport } from "../transport/websocket.js";
 
@@ -63,7 +63,7 @@ export function createGateway(store: EventStore, config: ResolvedConfig, log: (m
   // What this process's /proc entries still show of its secrets goes into every snapshot.
   const exposed = exposedSecrets(ownStartBlock(), gatewaySecretVariables(config));
   if (exposed.length > 0) {
-    log(`warning: ${exposed.join(", ")} stay readable in /proc/${process.pid}/environ or cmdline for the gateway's life; an unconfined shell command can read them (start with --token-file, without them in the environment)`);
+    log(exposedSecretsWarning(exposed, process.pid));
   }
   return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }) });
 }
