@@ -11,10 +11,10 @@
 import type { Transport } from "turnspec/rpc";
 
 export interface BrowserWebSocketOptions {
-  /** The gateway's bearer token, sent as `?token=`. */
-  readonly token?: string;
+  /** The gateway's bearer token, sent as `?token=`; undefined sends none. */
+  readonly token?: string | undefined;
   /** The WebSocket constructor to use. Default: the global one. */
-  readonly WebSocket?: typeof WebSocket;
+  readonly WebSocket?: typeof WebSocket | undefined;
 }
 
 /** The URL with the token added as a query parameter. */

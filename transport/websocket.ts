@@ -335,14 +335,14 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
 }
 
 export interface WebSocketClientOptions {
-  /** Bearer token, sent in the Authorization header. */
-  readonly token?: string;
+  /** Bearer token, sent in the Authorization header; undefined sends none (`process.env.TURNSPEC_TOKEN` may be passed as it is). */
+  readonly token?: string | undefined;
   /** Compression is always off: see the file comment. Accepted so a caller can say so. */
-  readonly perMessageDeflate?: false;
+  readonly perMessageDeflate?: false | undefined;
   /** Largest message accepted from the gateway; a larger one closes the connection with 1009. Default `CLIENT_MAX_FRAME_BYTES`. */
-  readonly maxFrameBytes?: number;
+  readonly maxFrameBytes?: number | undefined;
   /** Milliseconds the opening handshake may take. Default 10000. */
-  readonly handshakeTimeoutMs?: number;
+  readonly handshakeTimeoutMs?: number | undefined;
 }
 
 /** The gateway refused the WebSocket upgrade (401 for a missing or wrong token). */
