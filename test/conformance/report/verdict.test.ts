@@ -147,7 +147,7 @@ describe("loadExpectedFailures", () => {
   it.each([
     ["a missing reason", { expected_failures: [{ id: "A" }] }, "#/expected_failures/0/reason: is required"],
     ["an unknown field", { expected_failures: [{ id: "A", reason: "r", until: "1.0" }] }, "#/expected_failures/0/until: is not a known field; got \"1.0\""],
-    ["an empty id", { expected_failures: [{ id: "", reason: "r" }] }, "#/expected_failures/0/id: must NOT have fewer than 1 characters; got \"\""],
+    ["an empty id", { expected_failures: [{ id: "", reason: "r" }] }, "#/expected_failures/0/id: must be at least 1 character long; got \"\""],
     ["a list that is not an array", { expected_failures: { id: "A" } }, "#/expected_failures: must be array"],
     ["a duplicate id", { expected_failures: [{ id: "A", reason: "r" }, { id: "A", reason: "s" }] }, "#/expected_failures/1/id: lists \"A\" again (first at /expected_failures/0/id)"],
   ])("names the file and the JSON pointer of %s", (_name, value, where) => {
