@@ -33,6 +33,33 @@ async function run(command: Partial<ValidateCommand>, stdin = "") {
 }
 
 describe("turnspec validate", () => {
+  it("names the limit a value breaks", async () => {
+    const path = file("limits.jsonl", lines({ jsonrpc: "2.0", id: 1, method: "agent/route/list", params: { limit: 500 } }, turnStart({ turn_id: "t".repeat(300) })));
+    const { out } = await run({ files: [path] });
+    expect(out).toContain(`${path}:1 agent/route/list params/limit: must be at most 200; got 500`);
+    expect(out).toContain(`${path}:2 turn/start params/turn_id: must be at most 256 characters long; got "ttt`);
+    expect(out).not.toMatch(/fails (maximum|maxLength)/);
+  });
+
+  it("suggests the method, notification or error reason a misspelt name is closest to", async () => {
+    const path = file(
+      "misspelt.jsonl",
+      lines(
+        { jsonrpc: "2.0", id: 1, method: "turn/strat", params: {} },
+        { jsonrpc: "2.0", method: "turn/compelted", params: {} },
+        { jsonrpc: "2.0", id: 2, error: { code: -32002, message: "no", data: { reason: "turn_not_fuond" } } },
+        { jsonrpc: "2.0", id: 3, method: "turn/started", params: {} },
+        { jsonrpc: "2.0", id: 4, method: "nothing/like/it/at/all", params: {} },
+      ),
+    );
+    const { out } = await run({ files: [path] });
+    expect(out).toContain(`${path}:1 turn/strat method: is not a method of the protocol (did you mean turn/start?); got "turn/strat"`);
+    expect(out).toContain(`${path}:2 turn/compelted method: is not a notification of the protocol (did you mean turn/completed?); got "turn/compelted"`);
+    expect(out).toContain(`${path}:3 error/data/reason: is not an error reason of the protocol (did you mean "turn_not_found"?); got "turn_not_fuond"`);
+    expect(out).toContain(`${path}:4 turn/started method: is not a method of the protocol (it is a notification: it has no id)`);
+    expect(out).toContain(`${path}:5 nothing/like/it/at/all method: is not a method of the protocol; got`);
+  });
+
   it("reports file, line, method, pointer, expectation and received value", async () => {
     const path = file("session.jsonl", lines({ jsonrpc: "2.0", method: "turn/started", params: {} }, turnStart({ permission_profile: { mode: "admin" } })));
     const { code, out } = await run({ files: [path] });

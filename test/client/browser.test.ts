@@ -125,6 +125,9 @@ describe.skipIf(missing !== undefined)(`the client SDK in a browser${missing ? `
       [server.url] as const,
     );
     expect(message).toContain(`cannot connect to ${server.url}`);
+    // The page's origin (opaque here) is named as a likely cause, with the flag that allows it.
+    expect(message).toContain("this page's origin null is not allowed by the gateway (start it with --allow-origin null)");
+    expect(message).toContain("the token is wrong");
     expect(message).not.toContain("wrong-token");
     await p.close();
   });

@@ -144,7 +144,7 @@ describe("checks that test their statements", () => {
     );
     expect(failed).toEqual(["PERM-ASK-OPENS-REQUEST"]);
     expect(result("PERM-ASK-OPENS-REQUEST").message).toMatch(/: tool_name is "a_shell", expected "shell" \(the request: \{/);
-    expect(result("PERM-ALLOW-ONCE")).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^not reached: an earlier step of "asking and allow_once" failed \(PERM-ASK-OPENS-REQUEST: /) });
+    expect(result("PERM-ALLOW-ONCE")).toMatchObject({ outcome: "not_reached", message: expect.stringMatching(/^an earlier step of "asking and allow_once" did not pass \(PERM-ASK-OPENS-REQUEST: /) });
     for (const id of ["TURN-ORDER-ONE-TERMINAL", "PERM-ORDER-RESOLVED-ONCE"]) expect(result(id).outcome).toBe("pass");
   });
 });
@@ -181,7 +181,7 @@ describe("blame where it belongs", () => {
     expect(failed).toContain("RPC-RESPONSE-MATCHES-REQUEST");
     expect(failed.filter((id) => id !== "RPC-RESPONSE-MATCHES-REQUEST" && !coversOf.get(id)?.includes("turn/start"))).toEqual([]);
     expect(result("RPC-RESPONSE-MATCHES-REQUEST").message).toMatch(/the result of turn\/start is invalid/);
-    expect(result("PERM-DENY")).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^not reached: the gateway sent an invalid result: the result of turn\/start is invalid/) });
+    expect(result("PERM-DENY")).toMatchObject({ outcome: "not_reached", message: expect.stringMatching(/^the gateway sent an invalid result: the result of turn\/start is invalid/) });
   });
 });
 

@@ -11,7 +11,12 @@ if (name === undefined || !Object.hasOwn(BROKEN, name) || flag !== "--provider-u
   process.stderr.write(`usage: broken-gateway-stdio.ts NAME --provider-url URL, NAME one of ${Object.keys(BROKEN).join(", ")}\n`);
   process.exit(2);
 }
-const broken = createBrokenGateway(name as BrokenGatewayName, providerUrl);
+// A crash as a gateway process has one: a traceback on stderr, exit 1.
+const crash = () => {
+  process.stderr.write("Traceback (most recent call last):\n  File \"gw.py\", line 12, in read_frame\njson.decoder.JSONDecodeError: Expecting value: line 1 column 40 (char 39)\n");
+  process.exit(1);
+};
+const broken = createBrokenGateway(name as BrokenGatewayName, providerUrl, crash);
 const transport = new StdioTransport({ input: process.stdin, output: process.stdout, maxFrameBytes: 8 * 1024 * 1024 });
 broken.connect(transport);
 const closed = transport.onclose;

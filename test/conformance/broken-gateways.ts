@@ -28,6 +28,10 @@ interface Break {
   readonly toGateway?: (message: Message) => Message;
   /** What the gateway sent, on its way to the client: none, one or several messages. */
   readonly toClient?: (message: Message, sent: ReadonlyMap<string | number, Message>) => Message[];
+  /** Answers a request in the gateway's place, which never sees it (undefined: passed on). */
+  readonly answer?: (message: Message) => Message | undefined;
+  /** The gateway crashes when it receives a frame this returns true for. */
+  readonly crashOn?: (text: string) => boolean;
 }
 
 /** Every broken gateway, with what it breaks. */
@@ -42,7 +46,23 @@ export const BROKEN = {
   "wrong-last-sequence": "reports a turn/items last_sequence one past the last event",
   "question-expires-early": "expires a question two seconds before the expires_at it announces",
   "question-replay-not-surfaced": "replays an open question in turn/items with already_surfaced false, as if never delivered",
+  "crashes-on-parse-error": "crashes (a traceback on stderr, exit 1; in this process, the connection closes) on a frame that is not JSON",
+  "no-turn-resume": "does not implement turn/resume: answers it with -32601",
+  "no-turn-items": "does not implement turn/items: answers it with -32601",
+  "no-usage": "never reports a turn's usage",
+  "no-command-items": "runs shell commands without any commandExecution item",
+  "no-capability-resolution": "never reports how a turn's capabilities were resolved",
 } as const satisfies Record<string, string>;
+
+/** The -32601 answer of a gateway that does not implement the method `message` names. */
+const notImplemented = (message: Message): Message => ({ id: message.id ?? null, error: { code: -32601, message: "Method not found", data: { reason: "method_not_found" } } });
+
+/** `value` with every property named `key` removed, at any depth. */
+function without(value: unknown, key: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => without(v, key));
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== key).map(([k, v]) => [k, without(v, key)]));
+}
 
 export type BrokenGatewayName = keyof typeof BROKEN;
 
@@ -129,6 +149,56 @@ function breakFor(name: BrokenGatewayName): Break {
       };
     case "missing-terminal":
       return { toClient: (m) => (m.method === "turn/completed" ? [] : [m]) };
+    case "crashes-on-parse-error":
+      return {
+        crashOn: (text) => {
+          try {
+            JSON.parse(text);
+            return false;
+          } catch {
+            return true;
+          }
+        },
+      };
+    case "no-turn-resume":
+      return { answer: (m) => (m.method === "turn/resume" ? notImplemented(m) : undefined) };
+    case "no-turn-items":
+      return { answer: (m) => (m.method === "turn/items" ? notImplemented(m) : undefined) };
+    case "no-usage":
+      return { toClient: (m) => [without(m, "usage") as Message] };
+    case "no-capability-resolution": {
+      // The turn's own capabilities (their resolutions) go; the backend's capabilities stay.
+      const bare = (body: Record<string, unknown> | undefined) => {
+        if (!body?.turn || typeof body.turn !== "object") return body;
+        const { capabilities: _dropped, ...turn } = body.turn as Record<string, unknown>;
+        return { ...body, turn };
+      };
+      return {
+        toClient: (m) => {
+          const events = m.result?.events as { params?: Record<string, unknown> }[] | undefined;
+          const result = events ? { ...m.result, events: events.map((e) => ({ ...e, params: bare(e.params) })) } : bare(m.result);
+          return [{ ...m, ...(m.params ? { params: bare(m.params)! } : {}), ...(result ? { result } : {}) }];
+        },
+      };
+    }
+    case "no-command-items": {
+      // The items of shell commands, and everything about them, never reach the client, live or replayed.
+      const commands = new Set<string>();
+      const isCommand = (method: string | undefined, params: Record<string, unknown> | undefined) => {
+        const item = params?.item as { type?: string; id?: string } | undefined;
+        if (item?.type === "commandExecution" && typeof params?.item_id === "string") commands.add(params.item_id);
+        return method?.startsWith("item/") === true && typeof params?.item_id === "string" && commands.has(params.item_id);
+      };
+      return {
+        toClient: (m, sent) => {
+          if (isCommand(m.method, m.params)) return [];
+          const request = m.id === undefined || m.id === null ? undefined : sent.get(m.id);
+          if (request?.method !== "turn/items" || m.result === undefined) return [m];
+          const events = (m.result.events as { method: string; params: Record<string, unknown> }[]).filter((e) => !isCommand(e.method, e.params));
+          return [{ ...m, result: { ...m.result, events } }];
+        },
+      };
+    }
     case "wrong-error-code":
       return { toClient: (m) => [m.error?.data?.reason === "turn_not_found" ? { ...m, error: { ...m.error, code: -32001 } } : m] };
     case "wrong-last-sequence":
@@ -174,11 +244,13 @@ function breakFor(name: BrokenGatewayName): Break {
   }
 }
 
-/** Puts `broken` between a client and the gateway side of a connection, rewriting frames both ways. */
-function proxy(gatewaySide: Transport, broken: Break): void {
+/** Puts `broken` between a client and the gateway side of a connection, rewriting frames both ways; `crash` is how it crashes. */
+function proxy(gatewaySide: Transport, broken: Break, crash: () => void): void {
   const requests = new Map<string | number, Message>();
   const receive = gatewaySide.onmessage;
+  const send = gatewaySide.send.bind(gatewaySide);
   gatewaySide.onmessage = (frame) => {
+    if (broken.crashOn?.(frame)) return crash();
     const pass = (m: Message) => {
       const passed = broken.toGateway ? broken.toGateway(m) : m;
       if (passed.method !== undefined && passed.id !== undefined && passed.id !== null) requests.set(passed.id, passed);
@@ -192,9 +264,10 @@ function proxy(gatewaySide: Transport, broken: Break): void {
       return receive?.(frame);
     }
     if (typeof parsed !== "object" || parsed === null) return receive?.(frame);
+    const answered = Array.isArray(parsed) ? undefined : broken.answer?.(parsed as Message);
+    if (answered) return void send(JSON.stringify({ jsonrpc: "2.0", ...answered })).catch(() => undefined);
     receive?.(JSON.stringify(Array.isArray(parsed) ? parsed.map((m) => (typeof m === "object" && m !== null ? pass(m as Message) : m)) : pass(parsed as Message)));
   };
-  const send = gatewaySide.send.bind(gatewaySide);
   gatewaySide.send = async (frame) => {
     const parsed = JSON.parse(frame) as Message | Message[];
     if (Array.isArray(parsed)) {
@@ -207,15 +280,18 @@ function proxy(gatewaySide: Transport, broken: Break): void {
   };
 }
 
-/** The reference gateway broken by `name`, pointed at the model server at `providerUrl`. */
-export function createBrokenGateway(name: BrokenGatewayName, providerUrl: string): { connect(transport: Transport): void; close(): Promise<void> } {
+/**
+ * The reference gateway broken by `name`, pointed at the model server at `providerUrl`;
+ * `crash` is what a crash does (default: the connection closes).
+ */
+export function createBrokenGateway(name: BrokenGatewayName, providerUrl: string, crash?: () => void): { connect(transport: Transport): void; close(): Promise<void> } {
   const store = new MemoryEventStore();
   const config = resolveConfig({ tools: { default_cwd: mkdtempSync(join(tmpdir(), "turnspec-broken-")) }, questions: { timeout_ms: QUESTION_TIMEOUT_MS } }, { providerUrl });
   const gateway = createGateway(store, config, () => undefined);
   return {
     connect: (transport) => {
       gateway.connect(transport);
-      proxy(transport, breakFor(name));
+      proxy(transport, breakFor(name), crash ?? (() => void transport.close()));
     },
     close: async () => {
       await gateway.close();

@@ -39,6 +39,9 @@ describe("turnspec certify (command line)", () => {
   it.each([
     [{ explain: "NOPE-1" }, "--explain: unknown requirement id NOPE-1"],
     [{ capabilities: "core,teleport" }, "--capabilities: unknown capability teleport"],
+    [{ explain: "PERM-DNY" }, "--explain: unknown requirement id PERM-DNY (did you mean PERM-DENY?)"],
+    [{ capabilities: "core,permisions" }, "--capabilities: unknown capability permisions (did you mean permissions?)"],
+    [{ only: ["THREAD-STRAT"] }, "no requirement matches --only THREAD-STRAT (did you mean THREAD-START?)"],
     [{ gatewayCmd: undefined }, "name the gateway: --gateway-cmd"],
     [{ toolMap: '{"shel": "bash"}' }, "--tool-map#/shel: not a reference tool"],
     [{ expectedFailures: xf }, `the expected-failures file ${xf} lists unknown requirement ids: PERM-NOPE`],

@@ -61,26 +61,28 @@ describe("the certification harness", () => {
     expect(report.certified).toBe(false);
   });
 
-  it("fails the step that was running when the gateway went away, and reports what follows as not reached with the cause", async () => {
+  it("fails the one step the gateway's going away interrupted, and reports what follows as not reached, naming that failure", async () => {
     const report = await certifyTampered(["TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED", "TURN-ORDER-*"], async (frame, send, gatewaySide) => {
       if ((JSON.parse(frame) as { method?: string }).method === "turn/started") return gatewaySide.close();
       return send(frame);
     });
     const ran = report.results.filter((r) => r.message !== "not selected by --only/--skip" && !r.message?.startsWith("capability"));
     expect(ran.map((r) => r.id).sort()).toEqual(["TURN-ORDER-BLOCKED-QUIET", "TURN-ORDER-COMPACTED-FIRST", "TURN-ORDER-ONE-TERMINAL", "TURN-ORDER-SEQUENCE", "TURN-ORDER-STARTED-FIRST", "TURN-START-RESPONSE", "TURN-STARTED-NOTIFIED"]);
-    // TURN-ORDER-COMPACTED-FIRST has a scenario of its own, whose step was running too.
-    for (const id of ["TURN-STARTED-NOTIFIED", "TURN-ORDER-COMPACTED-FIRST"]) {
-      expect(ran.find((r) => r.id === id)).toMatchObject({ outcome: "fail", message: expect.stringContaining("the gateway closed the connection") });
+    expect(report.stopped).toMatchObject({ summary: "the gateway closed the connection", after: { frame: expect.objectContaining({ method: "turn/start" }) } });
+    const blamed = report.stopped!.requirement!;
+    // One of the two steps waiting on their turn's turn/started: the one whose scenario sent the last frame.
+    expect(["TURN-STARTED-NOTIFIED", "TURN-ORDER-COMPACTED-FIRST"]).toContain(blamed);
+    expect(ran.filter((r) => r.outcome === "fail")).toEqual([expect.objectContaining({ id: blamed, message: expect.stringMatching(/^the gateway closed the connection, after the suite sent \{.*"method":"turn\/start"/) })]);
+    for (const r of ran.filter((r) => r.id !== blamed && r.id !== "TURN-START-RESPONSE")) {
+      expect({ id: r.id, outcome: r.outcome, message: r.message }).toMatchObject({ outcome: "not_reached", message: expect.stringContaining(`the gateway closed the connection (reported under ${blamed})`) });
     }
-    for (const r of ran.filter((r) => r.id.startsWith("TURN-ORDER-") && r.id !== "TURN-ORDER-COMPACTED-FIRST")) {
-      expect({ id: r.id, outcome: r.outcome, message: r.message }).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^not reached: the run stopped early: the gateway closed the connection/) });
-    }
+    expect(report.stopped!.notReached).toBe(ran.filter((r) => r.outcome === "not_reached").length);
     expect(report.achievedLevel).toBe("none");
   });
 });
 
 describe("a gateway command that dies", () => {
-  it("fails the first step of each scenario with how the process ended, the request in flight and the end of its stderr; the rest is not reached", async () => {
+  it("is told once: how the process ended and the end of its stderr as the run's stop, one failure, the rest not reached", async () => {
     const report = await runCertification({
       gatewayCmd: "sh -c 'echo the gateway is broken >&2; exit 3'",
       capabilities: CLAIMED,
@@ -88,13 +90,14 @@ describe("a gateway command that dies", () => {
       selected: selectIds(["THREAD-*"], all).ids,
       expectedFailures: [],
     });
+    expect(report.stopped).toMatchObject({ summary: "the gateway exited with code 3", exitCode: 3, stderr: "the gateway is broken", inFlight: expect.arrayContaining([expect.objectContaining({ method: "thread/start" })]) });
     const ran = report.results.filter((r) => r.id.startsWith("THREAD-"));
-    const exit = /the gateway exited with code 3; its stderr ends with:\nthe gateway is broken/;
-    for (const r of ran) expect(r.message).toMatch(exit);
     const failed = ran.filter((r) => r.outcome === "fail");
-    expect(failed.length).toBeGreaterThan(0);
-    for (const r of failed) expect(r.message).toMatch(/while .*thread\/start \(id \d+, from "[^"]+"\).* in flight/);
-    for (const r of ran.filter((r) => r.outcome !== "fail")) expect(r).toMatchObject({ outcome: "skipped", message: expect.stringMatching(/^not reached: /) });
+    expect(failed.map((r) => r.id)).toEqual([report.stopped!.requirement]);
+    expect(failed[0]!.message).toMatch(/^the gateway exited with code 3, after the suite sent .*; unanswered: .*thread\/start \(id \d+\)/);
+    for (const r of ran.filter((r) => r.outcome !== "fail")) expect(r).toMatchObject({ outcome: "not_reached", message: `the gateway exited with code 3 (reported under ${report.stopped!.requirement})` });
+    // The stderr is the stop's, told once, not repeated under each requirement.
+    expect(report.results.filter((r) => r.message?.includes("the gateway is broken"))).toEqual([]);
     expect(report.certified).toBe(false);
   });
 });

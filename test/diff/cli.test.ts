@@ -41,10 +41,11 @@ describe("turnspec diff (command)", () => {
 
     const broken = await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs) });
     expect(broken.code).toBe(1);
-    expect(broken.out).toContain("thing/put params\n  BREAKING  field \"note\": optional → not a field");
-    expect(broken.out).toContain("    old thing_put_params.json#/additionalProperties\n    new thing_put_params.json#/properties/note");
-    expect(broken.out).toContain("old servers reject what new clients send");
-    expect(broken.out).toContain('counterexample: {"id":"x","v":"x","note":"x"}');
+    expect(broken.out).toContain("ThingPutParams\n  BREAKING  field \"note\" added, optional\n    who breaks: old servers reject what new clients send: ");
+    expect(broken.out).toContain("      old thing_put_params.json#/additionalProperties\n      new thing_put_params.json#/properties/note\n      message: thing/put params\n");
+    expect(broken.out).toContain('      counterexample: {"id":"x","v":"x","note":"x"}');
+    // The direction is named on the who-breaks line only.
+    expect(broken.out.split("\n").filter((l) => /\b(old|new) (clients|servers)\b/.test(l)).every((l) => l.startsWith("    who breaks: "))).toBe(true);
 
     // The same change is fine for tolerant receivers.
     expect((await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs), mode: "tolerant" })).code).toBe(0);
@@ -54,7 +55,7 @@ describe("turnspec diff (command)", () => {
     const oldDir = writeProtocol(PATTERN_OLD, dirs);
     const newDir = writeProtocol(PATTERN_NEW, dirs);
     const lenient = await run({ oldDir, newDir });
-    expect(lenient.out).toContain("UNDETERMINED  pattern");
+    expect(lenient.out).toContain("UNDETERMINED  v: pattern \"^[a-z]+$\" → \"^[a-z][a-z]*$\"");
     expect(lenient.code).toBe(0);
     expect((await run({ oldDir, newDir, strictUndetermined: true })).code).toBe(1);
   });
@@ -83,8 +84,9 @@ describe("turnspec diff (command)", () => {
     expect(validate({ ...report, changes: [{ ...report.changes[0], verdict: "fine" }] })).toBe(false);
 
     const markdown = await run({ oldDir: writeProtocol(BASE, dirs), newDir: writeProtocol(OPTIONAL_ADDED, dirs), format: "markdown" });
-    expect(markdown.out).toContain("#### `thing/put params`");
-    expect(markdown.out).toContain("| BREAKING | field \"note\": optional → not a field | `thing_put_params.json#/additionalProperties` | `thing_put_params.json#/properties/note` |");
+    expect(markdown.out).toContain("#### `ThingPutParams`");
+    expect(markdown.out).toContain("| BREAKING | field \"note\" added, optional | `thing_put_params.json#/additionalProperties` | `thing_put_params.json#/properties/note` | old servers reject what new clients send: ");
+    expect(markdown.out).toContain("| thing/put params |");
     expect(markdown.out).toContain('  {"id":"x","v":"x","note":"x"}');
   });
 
@@ -127,7 +129,7 @@ describe("turnspec diff (command)", () => {
     cpSync(join(writeProtocol(OPTIONAL_ADDED, dirs), "thing_put_params.json"), join(schemas, "thing_put_params.json"));
     const changed = await run({ against: "HEAD", newDir: schemas });
     expect(changed.code).toBe(1);
-    expect(changed.out).toContain('field "note": optional → not a field');
+    expect(changed.out).toContain('field "note" added, optional');
     const unknown = await run({ against: "no-such-ref", newDir: schemas });
     expect(unknown).toMatchObject({ code: 2 });
     expect(unknown.err).toContain('"no-such-ref" is not a commit');

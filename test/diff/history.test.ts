@@ -29,7 +29,7 @@ const hasCommit = (ref: string) => {
 };
 const history = [FIRST, BEFORE_RENAME, RENAME].every(hasCommit);
 
-/** Each distinct change with how often it occurs (a shared type is reported once per message that carries it). */
+/** Each distinct change text with how often it occurs (once per type it changes; a type shared by messages is one change listing them). */
 function tally(report: DiffReport): Record<string, number> {
   const out: Record<string, number> = {};
   for (const c of report.changes) {
@@ -55,11 +55,11 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
       // model call produces) and an optional `tool_result` (the six tool kinds). Every item
       // type is a closed object, so a new server that sends either field is rejected by an
       // old client's strict validator. Old servers never send them, so new clients are
-      // fine: nothing is reported old_to_new. The items reach clients inside five
-      // messages (item/started, item/updated, item/completed and the two work-view
-      // results), hence 9 × 5 and 6 × 5.
-      'breaking new_to_old: field "round": optional → not a field': 45,
-      'breaking new_to_old: field "tool_result": optional → not a field': 30,
+      // fine: nothing is reported old_to_new. Each is one change per item type (9 and 6),
+      // each listing the five messages that carry the items (item/started, item/updated,
+      // item/completed and the two work-view results).
+      'breaking new_to_old: field "round" added, optional': 9,
+      'breaking new_to_old: field "tool_result" added, optional': 6,
       // Commit 1545ee5: turn/resume may answer recovery_job_not_found, which old clients do not expect.
       'breaking registry: error "recovery_job_not_found" added to the method\'s errors': 1,
       // Commit 6e7a808: agent/route/create may answer thread_not_found.
@@ -75,11 +75,18 @@ describe.skipIf(!history)("turnspec diff over this repository's history", () => 
       // error in errors.json (only its use in a method's list counts), a reworded
       // description of allowed_tools and the x-appends-to-item-field extension keyword.
     });
-    const round = report.changes.find((c) => c.subject === "item/started params" && c.change.includes('"round"') && c.new?.file === "turn_item_agent_message.json")!;
+    for (const c of report.changes.filter((c) => c.flow !== undefined)) {
+      expect([...c.messages!].sort()).toEqual(["item/completed params", "item/started params", "item/updated params", "turn/work/items/get result", "turn/work/page result"]);
+      expect(c.why).toMatch(/^old clients reject what new servers send: /);
+    }
+    const round = report.changes.find((c) => c.change === 'field "round" added, optional' && c.new?.file === "turn_item_agent_message.json")!;
+    expect(round.subject).toBe("TurnItemAgentMessage");
+    expect(round.messages).toContain(round.counterexample!.message);
     expect(round.old).toEqual({ file: "turn_item_agent_message.json", pointer: "/additionalProperties" });
     expect(round.new).toEqual({ file: "turn_item_agent_message.json", pointer: "/properties/round" });
-    expect(round.counterexample!.value).toMatchObject({ item: { type: "agentMessage", round: 1 } });
-    expect(round.counterexample!.rejection).toContain("/item");
+    // The counterexample is a whole value of the first message it names, carrying the item with its new field.
+    expect(JSON.stringify(round.counterexample!.value)).toMatch(/\{"type":"agentMessage",[^}]*"round":1/);
+    expect(round.counterexample!.rejection).toMatch(/additionalProperties must NOT have additional properties \{"additionalProperty":"round"\}/);
     // The report --json would print is the one its schema describes.
     const schema = JSON.parse(readFileSync(new URL("../../packages/generator/src/diff/report.schema.json", import.meta.url), "utf8"));
     const validate = new Ajv2020({ strict: true }).compile(schema);

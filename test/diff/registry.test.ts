@@ -3,7 +3,7 @@
  * message's direction gives its two sides, and the generated-code category.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { diffSchemas, type Change, type DiffReport } from "../../packages/generator/src/diff/index.js";
+import { diffSchemas, renderText, type Change, type DiffReport } from "../../packages/generator/src/diff/index.js";
 import type { JsonObject } from "../../packages/generator/src/model.js";
 import { DEFAULT_ERRORS, DEFAULT_METHODS, DEFAULT_NOTIFICATIONS, DEFAULT_RULES, emittedValidator, loadProtocol, removeAll, type ProtocolSpec } from "./protocol.js";
 
@@ -40,8 +40,9 @@ const REGISTRY: Record<string, RegistryCase> = {
   },
   "params target changed to a different type": {
     new: { methods: [{ ...DEFAULT_METHODS[0]!, params: { $ref: "thing_put_args.json" } }], files: { "thing_put_args.json": { type: "object", additionalProperties: false, required: ["id"], properties: { id: { type: "string" } } } } },
-    // Old clients send v, which the new closed params reject; new clients leave out v, which old servers require.
-    breaking: ["thing/put: params type thing_put_params.json → thing_put_args.json", 'thing/put params: field "v": required → not a field', 'thing/put params: field "v": not a field → required'],
+    // One schema change, field v removed, breaks both ways: old clients send v, which the new
+    // closed params reject; new clients leave out v, which old servers require.
+    breaking: ["thing/put: params type thing_put_params.json → thing_put_args.json", 'ThingPutArgs: field "v" removed (it was required)', 'ThingPutArgs: field "v" removed (it was required)'],
   },
   "ordering rule added": {
     new: { rules: [...DEFAULT_RULES, { id: "THING-GONE-LAST", requirement: "THING-GONE-LAST", description: "Nothing after gone.", kind: "single_terminal", scope: ["thing"], terminals: ["thing/gone"], after: ["thing/changed"] }] },
@@ -80,11 +81,31 @@ describe("turnspec diff: registry changes", () => {
 });
 
 describe("turnspec diff: who sends each message", () => {
+  it("says a change to a type two messages share once, old → new, listing both messages", () => {
+    const status = (values: string[]) => ({ "thing_status.json": { type: "string", enum: values } });
+    const shared = (values: string[]): ProtocolSpec => ({
+      files: status(values),
+      result: { type: "object", additionalProperties: false, required: ["ok", "status"], properties: { ok: { type: "boolean" }, status: { $ref: "thing_status.json" } } },
+      changed: { type: "object", additionalProperties: false, required: ["thing_id", "rev", "status"], properties: { thing_id: { type: "string" }, rev: { type: "integer", minimum: 0 }, status: { $ref: "thing_status.json" } } },
+    });
+    const report = run(shared(["Open", "Closed"]), shared(["Open", "Closed", "Paused"]));
+    expect(report.changes).toHaveLength(1);
+    expect(report.changes[0]).toMatchObject({ subject: "ThingStatus", change: 'enum value "Paused" added', messages: ["thing/put result", "thing/changed params"], flow: "new_to_old" });
+    expect(report.changes[0]!.why).toMatch(/^old clients reject what new servers send: /);
+    expect(report.changes[0]!.counterexample).toMatchObject({ message: "thing/put result", value: { ok: false, status: "Paused" } }); // the shorter of the two
+    const text = renderText(report);
+    expect(text.match(/enum value "Paused" added/g)).toHaveLength(1);
+    expect(text).toContain("      messages (2): thing/put result, thing/changed params\n");
+    // Removed, it breaks the other deployment (new clients receiving from old servers), said the same way round.
+    const removed = run(shared(["Open", "Closed", "Paused"]), shared(["Open", "Closed"]));
+    expect(removed.changes.map((c) => [c.change, c.flow])).toEqual([['enum value "Paused" removed', "old_to_new"]]);
+  });
+
   it("judges a notification's params for old clients receiving from a new server", () => {
     const report = run({}, { changed: { type: "object", additionalProperties: false, required: ["thing_id", "rev"], properties: { thing_id: { type: "string" }, rev: { type: "integer", minimum: 0 }, by: { type: "string" } } } });
     const [change] = report.changes;
     expect(report.changes).toHaveLength(1);
-    expect(change).toMatchObject({ subject: "thing/changed params", verdict: "breaking", flow: "new_to_old", sender: { version: "new", role: "server" }, receiver: { version: "old", role: "client" } });
+    expect(change).toMatchObject({ subject: "ThingChangedParams", messages: ["thing/changed params"], verdict: "breaking", flow: "new_to_old", sender: { version: "new", role: "server" }, receiver: { version: "old", role: "client" } });
     expect(change!.why).toMatch(/^old clients reject what new servers send/);
     expect(change!.old).toEqual({ file: "thing_changed_params.json", pointer: "/additionalProperties" });
     expect(change!.new).toEqual({ file: "thing_changed_params.json", pointer: "/properties/by" });
@@ -97,7 +118,7 @@ describe("turnspec diff: who sends each message", () => {
     const oldModel = loadProtocol(old, dirs);
     const newModel = loadProtocol(next, dirs);
     const report = diffSchemas(oldModel, newModel);
-    expect(report.changes.map((c) => [c.subject, c.flow, c.sender?.role, c.receiver?.role, c.verdict])).toEqual([["thing/put result", "new_to_old", "server", "client", "breaking"]]);
+    expect(report.changes.map((c) => [c.messages, c.flow, c.sender?.role, c.receiver?.role, c.verdict])).toEqual([[["thing/put result"], "new_to_old", "server", "client", "breaking"]]);
     const value = report.changes[0]!.counterexample!.value;
     expect(emittedValidator(newModel, "strict", "thing_put_result.json")(value)).toBe(true);
     expect(emittedValidator(oldModel, "strict", "thing_put_result.json")(value)).toBe(false);

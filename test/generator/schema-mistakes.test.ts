@@ -126,6 +126,24 @@ const mistakes: [string, Mistake][] = [
     },
   ],
   [
+    "a method listing a misspelt error reason",
+    {
+      mutate: edit("protocol.json", (p) => p.methods[1].errors.push("key_not_fuond")),
+      file: "protocol.json",
+      pointer: "/methods/1/errors/1",
+      message: 'unknown error reason "key_not_fuond": not in errors.json (did you mean "key_not_found"?)',
+    },
+  ],
+  [
+    "an ordering rule naming a misspelt notification",
+    {
+      mutate: edit("protocol.json", (p) => (p.ordering.rules[0].notifications = ["kv/chnaged"])),
+      file: "protocol.json",
+      pointer: "/ordering/rules/0/notifications/0",
+      message: 'unknown notification "kv/chnaged" (did you mean "kv/changed"?)',
+    },
+  ],
+  [
     "a duplicate method name",
     {
       mutate: edit("protocol.json", (p) => (p.methods[2].name = "kv/get")),

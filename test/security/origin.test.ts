@@ -1,7 +1,8 @@
 /**
  * Browser pages on other sites (hole 15): a WebSocket upgrade carrying an Origin the
  * server does not allow is refused with 403 before anything is read, with or without a
- * token; --no-auth serves on loopback only, with a warning.
+ * token, and logged with the flag that would allow it; a refused token is logged with its
+ * cause; --no-auth serves on loopback only, with a warning.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -45,6 +46,21 @@ describe("the Origin of a WebSocket upgrade", () => {
     expect(await upgradeStatus(port, { Origin: "https://app.example.com", Authorization: "Bearer the-token" })).toBe(101);
     expect(await upgradeStatus(port, { Origin: "https://app.example.com" })).toBe(401);
     expect(await upgradeStatus(port, { Origin: "https://app.example.com.evil.example", Authorization: "Bearer the-token" })).toBe(403);
+  });
+
+  it("logs each refused upgrade with its cause, and for an origin the flag that allows it", async () => {
+    const { port, logs } = await start({ allowedOrigins: ["https://app.example.com"] });
+    expect(await upgradeStatus(port, { Origin: "http://localhost:5173", Authorization: "Bearer the-token" })).toBe(403);
+    expect(logs).toContain("refused a WebSocket upgrade from origin http://localhost:5173: not allowed; start with --allow-origin http://localhost:5173 to allow it");
+    expect(await upgradeStatus(port, {})).toBe(401);
+    expect(logs).toContain("refused a WebSocket upgrade from 127.0.0.1: no bearer token; a client sends it as Authorization: Bearer <token>, a browser page as ?token=<token>");
+    expect(await upgradeStatus(port, { Origin: "https://app.example.com", Authorization: "Bearer not-the-token" })).toBe(401);
+    expect(logs).toContain("refused a WebSocket upgrade from 127.0.0.1 (origin https://app.example.com): the bearer token does not match the one this gateway was started with (--token, --token-file or $TURNSPEC_TOKEN)");
+    expect(logs.join("\n")).not.toContain("not-the-token");
+    // An accepted connection is not logged as refused.
+    const before = logs.length;
+    expect(await upgradeStatus(port, { Authorization: "Bearer the-token" })).toBe(101);
+    expect(logs.slice(before).filter((l) => l.startsWith("refused"))).toEqual([]);
   });
 
   it("with --no-auth, still refuses any page on loopback and warns", async () => {

@@ -13,8 +13,8 @@ import type { TurnExecutionSecuritySnapshot } from "../../generated/types.js";
 import { resolveConfig } from "../../packages/gateway/src/config.js";
 import { materializeProfile } from "../../packages/gateway/src/permissions/policy.js";
 import { securitySnapshot } from "../../packages/gateway/src/permissions/security.js";
-import { exposedSecrets, gatewaySecretVariables } from "../../packages/gateway/src/serve-secrets.js";
-import { spawnStdioTransport } from "../../packages/rpc/src/transport/child-process.js";
+import { exposedSecrets, exposedSecretsWarning, gatewaySecretVariables } from "../../packages/gateway/src/serve-secrets.js";
+import { spawnStdioTransport } from "@turnspec/rpc/transport";
 import { startStrictClient, type StrictClient } from "../fixtures/strict-client.js";
 
 const block = (env: Record<string, string>, args: string[] = ["node", "turnspec", "serve"]) => ({
@@ -31,6 +31,19 @@ describe("the secrets a start-up block exposes", () => {
     expect(exposedSecrets(block({ PATH: "/bin" }, ["node", "cli", "serve", "--token=abc"]), names)).toEqual(["--token"]);
     expect(exposedSecrets(block({ PATH: "/bin" }, ["node", "cli", "serve", "--token-file", "f"]), names)).toEqual([]);
     expect(exposedSecrets(undefined, names)).toEqual([]);
+  });
+});
+
+describe("the start-up warning about them", () => {
+  it.each([
+    [["--token"], "warning: --token stays readable in /proc/42/cmdline while the gateway runs, so a shell command that a turn runs unconfined can read it; --token-file keeps the token out of its reach"],
+    [["TURNSPEC_TOKEN"], "warning: TURNSPEC_TOKEN stays readable in /proc/42/environ while the gateway runs, so a shell command that a turn runs unconfined can read it; --token-file keeps the token out of its reach"],
+    [["OPENAI_API_KEY", "MY_PROVIDER_KEY"], "warning: OPENAI_API_KEY and MY_PROVIDER_KEY stay readable in /proc/42/environ while the gateway runs, so a shell command that a turn runs unconfined can read them"],
+    [["TURNSPEC_TOKEN", "OPENAI_API_KEY", "--token"], "warning: TURNSPEC_TOKEN, OPENAI_API_KEY and --token stay readable in /proc/42/environ and cmdline while the gateway runs, so a shell command that a turn runs unconfined can read them; --token-file keeps the token out of its reach"],
+  ])("for %j reads as a sentence and does not tell the operator to drop $TURNSPEC_TOKEN", (exposed, text) => {
+    const warning = exposedSecretsWarning(exposed, 42);
+    expect(warning).toBe(text);
+    expect(warning).not.toContain("without them in the environment");
   });
 });
 

@@ -39,7 +39,7 @@ describe("parseToolArguments", () => {
     ["an empty string as no arguments", "", "arguments for shell: command is required"],
     ["a wrong type", '{"command":"ls","timeout_ms":"5"}', 'arguments for shell: timeout_ms must be integer, got "5"'],
     ["an unknown field", '{"command":"ls","dir":"/"}', 'arguments for shell: dir is not a known field, got "/"'],
-    ["a value below the minimum", '{"command":"ls","timeout_ms":0}', "arguments for shell: timeout_ms must be >= 1, got 0"],
+    ["a value below the minimum", '{"command":"ls","timeout_ms":0}', "arguments for shell: timeout_ms must be at least 1, got 0"],
     ["several problems at once", '{"cwd":7}', "arguments for shell: command is required; cwd must be string, got 7"],
     ["text that is not JSON", '{"command": ls}', "arguments for shell are not valid JSON ("],
     ["JSON that is not an object", '["ls"]', 'arguments for shell must be a JSON object, got ["ls"]'],

@@ -11,10 +11,10 @@
 import type { Transport } from "@turnspec/rpc";
 
 export interface BrowserWebSocketOptions {
-  /** The gateway's bearer token, sent as `?token=`. */
-  readonly token?: string;
+  /** The gateway's bearer token, sent as `?token=`; undefined sends none. */
+  readonly token?: string | undefined;
   /** The WebSocket constructor to use. Default: the global one. */
-  readonly WebSocket?: typeof WebSocket;
+  readonly WebSocket?: typeof WebSocket | undefined;
 }
 
 /** The URL with the token added as a query parameter. */
@@ -86,6 +86,27 @@ class BrowserWebSocketTransport implements Transport {
   }
 }
 
+/**
+ * What usually keeps a browser's connection from opening, most likely first; the gateway
+ * logs which one it was.
+ */
+function likelyCauses(withToken: boolean): string {
+  const origin = pageOrigin();
+  const page = origin === undefined ? "this page's origin" : `this page's origin ${origin}`;
+  const allow = `--allow-origin ${origin ?? "ORIGIN"}`;
+  return [
+    `The likely causes: ${page} is not allowed by the gateway (start it with ${allow});`,
+    withToken ? "the token is wrong;" : "no token was given (pass options.token);",
+    "the URL is wrong or no gateway listens there. The gateway's log names the refusal.",
+  ].join(" ");
+}
+
+/** The page's origin, as its WebSocket upgrade sends it; undefined outside a page. */
+function pageOrigin(): string | undefined {
+  const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  return typeof origin === "string" && origin !== "" ? origin : undefined;
+}
+
 /** Opens a WebSocket to the gateway; resolves with the transport once it is open. */
 export function connectBrowserWebSocket(url: string, options: BrowserWebSocketOptions = {}): Promise<Transport> {
   const Socket = options.WebSocket ?? globalThis.WebSocket;
@@ -100,8 +121,9 @@ export function connectBrowserWebSocket(url: string, options: BrowserWebSocketOp
       socket.removeEventListener("close", onFailure);
       resolve(transport);
     };
-    // A browser reports a refused handshake (e.g. 401 for a wrong token) only as a close before open.
-    const onFailure = (event: CloseEvent) => reject(new Error(`cannot connect to ${label}: the connection closed before it opened (code ${event.code}); check the URL and the token`));
+    // A browser reports a refused handshake (403 for a page's origin, 401 for a token) only as
+    // a close before open, with no status: the error names every likely cause, the gateway's log the actual one.
+    const onFailure = (event: CloseEvent) => reject(new Error(`cannot connect to ${label}: the connection closed before it opened (code ${event.code}), and a browser is not told why. ${likelyCauses(options.token !== undefined)}`));
     socket.addEventListener("open", onOpen, { once: true });
     socket.addEventListener("close", onFailure, { once: true });
   });

@@ -23,16 +23,16 @@ export type ConnectionChange =
 
 export interface ReconnectOptions {
   /** Milliseconds to wait before each attempt; the last value repeats. Default [100, 250, 500, 1000, 2000]. */
-  readonly delaysMs?: readonly number[];
+  readonly delaysMs?: readonly number[] | undefined;
   /** Attempts before giving up. Default 10. */
-  readonly maxAttempts?: number;
+  readonly maxAttempts?: number | undefined;
 }
 
 export interface GatewayConnectionOptions extends ClientOptions {
   /** Opens a transport to the gateway (not yet started). Called again for each reconnect. */
   readonly connect: () => Transport | Promise<Transport>;
   /** Reconnect after an unexpected close: true for the defaults, an object to tune them, false (default) not to. */
-  readonly reconnect?: boolean | ReconnectOptions;
+  readonly reconnect?: boolean | ReconnectOptions | undefined;
 }
 
 const DEFAULT_DELAYS_MS = [100, 250, 500, 1000, 2000];

@@ -18,9 +18,9 @@ import { followTurn, type TurnNotification } from "./turn-feed.js";
 
 export interface StreamTurnOptions {
   /** Aborting it cancels the turn (turn/cancel); the stream still ends with `failed` and `done`. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** The reason sent with turn/cancel. Default "cancelled by the client". */
-  readonly cancelReason?: string;
+  readonly cancelReason?: string | undefined;
 }
 
 /** Starts a turn and yields its events; `done` is always the last one. Breaking out of the loop stops listening, not the turn. */

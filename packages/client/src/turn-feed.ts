@@ -56,9 +56,9 @@ export interface TurnFeedSink {
 
 export interface FollowOptions {
   /** Deliver only events after this sequence (the last one the caller already has). Default 0: from the start. */
-  readonly afterSequence?: number;
+  readonly afterSequence?: number | undefined;
   /** Fetch the events the caller does not have from `turn/items` right away (default true; streamTurn starts the turn itself and waits for live ones). */
-  readonly catchUp?: boolean;
+  readonly catchUp?: boolean | undefined;
 }
 
 /** A running feed; `stop()` unsubscribes. It stops by itself after the turn's terminal notification or an error. */

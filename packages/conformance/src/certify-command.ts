@@ -5,7 +5,9 @@
  * level, 1 not certified, 2 usage error, harness error, or a verdict that could not be
  * determined.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { didYouMean } from "@turnspec/rpc";
 import { checkSources, HarnessError, runCertification } from "./certify.js";
 import { CAPABILITIES, loadCatalogue, selectIds, type Requirement } from "./catalogue.js";
 import { createConsoleReporter } from "./report/console.js";
@@ -17,6 +19,8 @@ import { ExpectedFailuresError, loadExpectedFailures, verdictOf, type ExpectedFa
 
 export interface CertifyArgs {
   readonly gatewayCmd?: string;
+  /** The folder --gateway-cmd runs in (default: the current one). */
+  readonly cwd?: string;
   readonly gatewayUrl?: string;
   readonly token?: string;
   readonly capabilities?: string;
@@ -64,25 +68,27 @@ async function certify(args: CertifyArgs): Promise<number> {
   }
   if (args.explain !== undefined) {
     const requirement = catalogue.find((r) => r.id === args.explain?.toUpperCase());
-    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`);
+    if (!requirement) throw new UsageError(`--explain: unknown requirement id ${args.explain}${didYouMean(args.explain.toUpperCase(), known)}; \`turnspec certify --list\` lists them, and \`--explain tools\` explains the tool contract`);
     explain(requirement);
     return 0;
   }
   if ((args.gatewayCmd === undefined) === (args.gatewayUrl === undefined)) throw new UsageError("name the gateway: --gateway-cmd \"COMMAND\" or --gateway-url ws://HOST:PORT");
+  const cwd = args.cwd === undefined ? undefined : commandFolder(args.cwd, args.gatewayCmd !== undefined);
 
   const capabilities = parseCapabilities(args.capabilities);
   const only = args.only.length ? selectIds(args.only, known) : { ids: new Set(known), unmatched: [] };
   const skip = selectIds(args.skip, known);
-  const unmatched = [...only.unmatched.map((p) => `--only ${p}`), ...skip.unmatched.map((p) => `--skip ${p}`)];
+  const unmatched = [...only.unmatched.map((p) => `--only ${p}${didYouMean(p.toUpperCase(), known)}`), ...skip.unmatched.map((p) => `--skip ${p}${didYouMean(p.toUpperCase(), known)}`)];
   if (unmatched.length) throw new UsageError(`no requirement matches ${unmatched.join(", ")}; \`turnspec certify --list\` lists them`);
   const selected = new Set([...only.ids].filter((id) => !skip.ids.has(id)));
   const expectedFailures: ExpectedFailure[] = args.expectedFailures === undefined ? [] : loadExpectedFailures(args.expectedFailures);
   const unknown = expectedFailures.filter((e) => !known.includes(e.id)).map((e) => e.id);
-  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.join(", ")}`);
+  if (unknown.length) throw new UsageError(`the expected-failures file ${args.expectedFailures} lists unknown requirement ids: ${unknown.map((id) => `${id}${didYouMean(id, known)}`).join(", ")}`);
 
   const reporter = createConsoleReporter(process.stdout);
   const report = await runCertification({
     ...(args.gatewayCmd === undefined ? {} : { gatewayCmd: args.gatewayCmd }),
+    ...(cwd === undefined ? {} : { cwd }),
     ...(args.gatewayUrl === undefined ? {} : { gatewayUrl: args.gatewayUrl }),
     ...(args.token === undefined ? {} : { token: args.token }),
     ...(args.gatewayId === undefined ? {} : { gatewayId: args.gatewayId }),
@@ -96,10 +102,19 @@ async function certify(args: CertifyArgs): Promise<number> {
     onStart: (meta, ids) => reporter.onStart({ ...meta, requirementIds: ids, expectedFailures }),
     onResult: (result) => reporter.onResult(result),
     onNotice: (text) => reporter.onNotice(text),
+    onStop: (stop) => reporter.onStop(stop),
   });
   const written = writeReports(report, args.reports);
   reporter.onEnd(report, written);
   return verdictOf(report).exitCode;
+}
+
+/** `--cwd DIR`: an existing folder, resolved against the current one; only with --gateway-cmd, which it is for. */
+function commandFolder(dir: string, withCommand: boolean): string {
+  if (!withCommand) throw new UsageError("--cwd is the folder --gateway-cmd runs in: it does nothing with --gateway-url");
+  const folder = resolve(dir);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new UsageError(`--cwd: ${dir} is not a folder${folder === dir ? "" : ` (${folder})`}`);
+  return folder;
 }
 
 /** `--capabilities core,permissions,…`; all of them when absent. */
@@ -107,7 +122,7 @@ export function parseCapabilities(text: string | undefined): Capability[] {
   if (text === undefined) return [...CAPABILITIES];
   const names = text.split(",").map((s) => s.trim()).filter(Boolean);
   const wrong = names.filter((n) => !(CAPABILITIES as readonly string[]).includes(n));
-  if (wrong.length) throw new UsageError(`--capabilities: unknown capability ${wrong.join(", ")}; the capabilities are ${CAPABILITIES.join(", ")}`);
+  if (wrong.length) throw new UsageError(`--capabilities: unknown capability ${wrong.map((w) => `${w}${didYouMean(w, CAPABILITIES)}`).join(", ")}; the capabilities are ${CAPABILITIES.join(", ")}`);
   return names as Capability[];
 }
 

@@ -18,7 +18,7 @@ import { connectWebSocket } from "@turnspec/rpc/transport";
 import { loadCatalogue, type Requirement } from "./catalogue.js";
 import { ModelServer } from "./model-server.js";
 import type { ToolMapInput } from "./tool-contract.js";
-import type { Capability, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
+import type { Capability, GatewayStop, RequirementResult, RunReport, TranscriptEntry } from "./results.js";
 import { isAbort, ScenarioContext, type Scenario, type StepRecord } from "./scenario.js";
 import { scenarios } from "./scenarios/index.js";
 import { QUESTION_TIMEOUT_MS } from "./scenarios/questions.js";
@@ -60,7 +60,7 @@ export interface CertifyOptions {
   readonly quietMs?: number;
   /** Scenarios run side by side. Default 4. */
   readonly concurrency?: number;
-  /** Where the gateway command runs (default: this folder). */
+  /** Where the gateway command runs (default: the current working folder, as a shell would run it). */
   readonly cwd?: string;
   /** Receives each result as it is decided. */
   readonly onStart?: (meta: RunMeta, ids: readonly string[]) => void;
@@ -70,6 +70,8 @@ export interface CertifyOptions {
    * seconds (what for, in which scenario), a line the gateway wrote that is not JSON.
    */
   readonly onNotice?: (text: string) => void;
+  /** Told once, before the results it decides, when the gateway went away before the run ended. */
+  readonly onStop?: (stop: GatewayStop) => void;
   /** After how long a wait is named through onNotice. Default 3 s. */
   readonly noticeAfterMs?: number;
 }
@@ -134,8 +136,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const stopModel = () => (options.model ? Promise.resolve() : model.close());
   const results = new Map<string, RequirementResult>();
   const emit = (r: Requirement, outcome: RequirementResult["outcome"], extra: Partial<RequirementResult> = {}) => {
-    const notReached = outcome === "skipped" && extra.skipReason === undefined && extra.message?.startsWith("not reached");
-    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra, ...(notReached ? { skipReason: "not_reached" as const } : {}) };
+    const result: RequirementResult = { id: r.id, level: r.level, capability: r.capability, statement: r.statement, reference: r.reference, outcome, durationMs: 0, ...extra };
     results.set(r.id, result);
     options.onResult?.(result);
   };
@@ -155,23 +156,24 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
 
   let transport: Transport;
   /** How the gateway process ended, once it has: exit code or signal and the end of its stderr. */
-  let describeExit: () => Promise<string> = async () => "";
+  let processExit: (() => Promise<ProcessExit>) | undefined;
   try {
     if (options.transport) {
       transport = options.transport;
     } else if (options.gatewayCmd !== undefined) {
       const command = options.gatewayCmd.replaceAll("{provider_url}", providerUrl).replaceAll("{question_timeout_ms}", String(QUESTION_TIMEOUT_MS));
       const child = spawnStdioTransport("sh", ["-c", `exec ${command}`], {
+        // The user's folder, never the suite's: `node gw.mjs` and `./dist/gateway` are relative to where certify was run.
         cwd: options.cwd ?? process.cwd(),
         env: { ...process.env, TURNSPEC_PROVIDER_URL: providerUrl },
         stderr: "collect",
       });
       // 'close' comes once the process exited and its pipes are drained: the stderr tail is whole.
       const closed = new Promise<{ code: number | null; signal: string | null }>((done) => child.child.once("close", (code, signal) => done({ code, signal })));
-      describeExit = async () => {
+      processExit = async () => {
         const { code, signal } = await closed;
-        const tail = child.stderrText.trim().split("\n").slice(-5).join("\n");
-        return `the gateway exited ${signal ? `on ${signal}` : `with code ${code}`}${tail ? `; its stderr ends with:\n${tail}` : ""}`;
+        const tail = child.stderrText.trim().split("\n").slice(-STDERR_LINES).join("\n");
+        return { ...(code === null ? {} : { code }), ...(signal === null ? {} : { signal }), ...(tail ? { stderr: tail } : {}) };
       };
       transport = child;
     } else {
@@ -216,7 +218,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
   const ran: { scenario: Scenario; channel: ScenarioChannel; capability: Capability; stoppedEarly: boolean }[] = [];
   const quietMs = options.quietMs ?? 3_000;
 
-  const scenarioRecords = new Map<string, { record: StepRecord; transcript: TranscriptEntry[] }>();
+  const scenarioRecords = new Map<string, { record: StepRecord; transcript: TranscriptEntry[]; channel: ScenarioChannel }>();
   const queue = scenarios.filter((s) => s.checks.some((id) => running.has(id) && !results.has(id)));
   let index = 0;
   const worker = async () => {
@@ -249,11 +251,18 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     });
     const ids = [...scenario.checks];
     const closed = () => session.closedBecause;
+    /** What the rest of the scenario did not get to, once a step failed (or could not go on). */
+    const notReachedAfter = () => {
+      const cause = [...ctx.records].find(([, r]) => r.outcome === "fail" || r.outcome === "error" || r.outcome === "not_reached");
+      if (closed()) ctx.settle(ids, "not_reached", closed()!, { afterStop: true });
+      else if (cause) ctx.settle(ids, "not_reached", `an earlier step of "${scenario.name}" did not pass (${cause[0]}: ${firstLine(cause[1].message ?? cause[1].outcome)})`);
+    };
     if (closed()) {
-      ctx.settle(ids, "skipped", `not reached: ${closed()!}`);
+      ctx.settle(ids, "not_reached", closed()!, { afterStop: true });
     } else {
       try {
         await session.within(channel, () => scenario.run(ctx));
+        notReachedAfter();
         ctx.settle(ids, "error", `the scenario "${scenario.name}" ended without checking it`);
       } catch (error) {
         entry.stoppedEarly = true;
@@ -261,15 +270,14 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
           // Thrown outside any step: while preparing one (a thread, a turn, a model call).
           const judged = ctx.judge(error);
           const first = ids.find((id) => running.has(id) && !ctx.records.has(id));
-          if (closed()) ctx.settle(first ? [first] : [], "fail", closed()!);
+          if (judged.interrupted || closed()) ctx.settle(first ? [first] : [], "not_reached", closed() ?? judged.message, { interrupted: true });
           else if (judged.outcome === "error") ctx.settle(ids, "error", `harness fault in "${scenario.name}": ${judged.message}`);
-          else if (judged.outcome === "skipped" || /invalid result/.test(judged.message)) ctx.settle(ids, "skipped", judged.message.startsWith("not reached") ? judged.message : `not reached: ${judged.message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`);
+          else if (judged.outcome === "not_reached" || /invalid result/.test(judged.message)) ctx.settle(ids, "not_reached", judged.outcome === "not_reached" ? judged.message : `${judged.message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`);
           else if (first) {
             ctx.fail(first, `while preparing this step: ${judged.message}`, judged.invalidFrame);
           }
         }
-        const cause = [...ctx.records].find(([, r]) => r.outcome === "fail" || r.outcome === "error");
-        ctx.settle(ids, "skipped", closed() ? `not reached: ${closed()!}` : `not reached: an earlier step of "${scenario.name}" failed${cause ? ` (${cause[0]}: ${cause[1].message ?? cause[1].outcome})` : ""}`);
+        notReachedAfter();
       }
       // Stopped early or not: no turn of this scenario is left running, no request left open.
       await session.within(channel, () => ctx.cleanUp()).catch(() => undefined);
@@ -279,7 +287,7 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       // Checked by more than one scenario: the worst outcome decides.
       const earlier = scenarioRecords.get(id);
       if (earlier && SEVERITY[earlier.record.outcome] >= SEVERITY[record.outcome]) continue;
-      scenarioRecords.set(id, { record, transcript: [...channel.transcript] });
+      scenarioRecords.set(id, { record, transcript: [...channel.transcript], channel });
     }
   };
 
@@ -318,17 +326,27 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
 
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, worker));
   clearInterval(ticker);
-  session.end();
   const closedBecause = session.closedBecause;
+  // Turns a gateway left open by going away are a consequence of that, not ordering faults of their own.
+  if (closedBecause === undefined) session.end();
   await session.close().catch(() => undefined);
   await stopModel();
   if (workdir) rmSync(workdir, { recursive: true, force: true });
-  // A gateway that went away: every message that says so also says how its process ended.
-  const exit = closedBecause !== undefined && options.gatewayCmd !== undefined ? await describeExit() : "";
-  const closedEarly = closedBecause === undefined ? undefined : exit ? `${closedBecause} (${exit})` : closedBecause;
-  const explain = (message: string | undefined) => (message !== undefined && closedBecause !== undefined && exit ? message.replace(closedBecause, closedEarly!) : message);
+
+  // A gateway that went away is told once: one failure (the step it interrupted) with how it
+  // ended, and every requirement it kept from running not reached, naming that failure.
+  const stop = closedBecause === undefined ? undefined : await describeStop(session, processExit, scenarioRecords, running);
+  const reportStop = (id: string, record: StepRecord): { outcome: RequirementResult["outcome"]; message: string } | undefined => {
+    if (!stop || !(record.interrupted || record.afterStop)) return undefined;
+    if (id === stop.requirement) return { outcome: "fail", message: stopFailure(stop) };
+    return { outcome: "not_reached", message: `${stop.summary}${stop.requirement ? ` (reported under ${stop.requirement})` : ""}` };
+  };
+  const stopNotice = stop ? `${stop.summary}${stop.requirement ? ` (reported under ${stop.requirement})` : ""}` : undefined;
 
   const findings = attribute([...session.findings, ...handed, ...model.unscripted.map((u) => ({ requirement: "TURN-INPUT-TO-MODEL", message: `the model received ${u}` }))]);
+  /** The results decided after the run, emitted once the stop (if any) has been told. */
+  const decided: Parameters<typeof emit>[] = [];
+  const decide = (...args: Parameters<typeof emit>) => decided.push(args);
   for (const r of toRun) {
     if (results.has(r.id)) continue;
     const own = findings.filter((f) => f.requirement === r.id);
@@ -337,13 +355,14 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
       // The scenario's own failure first (with its invalid frame), then what the whole run found.
       const record = fromScenario?.record.outcome === "fail" ? fromScenario.record : undefined;
       const counted = new Map<string, number>();
-      for (const m of [...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)]) counted.set(m, (counted.get(m) ?? 0) + 1);
+      const stopped = stop?.requirement === r.id ? [stopFailure(stop)] : [];
+      for (const m of [...stopped, ...(record?.message === undefined ? [] : [record.message]), ...own.map((f) => f.message)]) counted.set(m, (counted.get(m) ?? 0) + 1);
       const messages = [...counted].map(([m, n]) => (n > 1 ? `${m} (${n} times)` : m));
       const first = own[0]!;
       const transcript = fromScenario?.transcript ?? (first.frame === undefined ? [] : [{ direction: "received" as const, atMs: 0, frame: first.frame }]);
       const more = messages.length > 10 ? `\n… and ${messages.length - 10} more findings of this requirement` : "";
-      emit(r, "fail", {
-        message: explain(messages.slice(0, 10).join("\n") + more)!,
+      decide(r, "fail", {
+        message: messages.slice(0, 10).join("\n") + more,
         durationMs: Math.round(fromScenario?.record.durationMs ?? 0),
         ...(record?.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
         transcript,
@@ -352,32 +371,113 @@ export async function runCertification(options: CertifyOptions): Promise<RunRepo
     }
     if (fromScenario) {
       const { record, transcript } = fromScenario;
-      const failed = record.outcome === "fail" || record.outcome === "error";
-      emit(r, record.outcome, {
+      const stopped = reportStop(r.id, record);
+      const outcome = stopped?.outcome ?? record.outcome;
+      const failed = outcome === "fail" || outcome === "error";
+      const message = stopped?.message ?? record.message;
+      decide(r, outcome, {
         durationMs: Math.round(record.durationMs),
-        ...(record.message === undefined ? {} : { message: explain(record.message)! }),
+        ...(message === undefined ? {} : { message }),
         ...(record.invalidFrame === undefined ? {} : { invalidFrame: record.invalidFrame }),
         ...(failed ? { transcript } : {}),
       });
       continue;
     }
     const source = sources.get(r.id)?.[0];
-    if (source?.kind === "run") {
-      if (closedEarly) emit(r, "skipped", { message: `not reached: the run stopped early: ${closedEarly}` });
-      else emit(r, "pass");
+    if (stop?.requirement === r.id) {
+      // Blamed for the stop without a step of its own that ran (the connection's own check).
+      decide(r, "fail", { message: stopFailure(stop) });
       continue;
     }
-    emit(r, closedEarly ? "skipped" : "error", { message: closedEarly ? `not reached: ${closedEarly}` : "no scenario ran that checks it" });
+    if (source?.kind === "run") {
+      if (stopNotice) decide(r, "not_reached", { message: `the run stopped early: ${stopNotice}` });
+      else decide(r, "pass");
+      continue;
+    }
+    decide(r, stopNotice ? "not_reached" : "error", { message: stopNotice ?? "no scenario ran that checks it" });
   }
+
+  const stopped = stop === undefined ? undefined : { ...stop, notReached: decided.filter(([, outcome, extra]) => outcome === "not_reached" && extra?.message?.includes(stop.summary)).length };
+  if (stopped) options.onStop?.(stopped);
+  for (const args of decided) emit(...args);
 
   const ordered = catalogue.map((r) => results.get(r.id)!);
   const partial = catalogue.some((r) => claimed.has(r.capability) && !options.selected.has(r.id));
   const verdict = computeVerdict(ordered, { capabilities: [...claimed], requestedLevel: options.level, expectedFailures: options.expectedFailures, partial });
-  return toRunReport(meta, new Date().toISOString(), verdict);
+  return toRunReport(meta, new Date().toISOString(), verdict, stopped);
 }
 
 /** Worse outcomes first when two scenarios decide one requirement. */
-const SEVERITY: Record<RequirementResult["outcome"], number> = { pass: 0, skipped: 1, error: 2, fail: 3 };
+const SEVERITY: Record<RequirementResult["outcome"], number> = { pass: 0, skipped: 1, not_reached: 2, error: 3, fail: 4 };
+
+/** How many lines of a gateway's stderr a report keeps: enough for the end of a traceback. */
+const STDERR_LINES = 12;
+
+/** How a gateway process ended: its exit code or signal, and the end of its stderr. */
+interface ProcessExit {
+  readonly code?: number;
+  readonly signal?: string;
+  readonly stderr?: string;
+}
+
+/**
+ * The stop of a gateway that went away before the run ended: how it ended, the frame the
+ * suite sent last, the requests it never answered, and the one requirement it is reported
+ * under: the interrupted step that sent that frame, else another interrupted step of its
+ * scenario, else any interrupted step, else the connection's own requirement (a request
+ * it never answered), else the first step it kept from running.
+ */
+async function describeStop(
+  session: GatewaySession,
+  processExit: (() => Promise<ProcessExit>) | undefined,
+  records: ReadonlyMap<string, { record: StepRecord; channel: ScenarioChannel }>,
+  running: ReadonlySet<string>,
+): Promise<Omit<GatewayStop, "notReached">> {
+  const exit = processExit ? await processExit() : undefined;
+  const how = exit?.signal !== undefined ? `exited on ${exit.signal}` : exit?.code !== undefined ? `exited with code ${exit.code}` : "closed the connection";
+  const last = session.lastSent;
+  const interrupted = [...records].filter(([, { record }]) => record.interrupted);
+  const blamed =
+    interrupted.find(([id]) => last?.step !== undefined && id === last.step)?.[0] ??
+    interrupted.find(([, { channel }]) => last?.channel !== undefined && channel === last.channel)?.[0] ??
+    interrupted[0]?.[0] ??
+    (running.has("RPC-RESPONSE-MATCHES-REQUEST") ? "RPC-RESPONSE-MATCHES-REQUEST" : undefined) ??
+    [...records].find(([, { record }]) => record.afterStop)?.[0];
+  return {
+    summary: `the gateway ${how}`,
+    ...(exit?.code === undefined ? {} : { exitCode: exit.code }),
+    ...(exit?.signal === undefined ? {} : { signal: exit.signal }),
+    ...(exit?.stderr === undefined ? {} : { stderr: exit.stderr }),
+    ...(last === undefined
+      ? {}
+      : { after: { frame: last.frame, atMs: last.atMs, ...(last.channel?.scenario === undefined ? {} : { scenario: last.channel.scenario }), ...(last.step === undefined ? {} : { requirement: last.step }) } }),
+    inFlight: session.unanswered.map(({ id, method, channel }) => ({ id, method, ...(channel?.scenario === undefined ? {} : { scenario: channel.scenario }) })),
+    ...(blamed === undefined ? {} : { requirement: blamed }),
+  };
+}
+
+/** The failure a stop is reported as: how the gateway ended, after which frame, with what unanswered. */
+export function stopFailure(stop: Omit<GatewayStop, "notReached">): string {
+  const after = stop.after === undefined ? "" : `, after the suite sent ${frameText(stop.after.frame)}${stop.after.scenario === undefined ? "" : ` (in "${stop.after.scenario}"${stop.after.requirement === undefined ? "" : `, ${stop.after.requirement}`})`}`;
+  const unanswered = stop.inFlight.length ? `; unanswered: ${stop.inFlight.map((r) => `${r.method} (id ${JSON.stringify(r.id)})`).join(", ")}` : "";
+  return `${stop.summary}${after}${unanswered}`;
+}
+
+/**
+ * A frame as a message quotes it: its JSON text, or, when it was not JSON, the text as a
+ * quoted string (so that a cut-off frame cannot read as the message's own punctuation);
+ * cut at 200 characters.
+ */
+export function frameText(frame: unknown): string {
+  const text = typeof frame === "string" ? `the text ${JSON.stringify(frame)}` : (JSON.stringify(frame) ?? "nothing");
+  return text.length <= 200 ? text : `${text.slice(0, 199)}…`;
+}
+
+/** The first line of a message, to quote it inside another. */
+function firstLine(text: string): string {
+  const [first = "", ...rest] = text.split("\n");
+  return rest.length ? `${first} …` : first;
+}
 
 /** The turn a frame is about: its params' turn_id, or its permission request's. */
 function turnOf(frame: unknown): string | undefined {

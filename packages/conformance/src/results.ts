@@ -5,7 +5,13 @@
  * describes it for readers outside this project.
  */
 
-export type Outcome = "pass" | "fail" | "skipped" | "error";
+/**
+ * pass; fail; not_reached: it was to run, but an earlier failure of its scenario, or the
+ * gateway going away, kept it from running (the message names the cause); skipped: not
+ * run by choice (capability not claimed, left out by --only/--skip); error: a fault of the
+ * harness itself, never the gateway's failure.
+ */
+export type Outcome = "pass" | "fail" | "not_reached" | "skipped" | "error";
 export type Level = "MUST" | "SHOULD" | "MAY";
 export type Capability = "core" | "permissions" | "routes" | "work" | "windows" | "recovery" | "surface";
 
@@ -28,10 +34,10 @@ export interface RequirementResult {
   reference: { file: string; section: string };
   outcome: Outcome;
   durationMs: number;
-  /** Why it failed, errored or was skipped. */
+  /** Why it failed, errored, was not reached or was skipped. */
   message?: string;
-  /** Why it was skipped: its capability is not claimed, --only/--skip left it out, or the run never got to it (see message). */
-  skipReason?: "not_claimed" | "not_selected" | "not_reached";
+  /** Why it was skipped: its capability is not claimed, or --only/--skip left it out. */
+  skipReason?: "not_claimed" | "not_selected";
   /** The frame that failed strict validation, if that is the failure. */
   invalidFrame?: unknown;
   /** The JSON-RPC transcript of the scenario (kept for fail and error). */
@@ -40,6 +46,30 @@ export interface RequirementResult {
   expectedFailure?: boolean;
   /** The reason the expected-failures file gives for listing it. */
   expectedFailureReason?: string;
+}
+
+/**
+ * The gateway went away before the run ended (its process exited, or it closed the
+ * connection): the one cause of the failure it is reported under and of everything it
+ * left not reached, told once.
+ */
+export interface GatewayStop {
+  /** How it went, in one line: "the gateway exited with code 1", "the gateway closed the connection". */
+  summary: string;
+  /** The exit code, when the suite started the gateway as a process and it exited. */
+  exitCode?: number;
+  /** The signal that ended that process, when one did. */
+  signal?: string;
+  /** The last lines the process wrote on stderr (a traceback, say), when it wrote any. */
+  stderr?: string;
+  /** The last frame the suite sent before the gateway went away, and which scenario and step sent it. */
+  after?: { frame: unknown; atMs: number; scenario?: string; requirement?: string };
+  /** Requests the suite had sent that were never answered. */
+  inFlight: { id: string | number; method: string; scenario?: string }[];
+  /** The requirement the stop is reported under as a failure: the step it interrupted. */
+  requirement?: string;
+  /** How many requirements it left not reached. */
+  notReached: number;
 }
 
 export interface RunReport {
@@ -70,6 +100,8 @@ export interface RunReport {
    * partial_undetermined.
    */
   partial?: boolean;
+  /** Set when the gateway went away before the run ended: the cause reports lead with. */
+  stopped?: GatewayStop;
   results: RequirementResult[];
 }
 
@@ -79,7 +111,7 @@ function members<T extends string>(all: { [K in T]: true }): T[] {
 }
 
 /** The outcomes, in the order reports list them. */
-export const OUTCOMES: readonly Outcome[] = members<Outcome>({ pass: true, fail: true, skipped: true, error: true });
+export const OUTCOMES: readonly Outcome[] = members<Outcome>({ pass: true, fail: true, not_reached: true, skipped: true, error: true });
 /** The levels, strongest first. */
 export const LEVELS: readonly Level[] = members<Level>({ MUST: true, SHOULD: true, MAY: true });
 /** The capabilities, core first, in the order reports list them. */

@@ -10,6 +10,7 @@ import type { ProtocolClient } from "@turnspec/protocol/client";
 import { orderingRules } from "@turnspec/protocol/ordering";
 import type { AnyNotification } from "@turnspec/protocol/registry";
 import type { ThreadStartParams, Turn, TurnStartParams, UserInput } from "@turnspec/protocol/types";
+import { errors } from "@turnspec/protocol/registry";
 import { LocalError, RpcError } from "@turnspec/rpc";
 import type { ChatRequest, ModelServer, ScriptedCall, ScriptHandle } from "./model-server.js";
 import type { Capability, Outcome, TranscriptEntry } from "./results.js";
@@ -44,6 +45,25 @@ export class NotReached extends Error {
   override readonly name = "NotReached";
 }
 
+/**
+ * The gateway went away (exited, or closed the connection) while a step waited on it. The
+ * step is not reached; the run reports the stop once, as the failure of the one step it
+ * interrupted, with how the gateway ended.
+ */
+export class GatewayGone extends Error {
+  override readonly name = "GatewayGone";
+}
+
+/**
+ * The gateway answered -32601 (method not found) to a method a requirement needs: reported
+ * as exactly that, and it wins over anything else the step saw, since it is the cause.
+ */
+export class NotImplemented extends Failure {
+  constructor(readonly method: string | undefined) {
+    super(method === undefined ? `the gateway answered a request with -32601 (method not found)` : `the gateway does not implement ${method} (-32601)`);
+  }
+}
+
 /** Thrown to end a scenario after a step failed: what follows depends on it. */
 class Abort extends Error {
   override readonly name = "Abort";
@@ -54,6 +74,10 @@ export interface StepRecord {
   message?: string;
   invalidFrame?: unknown;
   durationMs: number;
+  /** The gateway went away while this step ran (not_reached; the run decides what to say). */
+  interrupted?: boolean;
+  /** Not reached because the gateway had gone before it began (the run says how it went). */
+  afterStop?: boolean;
 }
 
 export interface ContextOptions {
@@ -93,11 +117,13 @@ const TERMINAL: ReadonlySet<string> = new Set(
 /** True for a notification after which its turn sends nothing more on its own (see TERMINAL). */
 export const isTerminal = (n: AnyNotification): boolean => TERMINAL.has(n.method);
 
+/** The terminals of the turn-scoped single_terminal rules: after one, the turn is over for good (a blocked turn is not). */
+const FINAL: ReadonlySet<string> = new Set(orderingRules.filter((rule) => rule.scope.at(-1)?.name === "turn").flatMap((rule) => (rule.kind === "single_terminal" ? rule.terminals : [])));
+
 export class ScenarioContext {
   readonly records = new Map<string, StepRecord>();
-  /** Turns the harness saw end (by a terminal notification or turn/get). */
+  /** Turns the harness saw end for good (by a final notification or turn/get); a blocked turn is not among them. */
   private readonly endedTurns = new Set<string>();
-  private active: string | undefined;
   private counter = 0;
   private readonly waiters = new Set<{ predicate: (n: AnyNotification) => boolean; resolve: (n: AnyNotification) => void }>();
 
@@ -118,6 +144,15 @@ export class ScenarioContext {
 
   get session(): GatewaySession {
     return this.o.session;
+  }
+
+  /** The requirement whose step is running; kept on the channel, so that the session knows which step sent each frame. */
+  private get active(): string | undefined {
+    return this.o.channel.step;
+  }
+
+  private set active(requirement: string | undefined) {
+    this.o.channel.step = requirement;
   }
 
   get client(): ProtocolClient {
@@ -189,6 +224,8 @@ export class ScenarioContext {
    */
   async step<T>(requirement: string, fn: () => Promise<T>): Promise<T> {
     const started = performance.now();
+    // A step begun after the gateway went away was not interrupted by it: it never ran.
+    const gone = this.o.session.closedBecause !== undefined;
     this.active = requirement;
     try {
       const value = await fn();
@@ -199,9 +236,12 @@ export class ScenarioContext {
       const record = this.record(requirement);
       record.durationMs += performance.now() - started;
       if (error instanceof Abort) throw error;
-      const { outcome, message, invalidFrame } = this.judge(error, requirement);
-      if (outcome === "fail") this.fail(requirement, message, invalidFrame);
-      else if (record.outcome !== "fail") Object.assign(record, { outcome, message, ...(invalidFrame === undefined ? {} : { invalidFrame }) });
+      const { outcome, message, invalidFrame, interrupted } = this.judge(error, requirement);
+      const implemented = this.notImplemented(error);
+      // A method the gateway does not implement is the cause, whatever else the step saw first.
+      if (implemented) Object.assign(record, { outcome: "fail", message: implemented.message });
+      else if (outcome === "fail") this.fail(requirement, message, invalidFrame);
+      else if (record.outcome !== "fail") Object.assign(record, { outcome, message, ...(invalidFrame === undefined ? {} : { invalidFrame }), ...(interrupted ? (gone ? { afterStop: true } : { interrupted }) : {}) });
       throw new Abort(`${requirement}: ${message}`);
     } finally {
       this.active = undefined;
@@ -289,7 +329,7 @@ export class ScenarioContext {
       timer.unref();
     });
     const closed = this.o.session.whenClosed().then((why) => {
-      throw new Failure(`${why} while waiting for ${what}`);
+      throw new GatewayGone(`${why} while waiting for ${what}`);
     });
     const raced = Promise.race([awaited, timedOut, closed]).finally(() => clearTimeout(timer));
     return tracked ? this.o.session.track(what, this.o.channel, raced) : raced;
@@ -310,7 +350,7 @@ export class ScenarioContext {
       if (left <= 0) throw new StepTimeout(`the gateway never ended turn ${turnId}: no terminal notification, and turn/get still says InProgress (waited ${this.o.stepTimeoutMs} ms)`);
       try {
         const terminal = await this.waitFor(`the terminal notification of turn ${turnId}`, ofTurn, Math.min(this.o.quietMs, left));
-        this.endedTurns.add(turnId);
+        if (FINAL.has(terminal.method)) this.endedTurns.add(turnId);
         this.checkItems(turnId);
         return { terminal, turn: (terminal.params as { turn: Turn }).turn };
       } catch (error) {
@@ -320,7 +360,7 @@ export class ScenarioContext {
       const { turn } = await this.client.turnGet({ thread_id: threadId, turn_id: turnId });
       if (turn.status !== "InProgress") {
         const late = this.o.channel.notifications.find(ofTurn);
-        this.endedTurns.add(turnId);
+        if (turn.status !== "Blocked") this.endedTurns.add(turnId);
         this.checkItems(turnId);
         if (late) return { terminal: late, turn: (late.params as { turn: Turn }).turn };
         this.o.missingTerminal(turnId, turn.status);
@@ -361,7 +401,8 @@ export class ScenarioContext {
    * Returns the ids of the turns abandoned.
    */
   async cleanUp(): Promise<string[]> {
-    const ended = (turnId: string) => this.endedTurns.has(turnId) || this.o.channel.notifications.some((n) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId);
+    // A turn left blocked is unfinished too: the scenario that would have resumed it stopped.
+    const ended = (turnId: string) => this.endedTurns.has(turnId) || this.o.channel.notifications.some((n) => FINAL.has(n.method) && (n.params as { turn_id?: string }).turn_id === turnId);
     const open = this.startedTurns().filter((turnId) => !ended(turnId));
     const bound = Math.min(this.o.stepTimeoutMs, 2_000);
     for (const turnId of open) {
@@ -383,7 +424,7 @@ export class ScenarioContext {
         continue;
       }
       await this.client.turnCancel({ thread_id: threadId, turn_id: turnId, reason: "the certification scenario stopped early" }, { timeoutMs: bound }).catch(() => undefined);
-      await this.waitFor(`the terminal notification of abandoned turn ${turnId}`, (n) => isTerminal(n) && (n.params as { turn_id?: string }).turn_id === turnId, bound).catch(() => undefined);
+      await this.waitFor(`the terminal notification of abandoned turn ${turnId}`, (n) => FINAL.has(n.method) && (n.params as { turn_id?: string }).turn_id === turnId, bound).catch(() => undefined);
     }
     return open;
   }
@@ -423,7 +464,9 @@ export class ScenarioContext {
       result = await call;
     } catch (error) {
       if (error instanceof RpcError) {
-        if (error.reason !== reason) throw new Failure(`${what}: expected error reason ${reason}, got ${error.reason ?? "none"} (code ${error.code}: ${error.message})`);
+        const implemented = reason === "method_not_found" ? undefined : this.notImplemented(error);
+        if (implemented) throw implemented;
+        if (error.reason !== reason) throw new Failure(`${what}: expected error reason ${reason}, got ${error.reason === undefined ? "no reason" : `reason ${error.reason}`} (code ${error.code}${error.message ? `: ${error.message}` : ""})`);
         return error;
       }
       throw error;
@@ -436,12 +479,27 @@ export class ScenarioContext {
     return this.o.channel.notifications.filter((n) => (n.params as { turn_id?: string; turnId?: string }).turn_id === turnId || (n.params as { turnId?: string }).turnId === turnId);
   }
 
-  /** Marks every requirement of `checks` not yet decided as `outcome` with `message`. */
-  settle(ids: readonly string[], outcome: Outcome, message: string): void {
+  /** Marks every requirement of `checks` not yet decided as `outcome` with `message` (and `flags`, for the run). */
+  settle(ids: readonly string[], outcome: Outcome, message: string, flags: Pick<StepRecord, "interrupted" | "afterStop"> = {}): void {
     for (const id of ids) {
       const record = this.records.get(id);
-      if (!record) this.records.set(id, { outcome, message, durationMs: 0 });
+      if (!record) this.records.set(id, { outcome, message, durationMs: 0, ...flags });
     }
+  }
+
+  /**
+   * A -32601 answer, as the failure to report it with: the method the gateway does not
+   * implement, found by the request the error answered. Undefined for anything else.
+   */
+  notImplemented(error: unknown): NotImplemented | undefined {
+    if (error instanceof NotImplemented) return error;
+    if (!(error instanceof RpcError) || error.code !== errors.method_not_found.code) return undefined;
+    const transcript = this.o.channel.transcript;
+    const answer = [...transcript].reverse().find((e) => e.direction === "received" && (e.frame as { error?: { code?: unknown } } | null)?.error?.code === error.code);
+    const id = (answer?.frame as { id?: unknown } | undefined)?.id;
+    const request = id === undefined || id === null ? undefined : transcript.find((e) => e.direction === "sent" && (e.frame as { id?: unknown; method?: unknown } | null)?.id === id);
+    const method = (request?.frame as { method?: unknown } | undefined)?.method;
+    return new NotImplemented(typeof method === "string" ? method : undefined);
   }
 
   private threadOfTurn(turnId: string): string {
@@ -468,11 +526,16 @@ export class ScenarioContext {
    * method the requirement does not cover leaves it not reached (the run fails
    * RPC-RESPONSE-MATCHES-REQUEST for that frame once); anything else is a harness fault.
    */
-  judge(error: unknown, requirement?: string): { outcome: Outcome; message: string; invalidFrame?: unknown } {
+  judge(error: unknown, requirement?: string): { outcome: Outcome; message: string; invalidFrame?: unknown; interrupted?: boolean } {
+    if (error instanceof GatewayGone || (error instanceof LocalError && error.kind === "transport_closed")) {
+      return { outcome: "not_reached", message: this.o.session.closedBecause ?? error.message, interrupted: true };
+    }
     if (error instanceof Failure) return { outcome: "fail", message: error.message, ...(error.invalidFrame === undefined ? {} : { invalidFrame: error.invalidFrame }) };
     if (error instanceof StepTimeout) return { outcome: "fail", message: error.message };
-    if (error instanceof NotReached) return { outcome: "skipped", message: `not reached: ${error.message}` };
-    if (error instanceof RpcError) return { outcome: "fail", message: `the gateway answered error ${error.code} (${error.reason ?? "no reason"}): ${error.message}` };
+    if (error instanceof NotReached) return { outcome: "not_reached", message: error.message };
+    const implemented = this.notImplemented(error);
+    if (implemented) return { outcome: "fail", message: implemented.message };
+    if (error instanceof RpcError) return { outcome: "fail", message: `the gateway answered error ${error.code}${error.reason === undefined ? "" : ` (${error.reason})`}${error.message ? `: ${error.message}` : ""}` };
     if (error instanceof LocalError && error.kind === "timeout") return { outcome: "fail", message: `the gateway never answered: ${error.message}` };
     if (error instanceof LocalError && error.kind === "invalid_incoming") {
       const method = /^the result of (\S+) is invalid/.exec(error.message)?.[1];
@@ -480,14 +543,21 @@ export class ScenarioContext {
       const message = `the gateway sent an invalid result: ${error.message}`;
       this.o.finding?.({ requirement: "RPC-RESPONSE-MATCHES-REQUEST", message, frame, ...(method === undefined ? {} : { method }) });
       const covered = method !== undefined && requirement !== undefined && (this.o.covers?.(requirement) ?? [method]).includes(method);
-      if (!covered && requirement !== undefined) return { outcome: "skipped", message: `not reached: ${message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`, invalidFrame: frame };
+      if (!covered && requirement !== undefined) return { outcome: "not_reached", message: `${message} (a failure of RPC-RESPONSE-MATCHES-REQUEST)`, invalidFrame: frame };
       return { outcome: "fail", message, invalidFrame: frame };
-    }
-    if (error instanceof LocalError && error.kind === "transport_closed") {
-      return { outcome: "fail", message: this.o.session.closedBecause ?? error.message };
     }
     return { outcome: "error", message: `harness fault: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` };
   }
+}
+
+/**
+ * A value from the gateway as a message quotes it: its JSON text, "nothing" when it sent
+ * none, "JSON null" for null: never a bare `undefined` or `null` standing in for a value.
+ */
+export function shown(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "JSON null";
+  return JSON.stringify(value) ?? String(value);
 }
 
 /** Whether an error thrown out of a scenario was the end of a failed step (already recorded). */

@@ -45,6 +45,8 @@ export interface ScenarioChannel {
   readonly requestIds: Set<string | number>;
   /** The scenario this channel belongs to, once it runs (for waits and attributions). */
   scenario?: string;
+  /** The requirement whose step is running in the scenario right now, if one is. */
+  step?: string;
   /** Turns the scenario left unfinished when it stopped early (their findings are not the gateway's to answer for). */
   readonly abandoned: Set<string>;
   /** The requirement whose step started each turn: run-wide findings about the turn from another capability go to it. */
@@ -73,6 +75,10 @@ export class GatewaySession {
   readonly findings: Finding[] = [];
   /** Set once the connection has closed, with what is known of why. */
   closedBecause: string | undefined;
+  /** The last frame sent to the gateway, with the scenario and step that sent it (what preceded a crash). */
+  lastSent: { frame: unknown; atMs: number; channel: ScenarioChannel | undefined; step: string | undefined } | undefined;
+  /** The requests that were never answered, once the connection has closed. */
+  unanswered: { id: string | number; method: string; channel: ScenarioChannel | undefined }[] = [];
   private readonly closeWaiters: ((why: string) => void)[] = [];
   private readonly scope = new AsyncLocalStorage<ScenarioChannel>();
   private readonly byThread = new Map<string, ScenarioChannel>();
@@ -110,6 +116,7 @@ export class GatewaySession {
       recorder.onerror?.(error);
     };
     transport.onclose = () => {
+      if (this.closedBecause === undefined) this.unanswered = [...this.inFlight].map(([id, r]) => ({ id, method: r.method, channel: r.channel }));
       const pending = [...this.inFlight].map(([id, r]) => `${r.method} (id ${JSON.stringify(id)}${r.channel?.scenario ? `, from "${r.channel.scenario}"` : ""})`);
       const during = pending.length ? ` while ${pending.join(", ")} ${pending.length === 1 ? "was" : "were"} in flight` : " with no request in flight";
       this.closedBecause ??= `${this.lastError ? `the gateway closed the connection: ${this.lastError}` : "the gateway closed the connection"}${during}`;
@@ -248,6 +255,8 @@ export class GatewaySession {
       }
     }
     const entry: TranscriptEntry = { direction, atMs: Math.round(performance.now() - this.startedAt), frame: value };
+    // A frame sent after the connection closed never reached the gateway: it cannot be what preceded the close.
+    if (direction === "sent" && this.closedBecause === undefined) this.lastSent = { frame: value, atMs: entry.atMs, channel, step: channel?.step };
     if (direction === "sent" && channel && typeof value === "object" && value !== null && "id" in value) {
       const id = (value as { id: string | number }).id;
       channel.requestIds.add(id);

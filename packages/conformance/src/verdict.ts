@@ -5,9 +5,10 @@
  *   capability (core always among them) passes. SHOULD and MAY never decide the level.
  * - A failure listed in the expected-failures file does not count against the level; a
  *   listed requirement that passes is stale and makes the run not certified.
- * - `error` (a harness fault or a timeout) is never the gateway's failure, but a MUST the
- *   requested level needs that errored (or was not run) leaves the level undetermined:
- *   exit 2, not 1, unless something else already fails the run.
+ * - `error` (a harness fault) is never the gateway's failure, but a MUST the requested
+ *   level needs that errored (or was not reached, or not run) leaves the level
+ *   undetermined: exit 2, not 1, unless something else already fails the run (the
+ *   failure that kept it from being reached, usually).
  *
  * Also here: reading the expected-failures file and hashing the protocol's schemas.
  */
@@ -16,7 +17,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
 import { preview, toIssues, type ValidationIssue } from "@turnspec/rpc";
-import { CAPABILITIES, LEVELS, type Capability, type Level, type RequirementResult, type RunReport } from "./results.js";
+import { CAPABILITIES, LEVELS, type Capability, type GatewayStop, type Level, type RequirementResult, type RunReport } from "./results.js";
 
 /** One entry of the expected-failures file. */
 export interface ExpectedFailure {
@@ -38,6 +39,7 @@ export interface OutcomeCounts {
   total: number;
   pass: number;
   fail: number;
+  not_reached: number;
   skipped: number;
   error: number;
   expected: number;
@@ -68,7 +70,7 @@ export interface Verdict {
   unmatchedExpectedFailures: string[];
   /** MUSTs the requested level needs that failed and are not listed. */
   failing: string[];
-  /** MUSTs the requested level needs that errored or were not run. */
+  /** MUSTs the requested level needs that errored, were not reached or were not run. */
   undetermined: string[];
   counts: VerdictCounts;
   /** 0 certified at the requested level, 1 not, 2 could not be determined (harness errors). */
@@ -78,7 +80,7 @@ export interface Verdict {
 }
 
 function emptyCounts(): OutcomeCounts {
-  return { total: 0, pass: 0, fail: 0, skipped: 0, error: 0, expected: 0 };
+  return { total: 0, pass: 0, fail: 0, not_reached: 0, skipped: 0, error: 0, expected: 0 };
 }
 
 function count(into: OutcomeCounts, result: RequirementResult): void {
@@ -108,7 +110,7 @@ function tally(results: readonly RequirementResult[]): VerdictCounts {
 /** The status of a set of MUST results, and the ids that make it so. */
 function judge(musts: readonly RequirementResult[]): { status: LevelStatus; failing: string[]; undetermined: string[] } {
   const failing = musts.filter((r) => r.outcome === "fail" && !r.expectedFailure).map((r) => r.id);
-  const undetermined = musts.filter((r) => r.outcome === "error" || r.outcome === "skipped").map((r) => r.id);
+  const undetermined = musts.filter((r) => r.outcome === "error" || r.outcome === "not_reached" || r.outcome === "skipped").map((r) => r.id);
   const status: LevelStatus = failing.length > 0 ? "fail" : undetermined.length > 0 ? "undetermined" : "pass";
   return { status, failing, undetermined };
 }
@@ -170,10 +172,10 @@ export function verdictOf(report: RunReport): Verdict {
 }
 
 /** What a run knows before its verdict: everything of the report but the verdict and the results. */
-export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "partial" | "results" | "finishedAt">;
+export type RunMeta = Omit<RunReport, "achievedLevel" | "certified" | "staleExpectedFailures" | "status" | "partial" | "stopped" | "results" | "finishedAt">;
 
-/** The report of a finished run. */
-export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict): RunReport {
+/** The report of a finished run; `stopped` when the gateway went away before it ended. */
+export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict, stopped?: GatewayStop): RunReport {
   return {
     ...meta,
     finishedAt,
@@ -182,6 +184,7 @@ export function toRunReport(meta: RunMeta, finishedAt: string, verdict: Verdict)
     staleExpectedFailures: verdict.staleExpectedFailures,
     status: verdict.status,
     ...(verdict.partial ? { partial: true } : {}),
+    ...(stopped === undefined ? {} : { stopped }),
     results: verdict.results,
   };
 }

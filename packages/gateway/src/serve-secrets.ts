@@ -55,3 +55,20 @@ export function exposedSecrets(block: StartBlock | undefined, secretNames: reado
   if (args.some((arg) => arg === "--token" || arg.startsWith("--token="))) exposed.push("--token");
   return exposed;
 }
+
+/**
+ * The start-up warning for secrets the process still shows: what, where, who can read
+ * them, and (for the token) what keeps it from them. $TURNSPEC_TOKEN is not discouraged:
+ * it keeps the token out of the process list; only --token-file keeps it from this user's
+ * own unconfined commands too.
+ */
+export function exposedSecretsWarning(exposed: readonly string[], pid: number): string {
+  const names = exposed.length === 1 ? exposed[0]! : `${exposed.slice(0, -1).join(", ")} and ${exposed.at(-1)}`;
+  const files = [exposed.some((n) => n !== "--token") && "environ", exposed.includes("--token") && "cmdline"].filter(Boolean).join(" and ");
+  const token = exposed.includes("--token") || exposed.includes(GATEWAY_TOKEN_VARIABLE);
+  return (
+    `warning: ${names} ${exposed.length === 1 ? "stays" : "stay"} readable in /proc/${pid}/${files} while the gateway runs, ` +
+    `so a shell command that a turn runs unconfined can read ${exposed.length === 1 ? "it" : "them"}` +
+    (token ? "; --token-file keeps the token out of its reach" : "")
+  );
+}

@@ -16,9 +16,9 @@ import { redact } from "./store/postgres.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "./payload-too-large.js";
-import { exposedSecrets, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
+import { exposedSecrets, exposedSecretsWarning, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
 import { StdioTransport } from "@turnspec/rpc/transport";
-import { startWebSocketServer, type RunningWebSocketServer, type WebSocketTransport } from "@turnspec/rpc/transport";
+import { startWebSocketServer, type RunningWebSocketServer, type UpgradeRefusal, type WebSocketTransport } from "@turnspec/rpc/transport";
 
 export interface ServeOptions {
   readonly stdio: boolean;
@@ -63,7 +63,7 @@ export function createGateway(store: EventStore, config: ResolvedConfig, log: (m
   // What this process's /proc entries still show of its secrets goes into every snapshot.
   const exposed = exposedSecrets(ownStartBlock(), gatewaySecretVariables(config));
   if (exposed.length > 0) {
-    log(`warning: ${exposed.join(", ")} stay readable in /proc/${process.pid}/environ or cmdline for the gateway's life; an unconfined shell command can read them (start with --token-file, without them in the environment)`);
+    log(exposedSecretsWarning(exposed, process.pid));
   }
   return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }) });
 }
@@ -154,11 +154,38 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
     sendOversizedAnswer: (frame, transport) => connections.get(transport)?.send(frame),
     onOversized: (bytes) => log(`refused a ${bytes}-byte frame (limit ${config.maxFrameBytes})`),
     onError: (error) => log(`server error: ${error.message}`),
+    onRefused: (refusal) => log(refusalLine(refusal)),
   });
   log(`listening on ws://${options.host}:${server.port} (${described})`);
   if (token && options.token === undefined) log(`token: ${token}`);
   if (!token) log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
   return { gateway, server, close: () => shutdown(server) };
+}
+
+/**
+ * The log line of a refused WebSocket upgrade: its cause, and what lets it in when it should
+ * be. A browser is told nothing of why (its page only sees the connection close), so this
+ * line is where a developer finds out.
+ */
+export function refusalLine(refusal: UpgradeRefusal): string {
+  const from = `from ${refusal.remoteAddress ?? "an unknown address"}${refusal.origin === undefined ? "" : ` (origin ${shownOrigin(refusal.origin)})`}`;
+  switch (refusal.cause) {
+    case "origin": {
+      const origin = shownOrigin(refusal.origin ?? "");
+      return `refused a WebSocket upgrade from origin ${origin}: not allowed; start with --allow-origin ${origin} to allow it`;
+    }
+    case "no_token":
+      return `refused a WebSocket upgrade ${from}: no bearer token; a client sends it as Authorization: Bearer <token>, a browser page as ?token=<token>`;
+    case "wrong_token":
+      return `refused a WebSocket upgrade ${from}: the bearer token does not match the one this gateway was started with (--token, --token-file or $TURNSPEC_TOKEN)`;
+    case "authenticate":
+      return `refused a WebSocket upgrade ${from}: not authenticated`;
+  }
+}
+
+/** An Origin header as the log shows it: at most 200 characters, so that a hostile header cannot flood the log. */
+function shownOrigin(origin: string): string {
+  return origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
 }
 
 /**

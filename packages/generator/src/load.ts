@@ -3,6 +3,7 @@
  * checks it, and returns the model every emitter works from. Every mistake found is
  * reported with its file and JSON pointer; the run stops before anything is emitted.
  */
+import { didYouMean } from "@turnspec/rpc";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -295,7 +296,7 @@ export function loadSchemas(dir: string): ProtocolModel {
     const result = typeOfRef((m.result as JsonObject).$ref as string, `/methods/${i}/result/$ref`);
     const errs = m.errors as string[];
     errs.forEach((reason, j) => {
-      if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json`));
+      if (!reasons.has(reason)) problems.push(new SchemaError("protocol.json", `/methods/${i}/errors/${j}`, `unknown error reason "${reason}": not in errors.json${didYouMean(reason, reasons.keys(), true)}`));
     });
     if (params && result) methods.push({ name, direction: m.direction as MethodModel["direction"], summary: m.summary as string, params, result, errors: errs, requirements: (m.requirements as string[] | undefined) ?? [] });
   });

@@ -4,6 +4,7 @@
  * explicit form the ordering checker is generated from (key names replaced by their
  * pointers, `"*"` replaced by the notifications it selects).
  */
+import { didYouMean } from "@turnspec/rpc";
 import type { Json, JsonObject, MethodModel, NotificationModel, OrderingRuleModel, TypeModel } from "./model.js";
 import { SchemaError } from "./schema-error.js";
 import { isObject } from "./walk.js";
@@ -96,7 +97,7 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
     const notification = (name: Json | undefined, where: string, extra: readonly Field[] = []): string => {
       const found = notifications.get(name as string);
       if (!found) {
-        problem(where, `unknown notification "${String(name)}"${methods.has(name as string) ? " (a method of that name exists; ordering rules are about notifications)" : ""}`);
+        problem(where, `unknown notification "${String(name)}"${methods.has(name as string) ? " (a method of that name exists; ordering rules are about notifications)" : didYouMean(String(name), notifications.keys(), true)}`);
         return String(name);
       }
       for (const issue of missing(found.params, [...scopeFields, ...extra])) problem(where, `${found.name} params (${found.params}) ${issue}`);
@@ -111,7 +112,7 @@ export function loadOrdering(section: Json | undefined, ctx: Context): OrderingR
     };
     const method = (name: Json | undefined, where: string): MethodModel | undefined => {
       const found = methods.get(name as string);
-      if (!found) problem(where, `unknown method "${String(name)}"`);
+      if (!found) problem(where, `unknown method "${String(name)}"${didYouMean(String(name), methods.keys(), true)}`);
       return found;
     };
 

@@ -7,6 +7,7 @@ import { classify, type JsonRpcId } from "./envelope.js";
 import type { ValidationIssue } from "./validation.js";
 import { OTHER_SIDE, type FrameDirection, type OrderingChecker, type OrderingViolation } from "./ordering.js";
 import type { ProtocolView, ValidationMode } from "./protocol-view.js";
+import { didYouMean } from "./suggest.js";
 
 /** One problem with one message. */
 export interface Finding {
@@ -120,7 +121,10 @@ export class MessageChecker {
         return [{ index, part: "", issue: { pointer: "", message: `not a valid JSON-RPC 2.0 message: ${classified.reason}` } }];
       case "request": {
         const { method, params, id } = classified.message;
-        if (!this.isMethodName(method)) return [{ index, method, part: "", issue: { pointer: "/method", message: "is not a method of the protocol", received: method } }];
+        if (!this.isMethodName(method)) {
+          const hint = this.isNotificationName(method) ? " (it is a notification: it has no id)" : didYouMean(method, Object.keys(this.protocol.methods));
+          return [{ index, method, part: "", issue: { pointer: "/method", message: `is not a method of the protocol${hint}`, received: method } }];
+        }
         this.requests.set(this.key(id), method);
         const result = this.protocol.validate(this.protocol.methods[method]!.params, params ?? {}, this.mode);
         return result.ok ? [] : issuesToFindings(result.errors, "params", method);
@@ -128,7 +132,7 @@ export class MessageChecker {
       case "notification": {
         const { method, params } = classified.message;
         if (!this.isNotificationName(method)) {
-          const hint = this.isMethodName(method) ? " (it is a method: a request needs an id)" : "";
+          const hint = this.isMethodName(method) ? " (it is a method: a request needs an id)" : didYouMean(method, Object.keys(this.protocol.notifications));
           return [{ index, method, part: "", issue: { pointer: "/method", message: `is not a notification of the protocol${hint}`, received: method } }];
         }
         const result = this.protocol.validate(this.protocol.notifications[method]!.params, params ?? {}, this.mode);
@@ -142,6 +146,11 @@ export class MessageChecker {
           const mismatch = codeMismatch(response.error, this.protocol);
           if (mismatch) {
             return issuesToFindings([{ pointer: "/code", message: `does not match the registered code ${mismatch.expected} of reason "${mismatch.reason}"`, received: response.error.code }], "error", method);
+          }
+          const reason = (response.error.data as { reason?: unknown } | undefined)?.reason;
+          if (registered && typeof reason === "string" && reason !== registered && !Object.hasOwn(this.protocol.errors, reason)) {
+            const hint = didYouMean(reason, Object.keys(this.protocol.errors), true) || ` (code ${response.error.code} is "${registered}")`;
+            return issuesToFindings([{ pointer: "/data/reason", message: `is not an error reason of the protocol${hint}`, received: reason }], "error", method);
           }
           if (!registered && (response.error.code > -32000 || response.error.code < -32768)) return [];
           if (!registered) return issuesToFindings([{ pointer: "/code", message: "is not in the error registry", received: response.error.code }], "error", method);

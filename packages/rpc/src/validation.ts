@@ -95,6 +95,23 @@ function withReceived(issue: ValidationIssue, root: unknown): ValidationIssue {
   return { ...issue, received };
 }
 
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** How each bound keyword reads, given its limit. */
+const LIMITS: Record<string, (limit: number) => string> = {
+  maximum: (n) => `be at most ${n}`,
+  minimum: (n) => `be at least ${n}`,
+  exclusiveMaximum: (n) => `be less than ${n}`,
+  exclusiveMinimum: (n) => `be greater than ${n}`,
+  maxLength: (n) => `be at most ${plural(n, "character")} long`,
+  minLength: (n) => `be at least ${plural(n, "character")} long`,
+  maxItems: (n) => `have at most ${plural(n, "item")}`,
+  minItems: (n) => `have at least ${plural(n, "item")}`,
+  maxProperties: (n) => `have at most ${plural(n, "field")}`,
+  minProperties: (n) => `have at least ${plural(n, "field")}`,
+  multipleOf: (n) => `be a multiple of ${n}`,
+};
+
 function toIssue(error: RawValidationError, root: unknown): ValidationIssue | undefined {
   const at = error.instancePath;
   const p = error.params;
@@ -125,6 +142,23 @@ function toIssue(error: RawValidationError, root: unknown): ValidationIssue | un
     case "then":
     case "else":
       return undefined;
+    case "maximum":
+    case "minimum":
+    case "exclusiveMaximum":
+    case "exclusiveMinimum":
+    case "maxLength":
+    case "minLength":
+    case "maxItems":
+    case "minItems":
+    case "maxProperties":
+    case "minProperties":
+    case "multipleOf":
+      // The limit itself is named: "must be at most 200", not "fails maximum".
+      return withReceived({ pointer: at, message: `must ${LIMITS[error.keyword]!(p.limit as number)}`, expected: p.limit }, root);
+    case "pattern":
+      return withReceived({ pointer: at, message: `must match the pattern ${String(p.pattern)}`, expected: p.pattern }, root);
+    case "uniqueItems":
+      return withReceived({ pointer: at, message: `must not repeat an item (items ${String(p.j)} and ${String(p.i)} are equal)` }, root);
     default: {
       const expected = p.limit ?? p.pattern ?? p.format;
       return withReceived(

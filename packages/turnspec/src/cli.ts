@@ -200,7 +200,8 @@ const cli = yargs(hideBin(process.argv))
     "Certify a gateway against the requirement catalogue: run the scenarios, report per requirement",
     (y) =>
       y
-        .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command and talk to it on stdio; {provider_url} becomes the scripted model's URL, {question_timeout_ms} a question timeout the run can wait out" })
+        .option("gateway-cmd", { type: "string", describe: "Start the gateway with this command, run through sh in the current folder (or --cwd), and talk to it on stdio; {provider_url} becomes the scripted model's URL, {question_timeout_ms} a question timeout the run can wait out" })
+        .option("cwd", { type: "string", describe: "The folder --gateway-cmd runs in (default: the current folder)" })
         .option("gateway-url", { type: "string", describe: "Connect to the gateway at this WebSocket URL" })
         .option("token", { type: "string", describe: "Bearer token for --gateway-url (default: $TURNSPEC_TOKEN)" })
         .option("capabilities", { type: "string", describe: "Claimed capabilities, comma-separated: core,permissions,routes,work,windows,recovery,surface (default: all)" })
@@ -225,6 +226,7 @@ const cli = yargs(hideBin(process.argv))
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
         ...optional("gatewayCmd", argv["gateway-cmd"]),
+        ...optional("cwd", argv.cwd),
         ...optional("gatewayUrl", argv["gateway-url"]),
         ...optional("token", token === "" ? undefined : token),
         ...optional("capabilities", argv.capabilities),

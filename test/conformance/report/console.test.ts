@@ -77,8 +77,42 @@ describe("the console reporter", () => {
     const report = certifiedReport();
     const errored: RunReport = { ...report, certified: false, achievedLevel: "none", results: report.results.map((r) => (r.id === "CORE-001" ? { ...r, outcome: "error", message: "timed out" } : r)) };
     run(out, errored).onEnd(errored);
-    expect(out.text()).toContain("Not determined (harness error, not run or not reached): CORE-001\n");
-    expect(out.text()).toContain("Could not be determined: level none achieved, Full requested; MUSTs it needs errored or were not run\n");
+    expect(out.text()).toContain("Not determined (harness error or not run): CORE-001\n");
+    expect(out.text()).toContain("Could not be determined: level none achieved, Full requested; MUSTs it needs errored, were not reached or were not run\n");
+  });
+
+  it("leads with the gateway's stop, once, and names what it left not reached", () => {
+    const out = capture();
+    const report = certifiedReport();
+    const stopped: RunReport = {
+      ...report,
+      certified: false,
+      achievedLevel: "none",
+      stopped: {
+        summary: "the gateway exited with code 1",
+        exitCode: 1,
+        stderr: "Traceback (most recent call last):\nValueError: not JSON",
+        after: { frame: '{"jsonrpc": "2.0", "id": 1, "method": ', atMs: 40, scenario: "JSON-RPC errors", requirement: "CORE-001" },
+        inFlight: [{ id: 3, method: "thread/start", scenario: "threads" }],
+        requirement: "CORE-001",
+        notReached: 1,
+      },
+      results: report.results.map((r) =>
+        r.id === "CORE-001" ? { ...r, outcome: "fail", message: "the gateway exited with code 1" } : r.id === "PERM-001" ? { ...r, outcome: "not_reached", message: "the gateway exited with code 1 (reported under CORE-001)" } : r,
+      ),
+    };
+    const reporter = run(out, stopped);
+    reporter.onStop(stopped.stopped!);
+    for (const result of stopped.results) reporter.onResult(result);
+    reporter.onEnd(stopped);
+    const text = out.text();
+    expect(text).toContain('The gateway exited with code 1 after the suite sent (in "JSON-RPC errors", CORE-001):\n    {"jsonrpc": "2.0", "id": 1, "method": \n');
+    expect(text).toContain('    unanswered: thread/start (id 3, from "threads")\n');
+    expect(text).toContain("    Reported as a failure of CORE-001; 1 requirement was not reached because of it.\n");
+    expect(text.split("ValueError: not JSON")).toHaveLength(2);
+    expect(text.indexOf("The gateway exited")).toBeLessThan(text.indexOf("CORE-001 "));
+    expect(text).toMatch(/^○ PERM-001 +MUST +not reached: the gateway exited with code 1 \(reported under CORE-001\)$/m);
+    expect(text).toContain("MUSTs not reached (because the gateway exited with code 1, reported under CORE-001): PERM-001\n");
   });
 });
 
@@ -94,7 +128,8 @@ describe("console formatting", () => {
   });
 
   it("leaves zero counts out", () => {
-    expect(formatCounts({ total: 0, pass: 0, fail: 0, skipped: 0, error: 0, expected: 0 })).toBe("none");
-    expect(formatCounts({ total: 5, pass: 2, fail: 2, skipped: 0, error: 1, expected: 1 })).toBe("2 passed, 2 failed (1 expected), 1 error");
+    expect(formatCounts({ total: 0, pass: 0, fail: 0, not_reached: 0, skipped: 0, error: 0, expected: 0 })).toBe("none");
+    expect(formatCounts({ total: 5, pass: 2, fail: 2, not_reached: 0, skipped: 0, error: 1, expected: 1 })).toBe("2 passed, 2 failed (1 expected), 1 error");
+    expect(formatCounts({ total: 6, pass: 2, fail: 1, not_reached: 3, skipped: 0, error: 0, expected: 0 })).toBe("2 passed, 1 failed, 3 not reached");
   });
 });

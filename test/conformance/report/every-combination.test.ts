@@ -22,15 +22,15 @@ describe("every capability, level and outcome", () => {
 
   it("gets the verdict the rules give", () => {
     const verdict = verdictOf(report);
-    // Core: its failure is listed, its error and its unrun MUST leave it undetermined; Full also
+    // Core: its failure is listed, its error and its unreached and unrun MUSTs leave it undetermined; Full also
     // fails on PERMISSIONS-MUST-FAIL. Core is requested, and the stale entry decides: exit 1.
     expect([verdict.core, verdict.full]).toEqual(["undetermined", "fail"]);
-    expect(verdict.undetermined).toEqual(["CORE-MUST-SKIPPED", "CORE-MUST-ERROR"]);
+    expect(verdict.undetermined).toEqual(["CORE-MUST-NOT_REACHED", "CORE-MUST-SKIPPED", "CORE-MUST-ERROR"]);
     expect(verdict.staleExpectedFailures).toEqual(["CORE-SHOULD-PASS"]);
     expect([report.achievedLevel, report.certified, report.status, verdict.exitCode]).toEqual(["none", false, "not_certified", 1]);
-    // One requirement per capability, level and outcome: 3 levels × 4 outcomes per capability.
+    // One requirement per capability, level and outcome: 3 levels × 5 outcomes per capability.
     const each = CAPABILITIES.length * 3;
-    expect(verdict.counts.all).toMatchObject({ total: each * 4, pass: each, fail: each, skipped: each, error: each });
+    expect(verdict.counts.all).toMatchObject({ total: each * 5, pass: each, fail: each, not_reached: each, skipped: each, error: each });
     // Every failure is listed as expected but the three of routes and PERMISSIONS-MUST-FAIL.
     expect(verdict.counts.all.expected).toBe(CAPABILITIES.length * 3 - 4);
   });
@@ -48,8 +48,8 @@ describe("every capability, level and outcome", () => {
   it("JUnit has a testsuite per capability and a testcase per requirement", () => {
     const xml = renderJunit(report);
     expect([...xml.matchAll(/<testsuite name="([a-z]+)"/g)].map((m) => m[1])).toEqual(CAPABILITIES);
-    expect([...xml.matchAll(/<testcase /g)]).toHaveLength(CAPABILITIES.length * 12);
-    expect(xml).toContain(`<testsuites name="turnspec 0.1.0" tests="${CAPABILITIES.length * 12}"`);
+    expect([...xml.matchAll(/<testcase /g)]).toHaveLength(CAPABILITIES.length * 15);
+    expect(xml).toContain(`<testsuites name="turnspec 0.1.0" tests="${CAPABILITIES.length * 15}"`);
   });
 
   it("HTML and console name every requirement", () => {
@@ -61,7 +61,7 @@ describe("every capability, level and outcome", () => {
     reporter.onEnd(report);
     for (const { id } of report.results) {
       expect(html).toContain(`id="req-${id}"`);
-      expect(text).toMatch(new RegExp(`^[✓✗!-] ${id} `, "m"));
+      expect(text).toMatch(new RegExp(`^[✓✗!○-] ${id} `, "m"));
     }
   });
 });

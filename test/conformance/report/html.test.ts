@@ -32,6 +32,22 @@ function hostileReport(): RunReport {
 }
 
 describe("the HTML report", () => {
+  it("leads with the gateway's stop under the verdict, and lists what it left not reached in a section of its own", () => {
+    const report = certifiedReport();
+    const html = renderHtml({
+      ...report,
+      certified: false,
+      stopped: { summary: "the gateway exited on SIGSEGV", signal: "SIGSEGV", stderr: "Segmentation fault <core dumped>", inFlight: [], requirement: "CORE-001", notReached: 1 },
+      results: report.results.map((r) => (r.id === "PERM-001" ? { ...r, outcome: "not_reached", message: "the gateway exited on SIGSEGV (reported under CORE-001)" } : r)),
+    });
+    const stop = html.indexOf("<strong>The gateway exited on SIGSEGV</strong>");
+    expect(stop).toBeGreaterThan(html.indexOf('<div class="verdict '));
+    expect(stop).toBeLessThan(html.indexOf("<h2>MUST results by capability</h2>"));
+    expect(html).toContain("<pre>its stderr ends with:\nSegmentation fault &lt;core dumped&gt;</pre>");
+    expect(html).toContain("<pre>Reported as a failure of CORE-001; 1 requirement was not reached because of it.</pre>");
+    expect(html).toMatch(/<section id="not-reached">\n<h2>Not reached \(1\)<\/h2>/);
+  });
+
   it("is one self-contained document: no script, nothing loaded from elsewhere", () => {
     const html = renderHtml(hostileReport());
     expect(html.startsWith("<!DOCTYPE html>")).toBe(true);

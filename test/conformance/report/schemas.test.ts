@@ -27,6 +27,16 @@ function everyField(): RunReport {
   return {
     ...smallReport(),
     gateway: { command: "node gateway.js", url: "ws://127.0.0.1:8787" },
+    stopped: {
+      summary: "the gateway exited with code 1",
+      exitCode: 1,
+      signal: "SIGTERM",
+      stderr: "Traceback",
+      after: { frame: '{"jsonrpc": ', atMs: 12, scenario: "JSON-RPC errors", requirement: "CORE-001" },
+      inFlight: [{ id: 3, method: "thread/start", scenario: "threads" }, { id: "cert-raw-1", method: "cert/no_such_method" }],
+      requirement: "CORE-001",
+      notReached: 2,
+    },
     results: [
       result("CORE-001", "core", "MUST", "fail", {
         message: "m",
@@ -56,6 +66,7 @@ describe("the JSON report", () => {
   it.each([
     ["an unknown field on a result", (r: RunReport) => ({ ...r, results: [{ ...r.results[0]!, note: "x" }] }), "/results/0"],
     ["an unknown outcome", (r: RunReport) => ({ ...r, results: [{ ...r.results[0]!, outcome: "flaky" }] }), "/results/0/outcome"],
+    ["a stop without its summary", (r: RunReport) => ({ ...r, stopped: { inFlight: [], notReached: 0 } }), "/stopped"],
     ["a schema hash that is not sha256 hex", (r: RunReport) => ({ ...r, schemaHash: "ABC" }), "/schemaHash"],
     ["a gateway that names neither command nor URL", (r: RunReport) => ({ ...r, gateway: {} }), "/gateway"],
   ])("is rejected with %s", (_name, spoil, pointer) => {

@@ -61,11 +61,11 @@ describe("computeVerdict", () => {
 
   it("counts by outcome, by level and by capability", () => {
     const { counts } = computeVerdict(smallResults(), { capabilities: ["permissions", "routes"], requestedLevel: "full", expectedFailures: smallExpected });
-    expect(counts.all).toEqual({ total: 7, pass: 3, fail: 2, skipped: 1, error: 1, expected: 1 });
-    expect(counts.byLevel.MUST).toEqual({ total: 5, pass: 2, fail: 2, skipped: 1, error: 0, expected: 1 });
-    expect(counts.byLevel.SHOULD).toEqual({ total: 1, pass: 1, fail: 0, skipped: 0, error: 0, expected: 0 });
-    expect(counts.byCapability.core.MUST).toEqual({ total: 2, pass: 1, fail: 1, skipped: 0, error: 0, expected: 1 });
-    expect(counts.byCapability.routes.MAY).toEqual({ total: 1, pass: 0, fail: 0, skipped: 0, error: 1, expected: 0 });
+    expect(counts.all).toEqual({ total: 7, pass: 3, fail: 2, not_reached: 0, skipped: 1, error: 1, expected: 1 });
+    expect(counts.byLevel.MUST).toEqual({ total: 5, pass: 2, fail: 2, not_reached: 0, skipped: 1, error: 0, expected: 1 });
+    expect(counts.byLevel.SHOULD).toEqual({ total: 1, pass: 1, fail: 0, not_reached: 0, skipped: 0, error: 0, expected: 0 });
+    expect(counts.byCapability.core.MUST).toEqual({ total: 2, pass: 1, fail: 1, not_reached: 0, skipped: 0, error: 0, expected: 1 });
+    expect(counts.byCapability.routes.MAY).toEqual({ total: 1, pass: 0, fail: 0, not_reached: 0, skipped: 0, error: 1, expected: 0 });
     expect(counts.byCapability.windows.MUST.total).toBe(0);
   });
 
@@ -147,7 +147,7 @@ describe("loadExpectedFailures", () => {
   it.each([
     ["a missing reason", { expected_failures: [{ id: "A" }] }, "#/expected_failures/0/reason: is required"],
     ["an unknown field", { expected_failures: [{ id: "A", reason: "r", until: "1.0" }] }, "#/expected_failures/0/until: is not a known field; got \"1.0\""],
-    ["an empty id", { expected_failures: [{ id: "", reason: "r" }] }, "#/expected_failures/0/id: must NOT have fewer than 1 characters; got \"\""],
+    ["an empty id", { expected_failures: [{ id: "", reason: "r" }] }, "#/expected_failures/0/id: must be at least 1 character long; got \"\""],
     ["a list that is not an array", { expected_failures: { id: "A" } }, "#/expected_failures: must be array"],
     ["a duplicate id", { expected_failures: [{ id: "A", reason: "r" }, { id: "A", reason: "s" }] }, "#/expected_failures/1/id: lists \"A\" again (first at /expected_failures/0/id)"],
   ])("names the file and the JSON pointer of %s", (_name, value, where) => {
@@ -192,12 +192,13 @@ describe("schemaHash", () => {
 
 describe("a partial run (--only/--skip)", () => {
   const notSelected = (id: string, capability: Capability = "core") => result(id, capability, "MUST", "skipped", { message: "not selected by --only/--skip", skipReason: "not_selected" });
-  const notReached = (id: string) => result(id, "core", "MUST", "skipped", { message: "not reached: an earlier step failed", skipReason: "not_reached" });
+  const notReached = (id: string) => result(id, "core", "MUST", "not_reached", { message: "an earlier step failed" });
   it.each([
     ["every selected MUST passed", [pass("A"), notSelected("B"), notSelected("C", "permissions")], { status: "partial_pass", exitCode: 0, certified: false }],
     ["a selected MUST failed", [fail("A"), notSelected("B")], { status: "partial_fail", exitCode: 1, failing: ["A"] }],
     ["a selected MUST errored", [pass("A"), error("D"), notSelected("B")], { status: "partial_undetermined", exitCode: 2, undetermined: ["D"] }],
     ["a selected MUST was not reached after a failure", [fail("A"), notReached("E"), notSelected("B")], { status: "partial_fail", exitCode: 1 }],
+    ["a selected MUST was not reached, nothing failed", [pass("A"), notReached("E"), notSelected("B")], { status: "partial_undetermined", exitCode: 2, undetermined: ["E"] }],
   ] as const)("%s: its own verdict and exit code", (_what, results, want) => {
     const verdict = computeVerdict(results, { capabilities: ["core", "permissions"], requestedLevel: "full", expectedFailures: [], partial: true });
     expect(verdict).toMatchObject({ partial: true, certified: false, ...want });

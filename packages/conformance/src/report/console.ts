@@ -5,10 +5,10 @@
  * with NO_COLOR unset.
  */
 import { inspect } from "node:util";
-import { type Level, type RequirementResult, type RunReport } from "../results.js";
+import { type GatewayStop, type Level, type RequirementResult, type RunReport } from "../results.js";
 import { claimedCapabilities, verdictOf, type ExpectedFailure, type RunMeta, type Verdict } from "../verdict.js";
 import type { WrittenFile } from "./write.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, plural } from "./format.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, plural, stopLines } from "./format.js";
 
 export interface ConsoleStream {
   write(text: string): unknown;
@@ -28,6 +28,8 @@ export interface ConsoleReporter {
   onResult(result: RequirementResult): void;
   /** Something the run says while it goes on: a long wait, a stray line from the gateway. */
   onNotice(text: string): void;
+  /** The gateway went away before the run ended: told once, before the results it decides. */
+  onStop(stop: GatewayStop): void;
   onEnd(report: RunReport, written?: readonly WrittenFile[]): void;
 }
 
@@ -55,7 +57,7 @@ function ansi(style: Style, text: string): string {
   }, text);
 }
 
-const markStyle = { pass: "green", fail: "red", skipped: "gray", error: "yellow" } as const satisfies Record<RequirementResult["outcome"], Style>;
+const markStyle = { pass: "green", fail: "red", not_reached: "gray", skipped: "gray", error: "yellow" } as const satisfies Record<RequirementResult["outcome"], Style>;
 function indent(text: string, by = "    "): string {
   return text
     .split("\n")
@@ -77,8 +79,9 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     const mark = paint(markStyle[result.outcome], outcomeMarks[result.outcome]);
     const head = `${mark} ${result.id.padEnd(idWidth)}  ${result.level.padEnd(6)}`;
     const isListed = result.expectedFailure === true || listed.has(result.id);
-    if (result.outcome === "skipped") {
-      line(paint("gray", `${head}  skipped${result.message ? `: ${result.message}` : ""}`));
+    if (result.outcome === "skipped" || result.outcome === "not_reached") {
+      const label = result.outcome === "skipped" ? "skipped" : "not reached";
+      line(paint("gray", `${head}  ${label}${result.message ? `: ${result.message}` : ""}`));
       return;
     }
     let note = "";
@@ -107,7 +110,14 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     const requested = levelNames[report.requestedLevel];
     const achieved = levelNames[report.achievedLevel];
     if (verdict.failing.length) line(`${paint("red", "Failing MUSTs:")} ${verdict.failing.join(", ")}`);
-    if (verdict.undetermined.length) line(`${paint("yellow", "Not determined (harness error, not run or not reached):")} ${verdict.undetermined.join(", ")}`);
+    const outcome = new Map(verdict.results.map((r) => [r.id, r.outcome]));
+    const notReached = verdict.undetermined.filter((id) => outcome.get(id) === "not_reached");
+    const otherwise = verdict.undetermined.filter((id) => outcome.get(id) !== "not_reached");
+    if (notReached.length) {
+      const because = report.stopped ? ` (because ${report.stopped.summary}${report.stopped.requirement ? `, reported under ${report.stopped.requirement}` : ""})` : " (after an earlier step failed)";
+      line(`${paint("yellow", `MUSTs not reached${because}:`)} ${notReached.join(", ")}`);
+    }
+    if (otherwise.length) line(`${paint("yellow", "Not determined (harness error or not run):")} ${otherwise.join(", ")}`);
     if (verdict.staleExpectedFailures.length) {
       line(`${paint("red", "Stale expected failures (they pass now; remove them from the list):")} ${verdict.staleExpectedFailures.join(", ")}`);
     }
@@ -121,7 +131,7 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
       return;
     }
     if (verdict.status === "certified") line(paint(["bold", "green"], `Certified ${achieved}`) + ` (${requested} requested) for ${verdict.claimed.join(", ")}`);
-    else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored or were not run`);
+    else if (verdict.status === "undetermined") line(`${paint(["bold", "yellow"], "Could not be determined")}: ${level}; MUSTs it needs errored, were not reached or were not run`);
     else line(`${paint(["bold", "red"], "Not certified")}: ${level}${verdict.staleExpectedFailures.length ? `, ${plural(verdict.staleExpectedFailures.length, "stale entry", "stale entries")}` : ""}`);
   }
 
@@ -141,6 +151,13 @@ export function createConsoleReporter(stream: ConsoleStream, options: ConsoleRep
     },
     onNotice(text) {
       line(paint("yellow", `… ${text}`));
+    },
+    onStop(stop) {
+      const { headline, details } = stopLines(stop);
+      line();
+      line(paint(["bold", "red"], headline));
+      for (const detail of details) line(indent(detail));
+      line();
     },
     onEnd(report, written = []) {
       const verdict = verdictOf(report);

@@ -1,12 +1,12 @@
 /** Small text formats shared by the console and HTML reports. */
-import { CAPABILITIES, type Capability, type Outcome, type RunReport } from "../results.js";
+import { CAPABILITIES, type Capability, type GatewayStop, type Outcome, type RunReport } from "../results.js";
 import type { OutcomeCounts, Verdict } from "../verdict.js";
 
 /** How reports name the levels. */
 export const levelNames: Record<RunReport["achievedLevel"], string> = { full: "Full", core: "Core", none: "none" };
 
 /** The mark of each outcome in the console and HTML reports. */
-export const outcomeMarks: Record<Outcome, string> = { pass: "✓", fail: "✗", skipped: "-", error: "!" };
+export const outcomeMarks: Record<Outcome, string> = { pass: "✓", fail: "✗", not_reached: "○", skipped: "-", error: "!" };
 
 /** "8 ms", "1.5 s", "2 min 5 s". */
 export function formatDuration(ms: number): string {
@@ -26,11 +26,12 @@ export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** "3 passed, 1 failed (1 expected), 1 error"; zeros left out. */
+/** "3 passed, 1 failed (1 expected), 2 not reached, 1 error"; zeros left out. */
 export function formatCounts(counts: OutcomeCounts): string {
   const parts: string[] = [];
   if (counts.pass) parts.push(`${counts.pass} passed`);
   if (counts.fail) parts.push(`${counts.fail} failed${counts.expected ? ` (${counts.expected} expected)` : ""}`);
+  if (counts.not_reached) parts.push(`${counts.not_reached} not reached`);
   if (counts.skipped) parts.push(`${counts.skipped} skipped`);
   if (counts.error) parts.push(plural(counts.error, "error"));
   return parts.length ? parts.join(", ") : "none";
@@ -41,4 +42,26 @@ export function mustsByCapability(verdict: Verdict): { capability: Capability; c
   return CAPABILITIES.map((capability) => ({ capability, claimed: verdict.claimed.includes(capability), counts: verdict.counts.byCapability[capability].MUST })).filter(
     (row) => row.claimed || row.counts.total > 0,
   );
+}
+
+/**
+ * The headline of a run the gateway left early, as lines: how it ended and after which
+ * frame, the requests it never answered, the end of its stderr, and what it cost.
+ */
+export function stopLines(stop: GatewayStop): { headline: string; details: string[] } {
+  const where = stop.after?.scenario === undefined ? "" : ` (in "${stop.after.scenario}"${stop.after.requirement === undefined ? "" : `, ${stop.after.requirement}`})`;
+  const headline = `${stop.summary.charAt(0).toUpperCase()}${stop.summary.slice(1)}${stop.after === undefined ? "" : ` after the suite sent${where}:`}`;
+  const details: string[] = [];
+  if (stop.after !== undefined) details.push(stopFrame(stop.after.frame));
+  if (stop.inFlight.length) details.push(`unanswered: ${stop.inFlight.map((r) => `${r.method} (id ${JSON.stringify(r.id)}${r.scenario === undefined ? "" : `, from "${r.scenario}"`})`).join(", ")}`);
+  if (stop.stderr !== undefined) details.push(`its stderr ends with:\n${stop.stderr}`);
+  const cost = stop.notReached ? `; ${plural(stop.notReached, "requirement was", "requirements were")} not reached because of it` : "";
+  details.push(stop.requirement === undefined ? `No requirement was running${cost}.` : `Reported as a failure of ${stop.requirement}${cost}.`);
+  return { headline, details };
+}
+
+/** The frame a stop came after: its JSON text, or the text itself when it was not JSON, cut at 300 characters. */
+function stopFrame(frame: unknown): string {
+  const text = typeof frame === "string" ? frame : (JSON.stringify(frame) ?? String(frame));
+  return text.length <= 300 ? text : `${text.slice(0, 299)}…`;
 }

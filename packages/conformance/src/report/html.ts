@@ -9,7 +9,7 @@
 import Handlebars from "handlebars";
 import type { RequirementResult, RunReport } from "../results.js";
 import { verdictOf, type Verdict } from "../verdict.js";
-import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks } from "./format.js";
+import { formatCounts, formatDuration, formatElapsed, levelNames, mustsByCapability, outcomeMarks, stopLines } from "./format.js";
 import { prettyJson, transcriptBlocks, type TranscriptBlock } from "./transcript.js";
 
 interface ResultView {
@@ -46,6 +46,7 @@ function outcomeOf(result: RequirementResult): { cls: string; label: string; mar
     pass: { cls: "pass", label: "pass", mark, section: "passed" },
     fail: { cls: "fail", label: "fail", mark, section: "failed" },
     error: { cls: "error", label: "harness error", mark, section: "errors" },
+    not_reached: { cls: "skipped", label: "not reached", mark, section: "not-reached" },
     skipped: { cls: "skipped", label: "skipped", mark, section: "skipped" },
   }[result.outcome];
 }
@@ -75,6 +76,7 @@ const sectionDefs = [
   { anchor: "errors", title: "Harness errors", note: "The suite could not judge these (a fault of the harness or a timeout); they are not the gateway's failures, but a MUST the requested level needs that errored leaves the verdict undetermined.", detailed: true },
   { anchor: "stale", title: "Stale expected failures", note: "Listed as expected failures, these pass now: remove them from the list. Each one fails the run.", detailed: false },
   { anchor: "expected", title: "Expected failures", note: "Listed in the expected-failures file: they fail, and do not count against the level.", detailed: true },
+  { anchor: "not-reached", title: "Not reached", note: "These were to run, but an earlier failure of their scenario, or the gateway going away, kept them from it; each names the cause. They leave the level undetermined, not failed.", detailed: false },
   { anchor: "passed", title: "Passed", note: "", detailed: false },
   { anchor: "skipped", title: "Skipped", note: "Not run: their capability is not claimed, or as the note says.", detailed: false },
 ] as const;
@@ -117,6 +119,7 @@ function view(report: RunReport) {
     duration: formatElapsed(report.startedAt, report.finishedAt),
     claimed: verdict.claimed.join(", "),
     verdict: verdictView(report, verdict),
+    stop: report.stopped === undefined ? null : stopLines(report.stopped),
     capabilities: mustsByCapability(verdict).map((row) => ({ name: row.capability, claimed: row.claimed, counts: formatCounts(row.counts) })),
     should: formatCounts(verdict.counts.byLevel.SHOULD),
     may: formatCounts(verdict.counts.byLevel.MAY),
@@ -137,6 +140,7 @@ code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, m
 .muted { color: var(--muted); }
 .verdict { border-left: 6px solid; padding: .75rem 1rem; background: var(--panel); margin: 1rem 0; border-radius: 4px; }
 .verdict strong { font-size: 1.25rem; display: block; }
+.verdict.stop pre { background: none; padding: .2rem 0; white-space: pre-wrap; }
 .verdict.certified { border-color: var(--pass); } .verdict.not-certified { border-color: var(--fail); } .verdict.undetermined { border-color: var(--error); }
 dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .1rem 1rem; margin: 0; } dl.meta dt { color: var(--muted); } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -172,6 +176,10 @@ const template = `<!DOCTYPE html>
 <div class="muted">{{gatewayKind}} <code>{{gateway}}</code></div>
 </header>
 <div class="verdict {{verdict.cls}}"><strong>{{verdict.headline}}</strong>{{verdict.detail}}</div>
+{{#if stop}}<div class="verdict not-certified stop"><strong>{{stop.headline}}</strong>
+{{#each stop.details}}<pre>{{this}}</pre>
+{{/each}}</div>
+{{/if}}
 <dl class="meta">
 <dt>Claimed</dt><dd>{{claimed}}</dd>
 <dt>Started</dt><dd>{{startedAt}}</dd>

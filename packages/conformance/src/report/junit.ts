@@ -1,11 +1,11 @@
 /**
  * The JUnit XML report (`--junit FILE`) for CI: a testsuite per capability, a testcase
  * per requirement. A failure is <failure> (the transcript in <system-out>), a harness
- * error <error>, an unclaimed capability <skipped>; a listed expected failure is
+ * error <error>, an unclaimed capability or a requirement not reached <skipped>; a listed expected failure is
  * <skipped> with its reason, and a listed requirement that passes is a <failure>, since
  * the stale entry fails the run.
  */
-import { CAPABILITIES, type RequirementResult, type RunReport } from "../results.js";
+import { CAPABILITIES, type GatewayStop, type RequirementResult, type RunReport } from "../results.js";
 import { verdictOf } from "../verdict.js";
 import { prettyJson, transcriptText } from "./transcript.js";
 
@@ -43,24 +43,28 @@ function seconds(ms: number): string {
   return (Math.max(0, ms) / 1000).toFixed(3);
 }
 
-function failureBody(result: RequirementResult): string {
+function failureBody(result: RequirementResult, stop: GatewayStop | undefined): string {
   const parts = [result.message ?? ""];
+  // The stop's account goes with the one failure it is reported under; JUnit has no headline.
+  if (stop?.requirement === result.id && stop.stderr !== undefined) parts.push(`the gateway's stderr ends with:\n${stop.stderr}`);
   if (result.invalidFrame !== undefined) parts.push(`invalid frame:\n${prettyJson(result.invalidFrame)}`);
   return parts.filter(Boolean).join("\n\n");
 }
 
-function testcase(result: RequirementResult): string {
+function testcase(result: RequirementResult, stop: GatewayStop | undefined): string {
   const head = `    <testcase${attributes({ classname: `turnspec.${result.capability}`, name: `${result.id} [${result.level}] ${result.statement}`, time: seconds(result.durationMs) })}`;
   const inner: string[] = [];
   const message = result.message ?? "";
   if (result.outcome === "pass" && result.expectedFailure) {
     inner.push(`<failure${attributes({ type: "stale", message: "listed as an expected failure but passes: remove the entry" })}/>`);
   } else if (result.outcome === "fail" && result.expectedFailure) {
-    inner.push(`<skipped${attributes({ type: "expected", message: `expected failure: ${result.expectedFailureReason ?? ""}` })}>${xmlText(failureBody(result))}</skipped>`);
+    inner.push(`<skipped${attributes({ type: "expected", message: `expected failure: ${result.expectedFailureReason ?? ""}` })}>${xmlText(failureBody(result, stop))}</skipped>`);
   } else if (result.outcome === "fail") {
-    inner.push(`<failure${attributes({ type: result.level, message })}>${xmlText(failureBody(result))}</failure>`);
+    inner.push(`<failure${attributes({ type: result.level, message })}>${xmlText(failureBody(result, stop))}</failure>`);
   } else if (result.outcome === "error") {
-    inner.push(`<error${attributes({ type: "harness", message })}>${xmlText(failureBody(result))}</error>`);
+    inner.push(`<error${attributes({ type: "harness", message })}>${xmlText(failureBody(result, stop))}</error>`);
+  } else if (result.outcome === "not_reached") {
+    inner.push(`<skipped${attributes({ type: "not_reached", message: `not reached: ${message}` })}/>`);
   } else if (result.outcome === "skipped") {
     inner.push(`<skipped${attributes({ message })}/>`);
   }
@@ -74,7 +78,7 @@ function testcase(result: RequirementResult): string {
 function junitOutcome(result: RequirementResult): "pass" | "failure" | "error" | "skipped" {
   if (result.outcome === "pass") return result.expectedFailure ? "failure" : "pass";
   if (result.outcome === "fail") return result.expectedFailure ? "skipped" : "failure";
-  return result.outcome;
+  return result.outcome === "not_reached" ? "skipped" : result.outcome;
 }
 
 function totals(results: readonly RequirementResult[]): Record<"tests" | "failures" | "errors" | "skipped", number> {
@@ -106,7 +110,7 @@ export function renderJunit(report: RunReport): string {
         "    <properties>",
         properties(capability),
         "    </properties>",
-        ...results.map(testcase),
+        ...results.map((result) => testcase(result, report.stopped)),
         "  </testsuite>",
       ].join("\n");
     });

@@ -5,7 +5,7 @@
  * token, so no gateway has them configured.
  */
 import type { ExecutionBackend, TurnCapability } from "@turnspec/protocol/types";
-import { Failure, type Scenario } from "../scenario.js";
+import { Failure, shown, type Scenario } from "../scenario.js";
 
 const backendRefused: Scenario = {
   name: "an execution backend the gateway does not serve",
@@ -24,7 +24,7 @@ const backendRefused: Scenario = {
         const error = await ctx.rejects(ctx.startTurn(thread.id, "Must not run", { turn_id: turnId, execution_backend: backend }), "execution_backend_unavailable", `turn/start on ${backend.type}`);
         const data = error.data as { execution_backend?: unknown } | undefined;
         if (JSON.stringify(data?.execution_backend) !== JSON.stringify(backend)) {
-          throw new Failure(`error.data.execution_backend is ${JSON.stringify(data?.execution_backend)}, expected the backend as requested, ${JSON.stringify(backend)}`, error.data);
+          throw new Failure(`error.data.execution_backend is ${shown(data?.execution_backend)}, expected the backend as requested, ${shown(backend)}`, error.data);
         }
         await ctx.rejects(ctx.client.turnGet({ thread_id: thread.id, turn_id: turnId }), "turn_not_found", `turn/get of the refused turn ${turnId}`);
         const notified = ctx.ofTurn(turnId);
@@ -53,7 +53,7 @@ const capabilityNotFound: Scenario = {
         for (const capability of capabilities) {
           const resolution = list.find((r) => r.capabilityId === capability.id);
           if (resolution?.status !== "rejected" || resolution.reason !== "not_found") {
-            throw new Failure(`${where}: capability ${capability.id} (${capability.kind.type}) is resolved ${JSON.stringify(resolution)}, expected rejected with not_found`, resolutions);
+            throw new Failure(`${where}: capability ${capability.id} (${capability.kind.type}) ${resolution ? `is resolved ${shown(resolution)}` : "has no resolution"}, expected rejected with not_found`, resolutions);
           }
         }
       };

@@ -2,7 +2,7 @@
 import { errors as errorRegistry, type AnyNotification } from "@turnspec/protocol/registry";
 import type { TurnItem, TurnItemEvent, TurnPermissionMode, TurnStartParams } from "@turnspec/protocol/types";
 import { messageText, type ChatRequest } from "../model-server.js";
-import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, shown, type Scenario, type ScenarioContext } from "../scenario.js";
 
 type Json = Record<string, unknown>;
 
@@ -18,7 +18,7 @@ const lastOf = (request: ChatRequest, role: string) => [...request.messages].rev
 /** Checks a raw error response: its code, and that the connection answers afterwards. */
 function expectCode(response: Json, reason: keyof typeof errorRegistry, what: string): void {
   const error = response.error as { code?: unknown } | undefined;
-  if (!error) throw new Failure(`${what}: expected error ${errorRegistry[reason].code} (${reason}), got ${JSON.stringify(response)}`, response);
+  if (!error) throw new Failure(`${what}: expected error ${errorRegistry[reason].code} (${reason}), got ${shown(response)}`, response);
   if (error.code !== errorRegistry[reason].code) throw new Failure(`${what}: expected error code ${errorRegistry[reason].code} (${reason}), got ${String(error.code)}`, response);
 }
 
@@ -40,7 +40,7 @@ const rpc: Scenario = {
     await ctx.attempt("RPC-PARSE-ERROR", async () => {
       const response = await ctx.sendRaw('{"jsonrpc": "2.0", "id": 1, "method": ', null);
       expectCode(response, "parse_error", "a frame that is not JSON");
-      if (response.id !== null) throw new Failure(`the parse error must carry a null id, got ${JSON.stringify(response.id)}`, response);
+      if (response.id !== null) throw new Failure(`the parse error must carry a null id, got ${shown(response.id)}`, response);
       await ctx.thread();
     });
     await ctx.attempt("RPC-INVALID-REQUEST", async () => {
@@ -82,29 +82,29 @@ const chatTurn: Scenario = {
     ctx.check("TURN-DEFAULT-PROFILE", turn.permission_profile.mode === "full_access" && turn.permission_profile.source === "defaulted", `the turn's profile is ${turn.permission_profile.mode} (source ${turn.permission_profile.source}), expected full_access (defaulted)`);
     await ctx.step("TURN-STARTED-NOTIFIED", () => ctx.waitFor(`turn/started of ${turn.id}`, (n) => n.method === "turn/started" && n.params.turn_id === turn.id));
     const end = await ctx.step("TURN-COMPLETED-NOTIFIED", () => ctx.ended(turn.id));
-    if (end.terminal) ctx.check("TURN-COMPLETED-NOTIFIED", end.terminal.method === "turn/completed", `the turn ended with ${end.terminal.method}: ${JSON.stringify(end.terminal.params)}`);
+    if (end.terminal) ctx.check("TURN-COMPLETED-NOTIFIED", end.terminal.method === "turn/completed", `the turn ended with ${end.terminal.method}: ${shown(end.terminal.params)}`);
     const usage = (end.terminal?.method === "turn/completed" ? end.terminal.params.usage : undefined) ?? end.turn.usage;
-    ctx.check("TURN-USAGE", usage?.input_tokens === 11 && usage.output_tokens === 7, `expected usage 11 in / 7 out, got ${JSON.stringify(usage)}`);
+    ctx.check("TURN-USAGE", usage?.input_tokens === 11 && usage.output_tokens === 7, `expected usage 11 in / 7 out, got ${usage ? shown(usage) : "no usage: neither turn/completed nor the turn carries one"}`);
 
     ctx.check("TURN-CHAT-MODE", script.calls.length === 1, `expected one model call, got ${script.calls.length}`);
     ctx.check("TURN-CHAT-MODE", !script.calls[0]?.tools?.length, `a Chat turn offered the model tools: ${script.calls[0]?.tools?.map((t) => t.function.name).join(", ")}`);
     const user = script.calls[0] && messageText(lastOf(script.calls[0], "user"));
-    ctx.check("TURN-INPUT-TO-MODEL", user?.includes(text) === true && user.includes(ctx.token), `the model's last user message is ${JSON.stringify(user)}, expected the turn's text`);
+    ctx.check("TURN-INPUT-TO-MODEL", user?.includes(text) === true && user.includes(ctx.token), `the model's last user message is ${shown(user)}, expected the turn's text`);
 
     const live = ctx.ofTurn(turn.id);
     const started = live.filter((n) => n.method === "item/started").map(itemOf);
     const first = started[0];
-    ctx.check("ITEM-USER-MESSAGE", first?.type === "userMessage" && JSON.stringify(first.content).includes(ctx.token), `the first item is ${JSON.stringify(first)}, expected a userMessage with the input`);
+    ctx.check("ITEM-USER-MESSAGE", first?.type === "userMessage" && JSON.stringify(first.content).includes(ctx.token), `the first item is ${shown(first)}, expected a userMessage with the input`);
     const completed = live.filter((n) => n.method === "item/completed").map(itemOf);
     const message = completed.find((i) => i?.type === "agentMessage");
     const deltas = live.filter((n) => n.method === "item/agent_message/delta");
     const joined = deltas.map((n) => (n.params as { delta: string }).delta).join("");
-    ctx.check("ITEM-AGENT-MESSAGE", message?.type === "agentMessage" && message.text === answer, `the agentMessage item says ${JSON.stringify(message?.type === "agentMessage" ? message.text : message)}, the model said ${JSON.stringify(answer)}`);
-    ctx.check("ITEM-AGENT-MESSAGE", joined === answer, `the agent-message deltas join up to ${JSON.stringify(joined)}, expected ${JSON.stringify(answer)}`);
+    ctx.check("ITEM-AGENT-MESSAGE", message?.type === "agentMessage" && message.text === answer, `the agentMessage item says ${shown(message?.type === "agentMessage" ? message.text : message)}, the model said ${shown(answer)}`);
+    ctx.check("ITEM-AGENT-MESSAGE", joined === answer, `the agent-message deltas join up to ${shown(joined)}, expected ${shown(answer)}`);
     const reasoning = completed.find((i) => i?.type === "reasoning");
     ctx.check("ITEM-REASONING", reasoning !== undefined && JSON.stringify(reasoning).includes("Thinking it over."), "no reasoning item carries the model's reasoning");
     const bad = deltas.find((n) => (n.params as { stream: string }).stream !== "agent_message");
-    ctx.check("ITEM-DELTA-STREAM", bad === undefined, `an agent-message delta names stream ${JSON.stringify((bad?.params as { stream?: string } | undefined)?.stream)}`, bad);
+    ctx.check("ITEM-DELTA-STREAM", bad === undefined, `an agent-message delta names stream ${shown((bad?.params as { stream?: string } | undefined)?.stream)}`, bad);
 
     await ctx.attempt("TURN-GET", async () => {
       const { turn: got } = await ctx.client.turnGet({ thread_id: thread.id, turn_id: turn.id });
@@ -114,12 +114,17 @@ const chatTurn: Scenario = {
   },
 };
 
-/** TURN-ITEMS-REPLAY and TURN-ITEMS-LAST-SEQUENCE over one ended turn. */
+/**
+ * TURN-ITEMS-REPLAY and TURN-ITEMS-LAST-SEQUENCE over one ended turn, from one turn/items
+ * call: each decides its own requirement, so that a failure of the call (a gateway
+ * without turn/items) is reported under both.
+ */
 async function checkReplay(ctx: ScenarioContext, threadId: string, turnId: string): Promise<void> {
-  let events: TurnItemEvent[] = [];
+  const asked = ctx.client.turnItems({ thread_id: threadId, turn_id: turnId });
+  // Awaited by each step below; a rejection is theirs to judge, not an unhandled one.
+  asked.catch(() => undefined);
   await ctx.attempt("TURN-ITEMS-REPLAY", async () => {
-    const items = await ctx.client.turnItems({ thread_id: threadId, turn_id: turnId });
-    events = items.events;
+    const { events } = await asked;
     const replayed = events.filter((e) => e.method.startsWith("item/")).map((e) => JSON.stringify({ method: e.method, params: e.params }));
     const live = ctx.ofTurn(turnId).filter((n) => n.method.startsWith("item/")).map((n) => JSON.stringify({ method: n.method, params: n.params }));
     const at = replayed.findIndex((r, i) => r !== live[i]);
@@ -127,7 +132,11 @@ async function checkReplay(ctx: ScenarioContext, threadId: string, turnId: strin
       const i = at === -1 ? Math.min(replayed.length, live.length) : at;
       throw new Failure(`turn/items differs from the stream at item event ${i}: replayed ${replayed[i] ?? "nothing"}, streamed ${live[i] ?? "nothing"}`);
     }
-    ctx.check("TURN-ITEMS-LAST-SEQUENCE", events.length > 0 && items.last_sequence === events.at(-1)!.sequence, `last_sequence is ${items.last_sequence}, the last event's sequence is ${events.at(-1)?.sequence}`);
+  });
+  await ctx.attempt("TURN-ITEMS-LAST-SEQUENCE", async () => {
+    const { events, last_sequence: last } = await asked;
+    if (events.length === 0) throw new Failure(`turn/items returned no events for the ended turn (last_sequence ${last})`);
+    if (last !== events.at(-1)!.sequence) throw new Failure(`last_sequence is ${last}, the last event's sequence is ${events.at(-1)!.sequence}`);
   });
 }
 
@@ -149,7 +158,7 @@ const history: Scenario = {
       const q1 = texts.findIndex((t) => t.startsWith("user:") && t.includes("first question"));
       const a1 = texts.findIndex((t) => t.startsWith("assistant:") && t.includes(first));
       const q2 = texts.findIndex((t) => t.startsWith("user:") && t.includes("second question"));
-      if (q1 === -1 || a1 === -1 || q2 === -1 || !(q1 < a1 && a1 < q2)) throw new Failure(`the second model call's messages are ${JSON.stringify(texts)}; expected the first question, its answer, then the second question`);
+      if (q1 === -1 || a1 === -1 || q2 === -1 || !(q1 < a1 && a1 < q2)) throw new Failure(`the second model call's messages are ${shown(texts)}; expected the first question, its answer, then the second question`);
     });
   },
 };
@@ -174,14 +183,14 @@ const tools: Scenario = {
     const turn = await ctx.startTurn(thread.id, "Use the tools", { mode: "Agent" });
     const end = await ctx.step("TURN-TOOL-LOOP", async () => {
       const end = await ctx.ended(turn.id);
-      if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}: ${JSON.stringify(end.turn.error ?? {})}`);
+      if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}: ${shown(end.turn.error ?? {})}`);
       return end;
     });
     void end;
     const [c1, c2, c3, c4, c5] = [0, 1, 2, 3, 4].map((i) => script.calls[i]);
-    ctx.check("TURN-TOOL-LOOP", script.calls.length === 5, `expected 5 model calls, got ${script.calls.length}: ${script.problems.join("; ")}`);
+    ctx.check("TURN-TOOL-LOOP", script.calls.length === 5, `expected 5 model calls, got ${script.calls.length}${script.problems.length ? `: ${script.problems.join("; ")}` : ""}`);
     ctx.check("TURN-TOOL-LOOP", !!c1?.tools?.some((t) => t.function.name === ctx.tool("shell")), "the first model call did not offer the shell tool");
-    ctx.check("TURN-TOOL-LOOP", !!c2 && toolResult(c2)?.tool_call_id === callId(c2) && messageText(toolResult(c2)).includes(marker), `the second model call does not carry the shell result under the call's id: ${JSON.stringify(c2 && toolResult(c2))}`);
+    ctx.check("TURN-TOOL-LOOP", !!c2 && toolResult(c2)?.tool_call_id === callId(c2) && messageText(toolResult(c2)).includes(marker), c2 ? `the second model call does not carry the shell result under the call's id: ${shown(toolResult(c2))}` : "the gateway made no second model call to carry the shell result");
     const completed = ctx.ofTurn(turn.id).filter((n) => n.method === "item/completed").map(itemOf);
     const commands = completed.filter((i) => i?.type === "commandExecution");
     const command = commands[0];
@@ -190,15 +199,15 @@ const tools: Scenario = {
       .filter((n) => n.method === "item/command_execution/output_delta" && command && n.params.item_id === command.id && n.params.stream === "stdout")
       .map((n) => (n.params as { delta: string }).delta)
       .join("");
-    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && command.status === "completed" && command.exit_code === 0 && (command.stdout ?? "").includes(marker), `the shell item is ${JSON.stringify(command)}`);
-    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && stdout === command.stdout, `the stdout deltas join up to ${JSON.stringify(stdout)}, the item's stdout is ${JSON.stringify(command?.type === "commandExecution" ? command.stdout : undefined)}`);
+    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && command.status === "completed" && command.exit_code === 0 && (command.stdout ?? "").includes(marker), command ? `the shell item is ${shown(command)}` : "no commandExecution item completed for the shell call");
+    ctx.check("ITEM-COMMAND-EXECUTION", command?.type === "commandExecution" && stdout === command.stdout, `the stdout deltas join up to ${shown(stdout)}, the item's stdout is ${shown(command?.type === "commandExecution" ? command.stdout : undefined)}`);
     const badStream = ctx.ofTurn(turn.id).find((n) => n.method === "item/command_execution/output_delta" && !["stdout", "stderr"].includes((n.params as { stream: string }).stream));
-    ctx.check("ITEM-DELTA-STREAM", badStream === undefined, `a command-output delta names stream ${JSON.stringify((badStream?.params as { stream?: string } | undefined)?.stream)}, expected stdout or stderr`, badStream);
+    ctx.check("ITEM-DELTA-STREAM", badStream === undefined, `a command-output delta names stream ${shown((badStream?.params as { stream?: string } | undefined)?.stream)}, expected stdout or stderr`, badStream);
     const change = completed.find((i) => i?.type === "fileChange");
-    ctx.check("ITEM-FILE-CHANGE", change?.type === "fileChange" && change.status === "completed", `the write_file item is ${JSON.stringify(change)}`);
-    ctx.check("ITEM-FILE-CHANGE", !!c4 && messageText(toolResult(c4)).includes(content), `reading the file back gave the model ${JSON.stringify(c4 && messageText(toolResult(c4)))}, expected it to hold ${content}`);
+    ctx.check("ITEM-FILE-CHANGE", change?.type === "fileChange" && change.status === "completed", change ? `the write_file item is ${shown(change)}` : "no fileChange item completed for the write_file call");
+    ctx.check("ITEM-FILE-CHANGE", !!c4 && messageText(toolResult(c4)).includes(content), c4 ? `reading the file back gave the model ${shown(messageText(toolResult(c4)))}, expected it to hold ${content}` : "the gateway made no fourth model call to carry the file read back");
     const failed = commands[1];
-    ctx.check("ITEM-TOOL-ERROR", failed?.type === "commandExecution" && failed.status === "failed", `the shell call without a command ended ${JSON.stringify(failed?.status)}, expected failed`);
+    ctx.check("ITEM-TOOL-ERROR", failed?.type === "commandExecution" && failed.status === "failed", failed ? `the shell call without a command ended ${shown(failed.status)}, expected failed` : "no commandExecution item completed for the shell call without a command");
     ctx.check("ITEM-TOOL-ERROR", !!c5 && messageText(toolResult(c5)).length > 0 && toolResult(c5)?.tool_call_id === callId(c5), "the model did not receive the failed call's error under its call id");
     void c3;
   },
@@ -235,7 +244,7 @@ const control: Scenario = {
       await ctx.attempt("TURN-ONE-ACTIVE", async () => {
         const error = await ctx.rejects(ctx.startTurn(thread.id, "A second turn", { mode: "Chat" }), "turn_in_progress", "a second turn/start while one runs");
         const active = (error.data as { active_turn_id?: unknown } | undefined)?.active_turn_id;
-        if (active !== turn.id) throw new Failure(`turn_in_progress names active turn ${JSON.stringify(active)}, expected ${turn.id}`);
+        if (active !== turn.id) throw new Failure(`turn_in_progress names active turn ${shown(active)}, expected ${turn.id}`);
       });
       await ctx.attempt("TURN-DUPLICATE-ID", () => ctx.rejects(ctx.client.turnStart({ thread_id: other.id, turn_id: turn.id, input: ctx.input("same id"), mode: "Chat" }), "duplicate_turn_id", "turn/start reusing a turn id"));
       await ctx.step("TURN-CANCEL", async () => {
@@ -285,7 +294,7 @@ const threads: Scenario = {
     await ctx.attempt("THREAD-TIMELINE-PAGE", async () => {
       const page = await ctx.client.threadTimelinePage({ threadId: thread.id });
       const listed = page.blocks.map((b) => b.turnId);
-      if (JSON.stringify(listed) !== JSON.stringify(turns)) throw new Failure(`the timeline lists turns ${JSON.stringify(listed)}, expected ${JSON.stringify(turns)}`);
+      if (JSON.stringify(listed) !== JSON.stringify(turns)) throw new Failure(`the timeline lists turns ${shown(listed)}, expected ${shown(turns)}`);
     });
     await ctx.attempt("THREAD-TIMELINE-CHANGED", async () => {
       for (const id of turns) await ctx.waitFor(`thread/timeline/blocks/changed naming turn ${id}`, (n) => n.method === "thread/timeline/blocks/changed" && n.params.threadId === thread.id && n.params.turnId === id);

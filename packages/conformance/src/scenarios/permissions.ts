@@ -2,7 +2,7 @@
 import type { AnyNotification } from "@turnspec/protocol/registry";
 import type { TurnPermissionApprovalRequest, TurnPermissionRequestRespondParams } from "@turnspec/protocol/types";
 import { messageText, type ChatRequest } from "../model-server.js";
-import { Failure, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, shown, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn, itemOf } from "./core.js";
 
 const supervised = agentTurn("supervised");
@@ -87,7 +87,7 @@ const readAllowed: Scenario = {
       const turn = await ctx.startTurn(thread.id, "Read it", supervised);
       await ctx.ended(turn.id);
       if (requestsOf(ctx, turn.id).length) throw new Failure("a read inside the thread's folder opened an approval request under supervised");
-      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${JSON.stringify(lastTool(script.calls[3]))}, expected the file's content`);
+      if (!lastTool(script.calls[3]).includes(content)) throw new Failure(`the model received ${shown(lastTool(script.calls[3]))}, expected the file's content`);
     });
   },
 };
@@ -103,12 +103,12 @@ const allowOnce: Scenario = {
     const request = await ctx.step("PERM-ASK-OPENS-REQUEST", async () => {
       const request = await nextRequest(ctx, turn.id, 0);
       const wrong = [
-        request.tool_name !== ctx.tool("shell") && `tool_name is ${JSON.stringify(request.tool_name)}, expected ${JSON.stringify(ctx.tool("shell"))}`,
-        !request.scope_hash && `scope_hash is ${JSON.stringify(request.scope_hash)}, expected a non-empty hash`,
-        !request.reason && `reason is ${JSON.stringify(request.reason)}, expected a non-empty reason`,
-        request.turn_id !== turn.id && `turn_id is ${JSON.stringify(request.turn_id)}, expected ${JSON.stringify(turn.id)}`,
+        request.tool_name !== ctx.tool("shell") && `tool_name is ${shown(request.tool_name)}, expected ${shown(ctx.tool("shell"))}`,
+        !request.scope_hash && `scope_hash is ${shown(request.scope_hash)}, expected a non-empty hash`,
+        !request.reason && `reason is ${shown(request.reason)}, expected a non-empty reason`,
+        request.turn_id !== turn.id && `turn_id is ${shown(request.turn_id)}, expected ${shown(turn.id)}`,
       ].filter((w): w is string => typeof w === "string");
-      if (wrong.length) throw new Failure(`the approval request ${request.request_id}: ${wrong.join("; ")} (the request: ${JSON.stringify(request)})`);
+      if (wrong.length) throw new Failure(`the approval request ${request.request_id}: ${wrong.join("; ")} (the request: ${shown(request)})`);
       if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the command ran before the request was answered");
       return request;
     });
@@ -145,9 +145,9 @@ const deny: Scenario = {
       await ctx.ended(turn.id);
       if (outputOf(ctx, turn.id).includes(output)) throw new Failure("the denied command ran: its output was streamed");
       const item = ctx.ofTurn(turn.id).filter((n) => n.method === "item/completed").map(itemOf).find((i) => i?.type === "commandExecution");
-      if (item?.status !== "declined") throw new Failure(`the denied command's item ended ${JSON.stringify(item?.status)}, expected declined`);
+      if (item?.status !== "declined") throw new Failure(item ? `the denied command's item ended ${shown(item.status)}, expected declined` : "the denied command has no item that ended declined");
       const told = lastTool(script.calls[1]);
-      if (!told || told.includes(output)) throw new Failure(`the model was told ${JSON.stringify(told)}, expected a refusal`);
+      if (!told || told.includes(output)) throw new Failure(`the model was told ${shown(told)}, expected a refusal`);
     });
   },
 };

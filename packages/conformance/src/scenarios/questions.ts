@@ -7,7 +7,7 @@ import type { AnyNotification } from "@turnspec/protocol/registry";
 import type { TurnQuestionOpenedNotification } from "@turnspec/protocol/types";
 import { RpcError } from "@turnspec/rpc";
 import { messageText } from "../model-server.js";
-import { Failure, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, shown, isTerminal, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
 
 const questionsOf = (ctx: ScenarioContext, turnId: string) =>
@@ -39,7 +39,7 @@ const asked: Scenario = {
       await ctx.waitFor("two turn/question/opened", () => questionsOf(ctx, turn.id).length >= 2);
       const opened = questionsOf(ctx, turn.id);
       const indexes = opened.map((q) => q.index);
-      if (JSON.stringify(indexes) !== "[0,1]") throw new Failure(`the questions opened have indexes ${JSON.stringify(indexes)}, expected [0,1]`);
+      if (JSON.stringify(indexes) !== "[0,1]") throw new Failure(`the questions opened have indexes ${shown(indexes)}, expected [0,1]`);
       if (opened[0]!.question.options.length !== 2 || opened[1]!.question.options.length !== 3) throw new Failure("the questions do not carry the options the model gave");
       if (opened.some((q) => q.question.answer_token === "" || q.call_id !== opened[0]!.call_id)) throw new Failure("a question lacks an answer token or names another call");
       const end = ctx.ofTurn(turn.id).find(isTerminal);
@@ -48,10 +48,10 @@ const asked: Scenario = {
     });
     await ctx.attempt("TURN-QUESTION-SURFACED", async () => {
       const live = [first, second].map((q) => q.already_surfaced);
-      if (live.some((v) => v !== false)) throw new Failure(`the live turn/question/opened say already_surfaced ${JSON.stringify(live)}, expected false: it is their first delivery`);
+      if (live.some((v) => v !== false)) throw new Failure(`the live turn/question/opened say already_surfaced ${shown(live)}, expected false: it is their first delivery`);
       const { events } = await ctx.client.turnItems({ thread_id: thread.id, turn_id: turn.id });
       const replayed = events.filter((e) => e.method === "turn/question/opened").map((e) => (e.params as { already_surfaced?: unknown }).already_surfaced);
-      if (JSON.stringify(replayed) !== "[true,true]") throw new Failure(`turn/items replays the open questions with already_surfaced ${JSON.stringify(replayed)}, expected [true,true]: they were delivered before`);
+      if (JSON.stringify(replayed) !== "[true,true]") throw new Failure(`turn/items replays the open questions with already_surfaced ${shown(replayed)}, expected [true,true]: they were delivered before`);
     });
     const respond = (q: TurnQuestionOpenedNotification, optionId: string, token: string) =>
       ctx.client.turnQuestionRespond({ thread_id: thread.id, turn_id: turn.id, call_id: q.call_id, index: q.index, option_id: optionId, answer_token: token });
@@ -69,9 +69,9 @@ const asked: Scenario = {
       const end = await ctx.ended(turn.id);
       if (end.turn.status !== "Completed") throw new Failure(`the turn ended ${end.turn.status}`);
       const got = resolutionsOf(ctx, turn.id).map((r) => [r.index, r.resolution, r.option_id]);
-      if (JSON.stringify(got) !== JSON.stringify([[0, "answered", optionOf(first, 1)], [1, "answered", optionOf(second, 2)]])) throw new Failure(`the questions were resolved as ${JSON.stringify(got)}`);
+      if (JSON.stringify(got) !== JSON.stringify([[0, "answered", optionOf(first, 1)], [1, "answered", optionOf(second, 2)]])) throw new Failure(`the questions were resolved as ${shown(got)}`);
       const told = messageText([...(script.calls[1]?.messages ?? [])].reverse().find((m) => m.role === "tool"));
-      if (!told.includes(labels[1]!) || !told.includes("Rebase")) throw new Failure(`the model was told ${JSON.stringify(told.slice(0, 200))}, expected the chosen options`);
+      if (!told.includes(labels[1]!) || !told.includes("Rebase")) throw new Failure(`the model was told ${shown(told.slice(0, 200))}, expected the chosen options`);
     });
     await ctx.attempt("TURN-QUESTION-RESOLVED-ONCE", () => ctx.rejects(respond(first, optionOf(first, 0), first.question.answer_token), "question_resolved", "answering an answered question"));
   },
@@ -124,7 +124,7 @@ const expired: Scenario = {
       if (!script.calls[1]!.messages.some((m) => m.role === "tool")) throw new Failure("the model call after the expiry carries no tool result for the ask_question call");
       try {
         const answer = await ctx.client.turnQuestionRespond({ thread_id: thread.id, turn_id: turn.id, call_id: opened.call_id, index: opened.index, option_id: opened.question.options[0]!.id, answer_token: opened.question.answer_token });
-        throw new Failure(`an answer to the expired question was accepted: ${JSON.stringify(answer)}`);
+        throw new Failure(`an answer to the expired question was accepted: ${shown(answer)}`);
       } catch (error) {
         // Its token expired with it: either refusal says the answer came too late.
         if (!(error instanceof RpcError)) throw error;

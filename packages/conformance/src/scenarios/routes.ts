@@ -1,6 +1,6 @@
 /** Scenarios of the routes capability: delegation route create, list, revoke and validation. */
 import type { AgentDelegationRouteCreateParams } from "@turnspec/protocol/types";
-import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, shown, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
 
 /** Two fresh threads and a valid create request between them, with `overrides`. */
@@ -37,22 +37,22 @@ const lifecycle: Scenario = {
       const first = await ctx.client.agentRouteCreate(params());
       if (first.status !== "active" || first.generation !== 1) throw new Failure(`the new route is ${first.status} at generation ${first.generation}, expected active at 1`);
       if (JSON.stringify(first.allowed_actions) !== JSON.stringify(["start_agent", "deliver_result"]) || first.destination_thread_id !== destination.id || first.disclosure.resultReturn !== "summary_only") {
-        throw new Failure(`the route does not carry what was asked: ${JSON.stringify(first)}`);
+        throw new Failure(`the route does not carry what was asked: ${shown(first)}`);
       }
       return [first, await ctx.client.agentRouteCreate(params())];
     });
     await ctx.attempt("ROUTE-LIST", async () => {
       const { routes } = await ctx.client.agentRouteList({ source_execution_id: execution });
       const ids = routes.map((r) => r.route_id);
-      if (ids.length !== 2 || !ids.includes(first.route_id) || !ids.includes(second.route_id)) throw new Failure(`the list holds ${JSON.stringify(ids)}, expected ${first.route_id} and ${second.route_id}`);
+      if (ids.length !== 2 || !ids.includes(first.route_id) || !ids.includes(second.route_id)) throw new Failure(`the list holds ${shown(ids)}, expected ${first.route_id} and ${second.route_id}`);
     });
     await ctx.attempt("ROUTE-REVOKE-STALE", async () => {
       const error = await ctx.rejects(ctx.client.agentRouteRevoke({ route_id: second.route_id, expected_generation: second.generation + 5 }), "generation_conflict", "a revoke with a stale generation");
       const current = (error.data as { current_generation?: unknown } | undefined)?.current_generation;
-      if (current !== second.generation) throw new Failure(`generation_conflict carries current_generation ${JSON.stringify(current)}, expected ${second.generation}`);
+      if (current !== second.generation) throw new Failure(`generation_conflict carries current_generation ${shown(current)}, expected ${second.generation}`);
       const { routes } = await ctx.client.agentRouteList({ source_execution_id: execution });
       const after = routes.find((r) => r.route_id === second.route_id);
-      if (after?.status !== "active" || after.generation !== second.generation) throw new Failure(`after the refused revoke the route is ${after?.status} at generation ${after?.generation}`);
+      if (after?.status !== "active" || after.generation !== second.generation) throw new Failure(after ? `after the refused revoke the route is ${after.status} at generation ${after.generation}, expected active at ${second.generation}` : "after the refused revoke the route is no longer listed");
     });
     await ctx.attempt("ROUTE-REVOKE", async () => {
       const revoked = await ctx.client.agentRouteRevoke({ route_id: first.route_id, expected_generation: first.generation, reason: "certification" });
@@ -84,7 +84,7 @@ const validation: Scenario = {
       await ctx.attempt(r.id, async () => {
         const error = await ctx.rejects(ctx.client.agentRouteCreate(r.make(e)), "route_validation_failed", r.does);
         const detail = (error.data as { detail?: unknown } | undefined)?.detail;
-        if (detail !== r.detail) throw new Failure(`the rejection names detail ${JSON.stringify(detail)}, expected ${r.detail}`);
+        if (detail !== r.detail) throw new Failure(`the rejection names detail ${shown(detail)}, expected ${r.detail}`);
       });
     }
     await ctx.attempt("ROUTE-CYCLE", async () => {
@@ -92,7 +92,7 @@ const validation: Scenario = {
       const back = e.params({ allowed_actions: ["start_agent"], disclosure: { text: true, artifacts: false, context: false, userInput: false, resultReturn: "none" } }, e.destination, e.source);
       const error = await ctx.rejects(ctx.client.agentRouteCreate(back), "route_validation_failed", "a route closing a cycle");
       const detail = (error.data as { detail?: unknown } | undefined)?.detail;
-      if (detail !== "cycle_detected") throw new Failure(`the rejection names detail ${JSON.stringify(detail)}, expected cycle_detected`);
+      if (detail !== "cycle_detected") throw new Failure(`the rejection names detail ${shown(detail)}, expected cycle_detected`);
     });
   },
 };
@@ -129,7 +129,7 @@ const admission: Scenario = {
       if (!child) throw new Failure("no turn started in the route's destination thread");
       if (end.turn.status !== "Completed") throw new Failure(`the delegating turn ended ${end.turn.status}`);
       const told = script.calls[2]?.messages.at(-1);
-      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${JSON.stringify(told)}, expected the child's answer`);
+      if (!JSON.stringify(told ?? "").includes(answer)) throw new Failure(`the parent's model was told ${shown(told)}, expected the child's answer`);
 
       await ctx.client.agentRouteRevoke({ route_id: route.route_id, expected_generation: route.generation });
       const before = ctx.notifications.filter((n) => n.method === "turn/started" && n.params.thread_id === e.destination.id).length;

@@ -6,7 +6,7 @@
  */
 import type { NotificationName, NotificationParamsOf } from "@turnspec/protocol/registry";
 import type { TurnExecutionWindowStartedNotification } from "@turnspec/protocol/types";
-import { Failure, type Scenario, type ScenarioContext } from "../scenario.js";
+import { Failure, shown, type Scenario, type ScenarioContext } from "../scenario.js";
 import { agentTurn } from "./core.js";
 
 /** A usage report that goes past `tokens` provider tokens. */
@@ -62,7 +62,7 @@ const continued: Scenario = {
         const next = of(ctx, turn.id, "turn/execution_window/continued").find((c) => c.previous_window_id === exhausted.window_id);
         const second = of(ctx, turn.id, "turn/execution_window/started").find((s) => s.window_index === 1);
         if (!checkpoint) throw new Failure("no turn/execution_window/checkpointed for the exhausted window");
-        if (!next || next.checkpoint_id !== checkpoint.checkpoint_id) throw new Failure(`turn/execution_window/continued is ${JSON.stringify(next)}, expected it to continue from checkpoint ${checkpoint.checkpoint_id}`);
+        if (!next || next.checkpoint_id !== checkpoint.checkpoint_id) throw new Failure(`turn/execution_window/continued is ${shown(next)}, expected it to continue from checkpoint ${checkpoint.checkpoint_id}`);
         if (!second || second.window_id !== next.window_id) throw new Failure("window 1 was not started as the continued window");
       });
     } finally {
@@ -167,7 +167,7 @@ const toolRetry: Scenario = {
       const scheduled = of(ctx, turn.id, "item/tool/retry_scheduled")[0];
       const resolved = of(ctx, turn.id, "item/tool/retry_resolved")[0];
       if (!scheduled) throw new Failure(`no item/tool/retry_scheduled (the page was asked ${page.requests()} times)`);
-      if (resolved?.outcome !== "succeeded" || resolved.item_id !== scheduled.item_id) throw new Failure(`the retry episode ended ${JSON.stringify(resolved)}`);
+      if (resolved?.outcome !== "succeeded" || resolved.item_id !== scheduled.item_id) throw new Failure(`the retry episode ended ${shown(resolved)}`);
       const told = script.calls[1]?.messages.at(-1);
       if (!JSON.stringify(told ?? "").includes(text)) throw new Failure("the page's text did not reach the model");
     });
@@ -216,7 +216,7 @@ const compression: Scenario = {
       }
       const seen = ids.flatMap((id) => ctx.ofTurn(id)).map((n) => n.method).filter((m) => m.startsWith("context/"));
       const at = seen.indexOf("context/compressing");
-      if (at === -1 || seen.indexOf("context/compressed", at) === -1) throw new Failure(`the turns sent ${JSON.stringify(seen)}, expected context/compressing then context/compressed`);
+      if (at === -1 || seen.indexOf("context/compressed", at) === -1) throw new Failure(`the turns sent ${shown(seen)}, expected context/compressing then context/compressed`);
     });
   },
 };

@@ -1,5 +1,5 @@
 /** Scenarios of the work capability: the turn-work projection. */
-import { Failure, type Scenario } from "../scenario.js";
+import { Failure, shown, type Scenario } from "../scenario.js";
 import { itemOf } from "./core.js";
 
 const work: Scenario = {
@@ -19,7 +19,7 @@ const work: Scenario = {
     const page = await ctx.step("WORK-PAGE", async () => {
       const page = await ctx.client.turnWorkPage({ threadId: thread.id, turnId: turn.id, anchor: { kind: "newest" }, limit: 100 });
       const listed = page.items.map((w) => w.item.id);
-      if (JSON.stringify(listed) !== JSON.stringify(opened)) throw new Failure(`the page lists items ${JSON.stringify(listed)}, the turn opened ${JSON.stringify(opened)}`);
+      if (JSON.stringify(listed) !== JSON.stringify(opened)) throw new Failure(`the page lists items ${shown(listed)}, the turn opened ${shown(opened)}`);
       return page;
     });
     await ctx.attempt("WORK-ITEMS-GET", async () => {
@@ -27,7 +27,7 @@ const work: Scenario = {
       if (!first) throw new Failure("the page has no rows to ask for");
       const missing = ctx.id("work_missing");
       const got = await ctx.client.turnWorkItemsGet({ threadId: thread.id, turnId: turn.id, workItemIds: [first.workItemId, missing] });
-      if (got.items.length !== 1 || got.items[0]?.workItemId !== first.workItemId) throw new Failure(`items/get returned ${JSON.stringify(got.items.map((w) => w.workItemId))}, expected [${first.workItemId}]`);
+      if (got.items.length !== 1 || got.items[0]?.workItemId !== first.workItemId) throw new Failure(`items/get returned ${shown(got.items.map((w) => w.workItemId))}, expected [${first.workItemId}]`);
       if (!got.removedWorkItemIds.includes(missing)) throw new Failure(`items/get does not list ${missing} as removed`);
       ctx.check("WORK-WATERMARK-MONOTONIC", got.sourceHighWatermark >= page.sourceHighWatermark, `items/get reports watermark ${got.sourceHighWatermark}, lower than the page's ${page.sourceHighWatermark} read before it`);
     });

@@ -25,6 +25,8 @@ export interface Finding {
 export interface CompareContext {
   readonly sender: ProtocolModel;
   readonly receiver: ProtocolModel;
+  /** Which version the sender is: each change is said in old → new terms whichever side sends. */
+  readonly senderVersion: "old" | "new";
   /** The receiver validates tolerantly: its closed objects accept unknown fields. */
   readonly tolerant: boolean;
 }
@@ -64,10 +66,20 @@ class Comparison {
   private readonly seen = new Set<string>();
   constructor(private readonly ctx: CompareContext) {}
 
+  /** "a → b" in old → new order, given what the sender's and the receiver's schemas say. */
+  private span(senderSays: string, receiverSays: string): string {
+    return this.ctx.senderVersion === "old" ? `${senderSays} → ${receiverSays}` : `${receiverSays} → ${senderSays}`;
+  }
+
+  /** What became of something only the sender's schema has: added when the sender is the new version, removed when the old. */
+  private get senderOnly(): "added" | "removed" {
+    return this.ctx.senderVersion === "new" ? "added" : "removed";
+  }
+
   check(s: Json | undefined, sLoc: Location, r: Json | undefined, rLoc: Location): Finding[] {
     // Boolean schemas: true allows every value, false none.
     if (s === false || r === true) return [];
-    if (r === false) return [this.breaking(sLoc, rLoc, "any value → no value (false)", "the receiver's schema is false and accepts nothing", [sample(s, this.ctx.sender)])];
+    if (r === false) return [this.breaking(sLoc, rLoc, this.span("any value", "no value (false)"), "the receiver's schema is false and accepts nothing", [sample(s, this.ctx.sender)])];
     // References: follow each side to its file; a pair already under comparison is assumed
     // to hold (recursive types are compared coinductively).
     let sNode = s === true ? {} : isObject(s) ? s : undefined;
@@ -98,7 +110,7 @@ class Comparison {
     const sPair = nullablePair(s);
     if (sPair) {
       const findings = wrap(this.check(sPair.value, at(sLoc, "anyOf", sPair.index), r, rLoc), (v) => v);
-      if (!this.acceptsNull(r)) findings.push(this.breaking(sLoc, rLoc, "null: allowed → not allowed", "the sender may send null; the receiver no longer accepts it", [null]));
+      if (!this.acceptsNull(r)) findings.push(this.breaking(sLoc, rLoc, `null ${this.senderOnly === "added" ? "allowed" : "no longer allowed"}`, "the sender may send null; the receiver does not accept it", [null]));
       return findings;
     }
     const rPair = nullablePair(r);
@@ -109,7 +121,7 @@ class Comparison {
     }
     if (Array.isArray(s.anyOf) || Array.isArray(r.anyOf)) {
       if (equal(s.anyOf, r.anyOf)) return [];
-      return [this.undetermined(sLoc, rLoc, `anyOf ${show(s.anyOf)} → ${show(r.anyOf)}`, "only the nullable pair anyOf is compared", [sample(s, this.ctx.sender)])];
+      return [this.undetermined(sLoc, rLoc, `anyOf ${this.span(show(s.anyOf), show(r.anyOf))}`, "only the nullable pair anyOf is compared", [sample(s, this.ctx.sender)])];
     }
     if (Array.isArray(s.oneOf)) return this.senderUnion(s, sLoc, r, rLoc);
     if (Array.isArray(r.oneOf)) return this.receiverUnion(s, sLoc, r, rLoc);
@@ -129,14 +141,14 @@ class Comparison {
         return;
       }
       if (sTag !== rTag) {
-        findings.push(this.undetermined(vLoc, rLoc, `union tag "${sTag}" → "${rTag}"`, "the unions are tagged by different fields", [sample(variant, this.ctx.sender)]));
+        findings.push(this.undetermined(vLoc, rLoc, `union tag ${this.span(`"${sTag}"`, `"${rTag}"`)}`, "the unions are tagged by different fields", [sample(variant, this.ctx.sender)]));
         return;
       }
       const tag = this.tagOf(variant, sTag, this.ctx.sender);
       const match = (r.oneOf as Json[]).findIndex((rv) => this.tagOf(rv, rTag, this.ctx.receiver) === tag);
       if (match === -1) {
         findings.push(
-          this.breaking(vLoc, at(rLoc, "oneOf"), `variant "${tag}": present → absent`, `the sender may send the variant "${tag}"; the receiver's union has no such variant (tags are checked exactly in both modes)`, [sample(variant, this.ctx.sender)]),
+          this.breaking(vLoc, at(rLoc, "oneOf"), `variant "${tag}" ${this.senderOnly}`, `the sender may send the variant "${tag}"; the receiver's union has no such variant (tags are checked exactly in both modes)`, [sample(variant, this.ctx.sender)]),
         );
       } else findings.push(...this.check(variant, vLoc, (r.oneOf as Json[])[match], at(rLoc, "oneOf", match)));
     });
@@ -148,7 +160,7 @@ class Comparison {
     const rTag = isObject(r.discriminator) ? (r.discriminator.propertyName as string) : undefined;
     const tag = rTag === undefined ? undefined : this.tagOf(s, rTag, this.ctx.sender);
     const match = tag === undefined ? -1 : (r.oneOf as Json[]).findIndex((rv) => this.tagOf(rv, rTag!, this.ctx.receiver) === tag);
-    if (match === -1) return [this.breaking(sLoc, rLoc, "a single type → a tagged union", "the sender's values do not carry a tag of the receiver's union", [sample(s, this.ctx.sender)])];
+    if (match === -1) return [this.breaking(sLoc, rLoc, this.span("a single type", "a tagged union"), "the sender's values do not carry a tag of the receiver's union", [sample(s, this.ctx.sender)])];
     return this.check(s, sLoc, (r.oneOf as Json[])[match], at(rLoc, "oneOf", match));
   }
 
@@ -181,7 +193,7 @@ class Comparison {
       if (COMPARED.has(key) || ANNOTATIONS.has(key) || isExtensionKeyword(key)) continue;
       // Every keyword constrains: one the sender alone states only narrows what it sends.
       if (key in r && !equal(s[key], r[key])) {
-        findings.push(this.undetermined(at(sLoc, key), at(rLoc, key), `${key}: ${show(s[key])} → ${show(r[key])}`, `the keyword ${key} is not compared by turnspec diff`, [sample(s, this.ctx.sender)]));
+        findings.push(this.undetermined(at(sLoc, key), at(rLoc, key), `${key} ${this.span(show(s[key]), show(r[key]))}`, `the keyword ${key} is not compared by turnspec diff`, [sample(s, this.ctx.sender)]));
       }
     }
     const sValues = "const" in s ? [s.const!] : Array.isArray(s.enum) ? s.enum : undefined;
@@ -189,14 +201,14 @@ class Comparison {
       for (const value of sValues) {
         const problem = this.scalarProblem(r, value);
         if (problem === "unknown") findings.push(this.undetermined(sLoc, rLoc, `the value ${show(value)}`, "only scalar enum values are compared", [value]));
-        else if (problem) findings.push(this.breaking(sLoc, rLoc, `${show(value)}: allowed → ${problem}`, `the sender may send ${show(value)}; the receiver rejects it (${problem})`, [value]));
+        else if (problem) findings.push(this.breaking(sLoc, rLoc, this.valueChange(value, r, problem), `the sender may send ${show(value)}; the receiver rejects it (${problem})`, [value]));
       }
       return findings;
     }
     const rValues = "const" in r ? [r.const!] : Array.isArray(r.enum) ? r.enum : undefined;
     if (rValues) {
       const candidates = [...violators(r), sample(s, this.ctx.sender)].filter((v) => !rValues.some((e) => equal(e, v)));
-      findings.push(this.breaking(sLoc, at(rLoc, "const" in r ? "const" : "enum"), `any value → only ${rValues.map(show).join(", ")}`, "the receiver accepts only listed values; the sender's schema allows others", candidates));
+      findings.push(this.breaking(sLoc, at(rLoc, "const" in r ? "const" : "enum"), this.span("any value", `only ${rValues.map(show).join(", ")}`), "the receiver accepts only listed values; the sender's schema allows others", candidates));
       return findings;
     }
     const sTypes = typesOf(s) ?? [...JSON_TYPES];
@@ -207,7 +219,7 @@ class Comparison {
         const value = type === "number" ? nonInteger(s) : sampleOfType(s, type, this.ctx.sender);
         const widerThanInteger = type === "number" && rTypes?.includes("integer");
         findings.push(
-          this.breaking(at(sLoc, "type"), at(rLoc, "type"), `type ${show(s.type ?? "(any)")} → ${show(r.type)}`, widerThanInteger ? "the sender may send a number with a fraction; the receiver takes integers only" : `the sender may send ${type}; the receiver does not accept it`, [value]),
+          this.breaking(at(sLoc, "type"), at(rLoc, "type"), `type ${this.span(show(s.type ?? "(any)"), show(r.type))}`, widerThanInteger ? "the sender may send a number with a fraction; the receiver takes integers only" : `the sender may send ${type}; the receiver does not accept it`, [value]),
         );
       }
     }
@@ -259,7 +271,13 @@ class Comparison {
         findings.push(...wrap(this.check(schema, at(sLoc, "properties", name), rProps[name], at(rLoc, "properties", name)), withField(name)));
       } else if (rClosed) {
         findings.push(
-          this.breaking(at(sLoc, "properties", name), at(rLoc, "additionalProperties"), `field "${name}": ${sRequired.has(name) ? "required" : "optional"} → not a field`, `the sender may send "${name}"; the receiver's object is closed (strict mode) and rejects it`, [withField(name)(sample(schema, this.ctx.sender))]),
+          this.breaking(
+            at(sLoc, "properties", name),
+            at(rLoc, "additionalProperties"),
+            this.senderOnly === "added" ? `field "${name}" added, ${sRequired.has(name) ? "required" : "optional"}` : `field "${name}" removed (it was ${sRequired.has(name) ? "required" : "optional"})`,
+            `the sender may send "${name}"; the receiver's object is closed (strict mode) and rejects it`,
+            [withField(name)(sample(schema, this.ctx.sender))],
+          ),
         );
       } else if (rExtra) {
         findings.push(...wrap(this.check(schema, at(sLoc, "properties", name), rExtra, at(rLoc, "additionalProperties")), withField(name)));
@@ -267,8 +285,9 @@ class Comparison {
     }
     for (const name of rRequired) {
       if (sRequired.has(name)) continue;
-      const was = name in sProps ? "optional" : "not a field";
-      findings.push(this.breaking(at(sLoc, "required"), at(rLoc, "required"), `field "${name}": ${was} → required`, `the sender may leave "${name}" out; the receiver requires it`, [base()]));
+      // The sender's schema has the field optional or not at all; the receiver's requires it.
+      const change = name in sProps ? `field "${name}" ${this.span("optional", "required")}` : this.senderOnly === "removed" ? `field "${name}" added, required` : `field "${name}" removed (it was required)`;
+      findings.push(this.breaking(at(sLoc, "required"), at(rLoc, "required"), change, `the sender may leave "${name}" out; the receiver requires it`, [base()]));
     }
     if (sOpen) {
       const sExtra = isObject(s.additionalProperties) ? s.additionalProperties : undefined;
@@ -277,15 +296,15 @@ class Comparison {
         const rNode = deref(schema, this.ctx.receiver);
         const candidates = sExtra ? [] : violators(rNode);
         if (sExtra) findings.push(...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), schema, at(rLoc, "properties", name)), withField(name)));
-        else if (candidates.length) findings.push(this.breaking(at(sLoc, "additionalProperties"), at(rLoc, "properties", name), `field "${name}": any value (open object) → constrained`, `the sender's object is open, so "${name}" may hold any value; the receiver now constrains it`, candidates.map(withField(name))));
+        else if (candidates.length) findings.push(this.breaking(at(sLoc, "additionalProperties"), at(rLoc, "properties", name), `field "${name}": ${this.span("any value (open object)", "constrained")}`, `the sender's object is open, so "${name}" may hold any value; the receiver constrains it`, candidates.map(withField(name))));
       }
       if (rClosed) {
         const extra = freeName(rProps);
-        findings.push(this.breaking(at(sLoc, "additionalProperties"), at(rLoc, "additionalProperties"), `additionalProperties: ${show(s.additionalProperties ?? true)} → false`, "the sender's object is open; the receiver's is closed (strict mode) and rejects unknown fields", [withField(extra)(sExtra ? sample(sExtra, this.ctx.sender) : "x")]));
+        findings.push(this.breaking(at(sLoc, "additionalProperties"), at(rLoc, "additionalProperties"), `additionalProperties ${this.span(show(s.additionalProperties ?? true), "false")}`, "the sender's object is open; the receiver's is closed (strict mode) and rejects unknown fields", [withField(extra)(sExtra ? sample(sExtra, this.ctx.sender) : "x")]));
       } else if (sExtra && rExtra) {
         findings.push(...wrap(this.check(sExtra, at(sLoc, "additionalProperties"), rExtra, at(rLoc, "additionalProperties")), withField(freeName(rProps))));
       } else if (!sExtra && rExtra) {
-        findings.push(this.breaking(at(sLoc, "additionalProperties"), at(rLoc, "additionalProperties"), "additionalProperties: any value → constrained", "the sender's extra fields may hold any value; the receiver constrains them", violators(rExtra).map(withField(freeName(rProps)))));
+        findings.push(this.breaking(at(sLoc, "additionalProperties"), at(rLoc, "additionalProperties"), `additionalProperties ${this.span("any value", "constrained")}`, "the sender's extra fields may hold any value; the receiver constrains them", violators(rExtra).map(withField(freeName(rProps)))));
       }
     }
     return findings;
@@ -297,14 +316,14 @@ class Comparison {
     const filler = () => (s.items === undefined ? "x" : sample(s.items, this.ctx.sender));
     const arrayWith = (value: Json): Json => [value, ...Array.from({ length: Math.max(0, sMin - 1) }, filler)];
     if (r.items !== undefined) {
-      if (s.items === undefined) findings.push(this.breaking(at(sLoc, "items"), at(rLoc, "items"), "items: any value → constrained", "the sender's array items may be anything; the receiver constrains them", violators(deref(r.items, this.ctx.receiver)).map(arrayWith)));
+      if (s.items === undefined) findings.push(this.breaking(at(sLoc, "items"), at(rLoc, "items"), `items ${this.span("any value", "constrained")}`, "the sender's array items may be anything; the receiver constrains them", violators(deref(r.items, this.ctx.receiver)).map(arrayWith)));
       else findings.push(...wrap(this.check(s.items, at(sLoc, "items"), r.items, at(rLoc, "items")), arrayWith));
     }
     const rMin = typeof r.minItems === "number" ? r.minItems : 0;
-    if (rMin > sMin) findings.push(this.breaking(at(sLoc, "minItems"), at(rLoc, "minItems"), `minItems ${show(s.minItems)} → ${rMin}`, `the sender may send ${sMin} items; the receiver needs at least ${rMin}`, [Array.from({ length: sMin }, filler)]));
+    if (rMin > sMin) findings.push(this.breaking(at(sLoc, "minItems"), at(rLoc, "minItems"), `minItems ${this.span(show(s.minItems), show(r.minItems))}`, `the sender may send ${sMin} items; the receiver needs at least ${rMin}`, [Array.from({ length: sMin }, filler)]));
     const sMax = typeof s.maxItems === "number" ? s.maxItems : Infinity;
     if (typeof r.maxItems === "number" && r.maxItems < sMax) {
-      findings.push(this.breaking(at(sLoc, "maxItems"), at(rLoc, "maxItems"), `maxItems ${show(s.maxItems)} → ${r.maxItems}`, `the sender may send more than ${r.maxItems} items; the receiver takes at most ${r.maxItems}`, [Array.from({ length: Math.max(r.maxItems + 1, sMin) }, filler)]));
+      findings.push(this.breaking(at(sLoc, "maxItems"), at(rLoc, "maxItems"), `maxItems ${this.span(show(s.maxItems), show(r.maxItems))}`, `the sender may send more than ${r.maxItems} items; the receiver takes at most ${r.maxItems}`, [Array.from({ length: Math.max(r.maxItems + 1, sMin) }, filler)]));
     }
     return findings;
   }
@@ -313,16 +332,16 @@ class Comparison {
     const findings: Finding[] = [];
     const sMin = typeof s.minLength === "number" ? s.minLength : 0;
     const rMin = typeof r.minLength === "number" ? r.minLength : 0;
-    if (rMin > sMin) findings.push(this.breaking(at(sLoc, "minLength"), at(rLoc, "minLength"), `minLength ${show(s.minLength)} → ${rMin}`, `the sender may send a string of ${sMin} characters; the receiver needs ${rMin}`, ["x".repeat(sMin)]));
+    if (rMin > sMin) findings.push(this.breaking(at(sLoc, "minLength"), at(rLoc, "minLength"), `minLength ${this.span(show(s.minLength), show(r.minLength))}`, `the sender may send a string of ${sMin} characters; the receiver needs ${rMin}`, ["x".repeat(sMin)]));
     const sMax = typeof s.maxLength === "number" ? s.maxLength : Infinity;
     if (typeof r.maxLength === "number" && r.maxLength < sMax) {
-      findings.push(this.breaking(at(sLoc, "maxLength"), at(rLoc, "maxLength"), `maxLength ${show(s.maxLength)} → ${r.maxLength}`, `the sender may send more than ${r.maxLength} characters; the receiver takes at most ${r.maxLength}`, ["x".repeat(Math.max(r.maxLength + 1, sMin))]));
+      findings.push(this.breaking(at(sLoc, "maxLength"), at(rLoc, "maxLength"), `maxLength ${this.span(show(s.maxLength), show(r.maxLength))}`, `the sender may send more than ${r.maxLength} characters; the receiver takes at most ${r.maxLength}`, ["x".repeat(Math.max(r.maxLength + 1, sMin))]));
     }
     if (typeof r.pattern === "string" && r.pattern !== s.pattern) {
       // Inclusion of regular expressions is not decided; generated strings may still show a break.
       const lengths = [...new Set([Math.max(sMin, 1), sMin, Math.max(sMin, 8)])];
       const candidates = [...patternStrings(s), ...lengths.flatMap((n) => ["x", "A", "0", "-", " "].map((c) => c.repeat(n)))];
-      findings.push(this.undetermined(at(sLoc, "pattern"), at(rLoc, "pattern"), `pattern ${show(s.pattern)} → ${show(r.pattern)}`, "whether every string of the old pattern matches the new one is not decided", candidates));
+      findings.push(this.undetermined(at(sLoc, "pattern"), at(rLoc, "pattern"), `pattern ${this.span(show(s.pattern), show(r.pattern))}`, "whether every string of the sender's pattern matches the receiver's is not decided", candidates));
     }
     return findings;
   }
@@ -335,18 +354,35 @@ class Comparison {
     const [sLo, rLo, sHi, rHi] = [lo(s), lo(r), hi(s), hi(r)];
     if (rLo && (!sLo || sLo.value < rLo.value || (sLo.value === rLo.value && !sLo.exclusive && rLo.exclusive))) {
       const value = !sLo ? rLo.value - step : sLo.exclusive ? sLo.value + step : sLo.value;
-      findings.push(this.breaking(at(sLoc, rLo.keyword), at(rLoc, rLo.keyword), `lower bound ${sLo ? `${sLo.keyword} ${sLo.value}` : "(none)"} → ${rLo.keyword} ${rLo.value}`, `the sender may send ${value}; the receiver's lower bound rejects it`, [value, Math.floor(rLo.value) - 1]));
+      findings.push(this.breaking(at(sLoc, rLo.keyword), at(rLoc, rLo.keyword), this.boundChange(sLo, rLo), `the sender may send ${value}; the receiver's lower bound rejects it`, [value, Math.floor(rLo.value) - 1]));
     }
     if (rHi && (!sHi || sHi.value > rHi.value || (sHi.value === rHi.value && !sHi.exclusive && rHi.exclusive))) {
       const value = !sHi ? rHi.value + step : sHi.exclusive ? sHi.value - step : sHi.value;
-      findings.push(this.breaking(at(sLoc, rHi.keyword), at(rLoc, rHi.keyword), `upper bound ${sHi ? `${sHi.keyword} ${sHi.value}` : "(none)"} → ${rHi.keyword} ${rHi.value}`, `the sender may send ${value}; the receiver's upper bound rejects it`, [value, Math.ceil(rHi.value) + 1]));
+      findings.push(this.breaking(at(sLoc, rHi.keyword), at(rLoc, rHi.keyword), this.boundChange(sHi, rHi), `the sender may send ${value}; the receiver's upper bound rejects it`, [value, Math.ceil(rHi.value) + 1]));
     }
     if (typeof r.multipleOf === "number" && !(typeof s.multipleOf === "number" && Number.isInteger(s.multipleOf / r.multipleOf))) {
       const base = sampleOfType(s, type, this.ctx.sender) as number;
       const unit = typeof s.multipleOf === "number" ? s.multipleOf : step;
-      findings.push(this.undetermined(at(sLoc, "multipleOf"), at(rLoc, "multipleOf"), `multipleOf ${show(s.multipleOf)} → ${r.multipleOf}`, "multipleOf changes are not decided", [1, 2, 3, 5, 7].map((k) => base + k * unit)));
+      findings.push(this.undetermined(at(sLoc, "multipleOf"), at(rLoc, "multipleOf"), `multipleOf ${this.span(show(s.multipleOf), show(r.multipleOf))}`, "multipleOf changes are not decided", [1, 2, 3, 5, 7].map((k) => base + k * unit)));
     }
     return findings;
+  }
+
+  /**
+   * A bound, old → new: "maximum 9 → 19" when both sides use the same keyword (or one has
+   * none), "minimum 0 → exclusiveMinimum 0" when they differ.
+   */
+  private boundChange(sender: Bound | undefined, receiver: Bound): string {
+    if (!sender || sender.keyword === receiver.keyword) return `${receiver.keyword} ${this.span(sender ? String(sender.value) : "(none)", String(receiver.value))}`;
+    return this.span(`${sender.keyword} ${sender.value}`, `${receiver.keyword} ${receiver.value}`);
+  }
+
+  /** A scalar value the sender's enum (or const) has and the receiver rejects, old → new. */
+  private valueChange(value: Json, r: JsonObject, problem: string): string {
+    if (Array.isArray(r.enum) && !r.enum.some((e) => equal(e, value))) return `enum value ${show(value)} ${this.senderOnly}`;
+    if ("const" in r && !equal(r.const, value)) return `const ${this.span(show(value), show(r.const))}`;
+    // Listed by both, but the receiver's other keywords reject it.
+    return `enum value ${show(value)} ${this.senderOnly === "added" ? "allowed" : "no longer allowed"} (the ${this.senderOnly === "added" ? "old" : "new"} schema's ${problem} rejects it)`;
   }
 
   private breaking(sender: Location, receiver: Location, change: string, why: string, candidates: Json[]): Finding {
@@ -358,7 +394,13 @@ class Comparison {
   }
 }
 
-function bound(node: JsonObject, inclusive: string, exclusive: string, pick: (a: number, b: number) => number) {
+interface Bound {
+  readonly value: number;
+  readonly exclusive: boolean;
+  readonly keyword: string;
+}
+
+function bound(node: JsonObject, inclusive: string, exclusive: string, pick: (a: number, b: number) => number): Bound | undefined {
   const a = typeof node[inclusive] === "number" ? (node[inclusive] as number) : undefined;
   const b = typeof node[exclusive] === "number" ? (node[exclusive] as number) : undefined;
   if (a === undefined && b === undefined) return undefined;

@@ -48,15 +48,38 @@ function sharedMessages(oldModel: ProtocolModel, newModel: ProtocolModel): Messa
   return parts;
 }
 
-function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelValidators, receivers: ModelValidators, mode: ValidationMode): Change {
+/**
+ * The field a change is in, from its place in the new schema (the old one if the new has
+ * none), as a dotted path inside the type: `identity_id`, `permission_profile.mode`,
+ * `items[]`. Schema keywords are left out, and so is a last field the change text already
+ * names (`field "owner" added`), so that the deployments a change breaks read alike.
+ */
+function fieldPath(finding: Finding, flow: Flow): string {
+  const loc = flow === "old_to_new" ? finding.receiver : finding.sender;
+  const tokens = loc.pointer.split("/").slice(1).map((t) => t.replaceAll("~1", "/").replaceAll("~0", "~"));
+  const path: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    if (token === "properties" && i + 1 < tokens.length) path.push(tokens[++i]!);
+    else if (token === "items" && path.length) path[path.length - 1] += "[]";
+    else if (token === "items") path.push("[]");
+    else if ((token === "oneOf" || token === "anyOf") && i + 1 < tokens.length) i++;
+  }
+  const named = /^field "([^"]+)"/.exec(finding.change)?.[1];
+  if (named !== undefined && path.at(-1) === named && loc.pointer.endsWith(`/properties/${named.replaceAll("~", "~0").replaceAll("/", "~1")}`)) path.pop();
+  return path.join(".");
+}
+
+function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelValidators, receivers: ModelValidators, mode: ValidationMode, subject: string): Change {
   const senderFile = flow === "old_to_new" ? part.oldFile : part.newFile;
   const receiverFile = flow === "old_to_new" ? part.newFile : part.oldFile;
   const senderRole = ROLE_OF_SENDER[part.senderDirection];
   const [senderVersion, receiverVersion] = flow === "old_to_new" ? (["old", "new"] as const) : (["new", "old"] as const);
   const base = {
     category: "wire" as const,
-    subject: part.subject,
-    change: finding.change,
+    subject,
+    change: fieldPath(finding, flow) ? `${fieldPath(finding, flow)}: ${finding.change}` : finding.change,
+    messages: [part.subject],
     old: flow === "old_to_new" ? finding.sender : finding.receiver,
     new: flow === "old_to_new" ? finding.receiver : finding.sender,
     flow,
@@ -68,7 +91,7 @@ function judge(part: MessagePart, flow: Flow, finding: Finding, senders: ModelVa
     if (!senders.check(senderFile, "strict", value).valid) continue;
     const rejected = receivers.check(receiverFile, mode, value);
     if (rejected.valid) continue;
-    return { ...base, verdict: "breaking", why: `${who}: ${finding.why}`, counterexample: { value, rejection: rejected.error! } };
+    return { ...base, verdict: "breaking", why: `${who}: ${finding.why}`, counterexample: { message: part.subject, value, rejection: rejected.error! } };
   }
   if (finding.verdict === "breaking") {
     return { ...base, verdict: "undetermined", why: `${finding.why}; but no generated value was confirmed by both validators, so the change is not judged` };
@@ -83,6 +106,13 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
   if (categories.includes("wire")) {
     const oldValidators = new ModelValidators(oldModel);
     const newValidators = new ModelValidators(newModel);
+    /** A schema change reached by several messages (a shared type) is one change listing them all. */
+    const byChange = new Map<string, Change>();
+    const titleOf = (finding: Finding, flow: Flow) => {
+      const [oldLoc, newLoc] = flow === "old_to_new" ? [finding.sender, finding.receiver] : [finding.receiver, finding.sender];
+      const [model, file] = newLoc.file ? [newModel, newLoc.file] : [oldModel, oldLoc.file];
+      return model.types.find((t) => t.file === file)?.title ?? file;
+    };
     for (const part of sharedMessages(oldModel, newModel)) {
       const found: Change[] = [];
       const seen = new Set<string>();
@@ -90,17 +120,30 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
         const [sender, receiver] = flow === "old_to_new" ? [oldModel, newModel] : [newModel, oldModel];
         const [senderFile, receiverFile] = flow === "old_to_new" ? [part.oldFile, part.newFile] : [part.newFile, part.oldFile];
         const [senders, receivers] = flow === "old_to_new" ? [oldValidators, newValidators] : [newValidators, oldValidators];
-        for (const finding of compareRoots({ sender, receiver, tolerant: mode === "tolerant" }, senderFile, receiverFile)) {
+        const senderVersion = flow === "old_to_new" ? "old" : "new";
+        for (const finding of compareRoots({ sender, receiver, senderVersion, tolerant: mode === "tolerant" }, senderFile, receiverFile)) {
           const key = `${flow}|${finding.sender.file}#${finding.sender.pointer}|${finding.receiver.file}#${finding.receiver.pointer}|${finding.change}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          found.push(judge(part, flow, finding, senders, receivers, mode));
+          const change = judge(part, flow, finding, senders, receivers, mode, titleOf(finding, flow));
+          // Judged in another message already: the same change, one more message it reaches.
+          const same = byChange.get(`${key}|${change.verdict}|${change.why}`);
+          if (same) {
+            // The shortest counterexample of the messages it reaches is the one shown: the easiest to read.
+            const shorter = change.counterexample && same.counterexample && JSON.stringify(change.counterexample.value).length < JSON.stringify(same.counterexample.value).length;
+            byChange.set(`${key}|${change.verdict}|${change.why}`, { ...same, messages: [...same.messages!, part.subject], ...(shorter ? { counterexample: change.counterexample } : {}) });
+            found.push(same);
+            continue;
+          }
+          byChange.set(`${key}|${change.verdict}|${change.why}`, change);
+          found.push(change);
         }
       }
       if (found.length === 0 && !structurallyEqual(part.oldFile, oldModel, part.newFile, newModel)) {
         found.push({
           category: "wire",
           subject: part.subject,
+          messages: [part.subject],
           verdict: "compatible",
           change: part.oldFile === part.newFile ? `${part.oldFile} changed` : `${part.oldFile} → ${part.newFile}`,
           why: `the schemas differ, but every value either side sends is accepted by the other in ${mode} mode`,
@@ -108,8 +151,9 @@ export function diffSchemas(oldModel: ProtocolModel, newModel: ProtocolModel, op
           new: { file: part.newFile, pointer: "" },
         });
       }
-      changes.push(...found);
+      changes.push(...found.filter((c) => c.verdict === "compatible"));
     }
+    changes.push(...byChange.values());
     changes.push(...registryChanges(oldModel, newModel));
   }
   if (categories.includes("code")) changes.push(...codeChanges(oldModel, newModel));

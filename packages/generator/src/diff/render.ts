@@ -1,18 +1,37 @@
-/** The diff report as console text and as a Markdown pull-request comment, grouped by message. */
+/**
+ * The diff report as console text and as a Markdown pull-request comment. Message changes
+ * are grouped by the type where the schema changed; each change is said once, old → new,
+ * with under it who breaks (the only line that names a direction) and the messages it
+ * reaches. Registry and code changes are grouped by their subject.
+ */
 import type { Change, DiffReport, Location } from "./report.js";
 
 const place = (loc: Location | null) => (loc ? `${loc.file}#${loc.pointer}` : "(none)");
 const MARK = { breaking: "BREAKING", undetermined: "UNDETERMINED", compatible: "compatible" } as const;
 const ORDER = { breaking: 0, undetermined: 1, compatible: 2 } as const;
 
-function groups(report: DiffReport): [string, Change[]][] {
+/** The changes under one heading, each distinct change text once with its entries (one per deployment it breaks). */
+interface Group {
+  readonly heading: string;
+  readonly changes: { readonly text: string; readonly verdict: Change["verdict"]; readonly entries: Change[] }[];
+}
+
+const worst = (changes: readonly Change[]) => Math.min(...changes.map((c) => ORDER[c.verdict]));
+
+function groups(report: DiffReport): Group[] {
   const map = new Map<string, Change[]>();
   for (const change of report.changes) {
     const key = `${change.category === "code" ? "code: " : ""}${change.subject}`;
     map.set(key, [...(map.get(key) ?? []), change]);
   }
-  const worst = (changes: Change[]) => Math.min(...changes.map((c) => ORDER[c.verdict]));
-  return [...map.entries()].sort((a, b) => worst(a[1]) - worst(b[1]) || (a[0] < b[0] ? -1 : 1)).map(([k, v]) => [k, v.sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict])]);
+  return [...map.entries()]
+    .sort((a, b) => worst(a[1]) - worst(b[1]) || (a[0] < b[0] ? -1 : 1))
+    .map(([heading, all]) => {
+      const byText = new Map<string, Change[]>();
+      for (const c of all) byText.set(c.change, [...(byText.get(c.change) ?? []), c]);
+      const changes = [...byText].map(([text, entries]) => ({ text, verdict: entries.slice().sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict])[0]!.verdict, entries: entries.slice().sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict]) }));
+      return { heading, changes: changes.sort((a, b) => ORDER[a.verdict] - ORDER[b.verdict]) };
+    });
 }
 
 function headline(report: DiffReport): string {
@@ -22,17 +41,31 @@ function headline(report: DiffReport): string {
 
 const truncate = (text: string, max = 400) => (text.length > max ? `${text.slice(0, max)}…` : text);
 
+/** "turn/started params, turn/completed params (2 messages)"; nothing for a change that is not about messages. */
+function messagesLine(c: Change): string | undefined {
+  if (!c.messages?.length) return undefined;
+  return `${c.messages.length === 1 ? "message" : `messages (${c.messages.length})`}: ${c.messages.join(", ")}`;
+}
+
 export function renderText(report: DiffReport): string {
   const lines = [headline(report)];
   if (report.changes.length === 0) lines.push("No changes.");
-  for (const [subject, changes] of groups(report)) {
-    lines.push("", subject);
-    for (const c of changes) {
-      lines.push(`  ${MARK[c.verdict]}  ${c.change}`);
-      lines.push(`    old ${place(c.old)}`, `    new ${place(c.new)}`);
-      lines.push(`    ${c.why}`);
-      if (c.counterexample) lines.push(`    counterexample: ${truncate(JSON.stringify(c.counterexample.value))}`, `    rejected: ${c.counterexample.rejection}`);
-      if (c.frame) lines.push(`    frame: ${truncate(JSON.stringify(c.frame))}`);
+  for (const group of groups(report)) {
+    lines.push("", group.heading);
+    for (const { text, verdict, entries } of group.changes) {
+      lines.push(`  ${MARK[verdict]}  ${text}`);
+      // One entry per deployment the change breaks: who breaks first, then where and what shows it.
+      for (const c of entries) {
+        lines.push(`    ${c.verdict === "compatible" ? "" : "who breaks: "}${c.why}`);
+        lines.push(`      old ${place(c.old)}`, `      new ${place(c.new)}`);
+        const messages = messagesLine(c);
+        if (messages) lines.push(`      ${messages}`);
+        if (c.counterexample) {
+          const of = c.counterexample.message !== undefined && (c.messages?.length ?? 0) > 1 ? ` (${c.counterexample.message})` : "";
+          lines.push(`      counterexample${of}: ${truncate(JSON.stringify(c.counterexample.value))}`, `      rejected: ${c.counterexample.rejection}`);
+        }
+        if (c.frame) lines.push(`      frame: ${truncate(JSON.stringify(c.frame))}`);
+      }
     }
   }
   return lines.join("\n") + "\n";
@@ -43,14 +76,18 @@ const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 export function renderMarkdown(report: DiffReport): string {
   const lines = [`### turnspec diff`, "", `**${headline(report)}**`];
   if (report.changes.length === 0) lines.push("", "No changes.");
-  for (const [subject, changes] of groups(report)) {
-    lines.push("", `#### \`${subject}\``, "", "| verdict | change | old | new | who breaks and why |", "| --- | --- | --- | --- | --- |");
-    for (const c of changes) lines.push(`| ${MARK[c.verdict]} | ${cell(c.change)} | \`${cell(place(c.old))}\` | \`${cell(place(c.new))}\` | ${cell(c.why)} |`);
-    const shown = changes.filter((c) => c.counterexample || c.frame);
+  for (const group of groups(report)) {
+    const entries = group.changes.flatMap((c) => c.entries);
+    lines.push("", `#### \`${group.heading}\``, "", "| verdict | change | old | new | who breaks and why | messages |", "| --- | --- | --- | --- | --- | --- |");
+    for (const { text, entries: same } of group.changes) {
+      same.forEach((c, i) => lines.push(`| ${MARK[c.verdict]} | ${i === 0 ? cell(text) : ""} | \`${cell(place(c.old))}\` | \`${cell(place(c.new))}\` | ${cell(c.why)} | ${cell(c.messages?.join(", ") ?? "")} |`));
+    }
+    const shown = entries.filter((c) => c.counterexample || c.frame);
     if (shown.length) {
       lines.push("", "<details><summary>counterexamples</summary>", "");
       for (const c of shown) {
-        lines.push(`- ${cell(c.change)}:`, "", "  ```json", `  ${JSON.stringify(c.counterexample?.value ?? c.frame)}`, "  ```");
+        const of = c.counterexample?.message !== undefined && (c.messages?.length ?? 0) > 1 ? ` (${c.counterexample.message})` : "";
+        lines.push(`- ${cell(c.change)}${of}:`, "", "  ```json", `  ${JSON.stringify(c.counterexample?.value ?? c.frame)}`, "  ```");
         if (c.counterexample) lines.push(`  rejected: \`${cell(c.counterexample.rejection)}\``);
       }
       lines.push("", "</details>");

@@ -27,6 +27,8 @@ export interface Location {
 
 /** A JSON value the sender's schema allows and the receiver's validator rejects, both checked by the compiled validators. */
 export interface Counterexample {
+  /** The message the value is (a change reaching several messages shows one of them). */
+  readonly message?: string;
   readonly value: Json;
   /** Why the receiver's validator rejects it: the instance path and the failed keyword. */
   readonly rejection: string;
@@ -34,13 +36,19 @@ export interface Counterexample {
 
 export interface Change {
   readonly category: Category;
-  /** The group the change is listed under: a message (`turn/start params`), `registry`, or a type title. */
+  /**
+   * The group the change is listed under: for a message change, the type where the schema
+   * changed (its title); otherwise a method or notification name, `errors`, `ordering`, or
+   * a type title (code).
+   */
   readonly subject: string;
   readonly verdict: Verdict;
-  /** What changed, old → new. */
+  /** What changed, in old → new terms whichever side breaks (`enum value "Paused" added`, `maximum 9 → 19`). */
   readonly change: string;
-  /** Who breaks and why (for a compatible change, why it is compatible). */
+  /** Who breaks and why (for a compatible change, why it is compatible): the only place that names the direction. */
   readonly why: string;
+  /** For a message change: every message (`turn/start params`) whose values the change reaches, in this flow. */
+  readonly messages?: readonly string[];
   /** Where the change is in the old and the new schemas (null where that side has no such place). */
   readonly old: Location | null;
   readonly new: Location | null;

@@ -6,7 +6,10 @@
  */
 import { readFileSync } from "node:fs";
 import { statSync } from "node:fs";
-import { checkBareValue, formatIssue, MessageChecker, type Finding, type ProtocolView } from "@turnspec/rpc";
+import type { ProtocolView } from "@turnspec/rpc";
+import { formatIssue } from "@turnspec/rpc";
+import { checkBareValue, MessageChecker, type Finding } from "@turnspec/rpc";
+import { closest } from "@turnspec/rpc";
 import { readJsonValues } from "./read-json.js";
 
 export interface ValidateCommand {
@@ -44,27 +47,8 @@ export interface LocatedFinding {
   readonly received?: unknown;
 }
 
-/** Edit distance between two names, for suggestions. */
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
 function suggest(name: string, protocol: ProtocolView, listedAt: string): string {
-  const lower = name.toLowerCase();
-  const close = protocol.typeNames
-    .map((t) => ({ t, d: distance(lower, t.toLowerCase()) }))
-    .filter(({ d }) => d <= Math.max(2, Math.floor(name.length / 4)))
-    .sort((a, b) => a.d - b.d || (a.t < b.t ? -1 : 1))
-    .slice(0, 3)
-    .map(({ t }) => t);
+  const close = closest(name, protocol.typeNames);
   if (close.length) return ` Did you mean ${close.join(", ")}?`;
   return ` The type names are ${listedAt}.`;
 }

@@ -10,18 +10,18 @@ import { CLIENT_MAX_FRAME_BYTES } from "./frame-limit.js";
 import { StdioTransport } from "./stdio.js";
 
 export interface SpawnStdioOptions {
-  readonly cwd?: string;
-  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string | undefined;
+  readonly env?: NodeJS.ProcessEnv | undefined;
   /** What happens to the child's stderr: "inherit" (default) passes it through, "collect" keeps its tail, "ignore" drops it. */
-  readonly stderr?: "inherit" | "collect" | "ignore";
+  readonly stderr?: "inherit" | "collect" | "ignore" | undefined;
   /** With stderr "collect": how much of the end of stderr is kept. Default 64 KiB. */
-  readonly stderrLimitBytes?: number;
+  readonly stderrLimitBytes?: number | undefined;
   /** Largest frame accepted from the child. Default `CLIENT_MAX_FRAME_BYTES`. */
-  readonly maxFrameBytes?: number;
+  readonly maxFrameBytes?: number | undefined;
   /** Called for each frame from the child that was over the limit and discarded; without it, `onerror` hears of it. */
-  readonly onOversized?: (bytes: number) => void;
+  readonly onOversized?: ((bytes: number) => void) | undefined;
   /** Milliseconds between SIGTERM and SIGKILL when the child does not exit on close. Default 2000. */
-  readonly killTimeoutMs?: number;
+  readonly killTimeoutMs?: number | undefined;
 }
 
 /** How the child ended. */

@@ -17,6 +17,7 @@ export {
   startWebSocketServer,
   type ConnectionInfo,
   type RunningWebSocketServer,
+  type UpgradeRefusal,
   type WebSocketClientOptions,
   type WebSocketServerOptions,
 } from "./websocket.js";

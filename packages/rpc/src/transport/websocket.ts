@@ -75,8 +75,27 @@ export interface WebSocketServerOptions {
   readonly sendOversizedAnswer?: (frame: string, transport: WebSocketTransport) => void;
   /** Errors that belong to no connection (a throwing onConnection, a failing server socket). */
   readonly onError?: (error: Error) => void;
+  /**
+   * Called with each upgrade request the server refused, for its log: a browser is not told
+   * why its connection failed, so the server's log is the only place that says.
+   */
+  readonly onRefused?: (refusal: UpgradeRefusal) => void;
   /** Bytes a connection may hold unsent before it is closed (1008) as not reading. Default DEFAULT_MAX_BUFFERED_BYTES. */
   readonly maxBufferedBytes?: number;
+}
+
+/**
+ * An upgrade request the server refused, and why. The token presented is never part of it.
+ *   - `origin`: a browser page whose Origin is not allowed (HTTP 403);
+ *   - `no_token`, `wrong_token`: the bearer token is missing, or does not match (HTTP 401);
+ *   - `authenticate`: the caller's `authenticate` hook said no, or failed (HTTP 401).
+ */
+export interface UpgradeRefusal {
+  readonly cause: "origin" | "no_token" | "wrong_token" | "authenticate";
+  readonly status: 401 | 403;
+  /** The request's Origin header, when it had one. */
+  readonly origin?: string;
+  readonly remoteAddress: string | undefined;
 }
 
 export interface RunningWebSocketServer {
@@ -265,7 +284,10 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
     socket.on("error", () => socket.destroy());
     // Checked before the token: a page from another site never gets as far as using one.
     const origin = request.headers.origin;
+    const refused = (cause: UpgradeRefusal["cause"], status: UpgradeRefusal["status"]) =>
+      options.onRefused?.({ cause, status, ...(origin === undefined ? {} : { origin }), remoteAddress: request.socket.remoteAddress });
     if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+      refused("origin", 403);
       refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.size ? [...origins].join(", ") : "no browser origin"}`);
       return;
     }
@@ -280,8 +302,12 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
       verdict = Promise.reject(error);
     }
     const decide = (accepted: boolean) => {
-      if (accepted === true) accept(request, socket, head);
-      else refuse(socket, 401, "Unauthorized", options.token !== undefined ? "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>" : "the server refused this connection");
+      if (accepted === true) {
+        accept(request, socket, head);
+        return;
+      }
+      refused(options.token === undefined ? "authenticate" : presentedToken(request) === undefined ? "no_token" : "wrong_token", 401);
+      refuse(socket, 401, "Unauthorized", options.token !== undefined ? "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>" : "the server refused this connection");
     };
     if (typeof verdict === "boolean") {
       decide(verdict);
@@ -343,14 +369,14 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
 }
 
 export interface WebSocketClientOptions {
-  /** Bearer token, sent in the Authorization header. */
-  readonly token?: string;
+  /** Bearer token, sent in the Authorization header; undefined sends none (`process.env.TURNSPEC_TOKEN` may be passed as it is). */
+  readonly token?: string | undefined;
   /** Compression is always off: see the file comment. Accepted so a caller can say so. */
-  readonly perMessageDeflate?: false;
+  readonly perMessageDeflate?: false | undefined;
   /** Largest message accepted from the gateway; a larger one closes the connection with 1009. Default `CLIENT_MAX_FRAME_BYTES`. */
-  readonly maxFrameBytes?: number;
+  readonly maxFrameBytes?: number | undefined;
   /** Milliseconds the opening handshake may take. Default 10000. */
-  readonly handshakeTimeoutMs?: number;
+  readonly handshakeTimeoutMs?: number | undefined;
 }
 
 /** The gateway refused the WebSocket upgrade (401 for a missing or wrong token). */
