@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "6776f06e0564dd89473b0178e1908f02d698614046a2c52faf31ed84e361851c",
+  digest: "abf7cb63d2eaa4c79a796d8f4594679f9537862b72d7880c008bf0605328c181",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";

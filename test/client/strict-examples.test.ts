@@ -47,12 +47,13 @@ function compile(files: readonly string[]): string[] {
     noEmit: true,
     // The package's entry points, as its exports map them.
     paths: {
-      "turnspec/rpc": source("rpc/index.ts"),
-      "turnspec/transport": source("transport/index.ts"),
-      "turnspec/generated": source("generated/index.ts"),
-      "turnspec/client": source("client/index.ts"),
-      "turnspec/client/browser": source("client/browser.ts"),
-      "turnspec/generator": source("generator/index.ts"),
+      "@turnspec/rpc": source("packages/rpc/src/index.ts"),
+      "@turnspec/rpc/transport": source("packages/rpc/src/transport/index.ts"),
+      "@turnspec/protocol": source("generated/index.ts"),
+      "@turnspec/protocol/*": source("generated/*.ts"),
+      "@turnspec/client": source("packages/client/src/index.ts"),
+      "@turnspec/client/browser": source("packages/client/src/browser.ts"),
+      "@turnspec/generator": source("packages/generator/src/index.ts"),
     },
   };
   const program = ts.createProgram(files, options);
