@@ -3,7 +3,7 @@
 // of their references; then the files the compiled code reads at run time are copied beside
 // it, the inspector's page is bundled, and the files every published package carries (the
 // licence; the command line's guides) are put in place.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -53,6 +53,31 @@ try {
 for (const dir of [...readdirSync(at("packages")).map((name) => `packages/${name}`), "generated"]) {
   if (existsSync(at(dir, "package.json"))) copy("LICENSE", `${dir}/LICENSE`);
 }
-rmSync(at("packages/turnspec/docs"), { recursive: true, force: true });
-mkdirSync(at("packages/turnspec/docs"), { recursive: true });
-copy("docs", "packages/turnspec/docs");
+// The guides, with the examples and schemas they show, so that they stand on their own in the installed
+// package: links into the other packages' sources lead to what those packages ship beside it.
+const SHIPPED_LINKS = [
+  ["../generated/", "../../@turnspec/protocol/"],
+  ["../packages/conformance/src/", "../../@turnspec/conformance/dist/"],
+  ["../packages/generator/src/", "../../@turnspec/generator/dist/"],
+  ["../packages/generator/meta/", "../../@turnspec/generator/meta/"],
+];
+for (const folder of ["docs", "examples", "schemas"]) rmSync(at("packages/turnspec", folder), { recursive: true, force: true });
+copy("examples", "packages/turnspec/examples");
+copy("schemas", "packages/turnspec/schemas");
+for (const name of readdirSync(at("docs"), { recursive: true })) {
+  const from = at("docs", name);
+  const to = at("packages/turnspec/docs", name);
+  if (!statSync(from).isFile()) continue;
+  mkdirSync(dirname(to), { recursive: true });
+  if (!name.endsWith(".md")) {
+    cpSync(from, to);
+    continue;
+  }
+  const depth = name.split("/").length - 1;
+  const up = "../".repeat(depth);
+  let text = readFileSync(from, "utf8");
+  for (const [repo, shipped] of SHIPPED_LINKS) text = text.replaceAll(`](${up}${repo}`, `](${up}${shipped}`);
+  // What exists only in the repository (the docs' own build script) is named, not linked.
+  text = text.replace(new RegExp(`\\[([^\\]]+)\\]\\(${up.replaceAll(".", "\\.")}\\.\\./scripts/[^)]*\\)`, "g"), "$1");
+  writeFileSync(to, text);
+}

@@ -95,6 +95,27 @@ describe("the packed package, installed in an app of its own", () => {
     expect(existsSync(join(app, "node_modules", "turnspec", "dist", "cli.js"))).toBe(true);
   });
 
+  it("carries its guides, with every relative link leading to a file installed beside them", () => {
+    const docs = join(app, "node_modules", "turnspec", "docs");
+    const broken: string[] = [];
+    for (const name of readdirSync(docs, { recursive: true }) as string[]) {
+      if (!name.endsWith(".md")) continue;
+      // Links outside fenced code blocks.
+      const text = readFileSync(join(docs, name), "utf8").replace(/^(```|~~~)[^]*?^\1/gm, "");
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!) || target!.startsWith("#")) continue;
+        const path = target!.split("#")[0]!;
+        if (!existsSync(join(docs, name, "..", path))) broken.push(`${name}: ${target}`);
+      }
+    }
+    expect(broken).toEqual([]);
+    // No package keeps a lifecycle script: nothing runs at install, and nothing refers to the repository's build.
+    for (const { manifest } of WORKSPACES) {
+      const installed = JSON.parse(readFileSync(join(app, "node_modules", manifest.name, "package.json"), "utf8")) as { scripts?: object };
+      expect(installed.scripts, manifest.name).toBeUndefined();
+    }
+  });
+
   it("runs the turnspec command: --version is turnspec's own, --help lists the commands", async () => {
     expect((await run(bin("turnspec"), ["--version"])).trim()).toBe(version);
     const help = await run(bin("turnspec"), ["--help"]);
