@@ -3,6 +3,8 @@
  * The `turnspec` command line: argument parsing and exit codes only. The work is done by
  * generator/ and conformance/.
  */
+// First: hides a --token value from the process's visible command line before anything else loads.
+import { commandLineTokenWarning, tokenOnCommandLine } from "./command-line-token.js";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import yargs from "yargs";
@@ -124,7 +126,7 @@ const cli = yargs(hideBin(process.argv))
         .option("port", { type: "number", describe: "Serve WebSocket on this port (0 picks a free one)" })
         .option("ag-ui", { type: "number", describe: "Serve AG-UI clients over HTTP and SSE on this port (0 picks a free one)" })
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
-        .option("token", { type: "string", describe: "Bearer token clients must present (visible in the process list: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
+        .option("token", { type: "string", describe: "Bearer token clients must present (on the command line it is seen by other local users: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
         .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
         .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off; loopback addresses only)" })
         .option("allow-origin", { type: "string", array: true, describe: "Browser origin whose pages may connect (repeatable; default none)" })
@@ -169,6 +171,7 @@ const cli = yargs(hideBin(process.argv))
           await serveAgUiGateway((log) => openGateway(gateway, log), { port: argv["ag-ui"], host: argv.host });
           return;
         }
+        if (tokenOnCommandLine) console.error(commandLineTokenWarning("--token-file FILE (one line, readable by you only) or $TURNSPEC_TOKEN"));
         const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         await serve({
           stdio: argv.stdio,
@@ -219,6 +222,7 @@ const cli = yargs(hideBin(process.argv))
         .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
     async (argv) => {
       const { runCertify } = await import("../conformance/certify-command.js");
+      if (tokenOnCommandLine) console.error(commandLineTokenWarning("$TURNSPEC_TOKEN"));
       const token = argv.token ?? process.env.TURNSPEC_TOKEN;
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
@@ -264,6 +268,7 @@ const cli = yargs(hideBin(process.argv))
         }),
     async (argv) => {
       const { runInspect } = await import("../client/inspector/command.js");
+      if (tokenOnCommandLine) console.error(commandLineTokenWarning("$TURNSPEC_TOKEN"));
       const token = argv.token ?? (argv["gateway-url"] === undefined ? undefined : process.env.TURNSPEC_TOKEN);
       process.exitCode = await runInspect({
         ...(argv["gateway-cmd"] === undefined ? {} : { gatewayCmd: argv["gateway-cmd"] }),
