@@ -142,11 +142,8 @@ const cli = yargs(hideBin(process.argv))
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
           const agUi = argv["ag-ui"];
           if (agUi !== undefined && (!Number.isInteger(agUi) || agUi < 0 || agUi > 65535)) return `--ag-ui must be an integer from 0 to 65535, got ${agUi}`;
-          if (agUi !== undefined) {
-            // The AG-UI endpoint has no token, origin list or frame limit: options for them would be ignored.
-            const unused = [argv.token !== undefined && "--token", argv["token-file"] !== undefined && "--token-file", argv["allow-origin"] !== undefined && "--allow-origin", argv["max-frame-bytes"] !== undefined && "--max-frame-bytes", !argv.auth && "--no-auth"].filter(Boolean);
-            if (unused.length) return `--ag-ui does not use ${unused.join(", ")}: the AG-UI endpoint has no authentication and listens on a loopback address only`;
-          }
+          // The AG-UI endpoint reads HTTP bodies, not frames: a frame limit would be ignored.
+          if (agUi !== undefined && argv["max-frame-bytes"] !== undefined) return "--ag-ui does not use --max-frame-bytes: the AG-UI endpoint takes request bodies of up to 1 MiB";
           if ([argv.store !== undefined, argv.db !== undefined, argv.memory].filter(Boolean).length > 1) return "Choose one event log: --store, --db or --memory.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           const questions = argv["question-timeout-ms"];
@@ -158,9 +155,12 @@ const cli = yargs(hideBin(process.argv))
       const { ConfigError } = await import("../runtime/config.js");
       const { serveToken } = await import("../runtime/serve-token.js");
       try {
+        if (tokenOnCommandLine) console.error(commandLineTokenWarning("--token-file FILE (one line, readable by you only) or $TURNSPEC_TOKEN"));
+        const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         if (argv["ag-ui"] !== undefined) {
-          const [{ serveAgUiGateway }, { openGateway, refuseUnauthenticatedHost }] = await Promise.all([import("../client/ag-ui/gateway.js"), import("../runtime/serve.js")]);
-          refuseUnauthenticatedHost(argv.host, "--ag-ui");
+          const [{ serveAgUiGateway }, { openGateway }, { isLoopbackHost }] = await Promise.all([import("../client/ag-ui/gateway.js"), import("../runtime/serve.js"), import("../transport/http-guard.js")]);
+          // A run starts shell commands: the endpoint serves front ends on this machine only, with or without a token.
+          if (!isLoopbackHost(argv.host)) throw new ConfigError(`--ag-ui listens on a loopback address only (127.0.0.1, ::1, localhost), not on ${argv.host}: to serve AG-UI clients of other machines, mount the bridge in a server of your own`);
           const gateway = {
             ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
             memory: argv.memory,
@@ -168,11 +168,14 @@ const cli = yargs(hideBin(process.argv))
             ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
             ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
           };
-          await serveAgUiGateway((log) => openGateway(gateway, log), { port: argv["ag-ui"], host: argv.host });
+          await serveAgUiGateway((log) => openGateway(gateway, log), {
+            port: argv["ag-ui"],
+            host: argv.host,
+            token: argv.auth ? (token === undefined || token === "" ? undefined : token) : null,
+            ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
+          });
           return;
         }
-        if (tokenOnCommandLine) console.error(commandLineTokenWarning("--token-file FILE (one line, readable by you only) or $TURNSPEC_TOKEN"));
-        const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         await serve({
           stdio: argv.stdio,
           ...(argv.port === undefined ? {} : { port: argv.port }),

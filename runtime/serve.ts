@@ -18,6 +18,7 @@ import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "./payload-too-large.js";
 import { exposedSecrets, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
 import { StdioTransport } from "../transport/stdio.js";
+import { isLoopbackHost } from "../transport/http-guard.js";
 import { startWebSocketServer, type RunningWebSocketServer, type WebSocketTransport } from "../transport/websocket.js";
 
 export interface ServeOptions {
@@ -166,11 +167,5 @@ export async function serve(options: ServeOptions, log: (message: string) => voi
  * ConfigError naming `what` serves without authentication when `host` is not a loopback address.
  */
 export function refuseUnauthenticatedHost(host: string, what: string): void {
-  if (!isLoopback(host)) throw new ConfigError(`${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
-}
-
-/** Whether `host` names this machine only. */
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
+  if (!isLoopbackHost(host)) throw new ConfigError(`${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
 }

@@ -17,13 +17,13 @@
  *     is refused by `ws` as soon as its header announces the size, and the connection is
  *     closed with 1009 (message too big), as RFC 6455 prescribes.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 import type { Transport } from "turnspec/rpc";
 import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
+import { bearerTokenCheck, originAllowed } from "./http-guard.js";
 
 /** Milliseconds a closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 2000;
@@ -205,9 +205,9 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   if (options.token !== undefined && options.authenticate !== undefined) {
     throw new Error("startWebSocketServer: both token and authenticate are given; pass one (check the token inside authenticate if both are needed)");
   }
-  const expected = options.token === undefined ? undefined : digest(options.token);
-  const authenticate = options.authenticate ?? (expected ? (request: IncomingMessage) => tokenMatches(request, expected) : undefined);
-  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
+  const authenticate = options.authenticate ?? (options.token === undefined ? undefined : bearerTokenCheck(options.token, "header-or-query"));
+  const origins = options.allowedOrigins ?? [];
+  const fromAllowedOrigin = originAllowed(origins);
   const reportError = (error: Error) => options.onError?.(error);
 
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: readLimitBytes });
@@ -231,8 +231,8 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
     socket.on("error", () => socket.destroy());
     // Checked before the token: a page from another site never gets as far as using one.
     const origin = request.headers.origin;
-    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
-      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.size ? [...origins].join(", ") : "no browser origin"}`);
+    if (!fromAllowedOrigin(origin)) {
+      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.length ? origins.join(", ") : "no browser origin"}`);
       return;
     }
     if (!authenticate) {
@@ -365,26 +365,6 @@ export function connectWebSocket(url: string, options: WebSocketClientOptions = 
     });
     socket.on("error", (error) => fail(new Error(`cannot connect to ${shown}: ${error.message}`, { cause: error })));
   });
-}
-
-function digest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
-}
-
-/**
- * Compares the presented token with the expected one in constant time: both are hashed
- * first, so the comparison neither stops at the first difference nor reveals the length.
- */
-function tokenMatches(request: IncomingMessage, expected: Buffer): boolean {
-  const presented = presentedToken(request);
-  return presented !== undefined && timingSafeEqual(digest(presented), expected);
-}
-
-/** The token from `Authorization: Bearer …`, else from the `token` query parameter. */
-function presentedToken(request: IncomingMessage): string | undefined {
-  const bearer = /^Bearer\s+(.+?)\s*$/i.exec(request.headers.authorization ?? "");
-  if (bearer) return bearer[1];
-  return new URL(request.url ?? "/", "http://localhost").searchParams.get("token") ?? undefined;
 }
 
 /** Answers an upgrade request with an HTTP error and drops the socket before anything else is read. */
