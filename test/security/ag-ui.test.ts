@@ -64,7 +64,7 @@ describe("the AG-UI endpoint, attacked", () => {
   it("refuses a request without the token (401), with a wrong one, or with it in the query only", async () => {
     const s = await setup();
     const marker = markerIn();
-    for (const headers of [{}, { authorization: "Bearer wrong" }]) {
+    for (const headers of [{}, { authorization: "Bearer wrong" }] as Record<string, string>[]) {
       const res = await send(s.url, { headers: { "content-type": "application/json", ...headers }, body: runInput(marker) });
       expect(res.status).toBe(401);
       expect(res.headers["www-authenticate"]).toBe('Bearer realm="turnspec"');
@@ -90,7 +90,7 @@ describe("the AG-UI endpoint, attacked", () => {
     const s = await setup();
     const marker = markerIn();
     const port = new URL(s.url).port;
-    for (const extra of [{}, { origin: `http://rebind.example:${port}` }]) {
+    for (const extra of [{}, { origin: `http://rebind.example:${port}` }] as Record<string, string>[]) {
       const res = await send(s.url, { headers: { host: `rebind.example:${port}`, "content-type": "application/json", authorization: `Bearer ${s.token}`, ...extra }, body: runInput(marker) });
       expect(res.status).toBe(421);
       expect(JSON.parse(res.body).error).toContain(`this endpoint answers only to its own address (127.0.0.1:${port}, localhost:${port}, [::1]:${port}), not to Host "rebind.example:${port}"`);
