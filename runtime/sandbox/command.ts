@@ -3,6 +3,7 @@
  * and the environment (TMPDIR pointed at the turn's own temp folder; under a restricted
  * network, the proxy variables pointing at the bridge to the turn's filtering proxy).
  */
+import { dirname } from "node:path";
 import { bubblewrapArgs } from "./bubblewrap.js";
 import type { Confinement } from "./confinement.js";
 import { PROXY_BRIDGE_PORT, PROXY_BRIDGE_SOURCE, proxyEnvironment } from "./proxy-bridge.js";
@@ -36,7 +37,8 @@ export function sandboxedCommand(sandbox: Sandbox, cwd: string, argv: readonly s
   const base = proxied ? Object.fromEntries(Object.entries(env).filter(([name]) => !NO_PROXY_VARIABLES.includes(name))) : env;
   return {
     file: sandbox.executable,
-    args: [...bubblewrapArgs(sandbox.confinement, cwd), "--", ...command],
+    // The proxy's socket sits in a folder of its own under the host's temp folder, which the sandbox hides: that one folder is shown.
+    args: [...bubblewrapArgs(sandbox.confinement, cwd, proxied ? [dirname(sandbox.proxySocket!)] : []), "--", ...command],
     env: { ...base, ...(tempDir ? { TMPDIR: tempDir } : {}), ...(proxied ? proxyEnvironment() : {}) },
   };
 }
