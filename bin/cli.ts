@@ -130,7 +130,7 @@ const cli = yargs(hideBin(process.argv))
         .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
         .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off; loopback addresses only)" })
         .option("allow-origin", { type: "string", array: true, describe: "Browser origin whose pages may connect (repeatable; default none)" })
-        .option("store", { type: "string", describe: "Event log: a SQLite file, or a postgres://user:password@host:port/database URL shared by several instances (default: the config file's store, else .turnspec/gateway.sqlite)" })
+        .option("store", { type: "string", describe: "Event log: a SQLite file, or a postgres://user:password@host:port/database URL shared by several instances (default: the config file's store, else .turnspec/gateway.sqlite when it exists, else a file of ~/.local/state/turnspec/ named for the working folder)" })
         .option("db", { type: "string", describe: "SQLite file of the event log (the same as --store FILE)" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
@@ -165,6 +165,7 @@ const cli = yargs(hideBin(process.argv))
             ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
             memory: argv.memory,
             ...(argv.config === undefined ? {} : { configFile: argv.config }),
+            ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }),
             ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
             ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
           };
@@ -182,6 +183,7 @@ const cli = yargs(hideBin(process.argv))
           host: argv.host,
           ...(token === undefined || token === "" ? {} : { token }),
           noAuth: !argv.auth,
+          ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }),
           ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
           ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
           memory: argv.memory,

@@ -871,7 +871,7 @@ export interface GatewayConfig {
    */
   gateway_id?: string;
   /**
-   * Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite.
+   * Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite in the working folder when it exists (where it was kept before), else gateway.sqlite in a folder of $XDG_STATE_HOME/turnspec/ (~/.local/state/turnspec/) named for the working folder: out of every thread's default working folder.
    */
   store?: string;
   /**

@@ -84,9 +84,9 @@ export function hiddenFolders(confinement: Pick<Confinement, "writable" | "readO
  * command itself. Later binds win over earlier ones, so the root is bound read-only
  * first, then the host's socket folders are hidden, then the writable paths, then
  * read-only paths nested in writable ones, then `visible`: paths of the turn's own inside
- * a hidden folder (its proxy socket's folder), read-only.
+ * a hidden folder (its proxy socket's folder), read-only; then the gateway's `own` files.
  */
-export function bubblewrapArgs(confinement: Confinement, cwd: string, visible: readonly string[] = []): string[] {
+export function bubblewrapArgs(confinement: Confinement, cwd: string, visible: readonly string[] = [], own?: { readonly files: readonly string[]; readonly folders: readonly string[] }): string[] {
   const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"];
   const hidden = hiddenFolders(confinement);
   for (const folder of hidden) args.push("--tmpfs", folder);
@@ -94,6 +94,18 @@ export function bubblewrapArgs(confinement: Confinement, cwd: string, visible: r
   if (confinement.tempDir && !confinement.writable.includes(confinement.tempDir)) args.push("--bind", confinement.tempDir, confinement.tempDir);
   for (const path of confinement.readOnly) args.push("--ro-bind", path, path);
   for (const path of visible) args.push("--ro-bind", path, path);
+  // The gateway's own files (its log and what SQLite keeps beside it, its configuration,
+  // its token): a folder of them inside a writable root is bound read-only, so nothing can
+  // be added beside them and the folder cannot be renamed away (a mount point cannot be);
+  // each file is then covered with /dev/null, read-only: it reads empty and takes no write.
+  if (own) {
+    const writable = [...confinement.writable, ...(confinement.tempDir ? [confinement.tempDir] : [])];
+    const shown = (path: string) => !hidden.some((folder) => isWithin(path, folder)) || [...writable, ...confinement.readOnly].some((root) => isWithin(path, root));
+    for (const folder of own.folders) {
+      if (shown(folder) && writable.some((root) => isWithin(folder, root) && folder !== root)) args.push("--ro-bind", folder, folder);
+    }
+    for (const file of own.files) if (shown(file)) args.push("--ro-bind", "/dev/null", file);
+  }
   // A host whose resolver configuration lives in a hidden folder (/etc/resolv.conf → /run/…) keeps it for a turn with the host's network.
   if (confinement.network === "host") {
     const resolver = existsSync("/etc/resolv.conf") ? realpathSync("/etc/resolv.conf") : undefined;
