@@ -727,6 +727,10 @@ export interface GatewayConfig {
        * How long one tool call may run before it is reported timed out. Default 60000.
        */
       tool_timeout_ms?: number;
+      /**
+       * Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself. Default false.
+       */
+      trusted?: boolean;
     } | undefined;
   };
   /**
