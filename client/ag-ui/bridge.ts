@@ -433,13 +433,18 @@ function lastUserText(input: RunAgentInput): string {
 
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit) return reject(new AgUiRequestError(413, `the request body exceeds ${limit} bytes (${declared} declared)`));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Read no further; the answer is sent, then the connection is dropped (refuse).
+        req.pause();
+        req.removeAllListeners("data");
+        chunks.length = 0;
         reject(new AgUiRequestError(413, `the request body exceeds ${limit} bytes`));
-        req.destroy();
       } else chunks.push(chunk);
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
@@ -452,6 +457,10 @@ export function refuse(res: ServerResponse, error: unknown): void {
   // A gateway's error answer is the gateway's to explain; anything else is the bridge's own fault, kept to the log.
   const status = error instanceof AgUiRequestError ? error.status : error instanceof RpcError ? 502 : 500;
   const message = error instanceof AgUiRequestError ? error.message : error instanceof RpcError ? `the gateway answered an error: ${error.message}` : "the bridge failed";
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ error: message }));
+  // A body left unread (too large, or never read at all) is not waited for: the connection ends with the answer.
+  const unread = res.req !== undefined && !res.req.complete;
+  res.writeHead(status, { "content-type": "application/json", ...(unread ? { connection: "close" } : {}) });
+  res.end(JSON.stringify({ error: message }), () => {
+    if (unread) res.req.socket?.destroy();
+  });
 }

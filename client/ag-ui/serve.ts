@@ -86,7 +86,9 @@ export async function serveAgUi(connection: GatewayConnection, port: number, opt
     bridge.handler(req, res);
   };
 
-  const server = createServer({ requestTimeout: options.requestTimeoutMs ?? 30_000, headersTimeout: Math.min(options.requestTimeoutMs ?? 30_000, 10_000) }, guard);
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  // Node checks the timeouts every connectionsCheckingInterval (30 s by default): often enough here for them to mean what they say.
+  const server = createServer({ requestTimeout, headersTimeout: Math.min(requestTimeout, 10_000), connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(requestTimeout / 4))) }, guard);
   server.maxConnections = options.maxConnections ?? 256;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -160,7 +160,14 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       const origin = request.headers.origin;
       if (origin !== undefined && !(origin.startsWith("http://") && namesThisServer(origin.slice("http://".length)))) return text(response, 403, "only the inspector's own page may choose the gateway");
       if (!choosable) return text(response, 409, `this inspector was started with its gateway (${target!.label}); start it without --gateway-cmd and --gateway-url to choose one on the page`);
-      const body = await readBody(request);
+      let body: string;
+      try {
+        body = await readBody(request);
+      } catch (error) {
+        if (!(error instanceof BodyTooLarge)) throw error;
+        response.setHeader("Connection", "close");
+        return text(response, 413, error.message);
+      }
       let chosen: { url?: unknown; token?: unknown };
       try {
         chosen = JSON.parse(body) as { url?: unknown; token?: unknown };
@@ -185,7 +192,8 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     return text(response, 404, `nothing at ${request.method} ${url.pathname}`);
   };
 
-  const server = createServer((request, response) => {
+  // One person's page: a client has 30 s to send a request (headers within 10), and at most 64 connections are served at once.
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 }, (request, response) => {
     handle(request, response).catch((error: unknown) => {
       log(`inspector: ${describe(error)}`);
       if (!response.headersSent) text(response, 500, "the inspector could not answer this request; see its log");
@@ -230,6 +238,7 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     );
   });
 
+  server.maxConnections = 64;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => reject(new InspectorError(`cannot listen on ${host}:${options.port ?? 0}: ${error.code ?? error.message}`)));
     server.listen(options.port ?? 0, host, () => resolve());
@@ -461,12 +470,17 @@ function text(response: ServerResponse, status: number, body: string): void {
   send(response, status, "text/plain; charset=utf-8", `${body}\n`);
 }
 
+/** A request body over the limit: answered 413, and no more of it is read. */
+class BodyTooLarge extends Error {}
+
 async function readBody(request: IncomingMessage, limit = 64 * 1024): Promise<string> {
+  const declared = Number(request.headers["content-length"] ?? 0);
+  if (declared > limit) throw new BodyTooLarge(`the request body is over ${limit} bytes (${declared} declared)`);
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of request) {
     bytes += (chunk as Buffer).length;
-    if (bytes > limit) throw new InspectorError(`the request body is over ${limit} bytes`);
+    if (bytes > limit) throw new BodyTooLarge(`the request body is over ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
