@@ -10,7 +10,7 @@ export const protocol = {
   title: "turnspec agent-gateway protocol",
   version: "0.1.0",
   /** sha256 over the schema files these tables were generated from. */
-  digest: "abf7cb63d2eaa4c79a796d8f4594679f9537862b72d7880c008bf0605328c181",
+  digest: "a623f52ebb0aaa793a91538a7596a158d69d4bbd551ffdcf89b45bdb56b9f84f",
 } as const;
 
 export type Direction = "client_to_server" | "server_to_client";

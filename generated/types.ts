@@ -727,6 +727,10 @@ export interface GatewayConfig {
        * How long one tool call may run before it is reported timed out. Default 60000.
        */
       tool_timeout_ms?: number;
+      /**
+       * Whether the server's own annotations are believed: only a trusted server's readOnlyHint makes a tool a read (mcp_read, which the restricted modes allow without asking); any tool of a server not trusted is a write (mcp_write_or_unknown), whatever it says of itself. Default false.
+       */
+      trusted?: boolean;
     } | undefined;
   };
   /**
@@ -871,7 +875,7 @@ export interface GatewayConfig {
    */
   gateway_id?: string;
   /**
-   * Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite.
+   * Where the gateway keeps its event log: a SQLite file path, or a PostgreSQL URL (postgres://user:password@host:port/database) that several instances can share. `turnspec serve --store` (or `--db`, `--memory`) overrides it. Default: .turnspec/gateway.sqlite in the working folder when it exists (where it was kept before), else gateway.sqlite in a folder of $XDG_STATE_HOME/turnspec/ (~/.local/state/turnspec/) named for the working folder: out of every thread's default working folder.
    */
   store?: string;
   /**

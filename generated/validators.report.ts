@@ -4088,7 +4088,7 @@ return errors === 0;
 }
 
 exports.GatewayConfig = validate26;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -5425,9 +5425,9 @@ errors++;
 }
 }
 }
-}
-else {
-const err104 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}};
+if(data41.trusted !== undefined){
+if(typeof data41.trusted !== "boolean"){
+const err104 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/trusted",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/trusted/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -5439,7 +5439,7 @@ errors++;
 }
 }
 else {
-const err105 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}};
+const err105 = {instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/mcp_servers/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -5449,12 +5449,9 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data.skills !== undefined){
-let data54 = data.skills;
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
-for(const key16 in data54){
-if(!(key16 === "folders")){
-const err106 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}};
+}
+else {
+const err106 = {instancePath:instancePath+"/mcp_servers",schemaPath:"#/properties/mcp_servers/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -5464,15 +5461,12 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data54.folders !== undefined){
-let data55 = data54.folders;
-if(Array.isArray(data55)){
-const len2 = data55.length;
-for(let i2=0; i2<len2; i2++){
-let data56 = data55[i2];
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-if(data56.path === undefined){
-const err107 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: "path"}};
+if(data.skills !== undefined){
+let data55 = data.skills;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+for(const key16 in data55){
+if(!(key16 === "folders")){
+const err107 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -5481,9 +5475,16 @@ vErrors.push(err107);
 }
 errors++;
 }
-for(const key17 in data56){
-if(!((key17 === "path") || (key17 === "source_kind"))){
-const err108 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}};
+}
+if(data55.folders !== undefined){
+let data56 = data55.folders;
+if(Array.isArray(data56)){
+const len2 = data56.length;
+for(let i2=0; i2<len2; i2++){
+let data57 = data56[i2];
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.path === undefined){
+const err108 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: "path"}};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -5492,12 +5493,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-if(data56.path !== undefined){
-let data57 = data56.path;
-if(typeof data57 === "string"){
-if(data57.length < 1){
-const err109 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}};
+for(const key17 in data57){
+if(!((key17 === "path") || (key17 === "source_kind"))){
+const err109 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -5507,8 +5505,11 @@ vErrors.push(err109);
 errors++;
 }
 }
-else {
-const err110 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}};
+if(data57.path !== undefined){
+let data58 = data57.path;
+if(typeof data58 === "string"){
+if(data58.length < 1){
+const err110 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -5518,11 +5519,8 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data56.source_kind !== undefined){
-let data58 = data56.source_kind;
-if(typeof data58 === "string"){
-if(data58.length < 1){
-const err111 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err111 = {instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -5531,8 +5529,12 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(!pattern3.test(data58)){
-const err112 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}};
+}
+if(data57.source_kind !== undefined){
+let data59 = data57.source_kind;
+if(typeof data59 === "string"){
+if(data59.length < 1){
+const err112 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -5541,9 +5543,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-else {
-const err113 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}};
+if(!pattern3.test(data59)){
+const err113 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -5553,9 +5554,8 @@ vErrors.push(err113);
 errors++;
 }
 }
-}
 else {
-const err114 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}};
+const err114 = {instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -5567,7 +5567,7 @@ errors++;
 }
 }
 else {
-const err115 = {instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}};
+const err115 = {instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -5579,7 +5579,7 @@ errors++;
 }
 }
 else {
-const err116 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}};
+const err116 = {instancePath:instancePath+"/skills/folders",schemaPath:"#/properties/skills/properties/folders/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -5589,14 +5589,9 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data.acp_agents !== undefined){
-let data59 = data.acp_agents;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-for(const key18 in data59){
-const _errs141 = errors;
-if(typeof key18 === "string"){
-if(!pattern0.test(key18)){
-const err117 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
+}
+else {
+const err117 = {instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -5606,9 +5601,14 @@ vErrors.push(err117);
 errors++;
 }
 }
-var valid26 = _errs141 === errors;
-if(!valid26){
-const err118 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
+if(data.acp_agents !== undefined){
+let data60 = data.acp_agents;
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key18 in data60){
+const _errs143 = errors;
+if(typeof key18 === "string"){
+if(!pattern0.test(key18)){
+const err118 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -5618,11 +5618,9 @@ vErrors.push(err118);
 errors++;
 }
 }
-for(const key19 in data59){
-let data60 = data59[key19];
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-if(data60.command === undefined){
-const err119 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: "command"}};
+var valid26 = _errs143 === errors;
+if(!valid26){
+const err119 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -5631,9 +5629,12 @@ vErrors.push(err119);
 }
 errors++;
 }
-for(const key20 in data60){
-if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
-const err120 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
+}
+for(const key19 in data60){
+let data61 = data60[key19];
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.command === undefined){
+const err120 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: "command"}};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -5642,12 +5643,9 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-if(data60.command !== undefined){
-let data61 = data60.command;
-if(typeof data61 === "string"){
-if(data61.length < 1){
-const err121 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
+for(const key20 in data61){
+if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
+const err121 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -5657,8 +5655,11 @@ vErrors.push(err121);
 errors++;
 }
 }
-else {
-const err122 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
+if(data61.command !== undefined){
+let data62 = data61.command;
+if(typeof data62 === "string"){
+if(data62.length < 1){
+const err122 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -5668,13 +5669,8 @@ vErrors.push(err122);
 errors++;
 }
 }
-if(data60.args !== undefined){
-let data62 = data60.args;
-if(Array.isArray(data62)){
-const len3 = data62.length;
-for(let i3=0; i3<len3; i3++){
-if(typeof data62[i3] !== "string"){
-const err123 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
+else {
+const err123 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -5684,9 +5680,13 @@ vErrors.push(err123);
 errors++;
 }
 }
-}
-else {
-const err124 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
+if(data61.args !== undefined){
+let data63 = data61.args;
+if(Array.isArray(data63)){
+const len3 = data63.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data63[i3] !== "string"){
+const err124 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -5696,12 +5696,9 @@ vErrors.push(err124);
 errors++;
 }
 }
-if(data60.env !== undefined){
-let data64 = data60.env;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key21 in data64){
-if(typeof data64[key21] !== "string"){
-const err125 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
+}
+else {
+const err125 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -5711,9 +5708,12 @@ vErrors.push(err125);
 errors++;
 }
 }
-}
-else {
-const err126 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
+if(data61.env !== undefined){
+let data65 = data61.env;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key21 in data65){
+if(typeof data65[key21] !== "string"){
+const err126 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -5723,10 +5723,9 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data60.startup_timeout_ms !== undefined){
-let data66 = data60.startup_timeout_ms;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
-const err127 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+}
+else {
+const err127 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env",schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -5735,9 +5734,11 @@ vErrors.push(err127);
 }
 errors++;
 }
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 < 1 || isNaN(data66)){
-const err128 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data61.startup_timeout_ms !== undefined){
+let data67 = data61.startup_timeout_ms;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
+const err128 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -5746,11 +5747,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err129 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}};
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 < 1 || isNaN(data67)){
+const err129 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -5761,8 +5760,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err130 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}};
+const err130 = {instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -5772,14 +5772,9 @@ vErrors.push(err130);
 errors++;
 }
 }
-if(data.cli_runtimes !== undefined){
-let data67 = data.cli_runtimes;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-for(const key22 in data67){
-const _errs161 = errors;
-if(typeof key22 === "string"){
-if(!pattern0.test(key22)){
-const err131 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
+}
+else {
+const err131 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -5789,9 +5784,14 @@ vErrors.push(err131);
 errors++;
 }
 }
-var valid32 = _errs161 === errors;
-if(!valid32){
-const err132 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
+if(data.cli_runtimes !== undefined){
+let data68 = data.cli_runtimes;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key22 in data68){
+const _errs163 = errors;
+if(typeof key22 === "string"){
+if(!pattern0.test(key22)){
+const err132 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -5801,11 +5801,9 @@ vErrors.push(err132);
 errors++;
 }
 }
-for(const key23 in data67){
-let data68 = data67[key23];
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-if(data68.kind === undefined){
-const err133 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "kind"}};
+var valid32 = _errs163 === errors;
+if(!valid32){
+const err133 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -5814,8 +5812,12 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(data68.base_url === undefined){
-const err134 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
+}
+for(const key23 in data68){
+let data69 = data68[key23];
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+if(data69.kind === undefined){
+const err134 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "kind"}};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -5824,8 +5826,8 @@ vErrors.push(err134);
 }
 errors++;
 }
-if(data68.model === undefined){
-const err135 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "model"}};
+if(data69.base_url === undefined){
+const err135 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "base_url"}};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -5834,9 +5836,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-for(const key24 in data68){
-if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
-const err136 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
+if(data69.model === undefined){
+const err136 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: "model"}};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -5845,11 +5846,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-if(data68.kind !== undefined){
-let data69 = data68.kind;
-if(typeof data69 !== "string"){
-const err137 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}};
+for(const key24 in data69){
+if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
+const err137 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -5858,8 +5857,11 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(!(data69 === "codex")){
-const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
+}
+if(data69.kind !== undefined){
+let data70 = data69.kind;
+if(typeof data70 !== "string"){
+const err138 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -5868,12 +5870,8 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-if(data68.command !== undefined){
-let data70 = data68.command;
-if(typeof data70 === "string"){
-if(data70.length < 1){
-const err139 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
+if(!(data70 === "codex")){
+const err139 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum}};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -5883,8 +5881,11 @@ vErrors.push(err139);
 errors++;
 }
 }
-else {
-const err140 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
+if(data69.command !== undefined){
+let data71 = data69.command;
+if(typeof data71 === "string"){
+if(data71.length < 1){
+const err140 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -5894,13 +5895,8 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data68.args !== undefined){
-let data71 = data68.args;
-if(Array.isArray(data71)){
-const len4 = data71.length;
-for(let i4=0; i4<len4; i4++){
-if(typeof data71[i4] !== "string"){
-const err141 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
+else {
+const err141 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -5910,9 +5906,13 @@ vErrors.push(err141);
 errors++;
 }
 }
-}
-else {
-const err142 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
+if(data69.args !== undefined){
+let data72 = data69.args;
+if(Array.isArray(data72)){
+const len4 = data72.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data72[i4] !== "string"){
+const err142 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -5922,11 +5922,9 @@ vErrors.push(err142);
 errors++;
 }
 }
-if(data68.base_url !== undefined){
-let data73 = data68.base_url;
-if(typeof data73 === "string"){
-if(data73.length < 1){
-const err143 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
+}
+else {
+const err143 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -5936,8 +5934,11 @@ vErrors.push(err143);
 errors++;
 }
 }
-else {
-const err144 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}};
+if(data69.base_url !== undefined){
+let data74 = data69.base_url;
+if(typeof data74 === "string"){
+if(data74.length < 1){
+const err144 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -5947,11 +5948,8 @@ vErrors.push(err144);
 errors++;
 }
 }
-if(data68.model !== undefined){
-let data74 = data68.model;
-if(typeof data74 === "string"){
-if(data74.length < 1){
-const err145 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err145 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -5961,8 +5959,11 @@ vErrors.push(err145);
 errors++;
 }
 }
-else {
-const err146 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}};
+if(data69.model !== undefined){
+let data75 = data69.model;
+if(typeof data75 === "string"){
+if(data75.length < 1){
+const err146 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -5972,11 +5973,8 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data68.api_key_env !== undefined){
-let data75 = data68.api_key_env;
-if(typeof data75 === "string"){
-if(data75.length < 1){
-const err147 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err147 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -5986,8 +5984,11 @@ vErrors.push(err147);
 errors++;
 }
 }
-else {
-const err148 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}};
+if(data69.api_key_env !== undefined){
+let data76 = data69.api_key_env;
+if(typeof data76 === "string"){
+if(data76.length < 1){
+const err148 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -5997,11 +5998,8 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data68.codex_home !== undefined){
-let data76 = data68.codex_home;
-if(typeof data76 === "string"){
-if(data76.length < 1){
-const err149 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err149 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -6011,8 +6009,11 @@ vErrors.push(err149);
 errors++;
 }
 }
-else {
-const err150 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}};
+if(data69.codex_home !== undefined){
+let data77 = data69.codex_home;
+if(typeof data77 === "string"){
+if(data77.length < 1){
+const err150 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -6022,10 +6023,8 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data68.startup_timeout_ms !== undefined){
-let data77 = data68.startup_timeout_ms;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
-const err151 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err151 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -6034,9 +6033,11 @@ vErrors.push(err151);
 }
 errors++;
 }
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 1 || isNaN(data77)){
-const err152 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data69.startup_timeout_ms !== undefined){
+let data78 = data69.startup_timeout_ms;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+const err152 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -6045,11 +6046,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err153 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}};
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
+const err153 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -6060,8 +6059,9 @@ errors++;
 }
 }
 }
+}
 else {
-const err154 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}};
+const err154 = {instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -6071,12 +6071,9 @@ vErrors.push(err154);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data78 = data.limits;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key25 in data78){
-if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
-const err155 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
+}
+else {
+const err155 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -6086,10 +6083,12 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data78.max_frame_bytes !== undefined){
-let data79 = data78.max_frame_bytes;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
-const err156 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
+if(data.limits !== undefined){
+let data79 = data.limits;
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+for(const key25 in data79){
+if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
+const err156 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -6098,9 +6097,11 @@ vErrors.push(err156);
 }
 errors++;
 }
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 1024 || isNaN(data79)){
-const err157 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
+}
+if(data79.max_frame_bytes !== undefined){
+let data80 = data79.max_frame_bytes;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+const err157 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -6109,12 +6110,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-}
-if(data78.max_batch_size !== undefined){
-let data80 = data78.max_batch_size;
-if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-const err158 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 1024 || isNaN(data80)){
+const err158 = {instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -6123,9 +6121,12 @@ vErrors.push(err158);
 }
 errors++;
 }
-if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 1 || isNaN(data80)){
-const err159 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data79.max_batch_size !== undefined){
+let data81 = data79.max_batch_size;
+if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
+const err159 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -6134,12 +6135,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-}
-if(data78.max_agent_rounds !== undefined){
-let data81 = data78.max_agent_rounds;
-if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
-const err160 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 < 1 || isNaN(data81)){
+const err160 = {instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -6148,9 +6146,12 @@ vErrors.push(err160);
 }
 errors++;
 }
-if((typeof data81 == "number") && (isFinite(data81))){
-if(data81 < 1 || isNaN(data81)){
-const err161 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data79.max_agent_rounds !== undefined){
+let data82 = data79.max_agent_rounds;
+if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
+const err161 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -6159,12 +6160,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-}
-}
-if(data78.max_spawn_depth !== undefined){
-let data82 = data78.max_spawn_depth;
-if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
-const err162 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
+if((typeof data82 == "number") && (isFinite(data82))){
+if(data82 < 1 || isNaN(data82)){
+const err162 = {instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -6173,9 +6171,12 @@ vErrors.push(err162);
 }
 errors++;
 }
-if((typeof data82 == "number") && (isFinite(data82))){
-if(data82 < 0 || isNaN(data82)){
-const err163 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data79.max_spawn_depth !== undefined){
+let data83 = data79.max_spawn_depth;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+const err163 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -6184,12 +6185,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-}
-if(data78.max_tool_calls !== undefined){
-let data83 = data78.max_tool_calls;
-if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
-const err164 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 < 0 || isNaN(data83)){
+const err164 = {instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -6198,9 +6196,12 @@ vErrors.push(err164);
 }
 errors++;
 }
-if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 < 1 || isNaN(data83)){
-const err165 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data79.max_tool_calls !== undefined){
+let data84 = data79.max_tool_calls;
+if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
+const err165 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -6209,11 +6210,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err166 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
+if((typeof data84 == "number") && (isFinite(data84))){
+if(data84 < 1 || isNaN(data84)){
+const err166 = {instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -6223,12 +6222,10 @@ vErrors.push(err166);
 errors++;
 }
 }
-if(data.permissions !== undefined){
-let data84 = data.permissions;
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-for(const key26 in data84){
-if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
-const err167 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
+}
+}
+else {
+const err167 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -6238,10 +6235,12 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data84.request_timeout_ms !== undefined){
-let data85 = data84.request_timeout_ms;
-if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
-const err168 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(data.permissions !== undefined){
+let data85 = data.permissions;
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+for(const key26 in data85){
+if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
+const err168 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -6250,9 +6249,11 @@ vErrors.push(err168);
 }
 errors++;
 }
-if((typeof data85 == "number") && (isFinite(data85))){
-if(data85 < 1 || isNaN(data85)){
-const err169 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data85.request_timeout_ms !== undefined){
+let data86 = data85.request_timeout_ms;
+if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
+const err169 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -6261,11 +6262,9 @@ vErrors.push(err169);
 }
 errors++;
 }
-}
-}
-if(data84.require_resolve_token !== undefined){
-if(typeof data84.require_resolve_token !== "boolean"){
-const err170 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 < 1 || isNaN(data86)){
+const err170 = {instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -6275,15 +6274,10 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data84.allowed_paths !== undefined){
-let data87 = data84.allowed_paths;
-if(Array.isArray(data87)){
-const len5 = data87.length;
-for(let i5=0; i5<len5; i5++){
-let data88 = data87[i5];
-if(typeof data88 === "string"){
-if(data88.length < 1){
-const err171 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data85.require_resolve_token !== undefined){
+if(typeof data85.require_resolve_token !== "boolean"){
+const err171 = {instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -6293,8 +6287,15 @@ vErrors.push(err171);
 errors++;
 }
 }
-else {
-const err172 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
+if(data85.allowed_paths !== undefined){
+let data88 = data85.allowed_paths;
+if(Array.isArray(data88)){
+const len5 = data88.length;
+for(let i5=0; i5<len5; i5++){
+let data89 = data88[i5];
+if(typeof data89 === "string"){
+if(data89.length < 1){
+const err172 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -6304,9 +6305,8 @@ vErrors.push(err172);
 errors++;
 }
 }
-}
 else {
-const err173 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
+const err173 = {instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -6316,11 +6316,9 @@ vErrors.push(err173);
 errors++;
 }
 }
-if(data84.resolve_token_secret !== undefined){
-let data89 = data84.resolve_token_secret;
-if(typeof data89 === "string"){
-if(data89.length < 16){
-const err174 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
+}
+else {
+const err174 = {instancePath:instancePath+"/permissions/allowed_paths",schemaPath:"#/properties/permissions/properties/allowed_paths/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -6330,8 +6328,11 @@ vErrors.push(err174);
 errors++;
 }
 }
-else {
-const err175 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
+if(data85.resolve_token_secret !== undefined){
+let data90 = data85.resolve_token_secret;
+if(typeof data90 === "string"){
+if(data90.length < 16){
+const err175 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -6341,9 +6342,8 @@ vErrors.push(err175);
 errors++;
 }
 }
-}
 else {
-const err176 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
+const err176 = {instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -6353,12 +6353,9 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data.questions !== undefined){
-let data90 = data.questions;
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-for(const key27 in data90){
-if(!(key27 === "timeout_ms")){
-const err177 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
+}
+else {
+const err177 = {instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -6368,10 +6365,12 @@ vErrors.push(err177);
 errors++;
 }
 }
-if(data90.timeout_ms !== undefined){
-let data91 = data90.timeout_ms;
-if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
-const err178 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}};
+if(data.questions !== undefined){
+let data91 = data.questions;
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+for(const key27 in data91){
+if(!(key27 === "timeout_ms")){
+const err178 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -6380,9 +6379,11 @@ vErrors.push(err178);
 }
 errors++;
 }
-if((typeof data91 == "number") && (isFinite(data91))){
-if(data91 > 2147483647 || isNaN(data91)){
-const err179 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}};
+}
+if(data91.timeout_ms !== undefined){
+let data92 = data91.timeout_ms;
+if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
+const err179 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -6391,8 +6392,9 @@ vErrors.push(err179);
 }
 errors++;
 }
-if(data91 < 1 || isNaN(data91)){
-const err180 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+if((typeof data92 == "number") && (isFinite(data92))){
+if(data92 > 2147483647 || isNaN(data92)){
+const err180 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -6401,11 +6403,8 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err181 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/type",keyword:"type",params:{type: "object"}};
+if(data92 < 1 || isNaN(data92)){
+const err181 = {instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -6415,11 +6414,10 @@ vErrors.push(err181);
 errors++;
 }
 }
-if(data.gateway_id !== undefined){
-let data92 = data.gateway_id;
-if(typeof data92 === "string"){
-if(data92.length > 256){
-const err182 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+}
+}
+else {
+const err182 = {instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -6428,8 +6426,12 @@ vErrors.push(err182);
 }
 errors++;
 }
-if(data92.length < 1){
-const err183 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data.gateway_id !== undefined){
+let data93 = data.gateway_id;
+if(typeof data93 === "string"){
+if(data93.length > 256){
+const err183 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -6438,9 +6440,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-else {
-const err184 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
+if(data93.length < 1){
+const err184 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -6450,11 +6451,8 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data.store !== undefined){
-let data93 = data.store;
-if(typeof data93 === "string"){
-if(data93.length < 1){
-const err185 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err185 = {instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -6464,8 +6462,11 @@ vErrors.push(err185);
 errors++;
 }
 }
-else {
-const err186 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
+if(data.store !== undefined){
+let data94 = data.store;
+if(typeof data94 === "string"){
+if(data94.length < 1){
+const err186 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -6475,10 +6476,8 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data.lease_timeout_ms !== undefined){
-let data94 = data.lease_timeout_ms;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
-const err187 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
+else {
+const err187 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -6487,9 +6486,11 @@ vErrors.push(err187);
 }
 errors++;
 }
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 < 100 || isNaN(data94)){
-const err188 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
+}
+if(data.lease_timeout_ms !== undefined){
+let data95 = data.lease_timeout_ms;
+if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+const err188 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -6498,14 +6499,9 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-}
-if(data.routes !== undefined){
-let data95 = data.routes;
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-for(const key28 in data95){
-if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
-const err189 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
+if((typeof data95 == "number") && (isFinite(data95))){
+if(data95 < 100 || isNaN(data95)){
+const err189 = {instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -6515,10 +6511,13 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data95.max_hops !== undefined){
-let data96 = data95.max_hops;
-if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
-const err190 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
+}
+if(data.routes !== undefined){
+let data96 = data.routes;
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+for(const key28 in data96){
+if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
+const err190 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -6527,9 +6526,11 @@ vErrors.push(err190);
 }
 errors++;
 }
-if((typeof data96 == "number") && (isFinite(data96))){
-if(data96 < 0 || isNaN(data96)){
-const err191 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data96.max_hops !== undefined){
+let data97 = data96.max_hops;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+const err191 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -6538,12 +6539,9 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-}
-if(data95.max_routes_per_source !== undefined){
-let data97 = data95.max_routes_per_source;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-const err192 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
+const err192 = {instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -6552,9 +6550,12 @@ vErrors.push(err192);
 }
 errors++;
 }
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 1 || isNaN(data97)){
-const err193 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data96.max_routes_per_source !== undefined){
+let data98 = data96.max_routes_per_source;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
+const err193 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -6563,11 +6564,9 @@ vErrors.push(err193);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err194 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 < 1 || isNaN(data98)){
+const err194 = {instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -6577,12 +6576,10 @@ vErrors.push(err194);
 errors++;
 }
 }
-if(data.agent !== undefined){
-let data98 = data.agent;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-for(const key29 in data98){
-if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
-const err195 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
+}
+}
+else {
+const err195 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -6592,11 +6589,12 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data98.identity_id !== undefined){
-let data99 = data98.identity_id;
-if(typeof data99 === "string"){
-if(data99.length > 256){
-const err196 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
+if(data.agent !== undefined){
+let data99 = data.agent;
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+for(const key29 in data99){
+if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
+const err196 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -6605,8 +6603,12 @@ vErrors.push(err196);
 }
 errors++;
 }
-if(data99.length < 1){
-const err197 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data99.identity_id !== undefined){
+let data100 = data99.identity_id;
+if(typeof data100 === "string"){
+if(data100.length > 256){
+const err197 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -6615,9 +6617,8 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-else {
-const err198 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
+if(data100.length < 1){
+const err198 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -6627,11 +6628,8 @@ vErrors.push(err198);
 errors++;
 }
 }
-if(data98.display_name !== undefined){
-let data100 = data98.display_name;
-if(typeof data100 === "string"){
-if(data100.length < 1){
-const err199 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err199 = {instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -6641,8 +6639,11 @@ vErrors.push(err199);
 errors++;
 }
 }
-else {
-const err200 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
+if(data99.display_name !== undefined){
+let data101 = data99.display_name;
+if(typeof data101 === "string"){
+if(data101.length < 1){
+const err200 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -6652,11 +6653,8 @@ vErrors.push(err200);
 errors++;
 }
 }
-if(data98.nickname !== undefined){
-let data101 = data98.nickname;
-if(typeof data101 === "string"){
-if(data101.length < 1){
-const err201 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
+else {
+const err201 = {instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -6666,8 +6664,11 @@ vErrors.push(err201);
 errors++;
 }
 }
-else {
-const err202 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
+if(data99.nickname !== undefined){
+let data102 = data99.nickname;
+if(typeof data102 === "string"){
+if(data102.length < 1){
+const err202 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -6677,10 +6678,8 @@ vErrors.push(err202);
 errors++;
 }
 }
-if(data98.revision !== undefined){
-let data102 = data98.revision;
-if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
-const err203 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
+else {
+const err203 = {instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -6689,9 +6688,11 @@ vErrors.push(err203);
 }
 errors++;
 }
-if((typeof data102 == "number") && (isFinite(data102))){
-if(data102 < 0 || isNaN(data102)){
-const err204 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+if(data99.revision !== undefined){
+let data103 = data99.revision;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+const err204 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -6700,12 +6701,9 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-}
-if(data98.avatar_revision !== undefined){
-let data103 = data98.avatar_revision;
-if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-const err205 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 0 || isNaN(data103)){
+const err205 = {instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -6714,9 +6712,12 @@ vErrors.push(err205);
 }
 errors++;
 }
-if((typeof data103 == "number") && (isFinite(data103))){
-if(data103 < 0 || isNaN(data103)){
-const err206 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
+}
+}
+if(data99.avatar_revision !== undefined){
+let data104 = data99.avatar_revision;
+if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+const err206 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -6725,13 +6726,9 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-}
-if(data98.role !== undefined){
-let data104 = data98.role;
-if(typeof data104 === "string"){
-if(data104.length < 1){
-const err207 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
+if((typeof data104 == "number") && (isFinite(data104))){
+if(data104 < 0 || isNaN(data104)){
+const err207 = {instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -6741,8 +6738,12 @@ vErrors.push(err207);
 errors++;
 }
 }
-else {
-const err208 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
+}
+if(data99.role !== undefined){
+let data105 = data99.role;
+if(typeof data105 === "string"){
+if(data105.length < 1){
+const err208 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -6752,9 +6753,8 @@ vErrors.push(err208);
 errors++;
 }
 }
-}
 else {
-const err209 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
+const err209 = {instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -6764,12 +6764,9 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data.context !== undefined){
-let data105 = data.context;
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
-for(const key30 in data105){
-if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
-const err210 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
+}
+else {
+const err210 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -6779,10 +6776,12 @@ vErrors.push(err210);
 errors++;
 }
 }
-if(data105.max_history_tokens !== undefined){
-let data106 = data105.max_history_tokens;
-if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
-const err211 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
+if(data.context !== undefined){
+let data106 = data.context;
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+for(const key30 in data106){
+if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
+const err211 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -6791,9 +6790,11 @@ vErrors.push(err211);
 }
 errors++;
 }
-if((typeof data106 == "number") && (isFinite(data106))){
-if(data106 < 1 || isNaN(data106)){
-const err212 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+if(data106.max_history_tokens !== undefined){
+let data107 = data106.max_history_tokens;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+const err212 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -6802,12 +6803,9 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-}
-if(data105.keep_recent_messages !== undefined){
-let data107 = data105.keep_recent_messages;
-if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
-const err213 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
+if((typeof data107 == "number") && (isFinite(data107))){
+if(data107 < 1 || isNaN(data107)){
+const err213 = {instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -6816,9 +6814,12 @@ vErrors.push(err213);
 }
 errors++;
 }
-if((typeof data107 == "number") && (isFinite(data107))){
-if(data107 < 1 || isNaN(data107)){
-const err214 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
+}
+}
+if(data106.keep_recent_messages !== undefined){
+let data108 = data106.keep_recent_messages;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+const err214 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -6827,11 +6828,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err215 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 < 1 || isNaN(data108)){
+const err215 = {instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -6841,12 +6840,10 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data.sandbox !== undefined){
-let data108 = data.sandbox;
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-for(const key31 in data108){
-if(!((key31 === "required") || (key31 === "bwrap_path"))){
-const err216 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}};
+}
+}
+else {
+const err216 = {instancePath:instancePath+"/context",schemaPath:"#/properties/context/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -6856,9 +6853,12 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data108.required !== undefined){
-if(typeof data108.required !== "boolean"){
-const err217 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
+if(data.sandbox !== undefined){
+let data109 = data.sandbox;
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+for(const key31 in data109){
+if(!((key31 === "required") || (key31 === "bwrap_path"))){
+const err217 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -6868,11 +6868,9 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data108.bwrap_path !== undefined){
-let data110 = data108.bwrap_path;
-if(typeof data110 === "string"){
-if(data110.length < 1){
-const err218 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
+if(data109.required !== undefined){
+if(typeof data109.required !== "boolean"){
+const err218 = {instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -6882,8 +6880,11 @@ vErrors.push(err218);
 errors++;
 }
 }
-else {
-const err219 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
+if(data109.bwrap_path !== undefined){
+let data111 = data109.bwrap_path;
+if(typeof data111 === "string"){
+if(data111.length < 1){
+const err219 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -6893,9 +6894,8 @@ vErrors.push(err219);
 errors++;
 }
 }
-}
 else {
-const err220 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
+const err220 = {instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -6905,12 +6905,9 @@ vErrors.push(err220);
 errors++;
 }
 }
-if(data.network !== undefined){
-let data111 = data.network;
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
-for(const key32 in data111){
-if(!((key32 === "allow_domains") || (key32 === "deny_domains"))){
-const err221 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}};
+}
+else {
+const err221 = {instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -6920,15 +6917,12 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data111.allow_domains !== undefined){
-let data112 = data111.allow_domains;
-if(Array.isArray(data112)){
-const len6 = data112.length;
-for(let i6=0; i6<len6; i6++){
-let data113 = data112[i6];
-if(typeof data113 === "string"){
-if(data113.length > 260){
-const err222 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
+if(data.network !== undefined){
+let data112 = data.network;
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+for(const key32 in data112){
+if(!((key32 === "allow_domains") || (key32 === "deny_domains"))){
+const err222 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -6937,8 +6931,16 @@ vErrors.push(err222);
 }
 errors++;
 }
-if(data113.length < 1){
-const err223 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data112.allow_domains !== undefined){
+let data113 = data112.allow_domains;
+if(Array.isArray(data113)){
+const len6 = data113.length;
+for(let i6=0; i6<len6; i6++){
+let data114 = data113[i6];
+if(typeof data114 === "string"){
+if(data114.length > 260){
+const err223 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -6947,9 +6949,8 @@ vErrors.push(err223);
 }
 errors++;
 }
-}
-else {
-const err224 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}};
+if(data114.length < 1){
+const err224 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -6959,9 +6960,8 @@ vErrors.push(err224);
 errors++;
 }
 }
-}
 else {
-const err225 = {instancePath:instancePath+"/network/allow_domains",schemaPath:"#/properties/network/properties/allow_domains/type",keyword:"type",params:{type: "array"}};
+const err225 = {instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -6971,15 +6971,9 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data111.deny_domains !== undefined){
-let data114 = data111.deny_domains;
-if(Array.isArray(data114)){
-const len7 = data114.length;
-for(let i7=0; i7<len7; i7++){
-let data115 = data114[i7];
-if(typeof data115 === "string"){
-if(data115.length > 260){
-const err226 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
+}
+else {
+const err226 = {instancePath:instancePath+"/network/allow_domains",schemaPath:"#/properties/network/properties/allow_domains/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6988,8 +6982,16 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(data115.length < 1){
-const err227 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
+}
+if(data112.deny_domains !== undefined){
+let data115 = data112.deny_domains;
+if(Array.isArray(data115)){
+const len7 = data115.length;
+for(let i7=0; i7<len7; i7++){
+let data116 = data115[i7];
+if(typeof data116 === "string"){
+if(data116.length > 260){
+const err227 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6998,9 +7000,8 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-else {
-const err228 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}};
+if(data116.length < 1){
+const err228 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -7010,9 +7011,8 @@ vErrors.push(err228);
 errors++;
 }
 }
-}
 else {
-const err229 = {instancePath:instancePath+"/network/deny_domains",schemaPath:"#/properties/network/properties/deny_domains/type",keyword:"type",params:{type: "array"}};
+const err229 = {instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/type",keyword:"type",params:{type: "string"}};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -7024,7 +7024,7 @@ errors++;
 }
 }
 else {
-const err230 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/type",keyword:"type",params:{type: "object"}};
+const err230 = {instancePath:instancePath+"/network/deny_domains",schemaPath:"#/properties/network/properties/deny_domains/type",keyword:"type",params:{type: "array"}};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -7036,12 +7036,24 @@ errors++;
 }
 }
 else {
-const err231 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+const err231 = {instancePath:instancePath+"/network",schemaPath:"#/properties/network/type",keyword:"type",params:{type: "object"}};
 if(vErrors === null){
 vErrors = [err231];
 }
 else {
 vErrors.push(err231);
+}
+errors++;
+}
+}
+}
+else {
+const err232 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"}};
+if(vErrors === null){
+vErrors = [err232];
+}
+else {
+vErrors.push(err232);
 }
 errors++;
 }

@@ -3005,7 +3005,7 @@ return errors === 0;
 }
 
 exports.GatewayConfig = validate26;
-const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
+const schema34 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_config.json","type":"object","additionalProperties":false,"properties":{"default_provider":{"type":"string"},"default_model":{"type":"string"},"providers":{"type":"object","additionalProperties":false,"properties":{"openai":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}},"retry":{"$ref":"gateway_retry_policy.json"},"openai_compatible":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["base_url","model"],"properties":{"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1}}}}}},"tools":{"type":"object","additionalProperties":false,"properties":{"default_cwd":{"type":"string","minLength":1},"shell_timeout_ms":{"type":"integer","minimum":1},"max_shell_timeout_ms":{"type":"integer","minimum":1},"web_fetch_timeout_ms":{"type":"integer","minimum":1},"restricted_max_shell_timeout_ms":{"type":"integer","minimum":1},"execution_windows":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds_per_window":{"type":"integer","minimum":1},"max_tool_calls_per_window":{"type":"integer","minimum":1},"max_wall_clock_ms_per_window":{"type":"integer","minimum":1},"max_provider_tokens_per_window":{"type":"integer","minimum":1},"total":{"type":"object","additionalProperties":false,"properties":{"max_agent_rounds":{"type":"integer","minimum":1},"max_tool_calls":{"type":"integer","minimum":1},"max_wall_clock_ms":{"type":"integer","minimum":1},"max_provider_tokens":{"type":"integer","minimum":1}}}}},"retry":{"$ref":"gateway_retry_policy.json"},"env_passthrough":{"type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}}},"mcp_servers":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"},"additionalProperties":{"type":"object","additionalProperties":false,"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"cwd":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}},"scope":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1},"tool_timeout_ms":{"type":"integer","minimum":1},"trusted":{"type":"boolean"}}}},"skills":{"type":"object","additionalProperties":false,"properties":{"folders":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1},"source_kind":{"type":"string","minLength":1,"pattern":"^[^/]+$"}}}}}},"acp_agents":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["command"],"properties":{"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"env":{"type":"object","additionalProperties":{"type":"string"}},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"cli_runtimes":{"type":"object","propertyNames":{"pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},"additionalProperties":{"type":"object","additionalProperties":false,"required":["kind","base_url","model"],"properties":{"kind":{"type":"string","enum":["codex"]},"command":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"base_url":{"type":"string","minLength":1},"model":{"type":"string","minLength":1},"api_key_env":{"type":"string","minLength":1},"codex_home":{"type":"string","minLength":1},"startup_timeout_ms":{"type":"integer","minimum":1}}}},"limits":{"type":"object","additionalProperties":false,"properties":{"max_frame_bytes":{"type":"integer","minimum":1024},"max_batch_size":{"type":"integer","minimum":1},"max_agent_rounds":{"type":"integer","minimum":1},"max_spawn_depth":{"type":"integer","minimum":0},"max_tool_calls":{"type":"integer","minimum":1}}},"permissions":{"type":"object","additionalProperties":false,"properties":{"request_timeout_ms":{"type":"integer","minimum":1},"require_resolve_token":{"type":"boolean"},"allowed_paths":{"type":"array","items":{"type":"string","minLength":1}},"resolve_token_secret":{"type":"string","minLength":16}}},"questions":{"type":"object","additionalProperties":false,"properties":{"timeout_ms":{"type":"integer","minimum":1,"maximum":2147483647}}},"gateway_id":{"type":"string","maxLength":256,"minLength":1},"store":{"type":"string","minLength":1},"lease_timeout_ms":{"type":"integer","minimum":100},"routes":{"type":"object","additionalProperties":false,"properties":{"max_hops":{"type":"integer","minimum":0},"max_routes_per_source":{"type":"integer","minimum":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"identity_id":{"type":"string","maxLength":256,"minLength":1},"display_name":{"type":"string","minLength":1},"nickname":{"type":"string","minLength":1},"revision":{"type":"integer","minimum":0},"avatar_revision":{"type":"integer","minimum":0},"role":{"type":"string","minLength":1}}},"context":{"type":"object","additionalProperties":false,"properties":{"max_history_tokens":{"type":"integer","minimum":1},"keep_recent_messages":{"type":"integer","minimum":1}}},"sandbox":{"type":"object","additionalProperties":false,"properties":{"required":{"type":"boolean"},"bwrap_path":{"type":"string","minLength":1}}},"network":{"type":"object","additionalProperties":false,"properties":{"allow_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}},"deny_domains":{"type":"array","items":{"type":"string","minLength":1,"maxLength":260}}}}}};
 const schema35 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://turnspec.dev/schemas/gateway_retry_policy.json","type":"object","additionalProperties":false,"properties":{"max_attempts":{"type":"integer","minimum":1},"initial_delay_ms":{"type":"integer","minimum":0},"backoff_multiplier":{"type":"number","minimum":1},"max_delay_ms":{"type":"integer","minimum":0}}};
 const pattern0 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "u");
 const pattern1 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -4214,6 +4214,19 @@ var valid16 = _errs125 === errors;
 else {
 var valid16 = true;
 }
+if(valid16){
+if(data41.trusted !== undefined){
+const _errs127 = errors;
+if(typeof data41.trusted !== "boolean"){
+validate26.errors = [{instancePath:instancePath+"/mcp_servers/" + key12.replace(/~/g, "~0").replace(/\//g, "~1")+"/trusted",schemaPath:"#/properties/mcp_servers/additionalProperties/properties/trusted/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid16 = _errs127 === errors;
+}
+else {
+var valid16 = true;
+}
+}
 }
 }
 }
@@ -4248,52 +4261,52 @@ var valid0 = true;
 }
 if(valid0){
 if(data.skills !== undefined){
-let data54 = data.skills;
-const _errs127 = errors;
-if(errors === _errs127){
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+let data55 = data.skills;
 const _errs129 = errors;
-for(const key16 in data54){
+if(errors === _errs129){
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+const _errs131 = errors;
+for(const key16 in data55){
 if(!(key16 === "folders")){
 validate26.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properties/skills/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16}}];
 return false;
 break;
 }
 }
-if(_errs129 === errors){
-if(data54.folders !== undefined){
-let data55 = data54.folders;
-const _errs130 = errors;
-if(errors === _errs130){
-if(Array.isArray(data55)){
-var valid21 = true;
-const len2 = data55.length;
-for(let i2=0; i2<len2; i2++){
-let data56 = data55[i2];
+if(_errs131 === errors){
+if(data55.folders !== undefined){
+let data56 = data55.folders;
 const _errs132 = errors;
 if(errors === _errs132){
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+if(Array.isArray(data56)){
+var valid21 = true;
+const len2 = data56.length;
+for(let i2=0; i2<len2; i2++){
+let data57 = data56[i2];
+const _errs134 = errors;
+if(errors === _errs134){
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
 let missing2;
-if((data56.path === undefined) && (missing2 = "path")){
+if((data57.path === undefined) && (missing2 = "path")){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
-const _errs134 = errors;
-for(const key17 in data56){
+const _errs136 = errors;
+for(const key17 in data57){
 if(!((key17 === "path") || (key17 === "source_kind"))){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPath:"#/properties/skills/properties/folders/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17}}];
 return false;
 break;
 }
 }
-if(_errs134 === errors){
-if(data56.path !== undefined){
-let data57 = data56.path;
-const _errs135 = errors;
-if(errors === _errs135){
-if(typeof data57 === "string"){
-if(data57.length < 1){
+if(_errs136 === errors){
+if(data57.path !== undefined){
+let data58 = data57.path;
+const _errs137 = errors;
+if(errors === _errs137){
+if(typeof data58 === "string"){
+if(data58.length < 1){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/path",schemaPath:"#/properties/skills/properties/folders/items/properties/path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4303,23 +4316,23 @@ validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/path",
 return false;
 }
 }
-var valid22 = _errs135 === errors;
+var valid22 = _errs137 === errors;
 }
 else {
 var valid22 = true;
 }
 if(valid22){
-if(data56.source_kind !== undefined){
-let data58 = data56.source_kind;
-const _errs137 = errors;
-if(errors === _errs137){
-if(typeof data58 === "string"){
-if(data58.length < 1){
+if(data57.source_kind !== undefined){
+let data59 = data57.source_kind;
+const _errs139 = errors;
+if(errors === _errs139){
+if(typeof data59 === "string"){
+if(data59.length < 1){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
 else {
-if(!pattern3.test(data58)){
+if(!pattern3.test(data59)){
 validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source_kind",schemaPath:"#/properties/skills/properties/folders/items/properties/source_kind/pattern",keyword:"pattern",params:{pattern: "^[^/]+$"}}];
 return false;
 }
@@ -4330,7 +4343,7 @@ validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2+"/source
 return false;
 }
 }
-var valid22 = _errs137 === errors;
+var valid22 = _errs139 === errors;
 }
 else {
 var valid22 = true;
@@ -4344,7 +4357,7 @@ validate26.errors = [{instancePath:instancePath+"/skills/folders/" + i2,schemaPa
 return false;
 }
 }
-var valid21 = _errs132 === errors;
+var valid21 = _errs134 === errors;
 if(!valid21){
 break;
 }
@@ -4363,19 +4376,19 @@ validate26.errors = [{instancePath:instancePath+"/skills",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs127 === errors;
+var valid0 = _errs129 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.acp_agents !== undefined){
-let data59 = data.acp_agents;
-const _errs139 = errors;
-if(errors === _errs139){
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-for(const key18 in data59){
+let data60 = data.acp_agents;
 const _errs141 = errors;
+if(errors === _errs141){
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key18 in data60){
+const _errs143 = errors;
 if(typeof key18 === "string"){
 if(!pattern0.test(key18)){
 const err4 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key18};
@@ -4388,7 +4401,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-var valid23 = _errs141 === errors;
+var valid23 = _errs143 === errors;
 if(!valid23){
 const err5 = {instancePath:instancePath+"/acp_agents",schemaPath:"#/properties/acp_agents/propertyNames",keyword:"propertyNames",params:{propertyName: key18}};
 if(vErrors === null){
@@ -4404,32 +4417,32 @@ break;
 }
 }
 if(valid23){
-for(const key19 in data59){
-let data60 = data59[key19];
-const _errs143 = errors;
-if(errors === _errs143){
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key19 in data60){
+let data61 = data60[key19];
+const _errs145 = errors;
+if(errors === _errs145){
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
 let missing3;
-if((data60.command === undefined) && (missing3 = "command")){
+if((data61.command === undefined) && (missing3 = "command")){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
-const _errs145 = errors;
-for(const key20 in data60){
+const _errs147 = errors;
+for(const key20 in data61){
 if(!((((key20 === "command") || (key20 === "args")) || (key20 === "env")) || (key20 === "startup_timeout_ms"))){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20}}];
 return false;
 break;
 }
 }
-if(_errs145 === errors){
-if(data60.command !== undefined){
-let data61 = data60.command;
-const _errs146 = errors;
-if(errors === _errs146){
-if(typeof data61 === "string"){
-if(data61.length < 1){
+if(_errs147 === errors){
+if(data61.command !== undefined){
+let data62 = data61.command;
+const _errs148 = errors;
+if(errors === _errs148){
+if(typeof data62 === "string"){
+if(data62.length < 1){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/acp_agents/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4439,26 +4452,26 @@ validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid25 = _errs146 === errors;
+var valid25 = _errs148 === errors;
 }
 else {
 var valid25 = true;
 }
 if(valid25){
-if(data60.args !== undefined){
-let data62 = data60.args;
-const _errs148 = errors;
-if(errors === _errs148){
-if(Array.isArray(data62)){
-var valid26 = true;
-const len3 = data62.length;
-for(let i3=0; i3<len3; i3++){
+if(data61.args !== undefined){
+let data63 = data61.args;
 const _errs150 = errors;
-if(typeof data62[i3] !== "string"){
+if(errors === _errs150){
+if(Array.isArray(data63)){
+var valid26 = true;
+const len3 = data63.length;
+for(let i3=0; i3<len3; i3++){
+const _errs152 = errors;
+if(typeof data63[i3] !== "string"){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i3,schemaPath:"#/properties/acp_agents/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid26 = _errs150 === errors;
+var valid26 = _errs152 === errors;
 if(!valid26){
 break;
 }
@@ -4469,24 +4482,24 @@ validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid25 = _errs148 === errors;
+var valid25 = _errs150 === errors;
 }
 else {
 var valid25 = true;
 }
 if(valid25){
-if(data60.env !== undefined){
-let data64 = data60.env;
-const _errs152 = errors;
-if(errors === _errs152){
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key21 in data64){
-const _errs155 = errors;
-if(typeof data64[key21] !== "string"){
+if(data61.env !== undefined){
+let data65 = data61.env;
+const _errs154 = errors;
+if(errors === _errs154){
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key21 in data65){
+const _errs157 = errors;
+if(typeof data65[key21] !== "string"){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/env/" + key21.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/acp_agents/additionalProperties/properties/env/additionalProperties/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid27 = _errs155 === errors;
+var valid27 = _errs157 === errors;
 if(!valid27){
 break;
 }
@@ -4497,28 +4510,28 @@ validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid25 = _errs152 === errors;
+var valid25 = _errs154 === errors;
 }
 else {
 var valid25 = true;
 }
 if(valid25){
-if(data60.startup_timeout_ms !== undefined){
-let data66 = data60.startup_timeout_ms;
-const _errs157 = errors;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+if(data61.startup_timeout_ms !== undefined){
+let data67 = data61.startup_timeout_ms;
+const _errs159 = errors;
+if(!(((typeof data67 == "number") && (!(data67 % 1) && !isNaN(data67))) && (isFinite(data67)))){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs157){
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 < 1 || isNaN(data66)){
+if(errors === _errs159){
+if((typeof data67 == "number") && (isFinite(data67))){
+if(data67 < 1 || isNaN(data67)){
 validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/acp_agents/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid25 = _errs157 === errors;
+var valid25 = _errs159 === errors;
 }
 else {
 var valid25 = true;
@@ -4534,7 +4547,7 @@ validate26.errors = [{instancePath:instancePath+"/acp_agents/" + key19.replace(/
 return false;
 }
 }
-var valid24 = _errs143 === errors;
+var valid24 = _errs145 === errors;
 if(!valid24){
 break;
 }
@@ -4546,19 +4559,19 @@ validate26.errors = [{instancePath:instancePath+"/acp_agents",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs139 === errors;
+var valid0 = _errs141 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.cli_runtimes !== undefined){
-let data67 = data.cli_runtimes;
-const _errs159 = errors;
-if(errors === _errs159){
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-for(const key22 in data67){
+let data68 = data.cli_runtimes;
 const _errs161 = errors;
+if(errors === _errs161){
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key22 in data68){
+const _errs163 = errors;
 if(typeof key22 === "string"){
 if(!pattern0.test(key22)){
 const err6 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},propertyName:key22};
@@ -4571,7 +4584,7 @@ vErrors.push(err6);
 errors++;
 }
 }
-var valid28 = _errs161 === errors;
+var valid28 = _errs163 === errors;
 if(!valid28){
 const err7 = {instancePath:instancePath+"/cli_runtimes",schemaPath:"#/properties/cli_runtimes/propertyNames",keyword:"propertyNames",params:{propertyName: key22}};
 if(vErrors === null){
@@ -4587,49 +4600,49 @@ break;
 }
 }
 if(valid28){
-for(const key23 in data67){
-let data68 = data67[key23];
-const _errs163 = errors;
-if(errors === _errs163){
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key23 in data68){
+let data69 = data68[key23];
+const _errs165 = errors;
+if(errors === _errs165){
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
 let missing4;
-if((((data68.kind === undefined) && (missing4 = "kind")) || ((data68.base_url === undefined) && (missing4 = "base_url"))) || ((data68.model === undefined) && (missing4 = "model"))){
+if((((data69.kind === undefined) && (missing4 = "kind")) || ((data69.base_url === undefined) && (missing4 = "base_url"))) || ((data69.model === undefined) && (missing4 = "model"))){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
-const _errs165 = errors;
-for(const key24 in data68){
+const _errs167 = errors;
+for(const key24 in data69){
 if(!((((((((key24 === "kind") || (key24 === "command")) || (key24 === "args")) || (key24 === "base_url")) || (key24 === "model")) || (key24 === "api_key_env")) || (key24 === "codex_home")) || (key24 === "startup_timeout_ms"))){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/cli_runtimes/additionalProperties/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24}}];
 return false;
 break;
 }
 }
-if(_errs165 === errors){
-if(data68.kind !== undefined){
-let data69 = data68.kind;
-const _errs166 = errors;
-if(typeof data69 !== "string"){
+if(_errs167 === errors){
+if(data69.kind !== undefined){
+let data70 = data69.kind;
+const _errs168 = errors;
+if(typeof data70 !== "string"){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(data69 === "codex")){
+if(!(data70 === "codex")){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/kind",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/kind/enum",keyword:"enum",params:{allowedValues: schema34.properties.cli_runtimes.additionalProperties.properties.kind.enum}}];
 return false;
 }
-var valid30 = _errs166 === errors;
+var valid30 = _errs168 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.command !== undefined){
-let data70 = data68.command;
-const _errs168 = errors;
-if(errors === _errs168){
-if(typeof data70 === "string"){
-if(data70.length < 1){
+if(data69.command !== undefined){
+let data71 = data69.command;
+const _errs170 = errors;
+if(errors === _errs170){
+if(typeof data71 === "string"){
+if(data71.length < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/command",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/command/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4639,26 +4652,26 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid30 = _errs168 === errors;
+var valid30 = _errs170 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.args !== undefined){
-let data71 = data68.args;
-const _errs170 = errors;
-if(errors === _errs170){
-if(Array.isArray(data71)){
-var valid31 = true;
-const len4 = data71.length;
-for(let i4=0; i4<len4; i4++){
+if(data69.args !== undefined){
+let data72 = data69.args;
 const _errs172 = errors;
-if(typeof data71[i4] !== "string"){
+if(errors === _errs172){
+if(Array.isArray(data72)){
+var valid31 = true;
+const len4 = data72.length;
+for(let i4=0; i4<len4; i4++){
+const _errs174 = errors;
+if(typeof data72[i4] !== "string"){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/args/" + i4,schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/args/items/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid31 = _errs172 === errors;
+var valid31 = _errs174 === errors;
 if(!valid31){
 break;
 }
@@ -4669,18 +4682,18 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid30 = _errs170 === errors;
+var valid30 = _errs172 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.base_url !== undefined){
-let data73 = data68.base_url;
-const _errs174 = errors;
-if(errors === _errs174){
-if(typeof data73 === "string"){
-if(data73.length < 1){
+if(data69.base_url !== undefined){
+let data74 = data69.base_url;
+const _errs176 = errors;
+if(errors === _errs176){
+if(typeof data74 === "string"){
+if(data74.length < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/base_url",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/base_url/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4690,18 +4703,18 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid30 = _errs174 === errors;
+var valid30 = _errs176 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.model !== undefined){
-let data74 = data68.model;
-const _errs176 = errors;
-if(errors === _errs176){
-if(typeof data74 === "string"){
-if(data74.length < 1){
+if(data69.model !== undefined){
+let data75 = data69.model;
+const _errs178 = errors;
+if(errors === _errs178){
+if(typeof data75 === "string"){
+if(data75.length < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/model",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/model/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4711,18 +4724,18 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid30 = _errs176 === errors;
+var valid30 = _errs178 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.api_key_env !== undefined){
-let data75 = data68.api_key_env;
-const _errs178 = errors;
-if(errors === _errs178){
-if(typeof data75 === "string"){
-if(data75.length < 1){
+if(data69.api_key_env !== undefined){
+let data76 = data69.api_key_env;
+const _errs180 = errors;
+if(errors === _errs180){
+if(typeof data76 === "string"){
+if(data76.length < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/api_key_env",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/api_key_env/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4732,18 +4745,18 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid30 = _errs178 === errors;
+var valid30 = _errs180 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.codex_home !== undefined){
-let data76 = data68.codex_home;
-const _errs180 = errors;
-if(errors === _errs180){
-if(typeof data76 === "string"){
-if(data76.length < 1){
+if(data69.codex_home !== undefined){
+let data77 = data69.codex_home;
+const _errs182 = errors;
+if(errors === _errs182){
+if(typeof data77 === "string"){
+if(data77.length < 1){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/codex_home",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/codex_home/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4753,28 +4766,28 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid30 = _errs180 === errors;
+var valid30 = _errs182 === errors;
 }
 else {
 var valid30 = true;
 }
 if(valid30){
-if(data68.startup_timeout_ms !== undefined){
-let data77 = data68.startup_timeout_ms;
-const _errs182 = errors;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+if(data69.startup_timeout_ms !== undefined){
+let data78 = data69.startup_timeout_ms;
+const _errs184 = errors;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs182){
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 1 || isNaN(data77)){
+if(errors === _errs184){
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
 validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace(/~/g, "~0").replace(/\//g, "~1")+"/startup_timeout_ms",schemaPath:"#/properties/cli_runtimes/additionalProperties/properties/startup_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid30 = _errs182 === errors;
+var valid30 = _errs184 === errors;
 }
 else {
 var valid30 = true;
@@ -4794,7 +4807,7 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes/" + key23.replace
 return false;
 }
 }
-var valid29 = _errs163 === errors;
+var valid29 = _errs165 === errors;
 if(!valid29){
 break;
 }
@@ -4806,58 +4819,37 @@ validate26.errors = [{instancePath:instancePath+"/cli_runtimes",schemaPath:"#/pr
 return false;
 }
 }
-var valid0 = _errs159 === errors;
+var valid0 = _errs161 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.limits !== undefined){
-let data78 = data.limits;
-const _errs184 = errors;
-if(errors === _errs184){
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+let data79 = data.limits;
 const _errs186 = errors;
-for(const key25 in data78){
+if(errors === _errs186){
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+const _errs188 = errors;
+for(const key25 in data79){
 if(!(((((key25 === "max_frame_bytes") || (key25 === "max_batch_size")) || (key25 === "max_agent_rounds")) || (key25 === "max_spawn_depth")) || (key25 === "max_tool_calls"))){
 validate26.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25}}];
 return false;
 break;
 }
 }
-if(_errs186 === errors){
-if(data78.max_frame_bytes !== undefined){
-let data79 = data78.max_frame_bytes;
-const _errs187 = errors;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
-validate26.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs187){
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 1024 || isNaN(data79)){
-validate26.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
-return false;
-}
-}
-}
-var valid32 = _errs187 === errors;
-}
-else {
-var valid32 = true;
-}
-if(valid32){
-if(data78.max_batch_size !== undefined){
-let data80 = data78.max_batch_size;
+if(_errs188 === errors){
+if(data79.max_frame_bytes !== undefined){
+let data80 = data79.max_frame_bytes;
 const _errs189 = errors;
 if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-validate26.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs189){
 if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 1 || isNaN(data80)){
-validate26.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data80 < 1024 || isNaN(data80)){
+validate26.errors = [{instancePath:instancePath+"/limits/max_frame_bytes",schemaPath:"#/properties/limits/properties/max_frame_bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024}}];
 return false;
 }
 }
@@ -4868,17 +4860,17 @@ else {
 var valid32 = true;
 }
 if(valid32){
-if(data78.max_agent_rounds !== undefined){
-let data81 = data78.max_agent_rounds;
+if(data79.max_batch_size !== undefined){
+let data81 = data79.max_batch_size;
 const _errs191 = errors;
 if(!(((typeof data81 == "number") && (!(data81 % 1) && !isNaN(data81))) && (isFinite(data81)))){
-validate26.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs191){
 if((typeof data81 == "number") && (isFinite(data81))){
 if(data81 < 1 || isNaN(data81)){
-validate26.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate26.errors = [{instancePath:instancePath+"/limits/max_batch_size",schemaPath:"#/properties/limits/properties/max_batch_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -4889,17 +4881,17 @@ else {
 var valid32 = true;
 }
 if(valid32){
-if(data78.max_spawn_depth !== undefined){
-let data82 = data78.max_spawn_depth;
+if(data79.max_agent_rounds !== undefined){
+let data82 = data79.max_agent_rounds;
 const _errs193 = errors;
 if(!(((typeof data82 == "number") && (!(data82 % 1) && !isNaN(data82))) && (isFinite(data82)))){
-validate26.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs193){
 if((typeof data82 == "number") && (isFinite(data82))){
-if(data82 < 0 || isNaN(data82)){
-validate26.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+if(data82 < 1 || isNaN(data82)){
+validate26.errors = [{instancePath:instancePath+"/limits/max_agent_rounds",schemaPath:"#/properties/limits/properties/max_agent_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -4910,22 +4902,43 @@ else {
 var valid32 = true;
 }
 if(valid32){
-if(data78.max_tool_calls !== undefined){
-let data83 = data78.max_tool_calls;
+if(data79.max_spawn_depth !== undefined){
+let data83 = data79.max_spawn_depth;
 const _errs195 = errors;
 if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
-validate26.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs195){
 if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 < 1 || isNaN(data83)){
-validate26.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data83 < 0 || isNaN(data83)){
+validate26.errors = [{instancePath:instancePath+"/limits/max_spawn_depth",schemaPath:"#/properties/limits/properties/max_spawn_depth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
 var valid32 = _errs195 === errors;
+}
+else {
+var valid32 = true;
+}
+if(valid32){
+if(data79.max_tool_calls !== undefined){
+let data84 = data79.max_tool_calls;
+const _errs197 = errors;
+if(!(((typeof data84 == "number") && (!(data84 % 1) && !isNaN(data84))) && (isFinite(data84)))){
+validate26.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs197){
+if((typeof data84 == "number") && (isFinite(data84))){
+if(data84 < 1 || isNaN(data84)){
+validate26.errors = [{instancePath:instancePath+"/limits/max_tool_calls",schemaPath:"#/properties/limits/properties/max_tool_calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid32 = _errs197 === errors;
 }
 else {
 var valid32 = true;
@@ -4941,52 +4954,40 @@ validate26.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs184 === errors;
+var valid0 = _errs186 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data84 = data.permissions;
-const _errs197 = errors;
-if(errors === _errs197){
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+let data85 = data.permissions;
 const _errs199 = errors;
-for(const key26 in data84){
+if(errors === _errs199){
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+const _errs201 = errors;
+for(const key26 in data85){
 if(!((((key26 === "request_timeout_ms") || (key26 === "require_resolve_token")) || (key26 === "allowed_paths")) || (key26 === "resolve_token_secret"))){
 validate26.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26}}];
 return false;
 break;
 }
 }
-if(_errs199 === errors){
-if(data84.request_timeout_ms !== undefined){
-let data85 = data84.request_timeout_ms;
-const _errs200 = errors;
-if(!(((typeof data85 == "number") && (!(data85 % 1) && !isNaN(data85))) && (isFinite(data85)))){
+if(_errs201 === errors){
+if(data85.request_timeout_ms !== undefined){
+let data86 = data85.request_timeout_ms;
+const _errs202 = errors;
+if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
 validate26.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs200){
-if((typeof data85 == "number") && (isFinite(data85))){
-if(data85 < 1 || isNaN(data85)){
+if(errors === _errs202){
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 < 1 || isNaN(data86)){
 validate26.errors = [{instancePath:instancePath+"/permissions/request_timeout_ms",schemaPath:"#/properties/permissions/properties/request_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
-}
-var valid33 = _errs200 === errors;
-}
-else {
-var valid33 = true;
-}
-if(valid33){
-if(data84.require_resolve_token !== undefined){
-const _errs202 = errors;
-if(typeof data84.require_resolve_token !== "boolean"){
-validate26.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
-return false;
 }
 var valid33 = _errs202 === errors;
 }
@@ -4994,19 +4995,31 @@ else {
 var valid33 = true;
 }
 if(valid33){
-if(data84.allowed_paths !== undefined){
-let data87 = data84.allowed_paths;
+if(data85.require_resolve_token !== undefined){
 const _errs204 = errors;
-if(errors === _errs204){
-if(Array.isArray(data87)){
-var valid34 = true;
-const len5 = data87.length;
-for(let i5=0; i5<len5; i5++){
-let data88 = data87[i5];
+if(typeof data85.require_resolve_token !== "boolean"){
+validate26.errors = [{instancePath:instancePath+"/permissions/require_resolve_token",schemaPath:"#/properties/permissions/properties/require_resolve_token/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid33 = _errs204 === errors;
+}
+else {
+var valid33 = true;
+}
+if(valid33){
+if(data85.allowed_paths !== undefined){
+let data88 = data85.allowed_paths;
 const _errs206 = errors;
 if(errors === _errs206){
-if(typeof data88 === "string"){
-if(data88.length < 1){
+if(Array.isArray(data88)){
+var valid34 = true;
+const len5 = data88.length;
+for(let i5=0; i5<len5; i5++){
+let data89 = data88[i5];
+const _errs208 = errors;
+if(errors === _errs208){
+if(typeof data89 === "string"){
+if(data89.length < 1){
 validate26.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + i5,schemaPath:"#/properties/permissions/properties/allowed_paths/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5016,7 +5029,7 @@ validate26.errors = [{instancePath:instancePath+"/permissions/allowed_paths/" + 
 return false;
 }
 }
-var valid34 = _errs206 === errors;
+var valid34 = _errs208 === errors;
 if(!valid34){
 break;
 }
@@ -5027,18 +5040,18 @@ validate26.errors = [{instancePath:instancePath+"/permissions/allowed_paths",sch
 return false;
 }
 }
-var valid33 = _errs204 === errors;
+var valid33 = _errs206 === errors;
 }
 else {
 var valid33 = true;
 }
 if(valid33){
-if(data84.resolve_token_secret !== undefined){
-let data89 = data84.resolve_token_secret;
-const _errs208 = errors;
-if(errors === _errs208){
-if(typeof data89 === "string"){
-if(data89.length < 16){
+if(data85.resolve_token_secret !== undefined){
+let data90 = data85.resolve_token_secret;
+const _errs210 = errors;
+if(errors === _errs210){
+if(typeof data90 === "string"){
+if(data90.length < 16){
 validate26.errors = [{instancePath:instancePath+"/permissions/resolve_token_secret",schemaPath:"#/properties/permissions/properties/resolve_token_secret/minLength",keyword:"minLength",params:{limit: 16}}];
 return false;
 }
@@ -5048,7 +5061,7 @@ validate26.errors = [{instancePath:instancePath+"/permissions/resolve_token_secr
 return false;
 }
 }
-var valid33 = _errs208 === errors;
+var valid33 = _errs210 === errors;
 }
 else {
 var valid33 = true;
@@ -5063,41 +5076,41 @@ validate26.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs197 === errors;
+var valid0 = _errs199 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.questions !== undefined){
-let data90 = data.questions;
-const _errs210 = errors;
-if(errors === _errs210){
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+let data91 = data.questions;
 const _errs212 = errors;
-for(const key27 in data90){
+if(errors === _errs212){
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+const _errs214 = errors;
+for(const key27 in data91){
 if(!(key27 === "timeout_ms")){
 validate26.errors = [{instancePath:instancePath+"/questions",schemaPath:"#/properties/questions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27}}];
 return false;
 break;
 }
 }
-if(_errs212 === errors){
-if(data90.timeout_ms !== undefined){
-let data91 = data90.timeout_ms;
-const _errs213 = errors;
-if(!(((typeof data91 == "number") && (!(data91 % 1) && !isNaN(data91))) && (isFinite(data91)))){
+if(_errs214 === errors){
+if(data91.timeout_ms !== undefined){
+let data92 = data91.timeout_ms;
+const _errs215 = errors;
+if(!(((typeof data92 == "number") && (!(data92 % 1) && !isNaN(data92))) && (isFinite(data92)))){
 validate26.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs213){
-if((typeof data91 == "number") && (isFinite(data91))){
-if(data91 > 2147483647 || isNaN(data91)){
+if(errors === _errs215){
+if((typeof data92 == "number") && (isFinite(data92))){
+if(data92 > 2147483647 || isNaN(data92)){
 validate26.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2147483647}}];
 return false;
 }
 else {
-if(data91 < 1 || isNaN(data91)){
+if(data92 < 1 || isNaN(data92)){
 validate26.errors = [{instancePath:instancePath+"/questions/timeout_ms",schemaPath:"#/properties/questions/properties/timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
@@ -5112,23 +5125,23 @@ validate26.errors = [{instancePath:instancePath+"/questions",schemaPath:"#/prope
 return false;
 }
 }
-var valid0 = _errs210 === errors;
+var valid0 = _errs212 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.gateway_id !== undefined){
-let data92 = data.gateway_id;
-const _errs215 = errors;
-if(errors === _errs215){
-if(typeof data92 === "string"){
-if(data92.length > 256){
+let data93 = data.gateway_id;
+const _errs217 = errors;
+if(errors === _errs217){
+if(typeof data93 === "string"){
+if(data93.length > 256){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(data92.length < 1){
+if(data93.length < 1){
 validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/properties/gateway_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5139,18 +5152,18 @@ validate26.errors = [{instancePath:instancePath+"/gateway_id",schemaPath:"#/prop
 return false;
 }
 }
-var valid0 = _errs215 === errors;
+var valid0 = _errs217 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.store !== undefined){
-let data93 = data.store;
-const _errs217 = errors;
-if(errors === _errs217){
-if(typeof data93 === "string"){
-if(data93.length < 1){
+let data94 = data.store;
+const _errs219 = errors;
+if(errors === _errs219){
+if(typeof data94 === "string"){
+if(data94.length < 1){
 validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/properties/store/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5160,84 +5173,84 @@ validate26.errors = [{instancePath:instancePath+"/store",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs217 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.lease_timeout_ms !== undefined){
-let data94 = data.lease_timeout_ms;
-const _errs219 = errors;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
-validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs219){
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 < 100 || isNaN(data94)){
-validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
-return false;
-}
-}
-}
 var valid0 = _errs219 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
-if(data.routes !== undefined){
-let data95 = data.routes;
+if(data.lease_timeout_ms !== undefined){
+let data95 = data.lease_timeout_ms;
 const _errs221 = errors;
+if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
 if(errors === _errs221){
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if((typeof data95 == "number") && (isFinite(data95))){
+if(data95 < 100 || isNaN(data95)){
+validate26.errors = [{instancePath:instancePath+"/lease_timeout_ms",schemaPath:"#/properties/lease_timeout_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100}}];
+return false;
+}
+}
+}
+var valid0 = _errs221 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.routes !== undefined){
+let data96 = data.routes;
 const _errs223 = errors;
-for(const key28 in data95){
+if(errors === _errs223){
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+const _errs225 = errors;
+for(const key28 in data96){
 if(!((key28 === "max_hops") || (key28 === "max_routes_per_source"))){
 validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28}}];
 return false;
 break;
 }
 }
-if(_errs223 === errors){
-if(data95.max_hops !== undefined){
-let data96 = data95.max_hops;
-const _errs224 = errors;
-if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
+if(_errs225 === errors){
+if(data96.max_hops !== undefined){
+let data97 = data96.max_hops;
+const _errs226 = errors;
+if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs224){
-if((typeof data96 == "number") && (isFinite(data96))){
-if(data96 < 0 || isNaN(data96)){
+if(errors === _errs226){
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_hops",schemaPath:"#/properties/routes/properties/max_hops/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
 }
-var valid36 = _errs224 === errors;
+var valid36 = _errs226 === errors;
 }
 else {
 var valid36 = true;
 }
 if(valid36){
-if(data95.max_routes_per_source !== undefined){
-let data97 = data95.max_routes_per_source;
-const _errs226 = errors;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
+if(data96.max_routes_per_source !== undefined){
+let data98 = data96.max_routes_per_source;
+const _errs228 = errors;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
 validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs226){
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 1 || isNaN(data97)){
+if(errors === _errs228){
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 < 1 || isNaN(data98)){
 validate26.errors = [{instancePath:instancePath+"/routes/max_routes_per_source",schemaPath:"#/properties/routes/properties/max_routes_per_source/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
-var valid36 = _errs226 === errors;
+var valid36 = _errs228 === errors;
 }
 else {
 var valid36 = true;
@@ -5250,37 +5263,37 @@ validate26.errors = [{instancePath:instancePath+"/routes",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs221 === errors;
+var valid0 = _errs223 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.agent !== undefined){
-let data98 = data.agent;
-const _errs228 = errors;
-if(errors === _errs228){
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+let data99 = data.agent;
 const _errs230 = errors;
-for(const key29 in data98){
+if(errors === _errs230){
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+const _errs232 = errors;
+for(const key29 in data99){
 if(!((((((key29 === "identity_id") || (key29 === "display_name")) || (key29 === "nickname")) || (key29 === "revision")) || (key29 === "avatar_revision")) || (key29 === "role"))){
 validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29}}];
 return false;
 break;
 }
 }
-if(_errs230 === errors){
-if(data98.identity_id !== undefined){
-let data99 = data98.identity_id;
-const _errs231 = errors;
-if(errors === _errs231){
-if(typeof data99 === "string"){
-if(data99.length > 256){
+if(_errs232 === errors){
+if(data99.identity_id !== undefined){
+let data100 = data99.identity_id;
+const _errs233 = errors;
+if(errors === _errs233){
+if(typeof data100 === "string"){
+if(data100.length > 256){
 validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/maxLength",keyword:"maxLength",params:{limit: 256}}];
 return false;
 }
 else {
-if(data99.length < 1){
+if(data100.length < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:"#/properties/agent/properties/identity_id/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5291,18 +5304,18 @@ validate26.errors = [{instancePath:instancePath+"/agent/identity_id",schemaPath:
 return false;
 }
 }
-var valid37 = _errs231 === errors;
+var valid37 = _errs233 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data98.display_name !== undefined){
-let data100 = data98.display_name;
-const _errs233 = errors;
-if(errors === _errs233){
-if(typeof data100 === "string"){
-if(data100.length < 1){
+if(data99.display_name !== undefined){
+let data101 = data99.display_name;
+const _errs235 = errors;
+if(errors === _errs235){
+if(typeof data101 === "string"){
+if(data101.length < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath:"#/properties/agent/properties/display_name/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5312,18 +5325,18 @@ validate26.errors = [{instancePath:instancePath+"/agent/display_name",schemaPath
 return false;
 }
 }
-var valid37 = _errs233 === errors;
+var valid37 = _errs235 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data98.nickname !== undefined){
-let data101 = data98.nickname;
-const _errs235 = errors;
-if(errors === _errs235){
-if(typeof data101 === "string"){
-if(data101.length < 1){
+if(data99.nickname !== undefined){
+let data102 = data99.nickname;
+const _errs237 = errors;
+if(errors === _errs237){
+if(typeof data102 === "string"){
+if(data102.length < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/properties/agent/properties/nickname/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5333,44 +5346,23 @@ validate26.errors = [{instancePath:instancePath+"/agent/nickname",schemaPath:"#/
 return false;
 }
 }
-var valid37 = _errs235 === errors;
-}
-else {
-var valid37 = true;
-}
-if(valid37){
-if(data98.revision !== undefined){
-let data102 = data98.revision;
-const _errs237 = errors;
-if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs237){
-if((typeof data102 == "number") && (isFinite(data102))){
-if(data102 < 0 || isNaN(data102)){
-validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 var valid37 = _errs237 === errors;
 }
 else {
 var valid37 = true;
 }
 if(valid37){
-if(data98.avatar_revision !== undefined){
-let data103 = data98.avatar_revision;
+if(data99.revision !== undefined){
+let data103 = data99.revision;
 const _errs239 = errors;
 if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs239){
 if((typeof data103 == "number") && (isFinite(data103))){
 if(data103 < 0 || isNaN(data103)){
-validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+validate26.errors = [{instancePath:instancePath+"/agent/revision",schemaPath:"#/properties/agent/properties/revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -5381,12 +5373,33 @@ else {
 var valid37 = true;
 }
 if(valid37){
-if(data98.role !== undefined){
-let data104 = data98.role;
+if(data99.avatar_revision !== undefined){
+let data104 = data99.avatar_revision;
 const _errs241 = errors;
+if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
 if(errors === _errs241){
-if(typeof data104 === "string"){
-if(data104.length < 1){
+if((typeof data104 == "number") && (isFinite(data104))){
+if(data104 < 0 || isNaN(data104)){
+validate26.errors = [{instancePath:instancePath+"/agent/avatar_revision",schemaPath:"#/properties/agent/properties/avatar_revision/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
+return false;
+}
+}
+}
+var valid37 = _errs241 === errors;
+}
+else {
+var valid37 = true;
+}
+if(valid37){
+if(data99.role !== undefined){
+let data105 = data99.role;
+const _errs243 = errors;
+if(errors === _errs243){
+if(typeof data105 === "string"){
+if(data105.length < 1){
 validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/properties/agent/properties/role/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5396,7 +5409,7 @@ validate26.errors = [{instancePath:instancePath+"/agent/role",schemaPath:"#/prop
 return false;
 }
 }
-var valid37 = _errs241 === errors;
+var valid37 = _errs243 === errors;
 }
 else {
 var valid37 = true;
@@ -5413,63 +5426,63 @@ validate26.errors = [{instancePath:instancePath+"/agent",schemaPath:"#/propertie
 return false;
 }
 }
-var valid0 = _errs228 === errors;
+var valid0 = _errs230 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.context !== undefined){
-let data105 = data.context;
-const _errs243 = errors;
-if(errors === _errs243){
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+let data106 = data.context;
 const _errs245 = errors;
-for(const key30 in data105){
+if(errors === _errs245){
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+const _errs247 = errors;
+for(const key30 in data106){
 if(!((key30 === "max_history_tokens") || (key30 === "keep_recent_messages"))){
 validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/properties/context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30}}];
 return false;
 break;
 }
 }
-if(_errs245 === errors){
-if(data105.max_history_tokens !== undefined){
-let data106 = data105.max_history_tokens;
-const _errs246 = errors;
-if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
-validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs246){
-if((typeof data106 == "number") && (isFinite(data106))){
-if(data106 < 1 || isNaN(data106)){
-validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
-return false;
-}
-}
-}
-var valid38 = _errs246 === errors;
-}
-else {
-var valid38 = true;
-}
-if(valid38){
-if(data105.keep_recent_messages !== undefined){
-let data107 = data105.keep_recent_messages;
+if(_errs247 === errors){
+if(data106.max_history_tokens !== undefined){
+let data107 = data106.max_history_tokens;
 const _errs248 = errors;
 if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
-validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
+validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs248){
 if((typeof data107 == "number") && (isFinite(data107))){
 if(data107 < 1 || isNaN(data107)){
-validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate26.errors = [{instancePath:instancePath+"/context/max_history_tokens",schemaPath:"#/properties/context/properties/max_history_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 var valid38 = _errs248 === errors;
+}
+else {
+var valid38 = true;
+}
+if(valid38){
+if(data106.keep_recent_messages !== undefined){
+let data108 = data106.keep_recent_messages;
+const _errs250 = errors;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs250){
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 < 1 || isNaN(data108)){
+validate26.errors = [{instancePath:instancePath+"/context/keep_recent_messages",schemaPath:"#/properties/context/properties/keep_recent_messages/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+var valid38 = _errs250 === errors;
 }
 else {
 var valid38 = true;
@@ -5482,44 +5495,44 @@ validate26.errors = [{instancePath:instancePath+"/context",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs243 === errors;
+var valid0 = _errs245 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.sandbox !== undefined){
-let data108 = data.sandbox;
-const _errs250 = errors;
-if(errors === _errs250){
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+let data109 = data.sandbox;
 const _errs252 = errors;
-for(const key31 in data108){
+if(errors === _errs252){
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+const _errs254 = errors;
+for(const key31 in data109){
 if(!((key31 === "required") || (key31 === "bwrap_path"))){
 validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/properties/sandbox/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31}}];
 return false;
 break;
 }
 }
-if(_errs252 === errors){
-if(data108.required !== undefined){
-const _errs253 = errors;
-if(typeof data108.required !== "boolean"){
+if(_errs254 === errors){
+if(data109.required !== undefined){
+const _errs255 = errors;
+if(typeof data109.required !== "boolean"){
 validate26.errors = [{instancePath:instancePath+"/sandbox/required",schemaPath:"#/properties/sandbox/properties/required/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-var valid39 = _errs253 === errors;
+var valid39 = _errs255 === errors;
 }
 else {
 var valid39 = true;
 }
 if(valid39){
-if(data108.bwrap_path !== undefined){
-let data110 = data108.bwrap_path;
-const _errs255 = errors;
-if(errors === _errs255){
-if(typeof data110 === "string"){
-if(data110.length < 1){
+if(data109.bwrap_path !== undefined){
+let data111 = data109.bwrap_path;
+const _errs257 = errors;
+if(errors === _errs257){
+if(typeof data111 === "string"){
+if(data111.length < 1){
 validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath:"#/properties/sandbox/properties/bwrap_path/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5529,7 +5542,7 @@ validate26.errors = [{instancePath:instancePath+"/sandbox/bwrap_path",schemaPath
 return false;
 }
 }
-var valid39 = _errs255 === errors;
+var valid39 = _errs257 === errors;
 }
 else {
 var valid39 = true;
@@ -5542,44 +5555,44 @@ validate26.errors = [{instancePath:instancePath+"/sandbox",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs250 === errors;
+var valid0 = _errs252 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.network !== undefined){
-let data111 = data.network;
-const _errs257 = errors;
-if(errors === _errs257){
-if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+let data112 = data.network;
 const _errs259 = errors;
-for(const key32 in data111){
+if(errors === _errs259){
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+const _errs261 = errors;
+for(const key32 in data112){
 if(!((key32 === "allow_domains") || (key32 === "deny_domains"))){
 validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/properties/network/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32}}];
 return false;
 break;
 }
 }
-if(_errs259 === errors){
-if(data111.allow_domains !== undefined){
-let data112 = data111.allow_domains;
-const _errs260 = errors;
-if(errors === _errs260){
-if(Array.isArray(data112)){
-var valid41 = true;
-const len6 = data112.length;
-for(let i6=0; i6<len6; i6++){
-let data113 = data112[i6];
+if(_errs261 === errors){
+if(data112.allow_domains !== undefined){
+let data113 = data112.allow_domains;
 const _errs262 = errors;
 if(errors === _errs262){
-if(typeof data113 === "string"){
-if(data113.length > 260){
+if(Array.isArray(data113)){
+var valid41 = true;
+const len6 = data113.length;
+for(let i6=0; i6<len6; i6++){
+let data114 = data113[i6];
+const _errs264 = errors;
+if(errors === _errs264){
+if(typeof data114 === "string"){
+if(data114.length > 260){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(data113.length < 1){
+if(data114.length < 1){
 validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,schemaPath:"#/properties/network/properties/allow_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5590,7 +5603,7 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains/" + i6,s
 return false;
 }
 }
-var valid41 = _errs262 === errors;
+var valid41 = _errs264 === errors;
 if(!valid41){
 break;
 }
@@ -5601,30 +5614,30 @@ validate26.errors = [{instancePath:instancePath+"/network/allow_domains",schemaP
 return false;
 }
 }
-var valid40 = _errs260 === errors;
+var valid40 = _errs262 === errors;
 }
 else {
 var valid40 = true;
 }
 if(valid40){
-if(data111.deny_domains !== undefined){
-let data114 = data111.deny_domains;
-const _errs264 = errors;
-if(errors === _errs264){
-if(Array.isArray(data114)){
-var valid42 = true;
-const len7 = data114.length;
-for(let i7=0; i7<len7; i7++){
-let data115 = data114[i7];
+if(data112.deny_domains !== undefined){
+let data115 = data112.deny_domains;
 const _errs266 = errors;
 if(errors === _errs266){
-if(typeof data115 === "string"){
-if(data115.length > 260){
+if(Array.isArray(data115)){
+var valid42 = true;
+const len7 = data115.length;
+for(let i7=0; i7<len7; i7++){
+let data116 = data115[i7];
+const _errs268 = errors;
+if(errors === _errs268){
+if(typeof data116 === "string"){
+if(data116.length > 260){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/maxLength",keyword:"maxLength",params:{limit: 260}}];
 return false;
 }
 else {
-if(data115.length < 1){
+if(data116.length < 1){
 validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,schemaPath:"#/properties/network/properties/deny_domains/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -5635,7 +5648,7 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains/" + i7,sc
 return false;
 }
 }
-var valid42 = _errs266 === errors;
+var valid42 = _errs268 === errors;
 if(!valid42){
 break;
 }
@@ -5646,7 +5659,7 @@ validate26.errors = [{instancePath:instancePath+"/network/deny_domains",schemaPa
 return false;
 }
 }
-var valid40 = _errs264 === errors;
+var valid40 = _errs266 === errors;
 }
 else {
 var valid40 = true;
@@ -5659,7 +5672,7 @@ validate26.errors = [{instancePath:instancePath+"/network",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs257 === errors;
+var valid0 = _errs259 === errors;
 }
 else {
 var valid0 = true;
@@ -28106,340 +28119,344 @@ function accept22(data) {
         if (!Number.isInteger(v61)) return false;
         if (v61 < 1) return false;
       }
-      for (const k62 in a46) {
-        if (!(k62 === "command" || k62 === "args" || k62 === "env" || k62 === "cwd" || k62 === "url" || k62 === "headers" || k62 === "scope" || k62 === "startup_timeout_ms" || k62 === "tool_timeout_ms")) return false;
+      const v62 = a46.trusted;
+      if (v62 !== undefined) {
+        if (typeof v62 !== "boolean") return false;
+      }
+      for (const k63 in a46) {
+        if (!(k63 === "command" || k63 === "args" || k63 === "env" || k63 === "cwd" || k63 === "url" || k63 === "headers" || k63 === "scope" || k63 === "startup_timeout_ms" || k63 === "tool_timeout_ms" || k63 === "trusted")) return false;
       }
     }
   }
-  const v63 = data.skills;
-  if (v63 !== undefined) {
-    if (typeof v63 !== "object" || v63 === null || Array.isArray(v63)) return false;
-    const v64 = v63.folders;
-    if (v64 !== undefined) {
-      if (!Array.isArray(v64)) return false;
-      for (let i65 = 0; i65 < v64.length; i65++) {
-        const e66 = v64[i65];
-        if (typeof e66 !== "object" || e66 === null || Array.isArray(e66)) return false;
-        const v67 = e66.path;
-        if (v67 === undefined) return false;
-        if (typeof v67 !== "string") return false;
-        if (v67.length < 1) return false;
-        const v68 = e66.source_kind;
-        if (v68 !== undefined) {
-          if (typeof v68 !== "string") return false;
-          if (v68.length < 1) return false;
-          if (!acceptPattern22_3.test(v68)) return false;
+  const v64 = data.skills;
+  if (v64 !== undefined) {
+    if (typeof v64 !== "object" || v64 === null || Array.isArray(v64)) return false;
+    const v65 = v64.folders;
+    if (v65 !== undefined) {
+      if (!Array.isArray(v65)) return false;
+      for (let i66 = 0; i66 < v65.length; i66++) {
+        const e67 = v65[i66];
+        if (typeof e67 !== "object" || e67 === null || Array.isArray(e67)) return false;
+        const v68 = e67.path;
+        if (v68 === undefined) return false;
+        if (typeof v68 !== "string") return false;
+        if (v68.length < 1) return false;
+        const v69 = e67.source_kind;
+        if (v69 !== undefined) {
+          if (typeof v69 !== "string") return false;
+          if (v69.length < 1) return false;
+          if (!acceptPattern22_3.test(v69)) return false;
         }
-        for (const k69 in e66) {
-          if (!(k69 === "path" || k69 === "source_kind")) return false;
+        for (const k70 in e67) {
+          if (!(k70 === "path" || k70 === "source_kind")) return false;
         }
       }
     }
-    for (const k70 in v63) {
-      if (!(k70 === "folders")) return false;
-    }
-  }
-  const v71 = data.acp_agents;
-  if (v71 !== undefined) {
-    if (typeof v71 !== "object" || v71 === null || Array.isArray(v71)) return false;
-    for (const k72 in v71) {
-      if (typeof k72 === "string") {
-        if (!acceptPattern22_4.test(k72)) return false;
-      }
-      const a74 = v71[k72];
-      if (typeof a74 !== "object" || a74 === null || Array.isArray(a74)) return false;
-      const v75 = a74.command;
-      if (v75 === undefined) return false;
-      if (typeof v75 !== "string") return false;
-      if (v75.length < 1) return false;
-      const v76 = a74.args;
-      if (v76 !== undefined) {
-        if (!Array.isArray(v76)) return false;
-        for (let i77 = 0; i77 < v76.length; i77++) {
-          const e78 = v76[i77];
-          if (typeof e78 !== "string") return false;
-        }
-      }
-      const v79 = a74.env;
-      if (v79 !== undefined) {
-        if (typeof v79 !== "object" || v79 === null || Array.isArray(v79)) return false;
-        for (const k80 in v79) {
-          const a81 = v79[k80];
-          if (typeof a81 !== "string") return false;
-        }
-      }
-      const v82 = a74.startup_timeout_ms;
-      if (v82 !== undefined) {
-        if (!Number.isInteger(v82)) return false;
-        if (v82 < 1) return false;
-      }
-      for (const k83 in a74) {
-        if (!(k83 === "command" || k83 === "args" || k83 === "env" || k83 === "startup_timeout_ms")) return false;
-      }
+    for (const k71 in v64) {
+      if (!(k71 === "folders")) return false;
     }
   }
-  const v84 = data.cli_runtimes;
-  if (v84 !== undefined) {
-    if (typeof v84 !== "object" || v84 === null || Array.isArray(v84)) return false;
-    for (const k85 in v84) {
-      if (typeof k85 === "string") {
-        if (!acceptPattern22_5.test(k85)) return false;
+  const v72 = data.acp_agents;
+  if (v72 !== undefined) {
+    if (typeof v72 !== "object" || v72 === null || Array.isArray(v72)) return false;
+    for (const k73 in v72) {
+      if (typeof k73 === "string") {
+        if (!acceptPattern22_4.test(k73)) return false;
       }
-      const a87 = v84[k85];
-      if (typeof a87 !== "object" || a87 === null || Array.isArray(a87)) return false;
-      const v88 = a87.kind;
-      if (v88 === undefined) return false;
-      if (typeof v88 !== "string") return false;
-      if (!(v88 === "codex")) return false;
-      const v89 = a87.command;
-      if (v89 !== undefined) {
-        if (typeof v89 !== "string") return false;
-        if (v89.length < 1) return false;
+      const a75 = v72[k73];
+      if (typeof a75 !== "object" || a75 === null || Array.isArray(a75)) return false;
+      const v76 = a75.command;
+      if (v76 === undefined) return false;
+      if (typeof v76 !== "string") return false;
+      if (v76.length < 1) return false;
+      const v77 = a75.args;
+      if (v77 !== undefined) {
+        if (!Array.isArray(v77)) return false;
+        for (let i78 = 0; i78 < v77.length; i78++) {
+          const e79 = v77[i78];
+          if (typeof e79 !== "string") return false;
+        }
       }
-      const v90 = a87.args;
+      const v80 = a75.env;
+      if (v80 !== undefined) {
+        if (typeof v80 !== "object" || v80 === null || Array.isArray(v80)) return false;
+        for (const k81 in v80) {
+          const a82 = v80[k81];
+          if (typeof a82 !== "string") return false;
+        }
+      }
+      const v83 = a75.startup_timeout_ms;
+      if (v83 !== undefined) {
+        if (!Number.isInteger(v83)) return false;
+        if (v83 < 1) return false;
+      }
+      for (const k84 in a75) {
+        if (!(k84 === "command" || k84 === "args" || k84 === "env" || k84 === "startup_timeout_ms")) return false;
+      }
+    }
+  }
+  const v85 = data.cli_runtimes;
+  if (v85 !== undefined) {
+    if (typeof v85 !== "object" || v85 === null || Array.isArray(v85)) return false;
+    for (const k86 in v85) {
+      if (typeof k86 === "string") {
+        if (!acceptPattern22_5.test(k86)) return false;
+      }
+      const a88 = v85[k86];
+      if (typeof a88 !== "object" || a88 === null || Array.isArray(a88)) return false;
+      const v89 = a88.kind;
+      if (v89 === undefined) return false;
+      if (typeof v89 !== "string") return false;
+      if (!(v89 === "codex")) return false;
+      const v90 = a88.command;
       if (v90 !== undefined) {
-        if (!Array.isArray(v90)) return false;
-        for (let i91 = 0; i91 < v90.length; i91++) {
-          const e92 = v90[i91];
-          if (typeof e92 !== "string") return false;
+        if (typeof v90 !== "string") return false;
+        if (v90.length < 1) return false;
+      }
+      const v91 = a88.args;
+      if (v91 !== undefined) {
+        if (!Array.isArray(v91)) return false;
+        for (let i92 = 0; i92 < v91.length; i92++) {
+          const e93 = v91[i92];
+          if (typeof e93 !== "string") return false;
         }
       }
-      const v93 = a87.base_url;
-      if (v93 === undefined) return false;
-      if (typeof v93 !== "string") return false;
-      if (v93.length < 1) return false;
-      const v94 = a87.model;
+      const v94 = a88.base_url;
       if (v94 === undefined) return false;
       if (typeof v94 !== "string") return false;
       if (v94.length < 1) return false;
-      const v95 = a87.api_key_env;
-      if (v95 !== undefined) {
-        if (typeof v95 !== "string") return false;
-        if (v95.length < 1) return false;
-      }
-      const v96 = a87.codex_home;
+      const v95 = a88.model;
+      if (v95 === undefined) return false;
+      if (typeof v95 !== "string") return false;
+      if (v95.length < 1) return false;
+      const v96 = a88.api_key_env;
       if (v96 !== undefined) {
         if (typeof v96 !== "string") return false;
         if (v96.length < 1) return false;
       }
-      const v97 = a87.startup_timeout_ms;
+      const v97 = a88.codex_home;
       if (v97 !== undefined) {
-        if (!Number.isInteger(v97)) return false;
-        if (v97 < 1) return false;
+        if (typeof v97 !== "string") return false;
+        if (v97.length < 1) return false;
       }
-      for (const k98 in a87) {
-        if (!(k98 === "kind" || k98 === "command" || k98 === "args" || k98 === "base_url" || k98 === "model" || k98 === "api_key_env" || k98 === "codex_home" || k98 === "startup_timeout_ms")) return false;
+      const v98 = a88.startup_timeout_ms;
+      if (v98 !== undefined) {
+        if (!Number.isInteger(v98)) return false;
+        if (v98 < 1) return false;
+      }
+      for (const k99 in a88) {
+        if (!(k99 === "kind" || k99 === "command" || k99 === "args" || k99 === "base_url" || k99 === "model" || k99 === "api_key_env" || k99 === "codex_home" || k99 === "startup_timeout_ms")) return false;
       }
     }
   }
-  const v99 = data.limits;
-  if (v99 !== undefined) {
-    if (typeof v99 !== "object" || v99 === null || Array.isArray(v99)) return false;
-    const v100 = v99.max_frame_bytes;
-    if (v100 !== undefined) {
-      if (!Number.isInteger(v100)) return false;
-      if (v100 < 1024) return false;
-    }
-    const v101 = v99.max_batch_size;
+  const v100 = data.limits;
+  if (v100 !== undefined) {
+    if (typeof v100 !== "object" || v100 === null || Array.isArray(v100)) return false;
+    const v101 = v100.max_frame_bytes;
     if (v101 !== undefined) {
       if (!Number.isInteger(v101)) return false;
-      if (v101 < 1) return false;
+      if (v101 < 1024) return false;
     }
-    const v102 = v99.max_agent_rounds;
+    const v102 = v100.max_batch_size;
     if (v102 !== undefined) {
       if (!Number.isInteger(v102)) return false;
       if (v102 < 1) return false;
     }
-    const v103 = v99.max_spawn_depth;
+    const v103 = v100.max_agent_rounds;
     if (v103 !== undefined) {
       if (!Number.isInteger(v103)) return false;
-      if (v103 < 0) return false;
+      if (v103 < 1) return false;
     }
-    const v104 = v99.max_tool_calls;
+    const v104 = v100.max_spawn_depth;
     if (v104 !== undefined) {
       if (!Number.isInteger(v104)) return false;
-      if (v104 < 1) return false;
+      if (v104 < 0) return false;
     }
-    for (const k105 in v99) {
-      if (!(k105 === "max_frame_bytes" || k105 === "max_batch_size" || k105 === "max_agent_rounds" || k105 === "max_spawn_depth" || k105 === "max_tool_calls")) return false;
+    const v105 = v100.max_tool_calls;
+    if (v105 !== undefined) {
+      if (!Number.isInteger(v105)) return false;
+      if (v105 < 1) return false;
+    }
+    for (const k106 in v100) {
+      if (!(k106 === "max_frame_bytes" || k106 === "max_batch_size" || k106 === "max_agent_rounds" || k106 === "max_spawn_depth" || k106 === "max_tool_calls")) return false;
     }
   }
-  const v106 = data.permissions;
-  if (v106 !== undefined) {
-    if (typeof v106 !== "object" || v106 === null || Array.isArray(v106)) return false;
-    const v107 = v106.request_timeout_ms;
-    if (v107 !== undefined) {
-      if (!Number.isInteger(v107)) return false;
-      if (v107 < 1) return false;
-    }
-    const v108 = v106.require_resolve_token;
+  const v107 = data.permissions;
+  if (v107 !== undefined) {
+    if (typeof v107 !== "object" || v107 === null || Array.isArray(v107)) return false;
+    const v108 = v107.request_timeout_ms;
     if (v108 !== undefined) {
-      if (typeof v108 !== "boolean") return false;
+      if (!Number.isInteger(v108)) return false;
+      if (v108 < 1) return false;
     }
-    const v109 = v106.allowed_paths;
+    const v109 = v107.require_resolve_token;
     if (v109 !== undefined) {
-      if (!Array.isArray(v109)) return false;
-      for (let i110 = 0; i110 < v109.length; i110++) {
-        const e111 = v109[i110];
-        if (typeof e111 !== "string") return false;
-        if (e111.length < 1) return false;
+      if (typeof v109 !== "boolean") return false;
+    }
+    const v110 = v107.allowed_paths;
+    if (v110 !== undefined) {
+      if (!Array.isArray(v110)) return false;
+      for (let i111 = 0; i111 < v110.length; i111++) {
+        const e112 = v110[i111];
+        if (typeof e112 !== "string") return false;
+        if (e112.length < 1) return false;
       }
     }
-    const v112 = v106.resolve_token_secret;
-    if (v112 !== undefined) {
-      if (typeof v112 !== "string") return false;
-      if (v112.length < 16) return false;
+    const v113 = v107.resolve_token_secret;
+    if (v113 !== undefined) {
+      if (typeof v113 !== "string") return false;
+      if (v113.length < 16) return false;
     }
-    for (const k113 in v106) {
-      if (!(k113 === "request_timeout_ms" || k113 === "require_resolve_token" || k113 === "allowed_paths" || k113 === "resolve_token_secret")) return false;
-    }
-  }
-  const v114 = data.questions;
-  if (v114 !== undefined) {
-    if (typeof v114 !== "object" || v114 === null || Array.isArray(v114)) return false;
-    const v115 = v114.timeout_ms;
-    if (v115 !== undefined) {
-      if (!Number.isInteger(v115)) return false;
-      if (v115 < 1) return false;
-      if (v115 > 2147483647) return false;
-    }
-    for (const k116 in v114) {
-      if (!(k116 === "timeout_ms")) return false;
+    for (const k114 in v107) {
+      if (!(k114 === "request_timeout_ms" || k114 === "require_resolve_token" || k114 === "allowed_paths" || k114 === "resolve_token_secret")) return false;
     }
   }
-  const v117 = data.gateway_id;
-  if (v117 !== undefined) {
-    if (typeof v117 !== "string") return false;
-    if (v117.length < 1) return false;
-    if (v117.length > 256) return false;
+  const v115 = data.questions;
+  if (v115 !== undefined) {
+    if (typeof v115 !== "object" || v115 === null || Array.isArray(v115)) return false;
+    const v116 = v115.timeout_ms;
+    if (v116 !== undefined) {
+      if (!Number.isInteger(v116)) return false;
+      if (v116 < 1) return false;
+      if (v116 > 2147483647) return false;
+    }
+    for (const k117 in v115) {
+      if (!(k117 === "timeout_ms")) return false;
+    }
   }
-  const v118 = data.store;
+  const v118 = data.gateway_id;
   if (v118 !== undefined) {
     if (typeof v118 !== "string") return false;
     if (v118.length < 1) return false;
+    if (v118.length > 256) return false;
   }
-  const v119 = data.lease_timeout_ms;
+  const v119 = data.store;
   if (v119 !== undefined) {
-    if (!Number.isInteger(v119)) return false;
-    if (v119 < 100) return false;
+    if (typeof v119 !== "string") return false;
+    if (v119.length < 1) return false;
   }
-  const v120 = data.routes;
+  const v120 = data.lease_timeout_ms;
   if (v120 !== undefined) {
-    if (typeof v120 !== "object" || v120 === null || Array.isArray(v120)) return false;
-    const v121 = v120.max_hops;
-    if (v121 !== undefined) {
-      if (!Number.isInteger(v121)) return false;
-      if (v121 < 0) return false;
-    }
-    const v122 = v120.max_routes_per_source;
+    if (!Number.isInteger(v120)) return false;
+    if (v120 < 100) return false;
+  }
+  const v121 = data.routes;
+  if (v121 !== undefined) {
+    if (typeof v121 !== "object" || v121 === null || Array.isArray(v121)) return false;
+    const v122 = v121.max_hops;
     if (v122 !== undefined) {
       if (!Number.isInteger(v122)) return false;
-      if (v122 < 1) return false;
+      if (v122 < 0) return false;
     }
-    for (const k123 in v120) {
-      if (!(k123 === "max_hops" || k123 === "max_routes_per_source")) return false;
+    const v123 = v121.max_routes_per_source;
+    if (v123 !== undefined) {
+      if (!Number.isInteger(v123)) return false;
+      if (v123 < 1) return false;
+    }
+    for (const k124 in v121) {
+      if (!(k124 === "max_hops" || k124 === "max_routes_per_source")) return false;
     }
   }
-  const v124 = data.agent;
-  if (v124 !== undefined) {
-    if (typeof v124 !== "object" || v124 === null || Array.isArray(v124)) return false;
-    const v125 = v124.identity_id;
-    if (v125 !== undefined) {
-      if (typeof v125 !== "string") return false;
-      if (v125.length < 1) return false;
-      if (v125.length > 256) return false;
-    }
-    const v126 = v124.display_name;
+  const v125 = data.agent;
+  if (v125 !== undefined) {
+    if (typeof v125 !== "object" || v125 === null || Array.isArray(v125)) return false;
+    const v126 = v125.identity_id;
     if (v126 !== undefined) {
       if (typeof v126 !== "string") return false;
       if (v126.length < 1) return false;
+      if (v126.length > 256) return false;
     }
-    const v127 = v124.nickname;
+    const v127 = v125.display_name;
     if (v127 !== undefined) {
       if (typeof v127 !== "string") return false;
       if (v127.length < 1) return false;
     }
-    const v128 = v124.revision;
+    const v128 = v125.nickname;
     if (v128 !== undefined) {
-      if (!Number.isInteger(v128)) return false;
-      if (v128 < 0) return false;
+      if (typeof v128 !== "string") return false;
+      if (v128.length < 1) return false;
     }
-    const v129 = v124.avatar_revision;
+    const v129 = v125.revision;
     if (v129 !== undefined) {
       if (!Number.isInteger(v129)) return false;
       if (v129 < 0) return false;
     }
-    const v130 = v124.role;
+    const v130 = v125.avatar_revision;
     if (v130 !== undefined) {
-      if (typeof v130 !== "string") return false;
-      if (v130.length < 1) return false;
+      if (!Number.isInteger(v130)) return false;
+      if (v130 < 0) return false;
     }
-    for (const k131 in v124) {
-      if (!(k131 === "identity_id" || k131 === "display_name" || k131 === "nickname" || k131 === "revision" || k131 === "avatar_revision" || k131 === "role")) return false;
+    const v131 = v125.role;
+    if (v131 !== undefined) {
+      if (typeof v131 !== "string") return false;
+      if (v131.length < 1) return false;
+    }
+    for (const k132 in v125) {
+      if (!(k132 === "identity_id" || k132 === "display_name" || k132 === "nickname" || k132 === "revision" || k132 === "avatar_revision" || k132 === "role")) return false;
     }
   }
-  const v132 = data.context;
-  if (v132 !== undefined) {
-    if (typeof v132 !== "object" || v132 === null || Array.isArray(v132)) return false;
-    const v133 = v132.max_history_tokens;
-    if (v133 !== undefined) {
-      if (!Number.isInteger(v133)) return false;
-      if (v133 < 1) return false;
-    }
-    const v134 = v132.keep_recent_messages;
+  const v133 = data.context;
+  if (v133 !== undefined) {
+    if (typeof v133 !== "object" || v133 === null || Array.isArray(v133)) return false;
+    const v134 = v133.max_history_tokens;
     if (v134 !== undefined) {
       if (!Number.isInteger(v134)) return false;
       if (v134 < 1) return false;
     }
-    for (const k135 in v132) {
-      if (!(k135 === "max_history_tokens" || k135 === "keep_recent_messages")) return false;
+    const v135 = v133.keep_recent_messages;
+    if (v135 !== undefined) {
+      if (!Number.isInteger(v135)) return false;
+      if (v135 < 1) return false;
+    }
+    for (const k136 in v133) {
+      if (!(k136 === "max_history_tokens" || k136 === "keep_recent_messages")) return false;
     }
   }
-  const v136 = data.sandbox;
-  if (v136 !== undefined) {
-    if (typeof v136 !== "object" || v136 === null || Array.isArray(v136)) return false;
-    const v137 = v136.required;
-    if (v137 !== undefined) {
-      if (typeof v137 !== "boolean") return false;
-    }
-    const v138 = v136.bwrap_path;
+  const v137 = data.sandbox;
+  if (v137 !== undefined) {
+    if (typeof v137 !== "object" || v137 === null || Array.isArray(v137)) return false;
+    const v138 = v137.required;
     if (v138 !== undefined) {
-      if (typeof v138 !== "string") return false;
-      if (v138.length < 1) return false;
+      if (typeof v138 !== "boolean") return false;
     }
-    for (const k139 in v136) {
-      if (!(k139 === "required" || k139 === "bwrap_path")) return false;
+    const v139 = v137.bwrap_path;
+    if (v139 !== undefined) {
+      if (typeof v139 !== "string") return false;
+      if (v139.length < 1) return false;
     }
-  }
-  const v140 = data.network;
-  if (v140 !== undefined) {
-    if (typeof v140 !== "object" || v140 === null || Array.isArray(v140)) return false;
-    const v141 = v140.allow_domains;
-    if (v141 !== undefined) {
-      if (!Array.isArray(v141)) return false;
-      for (let i142 = 0; i142 < v141.length; i142++) {
-        const e143 = v141[i142];
-        if (typeof e143 !== "string") return false;
-        if (e143.length < 1) return false;
-        if (e143.length > 260) return false;
-      }
-    }
-    const v144 = v140.deny_domains;
-    if (v144 !== undefined) {
-      if (!Array.isArray(v144)) return false;
-      for (let i145 = 0; i145 < v144.length; i145++) {
-        const e146 = v144[i145];
-        if (typeof e146 !== "string") return false;
-        if (e146.length < 1) return false;
-        if (e146.length > 260) return false;
-      }
-    }
-    for (const k147 in v140) {
-      if (!(k147 === "allow_domains" || k147 === "deny_domains")) return false;
+    for (const k140 in v137) {
+      if (!(k140 === "required" || k140 === "bwrap_path")) return false;
     }
   }
-  for (const k148 in data) {
-    if (!(k148 === "default_provider" || k148 === "default_model" || k148 === "providers" || k148 === "tools" || k148 === "mcp_servers" || k148 === "skills" || k148 === "acp_agents" || k148 === "cli_runtimes" || k148 === "limits" || k148 === "permissions" || k148 === "questions" || k148 === "gateway_id" || k148 === "store" || k148 === "lease_timeout_ms" || k148 === "routes" || k148 === "agent" || k148 === "context" || k148 === "sandbox" || k148 === "network")) return false;
+  const v141 = data.network;
+  if (v141 !== undefined) {
+    if (typeof v141 !== "object" || v141 === null || Array.isArray(v141)) return false;
+    const v142 = v141.allow_domains;
+    if (v142 !== undefined) {
+      if (!Array.isArray(v142)) return false;
+      for (let i143 = 0; i143 < v142.length; i143++) {
+        const e144 = v142[i143];
+        if (typeof e144 !== "string") return false;
+        if (e144.length < 1) return false;
+        if (e144.length > 260) return false;
+      }
+    }
+    const v145 = v141.deny_domains;
+    if (v145 !== undefined) {
+      if (!Array.isArray(v145)) return false;
+      for (let i146 = 0; i146 < v145.length; i146++) {
+        const e147 = v145[i146];
+        if (typeof e147 !== "string") return false;
+        if (e147.length < 1) return false;
+        if (e147.length > 260) return false;
+      }
+    }
+    for (const k148 in v141) {
+      if (!(k148 === "allow_domains" || k148 === "deny_domains")) return false;
+    }
+  }
+  for (const k149 in data) {
+    if (!(k149 === "default_provider" || k149 === "default_model" || k149 === "providers" || k149 === "tools" || k149 === "mcp_servers" || k149 === "skills" || k149 === "acp_agents" || k149 === "cli_runtimes" || k149 === "limits" || k149 === "permissions" || k149 === "questions" || k149 === "gateway_id" || k149 === "store" || k149 === "lease_timeout_ms" || k149 === "routes" || k149 === "agent" || k149 === "context" || k149 === "sandbox" || k149 === "network")) return false;
   }
   return true;
 }

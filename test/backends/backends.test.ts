@@ -123,6 +123,7 @@ describe("the MCP server configuration", () => {
       scope: "workspace",
       startupTimeoutMs: 20_000,
       toolTimeoutMs: 60_000,
+      trusted: false,
       transport: "stdio",
       command: "srv",
       args: [],

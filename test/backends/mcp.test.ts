@@ -32,7 +32,8 @@ async function start(dir: string, extra: Partial<GatewayConfig> = {}): Promise<H
   h = await startHarness({
     config: {
       mcp_servers: {
-        fs: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-filesystem"), dir] },
+        // The reference filesystem server's annotations are believed: the configuration trusts it.
+        fs: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-filesystem"), dir], trusted: true },
         everything: { command: process.execPath, args: [serverScript("@modelcontextprotocol/server-everything"), "stdio"], tool_timeout_ms: 1500 },
         vanishing: { command: process.execPath, args: [join(import.meta.dirname, "..", "fixtures", "mcp", "vanishing-server.mjs")] },
         broken: { command: process.execPath, args: ["-e", "console.error('no such database'); process.exit(3)"], startup_timeout_ms: 5000 },

@@ -162,6 +162,23 @@ describe("turnspec validate", () => {
     expect(garbage.err).toMatch(/bad\.jsonl:2: not valid JSON/);
   });
 
+  it("reports a message nested 5,000 arrays deep as a finding naming its line and depth, and goes on with the others", async () => {
+    // 10 KB of brackets in the turn's input: enough to exhaust the stack of any recursive walk.
+    const deep = JSON.stringify(turnStart()).replace(/"input":\[.*?\]\}\]/, `"input":${"[".repeat(5000)}${"]".repeat(5000)}`);
+    expect(deep).toContain("[".repeat(5000));
+    const path = file("deep.jsonl", `${JSON.stringify({ jsonrpc: "2.0", method: "turn/started", params: {} })}\n${deep}\n${JSON.stringify(turnStart({ turn_id: 5 }))}\n`);
+    const { code, out, err } = await run({ files: [path] });
+    expect(err).toBe("");
+    expect(code).toBe(1);
+    expect(out).toMatch(new RegExp(`${path}:2 params/input(/0){254}: nests 5002 levels deep, more than the 256 levels`));
+    expect(out).toMatch(new RegExp(`${path}:1 turn/started params/\\w+: is required`));
+    expect(out).toContain(`${path}:3 turn/start params/turn_id: must be string; got 5`);
+    expect(out).toContain("3 values checked: 3 invalid");
+    const json = await run({ files: [path], json: true });
+    const report = JSON.parse(json.out) as { findings: { line: number; message: string }[] };
+    expect(report.findings.filter((f) => f.line === 2).map((f) => f.message)).toEqual([expect.stringContaining("nests 5002 levels deep")]);
+  });
+
   it("works as a command: exit codes, no stack traces", () => {
     const ok = spawnSync("node", ["bin/turnspec.js", "validate", "examples/session.jsonl"], { encoding: "utf8" });
     expect(ok.status).toBe(0);

@@ -33,8 +33,11 @@ async function run(agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"
   return { events, types: events.map((e): string => e.type), outcome };
 }
 
+/** The headers every request to `to` carries: its token, and the JSON body's type. */
+const headersOf = (to: AgUiServer) => ({ "content-type": "application/json", authorization: `Bearer ${to.token}` });
+
 const userAgent = (text: string, threadId = "agui-thread") => {
-  const agent = new HttpAgent({ url: server.url, threadId });
+  const agent = new HttpAgent({ url: server.url, threadId, headers: { authorization: `Bearer ${server.token}` } });
   agent.messages = [{ id: "m1", role: "user", content: text }];
   return agent;
 };
@@ -97,7 +100,7 @@ describe("the AG-UI bridge", () => {
     // Every open interrupt must be answered (HttpAgent checks it too; the bridge does for any client).
     const partial = await fetch(server.url, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: headersOf(server),
       body: JSON.stringify({ threadId: "agui-thread", runId: "run_q2", messages: [], tools: [], context: [], resume: [{ interruptId: a!.id, status: "resolved", payload: { optionId: "b" } }] }),
     });
     expect(partial.status).toBe(400);
@@ -131,7 +134,7 @@ describe("the AG-UI bridge", () => {
 
   it("refuses what the gateway does not serve, naming it", async () => {
     await setup();
-    const post = (body: unknown) => fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (body: unknown) => fetch(server.url, { method: "POST", headers: headersOf(server), body: JSON.stringify(body) });
     const base = { threadId: "t", runId: "r", messages: [{ id: "m", role: "user", content: "hi" }], tools: [], context: [] };
     const refused = async (body: unknown) => {
       const res = await post(body);
@@ -142,7 +145,7 @@ describe("the AG-UI bridge", () => {
     expect(await refused({ ...base, messages: [{ id: "m", role: "assistant", content: "hi" }] })).toEqual([400, expect.stringContaining("user message last")]);
     expect(await refused({ ...base, resume: [{ interruptId: "nope", status: "resolved" }] })).toEqual([400, expect.stringContaining("names no open interrupt")]);
     expect(await refused({ runId: "r" })).toEqual([400, expect.stringContaining("not a RunAgentInput")]);
-    expect((await fetch(server.url)).status).toBe(405);
+    expect((await fetch(server.url, { headers: headersOf(server) })).status).toBe(405);
   });
 });
 
@@ -169,7 +172,7 @@ describe("the AG-UI bridge after a restart", () => {
     await before.close();
 
     const after = await bridge(file, turn);
-    const resumed = new HttpAgent({ url: after.url, threadId: "agui-thread" });
+    const resumed = new HttpAgent({ url: after.url, threadId: "agui-thread", headers: { authorization: `Bearer ${after.token}` } });
     const second = await run(resumed, { runId: "run_r2", resume: [{ interruptId: finished.outcome.interrupts[0]!.id, status: "resolved", payload: { resolution: "allow_once" } }] });
     expect(second.types[0]).toBe("RUN_STARTED");
     expect((second.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }).content).toContain("after-the-restart");
@@ -194,11 +197,11 @@ describe("the AG-UI bridge after a restart", () => {
     await before.close();
 
     const after = await bridge(file);
-    const agent = new HttpAgent({ url: after.url, threadId: "agui-thread" });
+    const agent = new HttpAgent({ url: after.url, threadId: "agui-thread", headers: { authorization: `Bearer ${after.token}` } });
     // Still every open interrupt, as the gateway's log has them.
     const partial = await fetch(after.url, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: headersOf(after),
       body: JSON.stringify({ threadId: "agui-thread", runId: "run_q_r2", messages: [], tools: [], context: [], resume: [{ interruptId: b!.id, status: "resolved", payload: { optionId: "a" } }] }),
     });
     expect(partial.status).toBe(400);
@@ -217,7 +220,7 @@ describe("the AG-UI bridge after a restart", () => {
     const after = await bridge();
     const res = await fetch(after.url, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: headersOf(after),
       body: JSON.stringify({ threadId: "agui-thread", runId: "run_m2", messages: [], tools: [], context: [], resume: [{ interruptId: id, status: "resolved", payload: { resolution: "allow_once" } }] }),
     });
     expect(res.status).toBe(400);

@@ -4,7 +4,7 @@
  * in-process; one spawn of the real binary checks argument parsing and the exit code.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -143,5 +143,31 @@ describe("turnspec diff (command)", () => {
     expect(usage.status).toBe(2);
     expect(usage.stderr).toContain("name OLD_DIR and NEW_DIR, or --against REF");
     rmSync(join(repo, ".git"), { recursive: true, force: true });
+  });
+
+  it("never passes a ref that looks like an option to git (--against=--output=FILE)", () => {
+    const repo = mkdtempSync(join(tmpdir(), "turnspec-diff-option-"));
+    dirs.push(repo);
+    const git = (...args: string[]) => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.test", "-c", "commit.gpgsign=false", ...args], { cwd: repo, stdio: "pipe" });
+    git("init", "-q");
+    cpSync(writeProtocol(BASE, dirs), join(repo, "schemas"), { recursive: true });
+    git("add", ".");
+    git("commit", "-q", "-m", "base");
+    // A git in front of the real one that records every argument it is given.
+    const bin = mkdtempSync(join(tmpdir(), "turnspec-diff-fake-git-"));
+    dirs.push(bin);
+    const log = join(bin, "calls.log");
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    writeFileSync(join(bin, "git"), `#!/bin/sh\nfor a in "$@"; do printf '%s\\n' "$a" >> ${JSON.stringify(log)}; done\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+    const planted = join(bin, "planted");
+    for (const ref of [`--output=${planted}`, "--exec=touch planted", "-p"]) {
+      const run = spawnSync(process.execPath, [join(repoRoot, "bin/turnspec.js"), "diff", `--against=${ref}`], { cwd: repo, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+      expect(run.status, run.stderr).toBe(2);
+      expect(run.stderr).toContain(`--against ${JSON.stringify(ref)} is not a git ref: a ref cannot start with "-", and this one would be read by git as an option`);
+      const given = existsSync(log) ? readFileSync(log, "utf8").split("\n") : [];
+      expect(given.filter((arg) => arg.includes(ref))).toEqual([]);
+    }
+    expect(existsSync(planted)).toBe(false);
+    expect(existsSync(join(repo, "planted"))).toBe(false);
   });
 });

@@ -19,19 +19,19 @@ describe("turnspec inspect", () => {
       let out = "";
       child.stdout.on("data", (chunk: Buffer) => {
         out += chunk.toString("utf8");
-        const found = /open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+) to inspect the gateway `node /.exec(out);
+        const found = /open (http:\/\/127\.0\.0\.1:\d+\/#token=\S+) to inspect the gateway `node /.exec(out);
         if (found) resolve(found[1]!);
       });
       void exited.then((code) => reject(new Error(`turnspec inspect exited with ${code}: ${stderr}`)));
     });
-    const first = await fetch(url, { redirect: "manual" });
-    const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
     const base = new URL(url).origin;
-    expect((await fetch(`${base}/`)).status).toBe(401);
-    expect(await (await fetch(`${base}/`, { headers: { cookie } })).text()).toContain("/assets/inspector.js");
-    const script = await fetch(`${base}/assets/inspector.js`, { headers: { cookie } });
+    const authorization = `Bearer ${new URLSearchParams(new URL(url).hash.slice(1)).get("token")}`;
+    expect(await (await fetch(`${base}/`)).text()).toContain("/assets/inspector.js");
+    const script = await fetch(`${base}/assets/inspector.js`);
     expect(script.status).toBe(200);
     expect((await script.text()).length).toBeGreaterThan(100_000);
+    expect((await fetch(`${base}/api/info`)).status).toBe(401);
+    expect((await fetch(`${base}/api/info`, { headers: { authorization } })).status).toBe(200);
     child.kill("SIGINT");
     expect(await exited).toBe(0);
   }, 60_000);

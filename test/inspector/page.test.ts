@@ -52,8 +52,10 @@ describe.skipIf(missing !== undefined)(`turnspec inspect in a browser${missing ?
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(inspector.url);
-    // The token moved to a cookie: it is no longer in the address bar.
+    // The token moved from the address bar to the tab's sessionStorage, never to a cookie.
     expect(new URL(page.url()).search).toBe("");
+    expect(new URL(page.url()).hash).toBe("");
+    expect(await page.context().cookies()).toEqual([]);
     return { page, errors };
   }
 

@@ -164,8 +164,10 @@ describe("the packed package, installed in an app of its own", () => {
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")) && /open (\S+)/.exec(out) && resolve(/open (\S+)/.exec(out)![1]!));
       void exited.then((code) => reject(new Error(`turnspec inspect exited with ${code}`)));
     });
-    const cookie = (await fetch(url, { redirect: "manual" })).headers.get("set-cookie")!.split(";")[0]!;
-    expect(await (await fetch(new URL("/assets/inspector.js", url), { headers: { cookie } })).text()).toBe(shipped);
+    // The page and its script are served to anyone; the token in the address's fragment opens the API.
+    expect(await (await fetch(new URL("/assets/inspector.js", url))).text()).toBe(shipped);
+    const token = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
+    expect((await fetch(new URL("/api/info", url), { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     child.kill("SIGINT");
     expect(await exited).toBe(0);
   }, 60_000);

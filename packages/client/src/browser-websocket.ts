@@ -15,6 +15,8 @@ export interface BrowserWebSocketOptions {
   readonly token?: string | undefined;
   /** The WebSocket constructor to use. Default: the global one. */
   readonly WebSocket?: typeof WebSocket | undefined;
+  /** Subprotocols offered in the handshake (Sec-WebSocket-Protocol), for a server that asks for one. */
+  readonly protocols?: readonly string[] | undefined;
 }
 
 /** The URL with the token added as a query parameter. */
@@ -115,7 +117,7 @@ export function connectBrowserWebSocket(url: string, options: BrowserWebSocketOp
   }
   const label = shown(url);
   return new Promise((resolve, reject) => {
-    const socket = new Socket(withToken(url, options.token));
+    const socket = options.protocols === undefined ? new Socket(withToken(url, options.token)) : new Socket(withToken(url, options.token), [...options.protocols]);
     const transport = new BrowserWebSocketTransport(socket, label);
     const onOpen = () => {
       socket.removeEventListener("close", onFailure);

@@ -92,6 +92,8 @@ export type McpServerConfig = {
   readonly scope: string;
   readonly startupTimeoutMs: number;
   readonly toolTimeoutMs: number;
+  /** Whether the server's annotations are believed (a readOnlyHint lowers a tool to mcp_read only then). */
+  readonly trusted: boolean;
 } & (
   | { readonly transport: "stdio"; readonly command: string; readonly args: readonly string[]; readonly env: Readonly<Record<string, string>>; readonly cwd?: string }
   | { readonly transport: "http"; readonly url: string; readonly headers: Readonly<Record<string, string>> }
@@ -253,7 +255,7 @@ function mcpServers(given: NonNullable<GatewayConfig["mcp_servers"]>): Map<strin
   const servers = new Map<string, McpServerConfig>();
   for (const [name, server] of Object.entries(given)) {
     if (!server) continue;
-    const common = { name, scope: server.scope ?? "workspace", startupTimeoutMs: server.startup_timeout_ms ?? 20_000, toolTimeoutMs: server.tool_timeout_ms ?? 60_000 };
+    const common = { name, scope: server.scope ?? "workspace", startupTimeoutMs: server.startup_timeout_ms ?? 20_000, toolTimeoutMs: server.tool_timeout_ms ?? 60_000, trusted: server.trusted === true };
     const at = `mcp_servers.${name}`;
     if ((server.command === undefined) === (server.url === undefined)) throw new ConfigError(`${at}: give exactly one of command (a stdio server) or url (a Streamable HTTP server)`);
     if (server.command !== undefined) {

@@ -4,6 +4,7 @@
  * check, the store or a client), so it is refused where it comes in, before anything of
  * the turn exists.
  */
+import { tooDeep as firstTooDeep } from "@turnspec/rpc";
 
 /** Levels of arrays and objects a turn's input may nest (the text elements' free-form objects included). */
 export const MAX_INPUT_DEPTH = 64;
@@ -13,13 +14,5 @@ export const MAX_INPUT_DEPTH = 64;
  * undefined when none does. Iterative, so it cannot itself overflow the stack.
  */
 export function tooDeep(value: unknown, limit = MAX_INPUT_DEPTH, base = ""): string | undefined {
-  const stack: [unknown, string, number][] = [[value, base, 0]];
-  while (stack.length > 0) {
-    const [node, pointer, depth] = stack.pop()!;
-    if (node === null || typeof node !== "object") continue;
-    if (depth >= limit) return pointer;
-    const entries = Array.isArray(node) ? node.map((v, i) => [String(i), v] as const) : Object.entries(node);
-    for (const [key, child] of entries) stack.push([child, `${pointer}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, depth + 1]);
-  }
-  return undefined;
+  return firstTooDeep(value, limit, base);
 }

@@ -4,11 +4,13 @@
  * /proc/<pid>/cmdline for its whole life: removing TURNSPEC_TOKEN from process.env (as
  * serve does) changes neither. Any process of the same user outside a PID namespace can
  * read them, which is what a shell command of a turn is when it runs unconfined (no
- * bubblewrap, full_access, an approved escape_sandbox). Node 20 cannot re-execute itself in
- * place, and a relaunched child would leave its parent alive holding the same block, so
- * the gateway does not hide them; it says so in every turn's security snapshot instead
- * (the `gateway_secret_isolation` degradation) and the operator closes it by starting the
- * gateway with --token-file and without the secret variables.
+ * bubblewrap, full_access, an approved escape_sandbox). The command line can be written
+ * over, and the CLI does so for a --token value (bin/command-line-token.ts); the
+ * environment cannot: Node 20 cannot re-execute itself in place, and a relaunched child
+ * would leave its parent alive holding the same block. So the gateway says so in every
+ * turn's security snapshot instead (the `gateway_secret_isolation` degradation) and the
+ * operator closes it by starting the gateway with --token-file and without the secret
+ * variables.
  */
 import { readFileSync } from "node:fs";
 import { GATEWAY_TOKEN_VARIABLE } from "./permissions/security.js";

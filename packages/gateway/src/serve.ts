@@ -3,7 +3,10 @@
  * serves it over stdio or WebSocket. Logs go to stderr only: on stdio, stdout carries
  * nothing but protocol frames.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import type { GatewayConfig } from "@turnspec/protocol/types";
 import { ConfigError, readConfigFile, resolveConfig, type ResolvedConfig } from "./config.js";
 import { Gateway } from "./engine/gateway.js";
@@ -12,12 +15,14 @@ import { OpenAIProvider } from "./providers/openai.js";
 import type { ModelProvider } from "./providers/provider.js";
 import { ScriptedProvider } from "./providers/scripted.js";
 import { isPostgresUrl, openStore } from "./store/open.js";
+import { GatewayFiles, type OwnFile } from "./permissions/own-files.js";
 import { redact } from "./store/postgres.js";
 import type { EventStore } from "./store/store.js";
 import { builtinTools } from "./tools/registry.js";
 import { payloadTooLargeFrame } from "./payload-too-large.js";
 import { exposedSecrets, exposedSecretsWarning, gatewaySecretVariables, ownStartBlock } from "./serve-secrets.js";
 import { StdioTransport } from "@turnspec/rpc/transport";
+import { isLoopbackHost } from "@turnspec/rpc/transport";
 import { startWebSocketServer, type RunningWebSocketServer, type UpgradeRefusal, type WebSocketTransport } from "@turnspec/rpc/transport";
 
 export interface ServeOptions {
@@ -27,9 +32,11 @@ export interface ServeOptions {
   /** The bearer token; undefined with `noAuth` false means "generate one and print it". */
   readonly token?: string;
   readonly noAuth: boolean;
+  /** The file the token was read from (--token-file): one of the gateway's own files, out of every tool's reach. */
+  readonly tokenFile?: string;
   /** Browser origins whose pages may connect (--allow-origin); default none. */
   readonly allowedOrigins?: readonly string[];
-  /** Where the event log is: a SQLite file or a postgres:// URL (`--store`, or `--db` for a file); default the config file's `store`, then DEFAULT_STORE. */
+  /** Where the event log is: a SQLite file or a postgres:// URL (`--store`, or `--db` for a file); default the config file's `store`, then defaultStore(). */
   readonly store?: string;
   readonly memory: boolean;
   readonly configFile?: string;
@@ -39,8 +46,30 @@ export interface ServeOptions {
   readonly questionTimeoutMs?: number;
 }
 
-/** The event log of `turnspec serve` when neither the command line nor the config file names one. */
-export const DEFAULT_STORE = ".turnspec/gateway.sqlite";
+/** Where the event log was kept, in the working folder, when neither the command line nor the config file named one: still used when it exists. */
+export const LEGACY_STORE = ".turnspec/gateway.sqlite";
+
+/**
+ * The event log of `turnspec serve` when neither the command line nor the config file names
+ * one: a file of the user's state folder ($XDG_STATE_HOME, else ~/.local/state), one per
+ * working folder (named for it), out of every thread's default working folder, where a
+ * turn's command (an `rm -rf`, a `git clean -fdx`) could delete it. A log at the old place,
+ * `.turnspec/gateway.sqlite` in the working folder, is still used while it exists
+ * (`legacy`), so no thread is lost; the operator is told how to move it.
+ */
+export function defaultStore(cwd: string = process.cwd(), env: Readonly<Record<string, string | undefined>> = process.env): { readonly path: string; readonly legacy: boolean } {
+  const legacy = resolve(cwd, LEGACY_STORE);
+  if (existsSync(legacy)) return { path: legacy, legacy: true };
+  return { path: stateStore(cwd, env), legacy: false };
+}
+
+/** The event log of the working folder `cwd` in the user's state folder. */
+export function stateStore(cwd: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
+  const name = basename(cwd).replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 40) || "root";
+  const tag = createHash("sha256").update(cwd, "utf8").digest("hex").slice(0, 12);
+  return join(state, "turnspec", `${name}-${tag}`, "gateway.sqlite");
+}
 
 /** The model providers a configuration provides. */
 export function providersFor(config: ResolvedConfig, env: Readonly<Record<string, string | undefined>> = process.env): Map<string, ModelProvider> {
@@ -58,14 +87,14 @@ export function providersFor(config: ResolvedConfig, env: Readonly<Record<string
   return providers;
 }
 
-export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void, leaseTimeoutMs?: number): Gateway {
+export function createGateway(store: EventStore, config: ResolvedConfig, log: (message: string) => void, leaseTimeoutMs?: number, ownFiles?: GatewayFiles): Gateway {
   const tools = builtinTools({ shellTimeoutMs: config.shellTimeoutMs, webFetchTimeoutMs: config.webFetchTimeoutMs });
   // What this process's /proc entries still show of its secrets goes into every snapshot.
   const exposed = exposedSecrets(ownStartBlock(), gatewaySecretVariables(config));
   if (exposed.length > 0) {
     log(exposedSecretsWarning(exposed, process.pid));
   }
-  return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }) });
+  return new Gateway({ store, config, providers: providersFor(config), tools, log, exposedSecrets: exposed, ...(leaseTimeoutMs === undefined ? {} : { leaseTimeoutMs }), ...(ownFiles ? { ownFiles } : {}) });
 }
 
 export interface RunningGateway {
@@ -76,7 +105,7 @@ export interface RunningGateway {
 
 /** The gateway of a configuration, on its store, not yet serving any transport (for an in-process client, such as the AG-UI bridge). */
 export async function openGateway(
-  options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes" | "questionTimeoutMs">,
+  options: Pick<ServeOptions, "store" | "memory" | "configFile" | "providerUrl" | "maxFrameBytes" | "questionTimeoutMs" | "tokenFile">,
   log: (message: string) => void,
 ): Promise<{ gateway: Gateway; config: ResolvedConfig; described: string; storeFile?: string; close(): Promise<void> }> {
   const fileConfig: GatewayConfig = options.configFile ? readConfigFile(options.configFile) : {};
@@ -85,10 +114,27 @@ export async function openGateway(
     ...(options.maxFrameBytes ? { maxFrameBytes: options.maxFrameBytes } : {}),
     ...(options.questionTimeoutMs ? { questionTimeoutMs: options.questionTimeoutMs } : {}),
   });
-  const location = options.store ?? fileConfig.store ?? DEFAULT_STORE;
+  const fallback = options.memory || options.store !== undefined || fileConfig.store !== undefined ? undefined : defaultStore();
+  const location = options.store ?? fileConfig.store ?? fallback?.path ?? ":memory:";
+  if (fallback?.legacy) {
+    log(
+      `warning: the event log is ${LEGACY_STORE} in the working folder, where it was kept by default before, and is used while it is there. ` +
+        `That folder is every thread's default working folder, so a turn's command (rm -rf, git clean -fdx) could delete it. ` +
+        `To move it, stop the gateway and move ${LEGACY_STORE} and the files beside it whose names start with gateway.sqlite into ${dirname(stateStore(process.cwd()))}/, ` +
+        `or give its place with --store to keep it where it is without this warning.`,
+    );
+  }
+  const sqliteFile = options.memory || isPostgresUrl(location) ? undefined : location;
+  // A log of its own folder: other users need not see it (SQLite makes the folder with the process's umask otherwise).
+  if (sqliteFile && fallback && !fallback.legacy) mkdirSync(dirname(sqliteFile), { recursive: true, mode: 0o700 });
   const store = openStore(options.memory ? { memory: true } : isPostgresUrl(location) ? { url: location } : { file: location });
   const described = options.memory ? "memory store" : `store ${isPostgresUrl(location) ? redact(location) : location}`;
-  const gateway = createGateway(store, config, log, fileConfig.lease_timeout_ms);
+  const own: OwnFile[] = [
+    ...(sqliteFile ? [{ path: sqliteFile, what: "event log", withSiblings: true }] : []),
+    ...(options.configFile ? [{ path: options.configFile, what: "configuration file" }] : []),
+    ...(options.tokenFile ? [{ path: options.tokenFile, what: "token file" }] : []),
+  ];
+  const gateway = createGateway(store, config, log, fileConfig.lease_timeout_ms, new GatewayFiles(own));
   // On a shared store: no client is served before this instance hears the others' commits.
   await gateway.ready;
   return {
@@ -96,7 +142,7 @@ export async function openGateway(
     config,
     described,
     // The SQLite file of the log, for what is kept beside it (the AG-UI bridge's thread map).
-    ...(options.memory || isPostgresUrl(location) ? {} : { storeFile: location }),
+    ...(sqliteFile === undefined ? {} : { storeFile: sqliteFile }),
     close: async () => {
       await gateway.close();
       store.close();
@@ -193,11 +239,5 @@ function shownOrigin(origin: string): string {
  * ConfigError naming `what` serves without authentication when `host` is not a loopback address.
  */
 export function refuseUnauthenticatedHost(host: string, what: string): void {
-  if (!isLoopback(host)) throw new ConfigError(`${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
-}
-
-/** Whether `host` names this machine only. */
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
+  if (!isLoopbackHost(host)) throw new ConfigError(`${what} serves without authentication, which is allowed on a loopback address only (127.0.0.1, ::1, localhost), not on ${host}`);
 }

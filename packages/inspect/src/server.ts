@@ -15,13 +15,19 @@
  * The bridge passes frames through unchanged (but for the request ids of a shared stdio
  * gateway, see commandTarget): the page sees, validates and records what the gateway sent.
  *
- * Every request must carry the one-time token of the printed URL: the first visit brings
- * it in the query and gets it back as a cookie (HttpOnly, SameSite=Strict, named for the
- * port); the page's own requests then carry the cookie. The Host header must name this
- * server (no DNS rebinding), and a WebSocket upgrade must come from this server's own
- * origin (no other site's page may drive the gateway).
+ * Every request that reaches the gateway or its settings must carry the one-time token of
+ * the printed URL, in a place only the inspector's own page can fill: the token is in the
+ * URL's fragment (`#token=…`, which a browser never sends to any server), the page keeps it
+ * in its sessionStorage (separate for each origin, port included) and sends it as
+ * `Authorization: Bearer …` on /api/ requests and as a `turnspec-token.<token>` WebSocket
+ * subprotocol on /gateway (a browser cannot set headers on an upgrade). Never in a cookie:
+ * browsers send a cookie of 127.0.0.1 to every port of 127.0.0.1, so any other local web
+ * server the browser visits would receive it. A request with a cookie alone is refused.
+ * The page and its assets, which hold nothing secret, are served without the token. The
+ * Host header must name this server (no DNS rebinding), and a WebSocket upgrade and a
+ * change of gateway must come from this server's own origin.
  */
-import { randomBytes, createHash, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -30,8 +36,9 @@ import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { WebSocketServer } from "ws";
 import type { Transport } from "@turnspec/rpc";
-import { CLIENT_MAX_FRAME_BYTES, connectWebSocket, spawnStdioTransport, WebSocketTransport, type ChildProcessTransport } from "@turnspec/rpc/transport";
+import { CLIENT_MAX_FRAME_BYTES, connectWebSocket, digest, hostAllowed as hostNamesServer, isLoopbackHost, secretMatches, serverAuthorities, spawnStdioTransport, WebSocketTransport, type ChildProcessTransport } from "@turnspec/rpc/transport";
 import { INSPECTOR_ASSETS, pageHtml } from "./page-html.js";
+import { INSPECTOR_PROTOCOL, TOKEN_PROTOCOL_PREFIX } from "./page-token.js";
 
 export interface InspectorOptions {
   /** Start this stdio gateway (run by `sh -c`) and bridge it to the page. */
@@ -101,7 +108,7 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
   const log = options.log ?? ((message: string) => process.stderr.write(`${message}\n`));
   const host = options.host ?? "127.0.0.1";
   // The page drives a gateway that runs commands: it is for this machine only.
-  if (!isLoopback(host)) throw new InspectorError(`the inspector serves this machine only: --host must be a loopback address (127.0.0.1, ::1, localhost), not ${host}`);
+  if (!isLoopbackHost(host)) throw new InspectorError(`the inspector serves this machine only: --host must be a loopback address (127.0.0.1, ::1, localhost), not ${host}`);
   const assets = await assetsFolder(options.assetsDir);
   const token = randomBytes(24).toString("base64url");
   const expected = digest(token);
@@ -117,34 +124,32 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
   const choosable = target === undefined;
 
   let port = 0;
-  const cookieName = () => `turnspec_inspect_${port}`;
-  const namesThisServer = (authority: string) => [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`].includes(authority.toLowerCase());
-  const hostAllowed = (request: IncomingMessage) => namesThisServer(request.headers.host ?? "");
-  const presented = (request: IncomingMessage, url: URL): string | undefined => {
-    const cookie = (request.headers.cookie ?? "").split(/;\s*/).find((c) => c.startsWith(`${cookieName()}=`));
-    return url.searchParams.get("token") ?? cookie?.slice(cookieName().length + 1);
-  };
-  const authorized = (request: IncomingMessage, url: URL) => {
-    const given = presented(request, url);
-    return given !== undefined && timingSafeEqual(digest(given), expected);
-  };
+  let authorities: ReadonlySet<string> = new Set();
+  const namesThisServer = (authority: string) => authorities.has(authority.toLowerCase());
+  const hostAllowed = (request: IncomingMessage) => hostNamesServer(request, authorities);
+  /** The token as the page sends it: never a cookie, which other local ports receive too. */
+  const headerToken = (request: IncomingMessage) => /^Bearer\s+(.+?)\s*$/i.exec(request.headers.authorization ?? "")?.[1];
+  const socketToken = (request: IncomingMessage) =>
+    (request.headers["sec-websocket-protocol"] ?? "")
+      .split(",")
+      .map((p) => p.trim())
+      .find((p) => p.startsWith(TOKEN_PROTOCOL_PREFIX))
+      ?.slice(TOKEN_PROTOCOL_PREFIX.length);
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? "/", "http://inspector.invalid");
     if (!hostAllowed(request)) return text(response, 421, `this inspector answers only to its own address (http://${host}:${port}/)`);
-    if (!authorized(request, url)) return text(response, 401, "this inspector needs the token of the URL it printed when it started: open that URL");
-    // The first visit: the token moves from the address bar to a cookie.
-    if (url.searchParams.has("token")) {
-      response.writeHead(303, { Location: "/", "Set-Cookie": `${cookieName()}=${url.searchParams.get("token")}; HttpOnly; SameSite=Strict; Path=/`, "Cache-Control": "no-store" });
-      response.end();
-      return;
-    }
+    // The page and its assets hold nothing secret: the page reads the token from its own address.
     if (request.method === "GET" && url.pathname === "/") return send(response, 200, "text/html; charset=utf-8", pageHtml());
     if (request.method === "GET" && url.pathname.startsWith("/assets/")) {
       const name = url.pathname.slice("/assets/".length);
       const type = INSPECTOR_ASSETS[name];
       if (type === undefined) return text(response, 404, `no asset ${name}`);
       return send(response, 200, type, readFileSync(join(assets, name)));
+    }
+    if (!secretMatches(headerToken(request), expected)) {
+      const cookieOnly = (request.headers.cookie ?? "") !== "" && request.headers.authorization === undefined;
+      return text(response, 401, `this inspector needs the token of the URL it printed when it started, sent by its page as Authorization: Bearer <token>${cookieOnly ? " (a cookie is not accepted: browsers send cookies of 127.0.0.1 to every port)" : ""}; open that URL`);
     }
     if (request.method === "GET" && url.pathname === "/api/info") {
       const info: InspectorInfo = { gateway: target ? { kind: target.kind, label: target.label } : null, choosable, problem };
@@ -155,7 +160,14 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       const origin = request.headers.origin;
       if (origin !== undefined && !(origin.startsWith("http://") && namesThisServer(origin.slice("http://".length)))) return text(response, 403, "only the inspector's own page may choose the gateway");
       if (!choosable) return text(response, 409, `this inspector was started with its gateway (${target!.label}); start it without --gateway-cmd and --gateway-url to choose one on the page`);
-      const body = await readBody(request);
+      let body: string;
+      try {
+        body = await readBody(request);
+      } catch (error) {
+        if (!(error instanceof BodyTooLarge)) throw error;
+        response.setHeader("Connection", "close");
+        return text(response, 413, error.message);
+      }
       let chosen: { url?: unknown; token?: unknown };
       try {
         chosen = JSON.parse(body) as { url?: unknown; token?: unknown };
@@ -180,13 +192,15 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     return text(response, 404, `nothing at ${request.method} ${url.pathname}`);
   };
 
-  const server = createServer((request, response) => {
+  // One person's page: a client has 30 s to send a request (headers within 10), and at most 64 connections are served at once.
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 1000 }, (request, response) => {
     handle(request, response).catch((error: unknown) => {
       log(`inspector: ${describe(error)}`);
       if (!response.headersSent) text(response, 500, "the inspector could not answer this request; see its log");
     });
   });
-  const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: CLIENT_MAX_FRAME_BYTES });
+  // The page offers its own protocol name beside the token; the answer names that one, never the token.
+  const sockets = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: CLIENT_MAX_FRAME_BYTES, handleProtocols: (offered) => (offered.has(INSPECTOR_PROTOCOL) ? INSPECTOR_PROTOCOL : false) });
   const pages = new Set<WebSocketTransport>();
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
@@ -197,8 +211,8 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
       ? [421, "Misdirected Request", "this inspector answers only to its own address"]
       : !ownOrigin
         ? [403, "Forbidden", "only the inspector's own page may connect"]
-        : !authorized(request, url)
-          ? [401, "Unauthorized", "the inspector's token is missing or wrong"]
+        : !secretMatches(socketToken(request), expected)
+          ? [401, "Unauthorized", `the inspector's token is missing or wrong: its page sends it as the WebSocket subprotocol ${TOKEN_PROTOCOL_PREFIX}<token>`]
           : url.pathname !== "/gateway"
             ? [404, "Not Found", "the bridge is at /gateway"]
             : undefined;
@@ -224,6 +238,7 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     );
   });
 
+  server.maxConnections = 64;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => reject(new InspectorError(`cannot listen on ${host}:${options.port ?? 0}: ${error.code ?? error.message}`)));
     server.listen(options.port ?? 0, host, () => resolve());
@@ -232,11 +247,12 @@ export async function startInspector(options: InspectorOptions = {}): Promise<Ru
     throw error;
   });
   port = (server.address() as AddressInfo).port;
+  authorities = serverAuthorities(host, port);
   const shownHost = host.includes(":") ? `[${host}]` : host;
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${shownHost}:${port}/?token=${token}`,
+    url: `http://${shownHost}:${port}/#token=${token}`,
     port,
     close() {
       closing ??= (async () => {
@@ -414,10 +430,6 @@ async function assetsFolder(given: string | undefined): Promise<string> {
   throw new InspectorError("the inspector's page is not built: run npm run build in the repository (an installed @turnspec/inspect has it built)");
 }
 
-function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
-}
 
 /** The frame as a JSON object, or undefined for anything else (a batch, a line that is not JSON). */
 function jsonObject(frame: string): Record<string, unknown> | undefined {
@@ -429,9 +441,6 @@ function jsonObject(frame: string): Record<string, unknown> | undefined {
   }
 }
 
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value, "utf8").digest();
-}
 
 function safeUrl(url: string): string {
   const parsed = new URL(url);
@@ -461,12 +470,17 @@ function text(response: ServerResponse, status: number, body: string): void {
   send(response, status, "text/plain; charset=utf-8", `${body}\n`);
 }
 
+/** A request body over the limit: answered 413, and no more of it is read. */
+class BodyTooLarge extends Error {}
+
 async function readBody(request: IncomingMessage, limit = 64 * 1024): Promise<string> {
+  const declared = Number(request.headers["content-length"] ?? 0);
+  if (declared > limit) throw new BodyTooLarge(`the request body is over ${limit} bytes (${declared} declared)`);
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of request) {
     bytes += (chunk as Buffer).length;
-    if (bytes > limit) throw new InspectorError(`the request body is over ${limit} bytes`);
+    if (bytes > limit) throw new BodyTooLarge(`the request body is over ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");

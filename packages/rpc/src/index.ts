@@ -13,3 +13,4 @@ export * from "./suggest.js";
 export type { ProtocolView } from "./protocol-view.js";
 export type { ValidationMode } from "./protocol-view.js";
 export { MessageChecker, checkBareValue, codeMismatch, type Finding } from "./check-messages.js";
+export { measureDepth, tooDeep } from "./json-depth.js";

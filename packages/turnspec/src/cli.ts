@@ -3,6 +3,8 @@
  * The `turnspec` command line: argument parsing and exit codes only. The work is done by
  * the packages it loads, each when its command runs.
  */
+// First: hides a --token value from the process's visible command line before anything else loads.
+import { commandLineTokenWarning, tokenOnCommandLine } from "./command-line-token.js";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import yargs from "yargs";
@@ -126,11 +128,11 @@ const cli = yargs(hideBin(process.argv))
         .option("port", { type: "number", describe: "Serve WebSocket on this port (0 picks a free one)" })
         .option("ag-ui", { type: "number", describe: "Serve AG-UI clients over HTTP and SSE on this port (0 picks a free one)" })
         .option("host", { type: "string", default: "127.0.0.1", describe: "Address to listen on" })
-        .option("token", { type: "string", describe: "Bearer token clients must present (visible in the process list: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
+        .option("token", { type: "string", describe: "Bearer token clients must present (on the command line it is seen by other local users: prefer --token-file or $TURNSPEC_TOKEN; default a generated one)" })
         .option("token-file", { type: "string", describe: "File holding the bearer token on one line" })
         .option("auth", { type: "boolean", default: true, describe: "Require a bearer token (--no-auth turns it off; loopback addresses only)" })
         .option("allow-origin", { type: "string", array: true, describe: "Browser origin whose pages may connect (repeatable; default none)" })
-        .option("store", { type: "string", describe: "Event log: a SQLite file, or a postgres://user:password@host:port/database URL shared by several instances (default: the config file's store, else .turnspec/gateway.sqlite)" })
+        .option("store", { type: "string", describe: "Event log: a SQLite file, or a postgres://user:password@host:port/database URL shared by several instances (default: the config file's store, else .turnspec/gateway.sqlite when it exists, else a file of ~/.local/state/turnspec/ named for the working folder)" })
         .option("db", { type: "string", describe: "SQLite file of the event log (the same as --store FILE)" })
         .option("memory", { type: "boolean", default: false, describe: "Keep the event log in memory" })
         .option("config", { type: "string", describe: "JSON configuration file (schemas/gateway_config.json)" })
@@ -142,11 +144,8 @@ const cli = yargs(hideBin(process.argv))
           if ([argv.stdio, argv.port !== undefined, argv["ag-ui"] !== undefined].filter(Boolean).length !== 1) return "Choose one transport: --stdio, --port N or --ag-ui N.";
           const agUi = argv["ag-ui"];
           if (agUi !== undefined && (!Number.isInteger(agUi) || agUi < 0 || agUi > 65535)) return `--ag-ui must be an integer from 0 to 65535, got ${agUi}`;
-          if (agUi !== undefined) {
-            // The AG-UI endpoint has no token, origin list or frame limit: options for them would be ignored.
-            const unused = [argv.token !== undefined && "--token", argv["token-file"] !== undefined && "--token-file", argv["allow-origin"] !== undefined && "--allow-origin", argv["max-frame-bytes"] !== undefined && "--max-frame-bytes", !argv.auth && "--no-auth"].filter(Boolean);
-            if (unused.length) return `--ag-ui does not use ${unused.join(", ")}: the AG-UI endpoint has no authentication and listens on a loopback address only`;
-          }
+          // The AG-UI endpoint reads HTTP bodies, not frames: a frame limit would be ignored.
+          if (agUi !== undefined && argv["max-frame-bytes"] !== undefined) return "--ag-ui does not use --max-frame-bytes: the AG-UI endpoint takes request bodies of up to 1 MiB";
           if ([argv.store !== undefined, argv.db !== undefined, argv.memory].filter(Boolean).length > 1) return "Choose one event log: --store, --db or --memory.";
           if (argv.port !== undefined && (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535)) return `--port must be an integer from 0 to 65535, got ${argv.port}`;
           const questions = argv["question-timeout-ms"];
@@ -158,26 +157,35 @@ const cli = yargs(hideBin(process.argv))
       const { ConfigError } = await import("@turnspec/gateway/config");
       const { serveToken } = await import("@turnspec/gateway/serve-token");
       try {
+        if (tokenOnCommandLine) console.error(commandLineTokenWarning("--token-file FILE (one line, readable by you only) or $TURNSPEC_TOKEN"));
+        const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         if (argv["ag-ui"] !== undefined) {
-          const [{ serveAgUiGateway }, { openGateway, refuseUnauthenticatedHost }] = await Promise.all([import("@turnspec/client/ag-ui"), import("@turnspec/gateway/serve")]);
-          refuseUnauthenticatedHost(argv.host, "--ag-ui");
+          const [{ serveAgUiGateway }, { openGateway }, { isLoopbackHost }] = await Promise.all([import("@turnspec/client/ag-ui"), import("@turnspec/gateway/serve"), import("@turnspec/rpc/transport")]);
+          // A run starts shell commands: the endpoint serves front ends on this machine only, with or without a token.
+          if (!isLoopbackHost(argv.host)) throw new ConfigError(`--ag-ui listens on a loopback address only (127.0.0.1, ::1, localhost), not on ${argv.host}: to serve AG-UI clients of other machines, mount the bridge in a server of your own`);
           const gateway = {
             ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
             memory: argv.memory,
             ...(argv.config === undefined ? {} : { configFile: argv.config }),
+            ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }),
             ...(argv["provider-url"] === undefined ? {} : { providerUrl: argv["provider-url"] }),
             ...(argv["question-timeout-ms"] === undefined ? {} : { questionTimeoutMs: argv["question-timeout-ms"] }),
           };
-          await serveAgUiGateway((log) => openGateway(gateway, log), { port: argv["ag-ui"], host: argv.host });
+          await serveAgUiGateway((log) => openGateway(gateway, log), {
+            port: argv["ag-ui"],
+            host: argv.host,
+            token: argv.auth ? (token === undefined || token === "" ? undefined : token) : null,
+            ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
+          });
           return;
         }
-        const token = serveToken({ ...(argv.token === undefined ? {} : { token: argv.token }), ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }) });
         await serve({
           stdio: argv.stdio,
           ...(argv.port === undefined ? {} : { port: argv.port }),
           host: argv.host,
           ...(token === undefined || token === "" ? {} : { token }),
           noAuth: !argv.auth,
+          ...(argv["token-file"] === undefined ? {} : { tokenFile: argv["token-file"] }),
           ...(argv["allow-origin"] === undefined ? {} : { allowedOrigins: argv["allow-origin"].map(String) }),
           ...((argv.store ?? argv.db) === undefined ? {} : { store: (argv.store ?? argv.db)! }),
           memory: argv.memory,
@@ -222,6 +230,7 @@ const cli = yargs(hideBin(process.argv))
         .option("explain", { type: "string", describe: "Explain one requirement: statement, level, reference, its check, what it covers" }),
     async (argv) => {
       const { runCertify } = await import("@turnspec/conformance/certify-command");
+      if (tokenOnCommandLine) console.error(commandLineTokenWarning("$TURNSPEC_TOKEN"));
       const token = argv.token ?? process.env.TURNSPEC_TOKEN;
       const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
       process.exitCode = await runCertify({
@@ -268,6 +277,7 @@ const cli = yargs(hideBin(process.argv))
         }),
     async (argv) => {
       const { runInspect } = await import("@turnspec/inspect");
+      if (tokenOnCommandLine) console.error(commandLineTokenWarning("$TURNSPEC_TOKEN"));
       const token = argv.token ?? (argv["gateway-url"] === undefined ? undefined : process.env.TURNSPEC_TOKEN);
       process.exitCode = await runInspect({
         ...(argv["gateway-cmd"] === undefined ? {} : { gatewayCmd: argv["gateway-cmd"] }),

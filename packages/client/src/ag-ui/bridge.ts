@@ -35,7 +35,12 @@ export interface AgUiBridgeOptions {
   readonly maxBodyBytes?: number;
   /** JSON file the AG-UI → gateway thread pairs are kept in, so a restarted bridge finds its threads. Default: kept in memory only. */
   readonly threadMapFile?: string;
+  /** Bytes of events a run's client may leave unread before its stream is cut. Default DEFAULT_MAX_UNSENT_BYTES. */
+  readonly maxUnsentBytes?: number;
 }
+
+/** Bytes of events a client may leave unread (AgUiBridgeOptions.maxUnsentBytes). */
+export const DEFAULT_MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
 /** An open interrupt, as the gateway's log has it: waiting for a run's resume entry. */
 type Pending =
@@ -89,8 +94,18 @@ export class AgUiBridge {
       return refuse(res, error);
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    for await (const event of run) res.write(`data: ${JSON.stringify(event)}\n\n`);
-    res.end();
+    const limit = this.options.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES;
+    for await (const event of run) {
+      // A client that went away, or stopped reading, stops the run's stream (the turn goes
+      // on in the gateway): what it has not read is not held without limit.
+      if (res.destroyed) break;
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+      if (res.writableLength > limit) {
+        res.destroy();
+        break;
+      }
+    }
+    if (!res.destroyed) res.end();
   }
 
   /**
@@ -418,13 +433,18 @@ function lastUserText(input: RunAgentInput): string {
 
 function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit) return reject(new AgUiRequestError(413, `the request body exceeds ${limit} bytes (${declared} declared)`));
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Read no further; the answer is sent, then the connection is dropped (refuse).
+        req.pause();
+        req.removeAllListeners("data");
+        chunks.length = 0;
         reject(new AgUiRequestError(413, `the request body exceeds ${limit} bytes`));
-        req.destroy();
       } else chunks.push(chunk);
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
@@ -432,10 +452,15 @@ function readBody(req: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-function refuse(res: ServerResponse, error: unknown): void {
+/** Answers a refused request: its status, and what was wrong in a JSON body. */
+export function refuse(res: ServerResponse, error: unknown): void {
   // A gateway's error answer is the gateway's to explain; anything else is the bridge's own fault, kept to the log.
   const status = error instanceof AgUiRequestError ? error.status : error instanceof RpcError ? 502 : 500;
   const message = error instanceof AgUiRequestError ? error.message : error instanceof RpcError ? `the gateway answered an error: ${error.message}` : "the bridge failed";
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify({ error: message }));
+  // A body left unread (too large, or never read at all) is not waited for: the connection ends with the answer.
+  const unread = res.req !== undefined && !res.req.complete;
+  res.writeHead(status, { "content-type": "application/json", ...(unread ? { connection: "close" } : {}) });
+  res.end(JSON.stringify({ error: message }), () => {
+    if (unread) res.req.socket?.destroy();
+  });
 }

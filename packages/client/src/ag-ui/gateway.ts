@@ -6,8 +6,7 @@
  */
 import { createInMemoryPair, type Transport } from "@turnspec/rpc";
 import { GatewayConnection } from "../connection.js";
-import type { AgUiBridgeOptions } from "./bridge.js";
-import { serveAgUi } from "./serve.js";
+import { serveAgUi, type AgUiServeOptions } from "./serve.js";
 
 /** What the bridge needs of a gateway run in this process. */
 export interface InProcessGateway {
@@ -17,7 +16,7 @@ export interface InProcessGateway {
   close(): Promise<void>;
 }
 
-export interface AgUiGatewayOptions extends Omit<AgUiBridgeOptions, "threadMapFile"> {
+export interface AgUiGatewayOptions extends Omit<AgUiServeOptions, "threadMapFile" | "host"> {
   readonly port: number;
   readonly host: string;
   /** Where the AG-UI thread pairs are kept. Default: beside the store file (see threadMapBeside), else in memory. */
@@ -28,6 +27,8 @@ export interface RunningAgUiGateway {
   /** The URL an AG-UI client posts to. */
   readonly url: string;
   readonly port: number;
+  /** The bearer token requests must carry, or null when none is asked for. */
+  readonly token: string | null;
   close(): Promise<void>;
 }
 
@@ -52,7 +53,10 @@ export async function serveAgUiGateway(
       },
     });
     const served = await serveAgUi(connection, options.port, { ...options, ...(threadMapFile === undefined ? {} : { threadMapFile }) });
-    log(`AG-UI endpoint on ${served.url} (POST a RunAgentInput; events stream as SSE)`);
+    log(`AG-UI endpoint on ${served.url} (POST a RunAgentInput with Content-Type: application/json${served.token === null ? "" : " and Authorization: Bearer <token>"}; events stream as SSE)`);
+    // A token the caller gave is not printed: it came from a file or the environment.
+    if (served.token !== null && options.token === undefined) log(`token: ${served.token}`);
+    if (served.token === null) log("warning: authentication is off (--no-auth): any local user or process that reaches this port can run commands as you");
     log(
       threadMapFile === undefined
         ? "AG-UI thread pairs are kept in memory (the event log is not a file): after a restart, AG-UI threads start new gateway threads"
@@ -62,6 +66,7 @@ export async function serveAgUiGateway(
     return {
       url: served.url,
       port: Number(new URL(served.url).port),
+      token: served.token,
       close: async () => {
         await served.close();
         await opened.close();

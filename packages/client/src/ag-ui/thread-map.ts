@@ -4,8 +4,14 @@
  * them there too (written whole to a temporary file, then renamed over the old one), so a
  * restarted bridge goes on in the same gateway threads. Everything else the bridge needs
  * after a restart, the open interrupts among them, it reads back from the gateway.
+ *
+ * Whoever can change the file can point an AG-UI thread at any gateway thread, and answer
+ * its approvals. So the file is written readable and writable by its owner only, and a
+ * file that anyone else could have changed is refused at start: a link, a file of another
+ * user, one that group or others may write, one that gives a gateway thread to two AG-UI
+ * threads. The gateway counts it among its own files, which no tool of a turn may touch.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { constants, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** The file's content. */
@@ -23,6 +29,7 @@ export class AgUiThreadMap {
     if (file === undefined) return;
     let text: string;
     try {
+      checkOwnership(file);
       text = readFileSync(file, "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
@@ -37,8 +44,12 @@ export class AgUiThreadMap {
     const { version, threads } = (stored ?? {}) as Partial<StoredThreadMap>;
     if (version !== 1) throw new Error(`the AG-UI thread map ${file} has version ${JSON.stringify(version)} at /version, expected 1`);
     if (typeof threads !== "object" || threads === null || Array.isArray(threads)) throw new Error(`the AG-UI thread map ${file} has no object at /threads`);
+    const owner = new Map<string, string>();
     for (const [agUi, gateway] of Object.entries(threads)) {
       if (typeof gateway !== "string" || gateway === "") throw new Error(`the AG-UI thread map ${file} has ${JSON.stringify(gateway)} at /threads/${agUi}, expected a gateway thread id`);
+      const first = owner.get(gateway);
+      if (first !== undefined) throw new Error(`the AG-UI thread map ${file} gives gateway thread ${gateway} to two AG-UI threads (/threads/${first} and /threads/${agUi}); the bridge starts one gateway thread per AG-UI thread, so the file was changed by hand`);
+      owner.set(gateway, agUi);
       this.threads.set(agUi, gateway);
     }
   }
@@ -65,7 +76,16 @@ export class AgUiThreadMap {
     mkdirSync(dirname(this.file), { recursive: true });
     // A crash mid-write leaves the old file whole: the new one replaces it in one rename.
     const temporary = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(stored, null, 2)}\n`);
+    writeFileSync(temporary, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
     renameSync(temporary, this.file);
   }
+}
+
+/** Throws when `file` is a link, or a file that another user, a group or others could have written. */
+function checkOwnership(file: string): void {
+  const stat = lstatSync(file);
+  if (stat.isSymbolicLink()) throw new Error("it is a symbolic link; the thread map must be a plain file");
+  if (!stat.isFile()) throw new Error("it is not a plain file");
+  if (typeof process.getuid === "function" && stat.uid !== process.getuid()) throw new Error(`it belongs to user ${stat.uid}, not to the user the bridge runs as (${process.getuid()})`);
+  if ((stat.mode & (constants.S_IWGRP | constants.S_IWOTH)) !== 0) throw new Error(`group or others may write it (mode ${(stat.mode & 0o777).toString(8)}); make it writable by its owner only (chmod 600)`);
 }

@@ -15,7 +15,8 @@
  * the turn. turn/cancel sends session/cancel.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import { isAbsolute, normalize } from "node:path";
 import { Readable, Writable } from "node:stream";
 import type * as Acp from "@agentclientprotocol/sdk";
 import type { TurnItem, TurnUsage } from "@turnspec/protocol/types";
@@ -26,12 +27,18 @@ import { isShutdown, type RecoveryJobs } from "../engine/recovery.js";
 import { ToolGate } from "../engine/tool-gate.js";
 import { toolItemOf, type ToolItem, type ToolItemType } from "../engine/tool-items.js";
 import { windowId } from "../engine/windows.js";
-import { processEnvironment } from "../permissions/security.js";
 import { importOptional } from "../optional.js";
+import type { GatewayFiles } from "../permissions/own-files.js";
+import { processEnvironment } from "../permissions/security.js";
+import { sandboxedCommand } from "../sandbox/command.js";
+import { startTurnSandbox } from "../sandbox/turn.js";
+import { fileConfinementOf, openConfined, PathRefused } from "../tools/confined-open.js";
 
 export interface AcpPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
   readonly approvals: Pick<Approvals, "ask">;
   readonly recovery: Pick<RecoveryJobs, "blockCutOffTurn">;
+  /** The gateway's own files, which the agent's fs/ requests never reach and its terminals do not see. */
+  readonly ownFiles?: GatewayFiles;
 }
 
 const zeroUsage = (): TurnUsage => ({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
@@ -370,16 +377,39 @@ export class AcpAgents {
     return option ? { outcome: { outcome: "selected", optionId: option.optionId } } : { outcome: { outcome: "cancelled" } };
   }
 
+  /**
+   * Opens the file an fs/ request names as the gateway's own read_file and write_file do:
+   * the path the gate judged, resolved once, opened without following a link swapped in
+   * since, confined to the turn's roots and the outside paths this call was approved for,
+   * never one of the gateway's own files.
+   */
+  private openForAgent(sink: TurnSink, path: string, mode: "read" | "write", approvedOutside: readonly string[]) {
+    const security = this.ports.turnState(sink.turnId)!.turn.security;
+    return openConfined(path, mode, fileConfinementOf(security, approvedOutside), this.ports.ownFiles);
+  }
+
   /** fs/read_text_file, as a dynamicToolCall item of the turn, under the gate. */
   private async readText(sink: TurnSink, params: Acp.ReadTextFileRequest, acp: typeof Acp): Promise<Acp.ReadTextFileResponse> {
     const { id, finish } = this.clientItem(sink, { type: "dynamicToolCall", tool_name: "fs/read_text_file", arguments: { path: params.path } });
+    // ACP paths are absolute; a relative one would mean one thing to the gate (the thread's folder) and another to the file system (the gateway's).
+    const relative = refuseRelative(params.path);
+    if (relative) {
+      finish({ status: "failed", outcome: "error", error: { message: relative } });
+      throw acp.RequestError.invalidParams(undefined, relative);
+    }
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, "read_file", { path: params.path }, sink.cwd, id, sink.signal);
     if (!verdict.allowed) {
       finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
       throw new acp.RequestError(-32000, verdict.message);
     }
     try {
-      let content = await readFile(params.path, "utf8");
+      const file = await this.openForAgent(sink, normalize(params.path), "read", verdict.approvedOutside ?? []);
+      let content: string;
+      try {
+        content = await file.handle.readFile("utf8");
+      } finally {
+        await file.handle.close();
+      }
       if (params.line != null || params.limit != null) {
         const lines = content.split("\n");
         const from = Math.max(0, (params.line ?? 1) - 1);
@@ -390,29 +420,44 @@ export class AcpAgents {
     } catch (error) {
       const message = (error as Error).message;
       finish({ status: "failed", outcome: "error", error: { message } });
+      if (error instanceof PathRefused) throw new acp.RequestError(-32000, message);
       throw acp.RequestError.resourceNotFound(params.path);
     }
   }
 
   /** fs/write_text_file, as a fileChange item of the turn, under the gate. */
   private async writeText(sink: TurnSink, params: Acp.WriteTextFileRequest, acp: typeof Acp): Promise<Acp.WriteTextFileResponse> {
-    const existed = await readFile(params.path, "utf8").then(
-      () => true,
-      () => false,
-    );
+    const relative = refuseRelative(params.path);
+    const existed = relative
+      ? false
+      : await readFile(params.path, "utf8").then(
+          () => true,
+          () => false,
+        );
     const { id, finish } = this.clientItem(sink, { type: "fileChange", path: params.path, change_kind: existed ? "modify" : "add", arguments: { path: params.path } });
+    if (relative) {
+      finish({ status: "failed", outcome: "error", error: { message: relative } });
+      throw acp.RequestError.invalidParams(undefined, relative);
+    }
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, "write_file", { path: params.path, content: params.content }, sink.cwd, id, sink.signal);
     if (!verdict.allowed) {
       finish({ status: "declined", outcome: "declined", error: { message: verdict.message } });
       throw new acp.RequestError(-32000, verdict.message);
     }
     try {
-      await writeFile(params.path, params.content, "utf8");
+      const file = await this.openForAgent(sink, normalize(params.path), "write", verdict.approvedOutside ?? []);
+      try {
+        await file.handle.truncate(0);
+        await file.handle.write(params.content, 0, "utf8");
+      } finally {
+        await file.handle.close();
+      }
       finish({ status: "completed", outcome: "success" });
       return {};
     } catch (error) {
       const message = (error as Error).message;
       finish({ status: "failed", outcome: "error", error: { message } });
+      if (error instanceof PathRefused) throw new acp.RequestError(-32000, message);
       throw acp.RequestError.internalError(undefined, message);
     }
   }
@@ -420,6 +465,8 @@ export class AcpAgents {
   /** terminal/create: the command runs as a commandExecution item of the turn, under the gate, in the turn's process environment. */
   private async createTerminal(sink: TurnSink, params: Acp.CreateTerminalRequest, acp: typeof Acp): Promise<Acp.CreateTerminalResponse> {
     const command = [params.command, ...(params.args ?? [])].join(" ");
+    const relative = params.cwd == null ? undefined : refuseRelative(params.cwd);
+    if (relative) throw acp.RequestError.invalidParams(undefined, `cwd: ${relative}`);
     const cwd = params.cwd ?? sink.cwd;
     const { id, finish } = this.clientItem(sink, { type: "commandExecution", command, cwd, arguments: { command, cwd } });
     const verdict = await this.gate.permit(sink.threadId, sink.turnId, "shell", { command, cwd }, sink.cwd, id, sink.signal);
@@ -429,7 +476,11 @@ export class AcpAgents {
     }
     const security = this.ports.turnState(sink.turnId)!.turn.security;
     const env = { ...(security ? processEnvironment(security, this.env) : this.env), ...Object.fromEntries((params.env ?? []).map((v) => [v.name, v.value])) };
-    const child = spawn(params.command, params.args ?? [], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    // Under the turn's sandbox, as the gateway's own shell tool runs: an agent's terminal is no way around it.
+    const sandbox = await startTurnSandbox(security, this.config.sandbox, () => undefined, this.ports.ownFiles);
+    const defined = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+    const run = sandbox ? sandboxedCommand(sandbox, cwd, [params.command, ...(params.args ?? [])], defined) : { file: params.command, args: params.args ?? [], env: defined };
+    const child = spawn(run.file, run.args, { cwd, env: run.env, stdio: ["ignore", "pipe", "pipe"] });
     const limit = params.outputByteLimit ?? 1024 * 1024;
     const started = Date.now();
     let exitedResolve!: () => void;
@@ -528,4 +579,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 function reasonOf(signal: AbortSignal): string {
   const reason = signal.reason as unknown;
   return reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the turn was cancelled";
+}
+
+/** Why an ACP path is refused: it must be absolute, as the protocol says. Undefined for an absolute path. */
+function refuseRelative(path: string): string | undefined {
+  return isAbsolute(path) ? undefined : `${JSON.stringify(path)} is not an absolute path: ACP names files by absolute paths, and a relative one would be read against the gateway's own folder, not the thread's`;
 }

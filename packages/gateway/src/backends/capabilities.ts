@@ -101,6 +101,8 @@ export class CapabilityResolver {
       return tools;
     };
     const tools = new Map<string, Tool>();
+    /** Which server's tool each offered name calls: `server/tool`. */
+    const owners = new Map<string, string>();
     const skills: Skill[] = [];
     const resolutions = await Promise.all(
       slots.map(async (slot) => {
@@ -129,11 +131,29 @@ export class CapabilityResolver {
         if (kind.type === "mcpTool" && chosen.length === 0) {
           return rejected(id, "tool_missing", `the MCP server ${serverName} has no tool ${kind.rawToolName} (its tools: ${offered.map((t) => t.name).join(", ") || "none"})`);
         }
-        const allowed = chosen.filter((t) => !denied(context.policy, mcpToolName(serverName, t.name), mcpActionOf(t)));
+        const allowed = chosen.filter((t) => !denied(context.policy, mcpToolName(serverName, t.name), mcpActionOf(t, server)));
         if (allowed.length === 0) return rejected(id, "disabled_by_policy", `the turn's permission policy denies ${kind.type === "mcpTool" ? "this tool" : "every tool of this server"}`);
-        for (const info of allowed) tools.set(mcpToolName(serverName, info.name), this.mcp.toolFor(serverName, info));
+        // The name the model calls a tool by must name one tool: two that come out the same
+        // (a.b and a_b, a server named x__y) would let the later one answer for the earlier,
+        // with its own permission kind. The one listed first keeps the name; the others are not offered.
+        const clashes: string[] = [];
+        let offeredCount = 0;
+        for (const info of allowed) {
+          const name = mcpToolName(serverName, info.name);
+          const owner = `${serverName}/${info.name}`;
+          const taken = owners.get(name);
+          if (taken !== undefined && taken !== owner) {
+            clashes.push(`${info.name} (its name ${name} is ${taken}'s already)`);
+            continue;
+          }
+          owners.set(name, owner);
+          tools.set(name, this.mcp.toolFor(serverName, info));
+          offeredCount++;
+        }
+        if (offeredCount === 0) return rejected(id, "validation_rejected", `no tool can be offered under a name of its own: ${clashes.join("; ")}`);
         const left = chosen.length - allowed.length;
-        return accepted(id, kind.type === "mcpServer" ? `${allowed.length} tools offered${left ? ` (${left} denied by the turn's policy)` : ""}` : undefined);
+        const notes = [left ? `${left} denied by the turn's policy` : "", clashes.length ? `not offered, their names being taken: ${clashes.join("; ")}` : ""].filter(Boolean);
+        return accepted(id, kind.type === "mcpServer" || notes.length ? `${offeredCount} tools offered${notes.length ? ` (${notes.join("; ")})` : ""}` : undefined);
       }),
     );
     if (skills.length && context.agent && !denied(context.policy, SKILL_TOOL_NAME, "dynamic_skill_tool")) tools.set(SKILL_TOOL_NAME, skillTool(skills));

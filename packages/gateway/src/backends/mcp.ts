@@ -36,9 +36,14 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
 }
 
-/** The permission kind of a call to `tool`: only a tool the server declares read-only is mcp_read. */
-export function mcpActionOf(tool: Pick<McpToolInfo, "annotations">): PermissionActionKind {
-  return tool.annotations?.readOnlyHint === true ? "mcp_read" : "mcp_write_or_unknown";
+/**
+ * The permission kind of a call to `tool`: mcp_read only for a tool a trusted server
+ * declares read-only. A server's annotations are its own words about itself; from a server
+ * the configuration does not mark trusted, a readOnlyHint on a tool that writes would let it
+ * run without the approval the profile asks for writes, so it is not believed.
+ */
+export function mcpActionOf(tool: Pick<McpToolInfo, "annotations">, server: Pick<McpServerConfig, "trusted">): PermissionActionKind {
+  return server.trusted && tool.annotations?.readOnlyHint === true ? "mcp_read" : "mcp_write_or_unknown";
 }
 
 interface Connection {
@@ -133,7 +138,7 @@ export class McpServers {
   /** The dynamic tool a turn offers for one MCP tool. */
   toolFor(server: string, info: McpToolInfo): Tool {
     const name = mcpToolName(server, info.name);
-    const action = mcpActionOf(info);
+    const action = mcpActionOf(info, this.servers.get(server)!);
     const { $schema: _draft, ...parameters } = info.inputSchema as Record<string, unknown>;
     return {
       spec: { name, description: [info.title, info.description].filter(Boolean).join(": ") || `${info.name} (MCP server ${server})`, parameters: { type: "object", ...parameters } },

@@ -15,7 +15,7 @@ import type {
 import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
-import type { ResolveTokens } from "../permissions/tokens.js";
+import { TOKEN_REJECTION_WORDS, type ResolveTokens } from "../permissions/tokens.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
 
 /** What approvals are built from. */
@@ -198,7 +198,7 @@ export class Approvals {
     if (this.config.requireResolveToken || params.resolve_token !== undefined) {
       const check = this.tokens.verify(params.resolve_token, { request_id: params.request_id, turn_id: where.turnId, thread_id: where.threadId }, this.ports.now());
       if (!check.ok) {
-        throw protocolError("unauthorized", `The resolve token for ${params.request_id} is ${check.reason.replace(/_/g, " ")}; the request stays open`, {
+        throw protocolError("unauthorized", `The resolve token for ${params.request_id} is ${TOKEN_REJECTION_WORDS[check.reason]}; the request stays open`, {
           request_id: params.request_id,
           detail: check.reason,
         });

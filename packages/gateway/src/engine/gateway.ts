@@ -12,6 +12,7 @@
  * that are in the log, and a kill can lose only events nobody was sent.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import { createDispatcher } from "@turnspec/protocol/server";
 import type { Dispatcher, Transport } from "@turnspec/rpc";
 import type { ResolvedConfig } from "../config.js";
@@ -66,6 +67,8 @@ export interface GatewayOptions {
    * (runtime/serve-secrets.ts): each turn's security snapshot lists them as a degradation.
    */
   readonly exposedSecrets?: readonly string[];
+  /** The gateway's own files (its store, configuration, token file): no tool may read or write them, in any mode. */
+  readonly ownFiles?: GatewayFiles;
 }
 
 export const DEFAULT_LEASE_TIMEOUT_MS = 15_000;
@@ -180,7 +183,7 @@ export class Gateway {
       maxRouteHops: options.config.maxRouteHops,
       handoff: (threadId, turnId, notice) => void log.publish(threadId, turnId, "turn/handoff/started", notice),
     });
-    const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery };
+    const runnerPorts = { ...eventLog, turnState, thread, ...clock, nextItemId, finish: lifecycle.finish.bind(lifecycle), approvals: this.approvals, recovery: this.recovery, ...(options.ownFiles ? { ownFiles: options.ownFiles } : {}) };
     acp = this.acp = new AcpAgents(runnerPorts, options.config, options.env ?? process.env, this.log);
     codex = this.codex = new CodexRuntimes(runnerPorts, options.config, options.env ?? process.env, this.log);
     runner = new TurnRunner(

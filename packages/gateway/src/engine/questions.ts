@@ -9,6 +9,7 @@ import type { TurnQuestion, TurnQuestionOption, TurnQuestionRespondParams, TurnQ
 import { protocolError } from "@turnspec/protocol/server";
 import { invalidParams } from "@turnspec/rpc";
 import type { AnswerTokens } from "../permissions/answer-tokens.js";
+import { TOKEN_REJECTION_WORDS } from "../permissions/tokens.js";
 import { questionKey } from "./fold.js";
 import { SOLE_INSTANCE, type Clock, type EventLog, type ResolutionPorts, type ThreadLookup, type TurnReader } from "./ports.js";
 
@@ -144,7 +145,7 @@ export class Questions {
     if (asked.resolution) throw this.alreadyResolved(turnId, callId, index);
     const check = this.tokens.verify(params.answer_token, { thread_id: threadId, turn_id: turnId, call_id: callId, index }, this.ports.now());
     if (!check.ok) {
-      throw protocolError("unauthorized", `The answer token for question ${index} of call ${callId} is ${check.reason.replace(/_/g, " ")}; the question stays open`, {
+      throw protocolError("unauthorized", `The answer token for question ${index} of call ${callId} is ${TOKEN_REJECTION_WORDS[check.reason]}; the question stays open`, {
         turn_id: turnId,
         call_id: callId,
         index,

@@ -8,6 +8,7 @@
 import type { PermissionActionKind } from "@turnspec/protocol/types";
 import { classifyToolCall, scopeTargetOf } from "../permissions/classify.js";
 import { judgeDomain } from "../permissions/domains.js";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import { outsideRoots } from "../permissions/paths.js";
 import { decide } from "../permissions/policy.js";
 import { rootsOf } from "../permissions/roots.js";
@@ -18,6 +19,8 @@ import type { EventLog, ThreadLookup, TurnReader } from "./ports.js";
 
 export interface ToolGatePorts extends TurnReader, ThreadLookup, Pick<EventLog, "audit"> {
   readonly approvals: Pick<Approvals, "ask">;
+  /** The gateway's own files, which no tool may read or write (own-files.ts). */
+  readonly ownFiles?: GatewayFiles;
 }
 
 /** The gate's verdict: run, or do not, with what the model is told. */
@@ -59,6 +62,16 @@ export class ToolGate {
     // A call the tool names more of (spawn_agent's destination) is scoped by that too.
     const scope = scopeOf(call.action, context ? { ...target, tool: `${toolName}\n${context.scopeKey}` } : target);
     const audit = { tool_name: toolName, action: call.action, scope_hash: scope.hash };
+    // The gateway's own files are out of every tool's reach, in every mode: refused before anyone is asked.
+    if (call.action === "file_read" || call.action === "file_write") {
+      for (const path of call.paths) {
+        const own = g.ownFiles?.match(path);
+        if (own === undefined) continue;
+        const why = `${path} is ${own}, which no tool may ${call.write ? "write" : "read"} in any permission mode`;
+        g.audit(threadId, turnId, { kind: "decision_denied", ...audit, behavior: "deny", decided_by: "config", reason: why });
+        return { allowed: false, message: `${toolName} is not allowed here: ${why}` };
+      }
+    }
     let behavior = decide(profile.effective_policy, toolName, call.action);
     let reason = policyReason(profile.mode, call.action, behavior);
     const policyAllows = behavior === "allow";

@@ -17,6 +17,7 @@ import { processEnvironment } from "../permissions/security.js";
 import { scopeOf } from "../permissions/scope.js";
 import { startTurnSandbox } from "../sandbox/turn.js";
 import { fileConfinementOf } from "../tools/confined-open.js";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderEvent, type ProviderRequest, type ToolCall, type ToolSpec } from "../providers/provider.js";
 import { parseToolArguments } from "../tools/registry.js";
 import type { Tool, ToolContext, ToolResult } from "../tools/tool.js";
@@ -60,6 +61,8 @@ interface Recovery {
 
 /** What the turn runner calls: the log, the turn's state, the clock, the lifecycle's end, approvals and recovery. */
 export interface RunnerPorts extends EventLog, TurnReader, ThreadLookup, Clock, ItemIds, Pick<Lifecycle, "finish"> {
+  /** The gateway's own files: no tool reads or writes them, and the sandbox hides them. */
+  readonly ownFiles?: GatewayFiles;
   readonly approvals: Pick<Approvals, "ask">;
   readonly recovery: Pick<RecoveryJobs, "block" | "blockCutOffTurn" | "notice" | "openJob">;
 }
@@ -424,8 +427,12 @@ export class TurnRunner {
     const security = turnNow.turn.security;
     const timeoutCap = security?.process.timeout_cap_ms ?? this.options.config.maxShellTimeoutMs;
     // A connection the turn's network proxy refuses is a denial like any other: audited.
-    const sandbox = await startTurnSandbox(security, this.options.config.sandbox, ({ host, port, reason }) =>
-      g.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+    const sandbox = await startTurnSandbox(
+      security,
+      this.options.config.sandbox,
+      ({ host, port, reason }) =>
+        g.audit(threadId, turnId, { kind: "decision_denied", tool_name: "shell", action: "network", behavior: "deny", decided_by: "config", scope_hash: scopeOf("network", { domain: host, port }).hash, reason }),
+      g.ownFiles,
     );
     const files = fileConfinementOf(security, verdict.approvedOutside ?? []);
     // The item as clients see it so far: deltas and updates folded in, as fold.ts does. Output
@@ -443,6 +450,7 @@ export class TurnRunner {
       env: security ? processEnvironment(security, this.options.env ?? process.env) : (this.options.env ?? process.env),
       ...(sandbox ? { sandbox } : {}),
       ...(files ? { files } : {}),
+      ...(g.ownFiles ? { ownFiles: g.ownFiles } : {}),
       maxTimeoutMs: Math.min(timeoutCap, this.options.config.maxShellTimeoutMs),
       turn: { thread_id: threadId, turn_id: turnId, depth },
       callId: call.id,

@@ -28,10 +28,49 @@ export type DomainVerdict =
   | { readonly verdict: "denied"; readonly entry: string }
   | { readonly verdict: "unlisted" };
 
-/** A host as the lists compare it: lowercased, no trailing dot, no IPv6 brackets. */
+/**
+ * A host as the lists compare it: lowercased, no trailing dot, no IPv6 brackets, and an IP
+ * address in its one canonical spelling. Every spelling a resolver or a URL parser takes for
+ * an IPv4 address (`127.1`, `0x7f.1`, `2130706433`, `017700000001`) is its dotted form, and
+ * an IPv4 address mapped into IPv6 (`::ffff:127.0.0.1`, `::ffff:7f00:1`) is the IPv4 one: a
+ * list entry for 127.0.0.1 covers them all, and none of them slips past it.
+ */
 export function normalizeHost(host: string): string {
-  const trimmed = host.trim().toLowerCase().replace(/\.$/, "");
-  return trimmed.startsWith("[") && trimmed.endsWith("]") ? trimmed.slice(1, -1) : trimmed;
+  let trimmed = host.trim().toLowerCase().replace(/\.$/, "");
+  if (trimmed.startsWith("[") && trimmed.endsWith("]")) trimmed = trimmed.slice(1, -1);
+  if (isIP(trimmed) === 6) return canonicalIPv6(trimmed);
+  // The WHATWG URL parser reads a host whose last label is a number as IPv4, in every base.
+  if (/^[0-9a-fx.]+$/.test(trimmed)) {
+    try {
+      const parsed = new URL(`http://${trimmed}/`).hostname;
+      if (isIP(parsed) === 4) return parsed;
+    } catch {
+      // Not an address in any spelling: a name (or nothing), compared as written.
+    }
+  }
+  return trimmed;
+}
+
+/** An IPv6 address compressed as the URL parser writes it, or the IPv4 address it maps. */
+function canonicalIPv6(address: string): string {
+  const compressed = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
+  if (!mapped) return compressed;
+  const high = parseInt(mapped[1]!, 16);
+  const low = parseInt(mapped[2]!, 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
+/**
+ * Whether `address` (canonical, from normalizeHost) is one of this machine's or its
+ * network link's own: loopback, unspecified, link-local (cloud metadata services live at
+ * 169.254.169.254). A name that resolves to one is not let through on the strength of the
+ * name (network-proxy.ts).
+ */
+export function isLocalAddress(address: string): boolean {
+  if (isIP(address) === 4) return /^(127\.|0\.|169\.254\.)/.test(address);
+  if (isIP(address) === 6) return address === "::1" || address === "::" || /^fe[89ab][0-9a-f]:/.test(address);
+  return false;
 }
 
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
@@ -57,7 +96,9 @@ export function parseDomainPattern(entry: string): DomainPattern {
   }
   if (port !== undefined && !(port >= 1 && port <= 65535)) throw new Error(`${JSON.stringify(entry)}: the port must be between 1 and 65535`);
   const wildcard = rest.startsWith("*.");
-  const host = (wildcard ? rest.slice(2) : rest).replace(/\.$/, "");
+  const written = (wildcard ? rest.slice(2) : rest).replace(/\.$/, "");
+  // An address entry in any spelling is kept in the canonical one, as hosts are compared.
+  const host = wildcard || written === "" ? written : normalizeHost(written);
   if (host === "") throw new Error(`${JSON.stringify(entry)}: no host name`);
   if (isIP(host) === 0 && !host.split(".").every((label) => LABEL.test(label))) {
     throw new Error(`${JSON.stringify(entry)}: not a host name, "*." followed by one, or an IP address (optionally with ":port")`);

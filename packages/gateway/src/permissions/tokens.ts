@@ -24,6 +24,16 @@ export type TokenRejection = "missing" | "malformed" | "bad_signature" | "expire
 
 export type TokenCheck = { readonly ok: true } | { readonly ok: false; readonly reason: TokenRejection };
 
+/** What is wrong with a refused resolve or answer token, in words that follow "the token is". */
+export const TOKEN_REJECTION_WORDS: Readonly<Record<TokenRejection | "wrong_question", string>> = {
+  missing: "missing",
+  malformed: "malformed",
+  bad_signature: "not signed by this gateway (another gateway's, or altered)",
+  expired: "expired",
+  wrong_request: "another request's",
+  wrong_question: "another question's",
+};
+
 /** A shorter secret can be brute-forced offline from a single token. */
 const MIN_SECRET_BYTES = 16;
 const MAC_BYTES = 32;

@@ -3,6 +3,8 @@
  * and the environment (TMPDIR pointed at the turn's own temp folder; under a restricted
  * network, the proxy variables pointing at the bridge to the turn's filtering proxy).
  */
+import { dirname } from "node:path";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import { bubblewrapArgs } from "./bubblewrap.js";
 import type { Confinement } from "./confinement.js";
 import { PROXY_BRIDGE_PORT, PROXY_BRIDGE_SOURCE, proxyEnvironment } from "./proxy-bridge.js";
@@ -15,6 +17,8 @@ export interface Sandbox {
   readonly executable: string;
   /** The Unix socket of the turn's filtering proxy (network-proxy.ts), when its network is restricted. */
   readonly proxySocket?: string;
+  /** The gateway's own files: shown empty and read-only in the sandbox, their folders locked. */
+  readonly ownFiles?: GatewayFiles;
 }
 
 export interface SandboxedCommand {
@@ -36,7 +40,9 @@ export function sandboxedCommand(sandbox: Sandbox, cwd: string, argv: readonly s
   const base = proxied ? Object.fromEntries(Object.entries(env).filter(([name]) => !NO_PROXY_VARIABLES.includes(name))) : env;
   return {
     file: sandbox.executable,
-    args: [...bubblewrapArgs(sandbox.confinement, cwd), "--", ...command],
+    // The proxy's socket sits in a folder of its own under the host's temp folder, which the sandbox hides: that one folder is shown.
+    // The gateway's own files are looked up now: SQLite's -wal and -shm come and go with the log.
+    args: [...bubblewrapArgs(sandbox.confinement, cwd, proxied ? [dirname(sandbox.proxySocket!)] : [], sandbox.ownFiles?.present()), "--", ...command],
     env: { ...base, ...(tempDir ? { TMPDIR: tempDir } : {}), ...(proxied ? proxyEnvironment() : {}) },
   };
 }

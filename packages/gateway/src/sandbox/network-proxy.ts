@@ -12,15 +12,25 @@
  * is judged by too): a host the allow list covers and the deny list does not is
  * connected; anything else is answered 403 and reported to `onRefused`, which records it
  * in the turn's audit.
+ *
+ * What is judged is where the connection really goes, not how it was spelled: every IP
+ * spelling is canonical before the lists see it (domains.ts normalizeHost: 127.1, 0x7f.1,
+ * 2130706433 and ::ffff:127.0.0.1 are 127.0.0.1); a name is resolved here, each address it
+ * resolves to is judged by the deny list too, an address of this machine or its link
+ * (loopback, link-local, unspecified) reached through a name other than `localhost` is
+ * refused unless the allow list names that address, and the connection is made to the
+ * address that was judged (no second lookup that could answer otherwise). A forwarded
+ * request's Host header is the one its URI names, never one the client sent beside it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { connect, type Socket } from "node:net";
+import { lookup } from "node:dns/promises";
+import { connect, isIP, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { TurnNetworkPolicySnapshot } from "@turnspec/protocol/types";
-import { judgeDomain, normalizeHost } from "../permissions/domains.js";
+import { isLocalAddress, judgeDomain, normalizeHost } from "../permissions/domains.js";
 
 /** A connection the proxy refused: where it was going, and why. */
 export interface RefusedConnection {
@@ -98,12 +108,47 @@ export class NetworkProxy {
       judged.verdict === "denied"
         ? `${target} is denied by the turn's network policy (deny_domains entry ${JSON.stringify(judged.entry)})`
         : `${target} is not in the turn's allow_domains (${this.options.policy.allow_domains.join(", ")})`;
+    this.report(host, port, reason);
+    return reason;
+  }
+
+  /**
+   * The address a judged, allowed `host` connects to: the host itself when it is an
+   * address; else what it resolves to, each address judged again (see the file comment).
+   * A refusal is reported and its reason returned.
+   */
+  private async destination(host: string, port: number): Promise<{ address: string } | { refused: string; status: number }> {
+    if (isIP(host) !== 0) return { address: host };
+    let addresses: { address: string }[];
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch (error) {
+      return { refused: `${host} does not resolve: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, status: 502 };
+    }
+    const namesThisMachine = host === "localhost" || host.endsWith(".localhost");
+    for (const { address } of addresses) {
+      const canonical = normalizeHost(address);
+      const judged = judgeDomain(this.options.policy, canonical, port);
+      const why =
+        judged.verdict === "denied"
+          ? `${host} resolves to ${canonical}, which the turn's network policy denies (deny_domains entry ${JSON.stringify(judged.entry)})`
+          : isLocalAddress(canonical) && !namesThisMachine && judged.verdict !== "allowed"
+            ? `${host} resolves to ${canonical}, an address of this machine or its link, which only an allow_domains entry naming that address (or localhost) lets through`
+            : undefined;
+      if (why !== undefined) {
+        this.report(host, port, why);
+        return { refused: why, status: 403 };
+      }
+    }
+    return { address: normalizeHost(addresses[0]!.address) };
+  }
+
+  private report(host: string, port: number, reason: string): void {
     try {
       this.options.onRefused({ host, port, reason });
     } catch {
       // The record could not be made (the turn is ending): the refusal stands all the same.
     }
-    return reason;
   }
 
   private tunnel(req: IncomingMessage, client: Duplex, head: Buffer): void {
@@ -112,7 +157,14 @@ export class NetworkProxy {
     if (!target) return refuseRaw(client, 400, `CONNECT needs host:port, got ${JSON.stringify(req.url)}`);
     const refused = this.judge(target.host, target.port);
     if (refused) return refuseRaw(client, 403, refused);
-    const upstream = connect({ host: target.host, port: target.port });
+    void this.destination(target.host, target.port).then((to) => {
+      if ("refused" in to) return refuseRaw(client, to.status, to.refused);
+      if (!client.destroyed) this.openTunnel(req, client, head, to.address, target.port);
+    });
+  }
+
+  private openTunnel(req: IncomingMessage, client: Duplex, head: Buffer, address: string, port: number): void {
+    const upstream = connect({ host: address, port });
     this.track(upstream);
     let established = false;
     upstream.once("connect", () => {
@@ -146,10 +198,21 @@ export class NetworkProxy {
     const port = url.port === "" ? 80 : Number(url.port);
     const refused = this.judge(host, port);
     if (refused) return refuse(res, 403, refused);
+    // Read no further until the destination is known: the body waits in the socket.
+    req.pause();
+    void this.destination(host, port).then((to) => {
+      if ("refused" in to) return refuse(res, to.status, to.refused);
+      this.send(req, res, url, to.address, port);
+    });
+  }
+
+  private send(req: IncomingMessage, res: ServerResponse, url: URL, address: string, port: number): void {
     const headers = { ...req.headers };
     for (const name of HOP_HEADERS) delete headers[name];
+    // The server is told the host the URI names, whatever Host the client sent beside it.
+    headers.host = url.host;
     // agent: false: no connection outlives its request in a pool shared beyond this turn.
-    const upstream = httpRequest({ host, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false }, (answer) => {
+    const upstream = httpRequest({ host: address, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
       answer.pipe(res);
     });

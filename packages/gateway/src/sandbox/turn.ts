@@ -5,6 +5,7 @@
  * network is restricted (started with its first confined command), and the cleanup at the end.
  */
 import type { TurnExecutionSecuritySnapshot, TurnPermissionMode } from "@turnspec/protocol/types";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import { BUBBLEWRAP, detectBubblewrap } from "./bubblewrap.js";
 import type { Sandbox } from "./command.js";
 import { confinementOf } from "./confinement.js";
@@ -65,8 +66,11 @@ export async function startTurnSandbox(
   snapshot: TurnExecutionSecuritySnapshot | undefined,
   settings: SandboxSettings,
   onRefused: (refused: RefusedConnection) => void,
+  /** The gateway's own files, hidden in the sandbox. */
+  ownFiles?: GatewayFiles,
 ): Promise<Sandbox | undefined> {
-  const sandbox = sandboxOfTurn(snapshot, settings);
+  const confined = sandboxOfTurn(snapshot, settings);
+  const sandbox = confined && ownFiles ? { ...confined, ownFiles } : confined;
   if (!sandbox || sandbox.confinement.network !== "proxy") return sandbox;
   const key = sandbox.confinement.tempDir;
   if (key === undefined) throw new Error("a sandboxed turn with a restricted network has no temp folder to key its proxy by");

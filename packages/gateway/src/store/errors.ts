@@ -16,7 +16,9 @@ export type StoreErrorKind =
   | "database_error"
   | "schema_version"
   /** A stored run of events whose columns do not agree with each other (SQLite): the file was changed by something else. */
-  | "corrupt_run";
+  | "corrupt_run"
+  /** An append to a turn that has ended, or that another instance took over from this one (PostgreSQL): refused, so no turn is run twice. */
+  | "turn_fenced";
 
 /**
  * A local error of the event store; never sent as is. `kind` lets a handler map it to a

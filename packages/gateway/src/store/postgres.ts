@@ -29,6 +29,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { requireOptional } from "../optional.js";
 import type { EventStore, IdempotencyRecord, RouteRecord, SharedStore, StoredEvent, ThreadRecord, TurnRef } from "./store.js";
 import { PostgresLink, type Statement } from "./postgres-link.js";
+import { orderingRules } from "@turnspec/protocol/ordering";
 import {
   StoreError,
   checkIdempotency,
@@ -56,6 +57,9 @@ export interface PostgresEventStoreOptions {
  * Entries are only ever added: a released database may be at any earlier version.
  * Integers are `integer` (int4), which `pg` returns as numbers.
  */
+/** The notifications that end a turn, as the protocol's ordering rules name them (TURN-ORDER-ONE-TERMINAL): nothing of the turn follows one. */
+const TURN_TERMINALS: ReadonlySet<string> = new Set(orderingRules.flatMap((rule) => (rule.kind === "single_terminal" && "terminals" in rule ? [...(rule.terminals as readonly string[])] : [])));
+
 const MIGRATIONS: readonly string[] = [
   // 1: threads, turns in creation order, and the events of each turn.
   `
@@ -313,12 +317,19 @@ export class PostgresEventStore implements EventStore {
       const [locked, last] = this.call(() =>
         this.link.run([
           { sql: `SELECT thread_id FROM turns WHERE turn_id = $1 FOR NO KEY UPDATE`, params: [turnId] },
-          { sql: `SELECT COALESCE(MAX(sequence), 0) AS last FROM events WHERE turn_id = $1`, params: [turnId] },
+          { sql: `SELECT sequence, method FROM events WHERE turn_id = $1 ORDER BY sequence DESC LIMIT 1`, params: [turnId] },
         ]),
       );
       const row = locked!.rows[0];
       if (row === undefined) throw storeErrors.unknownTurn(turnId, `append ${method}`);
-      const highest = last!.rows[0]!.last as number;
+      const lastRow = last!.rows[0];
+      const highest = lastRow === undefined ? 0 : (lastRow.sequence as number);
+      // Fenced, under the turn's row lock, against what this instance's view of the log may
+      // not show yet: nothing follows a turn's end, and an instance that lost a turn's lease
+      // (it stalled; another instance blocked the turn and may be running it now) writes
+      // nothing more to it, whatever its run still had in hand.
+      if (lastRow !== undefined && TURN_TERMINALS.has(lastRow.method as string)) throw storeErrors.turnEnded(turnId, method, lastRow.method as string, highest);
+      if (this.leasesLost.has(turnId)) throw storeErrors.turnTakenOver(turnId, method);
       turn = { thread_id: row.thread_id as string, first: highest + 1, last: highest };
       group.turns.set(turnId, turn);
     }
@@ -605,6 +616,9 @@ export class PostgresEventStore implements EventStore {
     return claimed!.rowCount === 1;
   }
 
+  /** Turns whose lease this instance held and another took over: it appends nothing more to them (append's fence) unless it claims them again. */
+  private readonly leasesLost = new Set<string>();
+
   private claimTurn(turnId: string, ttlMs: number): boolean {
     const [claimed] = this.write([
       {
@@ -616,7 +630,9 @@ export class PostgresEventStore implements EventStore {
         params: [turnId, this.instanceId, ttlMs],
       },
     ]);
-    return claimed!.rowCount === 1;
+    const taken = claimed!.rowCount === 1;
+    if (taken) this.leasesLost.delete(turnId);
+    return taken;
   }
 
   private renewLeases(ttlMs: number, turnIds: readonly string[]): string[] {
@@ -626,7 +642,10 @@ export class PostgresEventStore implements EventStore {
         params: [this.instanceId, ttlMs, turnIds],
       },
     ]);
-    return renewed!.rows.map((row) => row.turn_id as string);
+    const held = renewed!.rows.map((row) => row.turn_id as string);
+    const kept = new Set(held);
+    for (const turnId of turnIds) if (!kept.has(turnId)) this.leasesLost.add(turnId);
+    return held;
   }
 
   private releaseTurn(turnId: string): void {

@@ -196,6 +196,10 @@ export const storeErrors = {
   // same turn from inside it would be handed the same sequence.
   reentrant: (id: string, outer: string) =>
     new StoreError("reentrant_append", `append to turn ${id} was called from inside the build of an append to turn ${outer}`),
+  turnEnded: (id: string, method: string, ended: string, at: number) =>
+    new StoreError("turn_fenced", `append ${method} to turn ${id}: the turn ended with ${ended} at sequence ${at}, and nothing of a turn follows its end`),
+  turnTakenOver: (id: string, method: string) =>
+    new StoreError("turn_fenced", `append ${method} to turn ${id}: another instance took the turn over from this one (its lease was not renewed in time); this instance appends nothing more to it`),
   routeExists: (id: string) => new StoreError("route_exists", `route ${id} already exists`),
   closed: () => new StoreError("closed", "the event store is closed"),
 };

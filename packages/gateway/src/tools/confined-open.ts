@@ -10,6 +10,7 @@ import { constants, existsSync, readlinkSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { TurnExecutionSecuritySnapshot } from "@turnspec/protocol/types";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import { isWithin, resolveRealPath } from "../permissions/paths.js";
 
 /** Where a call's file tools may reach: the turn's roots, and the outside paths approved for this one call. */
@@ -39,13 +40,14 @@ const FD_DIR = "/proc/self/fd";
 
 /**
  * Opens `path` (absolute, lexically normalized) for reading or for writing (created if
- * missing, never truncated here), confined to `confinement` when given.
+ * missing, never truncated here), confined to `confinement` when given, and never one of
+ * the gateway's own files (`own`), in any mode.
  *
  * @throws PathRefused when the path is malformed, cannot be resolved, leads outside the
  *   confinement, or changed into a link between resolution and open; the errno errors of
  *   open (ENOENT, EACCES, EISDIR, ENAMETOOLONG, …) as they come.
  */
-export async function openConfined(path: string, mode: "read" | "write", confinement: FileConfinement | undefined): Promise<ConfinedFile> {
+export async function openConfined(path: string, mode: "read" | "write", confinement: FileConfinement | undefined, own?: GatewayFiles): Promise<ConfinedFile> {
   if (path.includes("\0")) throw new PathRefused(`the path ${JSON.stringify(path)} contains a NUL byte`);
   let real: string;
   try {
@@ -55,6 +57,11 @@ export async function openConfined(path: string, mode: "read" | "write", confine
   }
   const allowed = (candidate: string) => !confinement || confinement.approved.includes(candidate) || confinement.roots.some((root) => isWithin(candidate, root));
   if (!allowed(real)) throw new PathRefused(`${path} leads to ${real}, outside the turn's roots and not approved for this call`);
+  const refuseOwn = (candidate: string) => {
+    const what = own?.match(candidate);
+    if (what !== undefined) throw new PathRefused(`${path} leads to ${candidate}, ${what}, which no tool may ${mode} in any permission mode`);
+  };
+  refuseOwn(real);
 
   const parent = dirname(real);
   if (mode === "write") await mkdir(parent, { recursive: true });
@@ -69,6 +76,7 @@ export async function openConfined(path: string, mode: "read" | "write", confine
     const held = readlinkSync(join(FD_DIR, String(folder.fd)));
     const target = join(held, basename(real));
     if (!allowed(target)) throw new PathRefused(`${path} changed after it was checked: it now leads to ${target}, outside the turn's roots`);
+    refuseOwn(target);
     // Opening through the held folder's fd is openat(2): the path is not walked again.
     return await openFile(join(FD_DIR, String(folder.fd), basename(real)), flags, mode, target);
   } finally {

@@ -40,7 +40,7 @@ export const readFileTool: Tool = {
     let file;
     try {
       // Resolved once and opened without following a link swapped in since the check.
-      file = (await openConfined(path, "read", ctx.files)).handle;
+      file = (await openConfined(path, "read", ctx.files, ctx.ownFiles)).handle;
     } catch (error) {
       if (error instanceof PathRefused) return failed(`cannot read: ${error.message}`);
       const code = (error as NodeJS.ErrnoException).code;

@@ -7,6 +7,7 @@
 import type { PermissionActionKind } from "@turnspec/protocol/types";
 import type { ToolSpec } from "../providers/provider.js";
 import type { Sandbox } from "../sandbox/command.js";
+import type { GatewayFiles } from "../permissions/own-files.js";
 import type { FileConfinement } from "./confined-open.js";
 
 /** Where and how a tool runs. */
@@ -23,6 +24,8 @@ export interface ToolContext {
   readonly sandbox?: Sandbox;
   /** Where file tools may reach in this call (absent: anywhere, as under full_access). */
   readonly files?: FileConfinement;
+  /** The gateway's own files, which file tools refuse in every mode. */
+  readonly ownFiles?: GatewayFiles;
   /** Upper bound for `timeout_ms` (a tool's own default applies below it). */
   readonly maxTimeoutMs: number;
   /** Publishes fields learned while the tool runs (e.g. a child turn's ids) as item/updated. */

@@ -55,7 +55,7 @@ export const writeFileTool: Tool = {
     let existing: boolean;
     let before = "";
     try {
-      const file = await openConfined(path, "write", ctx.files);
+      const file = await openConfined(path, "write", ctx.files, ctx.ownFiles);
       existing = file.existed;
       try {
         if (existing) before = await file.handle.readFile("utf8");

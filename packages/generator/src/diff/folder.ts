@@ -80,6 +80,9 @@ function git(cwd: string, args: string[], input?: string): Buffer {
  * The files are read with one `git cat-file --batch`, not one process per file.
  */
 export function loadAtRef(dir: string, ref: string): ProtocolModel {
+  // A ref that reads as an option (--output=…, --exec=…) is never handed to git, where it
+  // would be taken as one: git's own refs cannot start with "-".
+  if (ref.startsWith("-") || ref === "") throw new SchemasUnreadable(`--against ${JSON.stringify(ref)} is not a git ref: ${ref === "" ? "it is empty" : 'a ref cannot start with "-", and this one would be read by git as an option'}`);
   const absolute = resolve(dir);
   let top: string;
   try {
@@ -90,7 +93,7 @@ export function loadAtRef(dir: string, ref: string): ProtocolModel {
   const inRepo = relative(top, absolute).split("\\").join("/");
   let commit: string;
   try {
-    commit = git(top, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]).toString().trim();
+    commit = git(top, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`]).toString().trim();
   } catch {
     throw new SchemasUnreadable(`"${ref}" is not a commit of the git repository at ${top}`);
   }

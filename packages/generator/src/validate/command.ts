@@ -11,6 +11,15 @@ import { formatIssue } from "@turnspec/rpc";
 import { checkBareValue, MessageChecker, type Finding } from "@turnspec/rpc";
 import { closest } from "@turnspec/rpc";
 import { readJsonValues } from "./read-json.js";
+import { measureDepth } from "@turnspec/rpc";
+
+/**
+ * Levels of arrays and objects a value may nest to be checked. Checking and reporting walk
+ * a value recursively; a value nested deeper (a few kilobytes of brackets are enough to
+ * exhaust the stack) is reported as a finding of its own and left unchecked, and the other
+ * values of the input are checked as usual.
+ */
+export const MAX_VALIDATE_DEPTH = 256;
 
 export interface ValidateCommand {
   readonly files: readonly string[];
@@ -126,6 +135,11 @@ export async function runValidate(command: ValidateCommand, io: Io = defaultIo):
     const found: Finding[] = [];
     read.values.forEach(({ value }, index) => {
       checked++;
+      const deep = measureDepth(value, MAX_VALIDATE_DEPTH);
+      if (deep) {
+        found.push({ index, part: "", issue: { pointer: deep.pointer, message: `nests ${deep.depth} levels deep, more than the ${MAX_VALIDATE_DEPTH} levels a value may nest to be checked: this value was not checked` } });
+        return;
+      }
       found.push(...(bare !== undefined ? checkBareValue(bare, value, index, mode, protocol) : checker.check(value, index)));
     });
     found.push(...checker.end());

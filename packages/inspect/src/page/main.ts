@@ -8,6 +8,7 @@
 import { connectBrowserWebSocket, emptyTimeline, GatewayConnection, reduceTimeline, timelineRows, type ProtocolClient, type TimelineState } from "@turnspec/client/browser";
 import type { Thread, TurnCapability, TurnMode, TurnPermissionMode, TurnStartParams, TurnWorkPageAnchor } from "@turnspec/protocol/types";
 import type { InspectorInfo } from "../server.js";
+import { INSPECTOR_PROTOCOL, TOKEN_PROTOCOL_PREFIX } from "../page-token.js";
 import { h, inWords, json, replace } from "./dom.js";
 import { FrameLog } from "./frames.js";
 import { TurnView } from "./turn.js";
@@ -38,6 +39,25 @@ let selectedThread: string | undefined;
 let selectedTurn: string | undefined;
 let info: InspectorInfo = { gateway: null, choosable: false, problem: null };
 
+/** Where the page keeps the token: sessionStorage is this origin's alone (its port included), unlike a cookie. */
+const TOKEN_KEY = "turnspec-inspector-token";
+
+/**
+ * The one-time token of the printed address: taken from its fragment (`#token=…`, never
+ * sent to a server) or, for an address of an earlier version, its query, then out of the
+ * address bar and into this tab's sessionStorage, where a reload finds it again.
+ */
+function pageToken(): string {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token") ?? new URLSearchParams(location.search).get("token");
+  if (given !== null) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    history.replaceState(null, "", "/");
+  }
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
+}
+const inspectorToken = pageToken();
+const authorization = { Authorization: `Bearer ${inspectorToken}` };
+
 function problem(message: string): void {
   problems.appendChild(h("p", {}, message, " ", h("button", { type: "button", class: "dismiss", onclick: (e) => (e.target as HTMLElement).parentElement?.remove() }, "Dismiss")));
 }
@@ -49,7 +69,7 @@ function setStatus(state: "connected" | "reconnecting" | "closed" | "connecting"
 }
 
 async function readInfo(): Promise<InspectorInfo> {
-  const response = await fetch("/api/info");
+  const response = await fetch("/api/info", { headers: authorization });
   if (!response.ok) throw new Error(`the inspector's server answered ${response.status}: ${(await response.text()).trim()}`);
   return (await response.json()) as InspectorInfo;
 }
@@ -85,7 +105,7 @@ async function connect(): Promise<void> {
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/gateway`;
   try {
     connection = await GatewayConnection.open({
-      connect: async () => frames.tap(await connectBrowserWebSocket(url)),
+      connect: async () => frames.tap(await connectBrowserWebSocket(url, { protocols: [INSPECTOR_PROTOCOL, `${TOKEN_PROTOCOL_PREFIX}${inspectorToken}`] })),
       reconnect: { delaysMs: [200, 500, 1000, 2000], maxAttempts: 30 },
       onProtocolError: (error, frame) => frames.markDropped(frame, error.message),
     });
@@ -135,7 +155,7 @@ function gatewayForm(): HTMLElement {
         event.preventDefault();
         void (async () => {
           error.textContent = "";
-          const response = await fetch("/api/target", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ url: url.value, token: token.value }) });
+          const response = await fetch("/api/target", { method: "POST", headers: { "Content-Type": "application/json", ...authorization }, body: JSON.stringify({ url: url.value, token: token.value }) });
           if (!response.ok) {
             error.textContent = `Cannot use this gateway: ${(await response.text()).trim()}`;
             return;

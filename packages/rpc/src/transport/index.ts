@@ -21,3 +21,4 @@ export {
   type WebSocketClientOptions,
   type WebSocketServerOptions,
 } from "./websocket.js";
+export { bearerTokenCheck, digest, hostAllowed, isLoopbackHost, originAllowed, secretMatches, serverAuthorities, type TokenPlaces } from "./http-guard.js";

@@ -17,12 +17,12 @@
  *     is refused by `ws` as soon as its header announces the size, and the connection is
  *     closed with 1009 (message too big), as RFC 6455 prescribes.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Transport } from "../index.js";
 import { CLIENT_MAX_FRAME_BYTES, checkMaxFrameBytes, type OversizedReply } from "./frame-limit.js";
+import { bearerTokenCheck, originAllowed, presentedToken } from "./http-guard.js";
 
 /** Milliseconds a closing handshake may take before the socket is dropped. */
 const CLOSE_TIMEOUT_MS = 2000;
@@ -257,9 +257,9 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
   if (options.token !== undefined && options.authenticate !== undefined) {
     throw new Error("startWebSocketServer: both token and authenticate are given; pass one (check the token inside authenticate if both are needed)");
   }
-  const expected = options.token === undefined ? undefined : digest(options.token);
-  const authenticate = options.authenticate ?? (expected ? (request: IncomingMessage) => tokenMatches(request, expected) : undefined);
-  const origins = new Set((options.allowedOrigins ?? []).map((o) => o.toLowerCase()));
+  const authenticate = options.authenticate ?? (options.token === undefined ? undefined : bearerTokenCheck(options.token, "header-or-query"));
+  const origins = options.allowedOrigins ?? [];
+  const fromAllowedOrigin = originAllowed(origins);
   const reportError = (error: Error) => options.onError?.(error);
 
   const { WebSocketServer } = await loadWs();
@@ -286,9 +286,9 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
     const origin = request.headers.origin;
     const refused = (cause: UpgradeRefusal["cause"], status: UpgradeRefusal["status"]) =>
       options.onRefused?.({ cause, status, ...(origin === undefined ? {} : { origin }), remoteAddress: request.socket.remoteAddress });
-    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+    if (!fromAllowedOrigin(origin)) {
       refused("origin", 403);
-      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.size ? [...origins].join(", ") : "no browser origin"}`);
+      refuse(socket, 403, "Forbidden", `pages from origin ${origin} may not connect: the server allows ${origins.length ? origins.join(", ") : "no browser origin"}`);
       return;
     }
     if (!authenticate) {
@@ -306,7 +306,7 @@ export async function startWebSocketServer(options: WebSocketServerOptions): Pro
         accept(request, socket, head);
         return;
       }
-      refused(options.token === undefined ? "authenticate" : presentedToken(request) === undefined ? "no_token" : "wrong_token", 401);
+      refused(options.token === undefined ? "authenticate" : presentedToken(request, "header-or-query") === undefined ? "no_token" : "wrong_token", 401);
       refuse(socket, 401, "Unauthorized", options.token !== undefined ? "a valid bearer token is required: send Authorization: Bearer <token> or ?token=<token>" : "the server refused this connection");
     };
     if (typeof verdict === "boolean") {
@@ -426,26 +426,6 @@ export async function connectWebSocket(url: string, options: WebSocketClientOpti
     });
     socket.on("error", (error) => fail(new Error(`cannot connect to ${shown}: ${error.message}`, { cause: error })));
   });
-}
-
-function digest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
-}
-
-/**
- * Compares the presented token with the expected one in constant time: both are hashed
- * first, so the comparison neither stops at the first difference nor reveals the length.
- */
-function tokenMatches(request: IncomingMessage, expected: Buffer): boolean {
-  const presented = presentedToken(request);
-  return presented !== undefined && timingSafeEqual(digest(presented), expected);
-}
-
-/** The token from `Authorization: Bearer …`, else from the `token` query parameter. */
-function presentedToken(request: IncomingMessage): string | undefined {
-  const bearer = /^Bearer\s+(.+?)\s*$/i.exec(request.headers.authorization ?? "");
-  if (bearer) return bearer[1];
-  return new URL(request.url ?? "/", "http://localhost").searchParams.get("token") ?? undefined;
 }
 
 /** Answers an upgrade request with an HTTP error and drops the socket before anything else is read. */
