@@ -118,6 +118,19 @@ const cli = yargs(hideBin(process.argv))
     },
   )
   .command(
+    "vectors",
+    "Write the test vectors of a schemas folder: values per type, per message and per ordering rule, hazards, each with the TypeScript verdicts and canonical JSON",
+    (y) =>
+      y
+        .option("schemas", { type: "string", default: "schemas", describe: "The schemas folder" })
+        .option("out", { type: "string", describe: "The file to write (default: standard output)" })
+        .option("check", { type: "boolean", default: false, describe: "Write nothing; exit 1 if the file of --out is stale" }),
+    async (argv) => {
+      const { runVectors } = await import("@turnspec/generator/vectors-command");
+      process.exitCode = runVectors({ schemasDir: resolve(argv.schemas), ...(argv.out === undefined ? {} : { out: resolve(argv.out) }), check: argv.check });
+    },
+  )
+  .command(
     "serve",
     "Run the reference gateway over stdio, WebSocket or AG-UI (HTTP and SSE)",
     (y) =>
@@ -278,7 +291,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, diff, serve, certify or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, serve, certify or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
