@@ -21,8 +21,11 @@ export interface TypeCase {
   readonly json: string;
   readonly strict: Verdict;
   readonly tolerant: Verdict;
-  /** The canonical JSON text of the value the text denotes: what a round trip in tolerant mode gives back when it is valid there. */
-  readonly canonical: string;
+  /**
+   * The canonical JSON text of the value the text denotes: what `encode` gives, and a round trip
+   * in a mode where the value is valid. Null when the text holds a number no double holds (1e400).
+   */
+  readonly canonical: string | null;
   /** What the case tries, in a few words. */
   readonly note: string;
 }

@@ -21,13 +21,13 @@ export type { MessageCase, MessageFinding, Transcript, TypeCase, Vectors, Verdic
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const sortedUnique = (values: readonly string[]): string[] => [...new Set(values)].sort(byCodeUnits);
 
-/** The canonical text of what a JSON text denotes, or null when it denotes no JSON value a double can hold (1e400). */
-function canonicalOf(text: string): string {
+/** The canonical text of what a JSON text denotes, or null when it denotes a number no double holds (1e400). */
+function canonicalOf(text: string): string | null {
   const value: unknown = JSON.parse(text);
   try {
     return canonicalJson(value);
   } catch {
-    return "null";
+    return null;
   }
 }
 
