@@ -159,7 +159,7 @@ export function judge(report: HarnessReport, expected: ReadonlySet<string>): { r
 export function describeMismatch(m: Mismatch): string {
   const cut = (value: unknown) => {
     const text = JSON.stringify(value);
-    return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+    return text.length > 600 ? `${text.slice(0, 600)}…` : text;
   };
   return `${m.check} ${m.id}: expected ${cut(m.expected)}, got ${cut(m.got)}`;
 }
