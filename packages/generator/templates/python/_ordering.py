@@ -33,7 +33,8 @@ class OrderingViolation(NamedTuple):
     frame_index: int
 
 
-class _At(NamedTuple):
+@dataclass(frozen=True)
+class _At:
     index: int
 
 

@@ -72,6 +72,8 @@ def answer(
         return {"unsupported": f'no command "{op}"'}
     except JsonTextError as error:
         return {"parse_error": str(error)}
+    except KeyError as error:
+        return {"unsupported": f"not known here: {error}"}
 
 
 def serve_testee(

@@ -102,9 +102,9 @@ def id_key(value: object) -> str:
 
 
 class Finding(NamedTuple):
-    """One problem with one message: its index, the part the pointer starts in (params, result, error or "" for the message), the issue."""
+    """One problem with one message: its index in the input, the part the pointer starts in (params, result, error or "" for the message), the issue."""
 
-    index: int
+    frame: int
     part: Literal["params", "result", "error", ""]
     pointer: str
     message: str

@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, Final, Literal, NamedTuple, TypeGuard
+from typing import Any, ClassVar, Final, Literal, NamedTuple, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
@@ -115,11 +115,11 @@ def canonical_json(value: object) -> str:
     if isinstance(value, float):
         return format_number(value)
     if isinstance(value, dict):
-        members: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
-        keys = sorted((str(k) for k in members), key=_utf16)
+        members = cast("dict[str, object]", value)
+        keys = sorted(members, key=_utf16)
         return "{" + ",".join(f"{quote(k)}:{canonical_json(members[k])}" for k in keys) + "}"
     if isinstance(value, (list, tuple)):
-        items: Iterable[object] = value  # pyright: ignore[reportUnknownVariableType]
+        items = cast("Iterable[object]", value)
         return "[" + ",".join(canonical_json(item) for item in items) + "]"
     if isinstance(value, BaseModel):
         return canonical_json(to_wire(value))
@@ -141,11 +141,13 @@ class WireModel(BaseModel):
 
     @model_serializer(mode="wrap")
     def _wire(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
+        data: object = handler(self)
         if isinstance(data, dict):
+            members = cast("dict[str, object]", data)
             for name in self.__absent_when_none__:
-                if name in data and data[name] is None:
-                    del data[name]
+                if name in members and members[name] is None:
+                    del members[name]
+            return members
         return data
 
 
@@ -154,11 +156,9 @@ def to_wire(value: object) -> object:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="python", by_alias=True, exclude_unset=True)
     if isinstance(value, list):
-        items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
-        return [to_wire(item) for item in items]
+        return [to_wire(item) for item in cast("list[object]", value)]
     if isinstance(value, dict):
-        members: dict[str, object] = value  # pyright: ignore[reportUnknownVariableType]
-        return {key: to_wire(item) for key, item in members.items()}
+        return {key: to_wire(item) for key, item in cast("dict[str, object]", value).items()}
     return value
 
 
@@ -233,12 +233,10 @@ def json_equal(a: object, b: object) -> bool:
     if isinstance(a, str) or isinstance(b, str) or a is None or b is None:
         return a == b
     if isinstance(a, list) and isinstance(b, list):
-        left: list[object] = a  # pyright: ignore[reportUnknownVariableType]
-        right: list[object] = b  # pyright: ignore[reportUnknownVariableType]
+        left, right = cast("list[object]", a), cast("list[object]", b)
         return len(left) == len(right) and all(json_equal(x, y) for x, y in zip(left, right))
     if isinstance(a, dict) and isinstance(b, dict):
-        first: dict[str, object] = a  # pyright: ignore[reportUnknownVariableType]
-        second: dict[str, object] = b  # pyright: ignore[reportUnknownVariableType]
+        first, second = cast("dict[str, object]", a), cast("dict[str, object]", b)
         return first.keys() == second.keys() and all(json_equal(first[k], second[k]) for k in first)
     return False
 

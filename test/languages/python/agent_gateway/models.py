@@ -296,7 +296,7 @@ class ContextCompressingNotification(WireModel):
 class ExecutionBackendAcpAgentRuntime(WireModel):
     """Run the turn in an agent runtime reached over the Agent Client Protocol (ACP)."""
 
-    type_: Literal["acpAgentRuntime"] = Field(alias="type")
+    type: Literal["acpAgentRuntime"]
     """Variant tag: always "acpAgentRuntime"."""
     runtime_id: str
     """Id of the configured ACP runtime."""
@@ -305,7 +305,7 @@ class ExecutionBackendAcpAgentRuntime(WireModel):
 class ExecutionBackendApiProvider(WireModel):
     """Run the turn against a remote model API provider."""
 
-    type_: Literal["apiProvider"] = Field(alias="type")
+    type: Literal["apiProvider"]
     """Variant tag: always "apiProvider"."""
     provider: str
     """Id of the model provider (for example openai)."""
@@ -314,7 +314,7 @@ class ExecutionBackendApiProvider(WireModel):
 class ExecutionBackendCliAgentRuntime(WireModel):
     """Run the turn in a configured CLI agent runtime; runtime-specific options go in cli_runtime_options."""
 
-    type_: Literal["cliAgentRuntime"] = Field(alias="type")
+    type: Literal["cliAgentRuntime"]
     """Variant tag: always "cliAgentRuntime"."""
     runtime_id: str
     """Id of the configured CLI runtime."""
@@ -962,7 +962,7 @@ class Thread(WireModel):
     """Workspace the thread belongs to."""
     cwd: str
     """Working directory on the gateway host that the thread's turns run in."""
-    field_model_provider: str | None = Field(default=None, alias="model_provider")
+    model_provider: str | None = None
     """Default model provider for the thread's turns; absent means the gateway default."""
     model: str | None = None
     """Default model for the thread's turns; absent means the gateway default."""
@@ -996,7 +996,7 @@ class ThreadStartParams(WireModel):
     """Workspace to create the thread in; defaults to ws_default."""
     cwd: str | None = None
     """Working directory on the gateway host; defaults to the gateway's own working directory."""
-    field_model_provider: str | None = Field(default=None, alias="model_provider")
+    model_provider: str | None = None
     """Default model provider for the thread's turns."""
     model: str | None = None
     """Default model for the thread's turns."""
@@ -1143,7 +1143,7 @@ class Turn(WireModel):
     """When the gateway accepted the turn."""
     completed_at: str | None = None
     """When the turn reached a terminal status; absent while it is running or blocked."""
-    field_model_provider: str | None = Field(default=None, alias="model_provider")
+    model_provider: str | None = None
     """Model provider serving the turn."""
     model: str | None = None
     """Model serving the turn."""
@@ -1223,7 +1223,7 @@ class TurnCapability(WireModel):
 class TurnCapabilityMcpServer(WireModel):
     """Selects every tool of one MCP server; they become dynamic provider tools (no MCP prompt text is added)."""
 
-    type_: Literal["mcpServer"] = Field(alias="type")
+    type: Literal["mcpServer"]
     """Variant tag: always "mcpServer"."""
     name: str
     """Name of the MCP server."""
@@ -1234,7 +1234,7 @@ class TurnCapabilityMcpServer(WireModel):
 class TurnCapabilityMcpTool(WireModel):
     """Selects a single tool of an MCP server; it becomes a dynamic provider tool."""
 
-    type_: Literal["mcpTool"] = Field(alias="type")
+    type: Literal["mcpTool"]
     """Variant tag: always "mcpTool"."""
     serverName: str
     """Name of the MCP server that provides the tool."""
@@ -1262,7 +1262,7 @@ class TurnCapabilityResolution(WireModel):
 class TurnCapabilitySkill(WireModel):
     """Selects a skill; it becomes a compact skill prompt entry and, where the skill has them, dynamic tools."""
 
-    type_: Literal["skill"] = Field(alias="type")
+    type: Literal["skill"]
     """Variant tag: always "skill"."""
     slug: str
     """Identifier of the skill within its source (for example workspace/weather)."""
@@ -1533,7 +1533,7 @@ class TurnItemAgentMessage(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "markdown_ast", "partial"})
 
-    type_: Literal["agentMessage"] = Field(alias="type")
+    type: Literal["agentMessage"]
     """Variant tag: always "agentMessage"."""
     id: str
     """Item id, unique within the turn; notifications about this message carry it as item_id."""
@@ -1553,7 +1553,7 @@ class TurnItemCommandExecution(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "stdout", "stderr", "duration_ms", "timed_out", "tool_call_id", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
 
-    type_: Literal["commandExecution"] = Field(alias="type")
+    type: Literal["commandExecution"]
     """Variant tag: always "commandExecution"."""
     id: str
     """Item id, unique within the turn; notifications about this command carry it as item_id."""
@@ -1594,7 +1594,7 @@ class TurnItemDownload(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "path", "bytes", "tool_call_id", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
 
-    type_: Literal["download"] = Field(alias="type")
+    type: Literal["download"]
     """Variant tag: always "download"."""
     id: str
     """Item id, unique within the turn; notifications about this download carry it as item_id."""
@@ -1627,7 +1627,7 @@ class TurnItemDynamicToolCall(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "server_name", "progress", "output", "tool_call_id", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
 
-    type_: Literal["dynamicToolCall"] = Field(alias="type")
+    type: Literal["dynamicToolCall"]
     """Variant tag: always "dynamicToolCall"."""
     id: str
     """Item id, unique within the turn; notifications about this call carry it as item_id."""
@@ -1675,7 +1675,7 @@ class TurnItemFileChange(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "diff", "output", "tool_call_id", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
 
-    type_: Literal["fileChange"] = Field(alias="type")
+    type: Literal["fileChange"]
     """Variant tag: always "fileChange"."""
     id: str
     """Item id, unique within the turn; notifications about this change carry it as item_id."""
@@ -1723,7 +1723,7 @@ class TurnItemReasoning(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round"})
 
-    type_: Literal["reasoning"] = Field(alias="type")
+    type: Literal["reasoning"]
     """Variant tag: always "reasoning"."""
     id: str
     """Item id, unique within the turn; notifications about this item carry it as item_id."""
@@ -1739,7 +1739,7 @@ class TurnItemSystemEvent(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"code"})
 
-    type_: Literal["systemEvent"] = Field(alias="type")
+    type: Literal["systemEvent"]
     """Variant tag: always "systemEvent"."""
     id: str
     """Item id, unique within the turn; notifications about this event carry it as item_id."""
@@ -1757,7 +1757,7 @@ class TurnItemTask(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "child_thread_id", "child_turn_id", "route_id", "result", "actor", "tool_call_id", "error"})
 
-    type_: Literal["task"] = Field(alias="type")
+    type: Literal["task"]
     """Variant tag: always "task"."""
     id: str
     """Item id, unique within the turn; notifications about this task carry it as item_id."""
@@ -1796,7 +1796,7 @@ class TurnItemUserMessage(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"capabilities"})
 
-    type_: Literal["userMessage"] = Field(alias="type")
+    type: Literal["userMessage"]
     """Variant tag: always "userMessage"."""
     id: str
     """Item id, unique within the turn; notifications about this message carry it as item_id."""
@@ -1812,7 +1812,7 @@ class TurnItemWebFetch(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "status_code", "content_type", "bytes", "content", "tool_call_id", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
 
-    type_: Literal["webFetch"] = Field(alias="type")
+    type: Literal["webFetch"]
     """Variant tag: always "webFetch"."""
     id: str
     """Item id, unique within the turn; notifications about this fetch carry it as item_id."""
@@ -1849,7 +1849,7 @@ class TurnItemWebSearch(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"round", "results", "tool_call_id", "output_policy", "error", "recovery_policy", "recovery", "outcome", "tool_result"})
 
-    type_: Literal["webSearch"] = Field(alias="type")
+    type: Literal["webSearch"]
     """Variant tag: always "webSearch"."""
     id: str
     """Item id, unique within the turn; notifications about this search carry it as item_id."""
@@ -2346,7 +2346,7 @@ class TurnStartParams(WireModel):
     """Skills and MCP servers or tools the user selected for this turn only."""
     model: str | None = None
     """Model for this turn; defaults to the thread's model."""
-    field_model_provider: str | None = Field(default=None, alias="model_provider")
+    model_provider: str | None = None
     """Model provider for this turn; defaults to the thread's provider."""
     execution_backend: ExecutionBackend | None = None
     """Explicit execution backend; when absent, the provider/model selection decides."""
@@ -2639,7 +2639,7 @@ class TurnWorkStateChangedNotification(WireModel):
 class UserInputArtifact(WireModel):
     """A reference to an artifact previously uploaded to the gateway: the portable, durable way to attach a file to a turn."""
 
-    type_: Literal["artifact"] = Field(alias="type")
+    type: Literal["artifact"]
     """Variant tag: always "artifact"."""
     artifactId: str
     """Id of the uploaded artifact."""
@@ -2650,7 +2650,7 @@ class UserInputAudio(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"mimeType"})
 
-    type_: Literal["audio"] = Field(alias="type")
+    type: Literal["audio"]
     """Variant tag: always "audio"."""
     url: str
     """Location of the audio clip."""
@@ -2663,7 +2663,7 @@ class UserInputFile(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"name", "mimeType"})
 
-    type_: Literal["file"] = Field(alias="type")
+    type: Literal["file"]
     """Variant tag: always "file"."""
     url: str
     """Location of the file."""
@@ -2676,7 +2676,7 @@ class UserInputFile(WireModel):
 class UserInputImage(WireModel):
     """An image the gateway fetches (or passes to the provider) by URL."""
 
-    type_: Literal["image"] = Field(alias="type")
+    type: Literal["image"]
     """Variant tag: always "image"."""
     url: str
     """Location of the image."""
@@ -2685,7 +2685,7 @@ class UserInputImage(WireModel):
 class UserInputLocalFile(WireModel):
     """A file identified by a path on the gateway host. Only meaningful when the gateway can see that path (typically a local gateway); remote clients should upload an artifact instead."""
 
-    type_: Literal["localFile"] = Field(alias="type")
+    type: Literal["localFile"]
     """Variant tag: always "localFile"."""
     path: str
     """Absolute path of the file as seen by the gateway host."""
@@ -2694,7 +2694,7 @@ class UserInputLocalFile(WireModel):
 class UserInputLocalImage(WireModel):
     """An image identified by a path on the gateway host. Only meaningful when the gateway can see that path; remote clients should upload an artifact instead."""
 
-    type_: Literal["localImage"] = Field(alias="type")
+    type: Literal["localImage"]
     """Variant tag: always "localImage"."""
     path: str
     """Absolute path of the image as seen by the gateway host."""
@@ -2703,7 +2703,7 @@ class UserInputLocalImage(WireModel):
 class UserInputMention(WireModel):
     """A mention of a named resource (for example a repository or app object) that the gateway resolves."""
 
-    type_: Literal["mention"] = Field(alias="type")
+    type: Literal["mention"]
     """Variant tag: always "mention"."""
     name: str
     """Display name of the mentioned resource."""
@@ -2716,7 +2716,7 @@ class UserInputText(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"textElements"})
 
-    type_: Literal["text"] = Field(alias="type")
+    type: Literal["text"]
     """Variant tag: always "text"."""
     text: str
     """The text itself."""
@@ -2729,7 +2729,7 @@ class UserInputVideo(WireModel):
 
     __absent_when_none__: ClassVar[frozenset[str]] = frozenset({"mimeType"})
 
-    type_: Literal["video"] = Field(alias="type")
+    type: Literal["video"]
     """Variant tag: always "video"."""
     url: str
     """Location of the video clip."""
@@ -2752,7 +2752,7 @@ AgentDelegationRouteStatus: TypeAlias = Literal["prepared", "active", "expired",
 ContextCompressionReason: TypeAlias = Literal["summarized", "truncated"]
 """How thread history is compressed to fit the model's context: earlier messages folded into a summary, or dropped."""
 
-ExecutionBackend: TypeAlias = Annotated[Union[ExecutionBackendApiProvider, ExecutionBackendCliAgentRuntime, ExecutionBackendAcpAgentRuntime], Field(discriminator="type_")]
+ExecutionBackend: TypeAlias = Annotated[Union[ExecutionBackendApiProvider, ExecutionBackendCliAgentRuntime, ExecutionBackendAcpAgentRuntime], Field(discriminator="type")]
 """Where a turn is executed, tagged by `type`: a remote model API provider, a configured CLI agent runtime, or an ACP agent runtime. When absent from turn/start, the thread's (or the turn's) model provider and model decide."""
 
 ItemDeltaStream: TypeAlias = Literal["agent_message", "stdout", "stderr", "tool_progress", "file_change", "generic"]
@@ -2767,7 +2767,7 @@ PermissionActionKind: TypeAlias = Literal["file_read", "file_write", "shell_comm
 PermissionBehavior: TypeAlias = Literal["allow", "ask", "deny"]
 """What the gateway does with a tool action of a given kind: run it (allow), pause it behind an approval request (ask), or refuse it (deny)."""
 
-TurnCapabilityKind: TypeAlias = Annotated[Union[TurnCapabilitySkill, TurnCapabilityMcpServer, TurnCapabilityMcpTool], Field(discriminator="type_")]
+TurnCapabilityKind: TypeAlias = Annotated[Union[TurnCapabilitySkill, TurnCapabilityMcpServer, TurnCapabilityMcpTool], Field(discriminator="type")]
 """What a turn capability selects, tagged by `type`: a skill, a whole MCP server, or one MCP tool."""
 
 TurnExecutionWindowExhaustionReason: TypeAlias = Literal["max_agent_rounds_per_window", "max_tool_calls_per_window", "max_wall_clock_ms_per_window", "max_provider_tokens_per_window", "provider_failure_continuation", "runtime_shutdown_continuation"]
@@ -2776,7 +2776,7 @@ TurnExecutionWindowExhaustionReason: TypeAlias = Literal["max_agent_rounds_per_w
 TurnExecutionWindowStatus: TypeAlias = Literal["running", "exhausted", "checkpointed", "continued", "completed", "interrupted", "blocked", "failed"]
 """Lifecycle state of one execution window of a turn."""
 
-TurnItem: TypeAlias = Annotated[Union[TurnItemUserMessage, TurnItemAgentMessage, TurnItemReasoning, TurnItemSystemEvent, TurnItemTask, TurnItemCommandExecution, TurnItemFileChange, TurnItemWebSearch, TurnItemWebFetch, TurnItemDownload, TurnItemDynamicToolCall], Field(discriminator="type_")]
+TurnItem: TypeAlias = Annotated[Union[TurnItemUserMessage, TurnItemAgentMessage, TurnItemReasoning, TurnItemSystemEvent, TurnItemTask, TurnItemCommandExecution, TurnItemFileChange, TurnItemWebSearch, TurnItemWebFetch, TurnItemDownload, TurnItemDynamicToolCall], Field(discriminator="type")]
 """One object of a turn's timeline, as clients render it: a message, reasoning, a notice, a delegated task or a tool call. Distinguished by type."""
 
 TurnItemStatus: TypeAlias = Literal["in_progress", "completed", "failed", "declined", "cancelled"]
@@ -2818,7 +2818,7 @@ TurnWorkBlockState: TypeAlias = Literal["running", "awaiting_approval", "blocked
 TurnWorkPageAnchor: TypeAlias = Annotated[Union[TurnWorkPageAnchorNewest, TurnWorkPageAnchorOldest, TurnWorkPageAnchorBefore, TurnWorkPageAnchorAfter], Field(discriminator="kind")]
 """Where a turn/work/page request starts reading: one end of the work block, or either side of a cursor returned by an earlier page. Tagged by kind."""
 
-UserInput: TypeAlias = Annotated[Union[UserInputText, UserInputLocalFile, UserInputLocalImage, UserInputImage, UserInputArtifact, UserInputMention, UserInputFile, UserInputAudio, UserInputVideo], Field(discriminator="type_")]
+UserInput: TypeAlias = Annotated[Union[UserInputText, UserInputLocalFile, UserInputLocalImage, UserInputImage, UserInputArtifact, UserInputMention, UserInputFile, UserInputAudio, UserInputVideo], Field(discriminator="type")]
 """One piece of user input to a turn, tagged by `type`: text, a gateway-local file or image path, an image URL, an uploaded artifact, a mention, or a file, audio or video reference. Paths are resolved on the gateway host; artifacts are the portable way to send files to a remote gateway."""
 
 

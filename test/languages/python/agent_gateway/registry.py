@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal, Never
+from typing import Final, Literal
 
 from ._messages import ErrorEntry, MethodEntry, NotificationEntry, ProtocolTables
 from .validators import validate

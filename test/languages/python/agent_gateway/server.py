@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, cast
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from . import models
 from ._rpc import Endpoint, LocalError, RequestHandler, RpcError

@@ -1400,7 +1400,7 @@ def check_GatewayConfig(v: object, p: str, e: list[Issue], closed: bool) -> None
                                         if k54 not in _C44:
                                             e.append(Issue(p + "/providers" + "/openai_compatible" + "/" + esc(k37), "additionalProperties", p + "/providers" + "/openai_compatible" + "/" + esc(k37) + "/" + esc(k54), "is not a known field"))
                         n56 = len(e)
-                        for k55 in o36:
+                        for k55 in cast("list[object]", list(o36)):
                             if isinstance(k55, str):
                                 if not _C45.search(k55):
                                     e.append(Issue(p + "/providers" + "/openai_compatible", "pattern", p + "/providers" + "/openai_compatible", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"))
@@ -1659,7 +1659,7 @@ def check_GatewayConfig(v: object, p: str, e: list[Issue], closed: bool) -> None
                                 if k194 not in _C51:
                                     e.append(Issue(p + "/mcp_servers" + "/" + esc(k141), "additionalProperties", p + "/mcp_servers" + "/" + esc(k141) + "/" + esc(k194), "is not a known field"))
                 n196 = len(e)
-                for k195 in o140:
+                for k195 in cast("list[object]", list(o140)):
                     if isinstance(k195, str):
                         if not _C52.search(k195):
                             e.append(Issue(p + "/mcp_servers", "pattern", p + "/mcp_servers", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$"))
@@ -1762,7 +1762,7 @@ def check_GatewayConfig(v: object, p: str, e: list[Issue], closed: bool) -> None
                                 if k255 not in _C58:
                                     e.append(Issue(p + "/acp_agents" + "/" + esc(k225), "additionalProperties", p + "/acp_agents" + "/" + esc(k225) + "/" + esc(k255), "is not a known field"))
                 n257 = len(e)
-                for k256 in o224:
+                for k256 in cast("list[object]", list(o224)):
                     if isinstance(k256, str):
                         if not _C59.search(k256):
                             e.append(Issue(p + "/acp_agents", "pattern", p + "/acp_agents", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"))
@@ -1846,7 +1846,7 @@ def check_GatewayConfig(v: object, p: str, e: list[Issue], closed: bool) -> None
                                 if k307 not in _C62:
                                     e.append(Issue(p + "/cli_runtimes" + "/" + esc(k264), "additionalProperties", p + "/cli_runtimes" + "/" + esc(k264) + "/" + esc(k307), "is not a known field"))
                 n309 = len(e)
-                for k308 in o263:
+                for k308 in cast("list[object]", list(o263)):
                     if isinstance(k308, str):
                         if not _C63.search(k308):
                             e.append(Issue(p + "/cli_runtimes", "pattern", p + "/cli_runtimes", "must match the pattern ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"))

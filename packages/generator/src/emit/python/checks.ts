@@ -11,7 +11,7 @@
 import type { Json, JsonObject, ProtocolModel } from "../../model.js";
 import { schemasFor } from "../validators.js";
 import { isObject } from "../../walk.js";
-import { pyLiteral, pyString } from "./names.js";
+import { pyLiteral, pyString, usedImport } from "./names.js";
 import { pythonPattern } from "./patterns.js";
 
 /** A keyword the Python checks do not read: the schemas cannot be generated for Python. */
@@ -47,17 +47,7 @@ class CheckWriter {
   module(header: string): string {
     this.model.types.forEach((type, i) => this.functions.push(this.fn(checkName(type.title), this.schemas[i]!, `${type.title}`)));
     const names = this.model.types.map((t) => t.title);
-    return [
-      header,
-      `"""Validation of every named type of ${this.model.title} ${this.model.version}: the TypeScript validators' verdicts and pointers, strict or tolerant."""`,
-      "",
-      "from __future__ import annotations",
-      "",
-      "import re",
-      "from typing import Final, Literal, cast",
-      "",
-      "from ._wire import ABSENT, Check, Issue, Mode, ValidationFailed, ValidationIssue, esc, is_integer, is_number, json_equal, run_check, type_name",
-      "",
+    const body = [
       `TypeName = Literal[${names.map(pyString).join(", ")}]`,
       '"""The name of every named type."""',
       "",
@@ -92,6 +82,20 @@ class CheckWriter {
       "    if issues:",
       "        raise ValidationFailed(type_name, issues)",
       "",
+    ];
+    const code = body.join("\n");
+    return [
+      header,
+      `"""Validation of every named type of ${this.model.title} ${this.model.version}: the TypeScript validators' verdicts and pointers, strict or tolerant."""`,
+      "",
+      "from __future__ import annotations",
+      "",
+      ...(/\bre\.compile\(/.test(code) ? ["import re"] : []),
+      ...usedImport("typing", ["Final", "Literal", "cast"], code),
+      "",
+      ...usedImport("._wire", ["ABSENT", "Check", "Issue", "Mode", "ValidationFailed", "ValidationIssue", "esc", "is_integer", "is_number", "json_equal", "run_check", "type_name"], code.replace(/\btype_name: TypeName/g, "")),
+      "",
+      code,
     ].join("\n");
   }
 
@@ -244,7 +248,7 @@ class CheckWriter {
       // ajv reports a refused key at the object, with the keyword's own issue beside it.
       const [name, before] = [this.local("k"), this.local("n")];
       const lines = this.node(s.propertyNames, name, p, `${where}/propertyNames`);
-      if (lines.length) out.push(`${before} = len(e)`, `for ${name} in ${v}:`, ...indent(lines), `if len(e) > ${before}:`, `    e.append(Issue(${p}, "propertyNames", ${p}, "has a field name its schema refuses"))`);
+      if (lines.length) out.push(`${before} = len(e)`, `for ${name} in cast("list[object]", list(${v})):`, ...indent(lines), `if len(e) > ${before}:`, `    e.append(Issue(${p}, "propertyNames", ${p}, "has a field name its schema refuses"))`);
     }
     if (typeof s.minProperties === "number") out.push(`if len(${v}) < ${s.minProperties}:`, `    e.append(Issue(${p}, "minProperties", ${p}, ${pyString(`must have at least ${s.minProperties} fields`)}))`);
     if (typeof s.maxProperties === "number") out.push(`if len(${v}) > ${s.maxProperties}:`, `    e.append(Issue(${p}, "maxProperties", ${p}, ${pyString(`must have at most ${s.maxProperties} fields`)}))`);

@@ -14,7 +14,7 @@ import type { GeneratedFile } from "../../generate.js";
 import type { ProtocolModel } from "../../model.js";
 import { emitPythonChecks } from "./checks.js";
 import { PythonModels } from "./models.js";
-import { pyLiteral, pyString } from "./names.js";
+import { pyLiteral, pyString, usedImport } from "./names.js";
 import { emitPythonClient, emitPythonServer } from "./rpc.js";
 
 /** The support modules, copied as they are (with the generated header) into every package. */
@@ -61,7 +61,7 @@ function registry(model: ProtocolModel, header: string): string {
     "",
     "from __future__ import annotations",
     "",
-    "from typing import Final, Literal, Never",
+    ...usedImport("typing", ["Final", "Literal", "Never"], [...methods, ...notifications, literal(model.methods.map((m) => m.name)), literal(model.notifications.map((n) => n.name)), "Final"].join("\n")),
     "",
     "from ._messages import ErrorEntry, MethodEntry, NotificationEntry, ProtocolTables",
     "from .validators import validate",

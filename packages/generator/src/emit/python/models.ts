@@ -15,7 +15,7 @@
 import type { Json, JsonObject, ProtocolModel, TypeModel } from "../../model.js";
 import { nullablePair } from "../../diff/sample.js";
 import { isObject } from "../../walk.js";
-import { docstring, fieldName, pascalCase, pyLiteral, pyString } from "./names.js";
+import { docstring, fieldName, pascalCase, pyLiteral, pyString, usedImport } from "./names.js";
 
 interface ClassDef {
   readonly name: string;
@@ -50,26 +50,29 @@ export class PythonModels {
   /** The whole module. */
   emit(header: string): string {
     for (const type of this.model.types) this.namedType(type);
+    const body: string[] = [];
+    for (const c of this.classes) body.push("", ...c.lines, "");
+    for (const a of orderAliases(this.aliases)) {
+      body.push("", `${a.name}: TypeAlias = ${a.expression}`, ...docstring(a.description, ""));
+    }
+    body.push("", "");
+    for (const c of this.classes) body.push(`${c.name}.model_rebuild()`);
+    body.push("", `__all__ = [${[...this.classes.map((c) => c.name), ...this.aliases.map((a) => a.name)].sort().map(pyString).join(", ")}]`);
+    const code = body.join("\n");
     const lines = [
       header,
       `"""Every named type of ${this.model.title} ${this.model.version}, as pydantic models."""`,
       "",
       "from __future__ import annotations",
       "",
-      "from typing import Annotated, ClassVar, Literal, TypeAlias, Union",
+      ...usedImport("typing", ["Annotated", "ClassVar", "Literal", "TypeAlias", "Union"], code),
       "",
-      "from pydantic import Field, JsonValue",
+      ...usedImport("pydantic", ["Field", "JsonValue"], code),
       "",
       "from ._wire import WireModel",
       "",
+      code,
     ];
-    for (const c of this.classes) lines.push("", ...c.lines, "");
-    for (const a of orderAliases(this.aliases)) {
-      lines.push("", `${a.name}: TypeAlias = ${a.expression}`, ...docstring(a.description, ""));
-    }
-    lines.push("", "");
-    for (const c of this.classes) lines.push(`${c.name}.model_rebuild()`);
-    lines.push("", `__all__ = [${[...this.classes.map((c) => c.name), ...this.aliases.map((a) => a.name)].sort().map(pyString).join(", ")}]`);
     return `${lines.join("\n").replace(/\n{4,}/g, "\n\n\n")}\n`;
   }
 

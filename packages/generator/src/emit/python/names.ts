@@ -3,13 +3,18 @@
 const KEYWORDS = new Set([
   "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except",
   "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try",
-  "while", "with", "yield", "match", "case", "type",
+  "while", "with", "yield",
 ]);
 
 /** Names a pydantic model cannot use for a field: BaseModel's own attributes. */
 const MODEL_ATTRIBUTES = new Set([
   "construct", "copy", "dict", "fields", "from_orm", "json", "parse_file", "parse_obj", "parse_raw", "schema", "schema_json", "update_forward_refs", "validate",
+  "model_config", "model_fields", "model_computed_fields", "model_extra", "model_fields_set", "model_construct", "model_copy", "model_json_schema",
+  "model_parametrized_name", "model_post_init", "model_rebuild",
 ]);
+
+/** pydantic's protected namespaces: a field may not start with them. */
+const PROTECTED = ["model_validate", "model_dump"];
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -38,10 +43,10 @@ export function pascalCase(name: string): string {
  * name as its alias. `taken` holds the names used already in the class.
  */
 export function fieldName(wire: string, taken: ReadonlySet<string>): string {
-  const usable = (name: string) => IDENTIFIER.test(name) && !name.startsWith("_") && !name.startsWith("model_") && !KEYWORDS.has(name) && !MODEL_ATTRIBUTES.has(name);
+  const isProtected = (name: string) => PROTECTED.some((prefix) => name.startsWith(prefix));
+  const usable = (name: string) => IDENTIFIER.test(name) && !name.startsWith("_") && !isProtected(name) && !KEYWORDS.has(name) && !MODEL_ATTRIBUTES.has(name);
   let name = usable(wire) ? wire : snakeCase(wire) || "field";
-  if (/^[0-9]/.test(name)) name = `field_${name}`;
-  if (name.startsWith("model_")) name = `field_${name}`;
+  if (/^[0-9]/.test(name) || isProtected(name)) name = `field_${name}`;
   if (KEYWORDS.has(name) || MODEL_ATTRIBUTES.has(name)) name = `${name}_`;
   while (taken.has(name)) name = `${name}_`;
   return name;
@@ -86,4 +91,13 @@ export function docstring(text: string, indent: string): string[] {
   const lines = body.split("\n");
   if (lines.length === 1 && !body.endsWith('"')) return [`${indent}"""${body}"""`];
   return [`${indent}"""${lines[0]}`, ...lines.slice(1).map((l) => (l.trim() === "" ? "" : `${indent}${l}`)), `${indent}"""`];
+}
+
+/**
+ * `from <module> import a, b` naming only the candidates the code uses (as whole words), or
+ * nothing when it uses none: generated modules import exactly what they read.
+ */
+export function usedImport(module: string, candidates: readonly string[], code: string): string[] {
+  const used = candidates.filter((name) => new RegExp(`\\b${name}\\b`).test(code));
+  return used.length ? [`from ${module} import ${used.join(", ")}`] : [];
 }

@@ -5,7 +5,7 @@
  * methods of a base class with no-op defaults, overridden as needed.
  */
 import type { Direction, MethodModel, NotificationModel, ProtocolModel } from "../../model.js";
-import { docstring, functionName, pyString } from "./names.js";
+import { docstring, functionName, pyString, usedImport } from "./names.js";
 
 interface Side {
   /** The module's class names. */
@@ -79,31 +79,35 @@ function senders(model: ProtocolModel, side: Side): string[] {
   return lines;
 }
 
-const IMPORTS = [
-  "from __future__ import annotations",
-  "",
-  "from collections.abc import Awaitable, Callable",
-  "from typing import Any, Protocol, cast",
-  "",
-  "from . import models",
-  "from ._rpc import Endpoint, LocalError, RequestHandler, RpcError",
-  "from ._transport import Transport",
-  "from ._wire import Mode",
-  "from .codec import decode_value",
-  "from .registry import PROTOCOL",
-];
+/** The module's imports, only those its code reads (the error classes are re-exported). */
+function imports(code: string): string[] {
+  return [
+    "from __future__ import annotations",
+    "",
+    ...usedImport("collections.abc", ["Awaitable", "Callable"], code),
+    ...usedImport("typing", ["Any", "Protocol", "cast"], code),
+    "",
+    "from . import models",
+    "from ._rpc import Endpoint, LocalError, RequestHandler, RpcError",
+    "from ._transport import Transport",
+    "from ._wire import Mode",
+    "from .codec import decode_value",
+    "from .registry import PROTOCOL",
+  ];
+}
+
+/** A module: its header and docstring, the imports its body reads, the body. */
+function module(header: string, doc: string, body: readonly string[]): string {
+  const code = body.join("\n");
+  return [header, doc, "", ...imports(code), "", code].join("\n");
+}
 
 export function emitPythonClient(model: ProtocolModel, header: string): string {
   const side = CLIENT;
   const { methods } = received(model, side);
   const table = methods.map((m) => `            ${pyString(m.name)}: handlers.${functionName(m.name)},`);
   const handlersParam = methods.length ? `handlers: ${side.handlers}` : `handlers: ${side.handlers} | None = None`;
-  return [
-    header,
-    `"""The client of ${model.title}: a typed method per request it sends, typed handlers for the requests the server sends."""`,
-    "",
-    ...IMPORTS,
-    "",
+  return module(header, `"""The client of ${model.title}: a typed method per request it sends, typed handlers for the requests the server sends."""`, [
     '__all__ = ["ClientHandlers", "ClientNotifications", "LocalError", "ProtocolClient", "RpcError"]',
     "",
     "",
@@ -162,19 +166,14 @@ export function emitPythonClient(model: ProtocolModel, header: string): string {
     "        await self._endpoint.close()",
     ...senders(model, side),
     "",
-  ].join("\n");
+  ]);
 }
 
 export function emitPythonServer(model: ProtocolModel, header: string): string {
   const side = SERVER;
   const { methods } = received(model, side);
   const table = methods.map((m) => `            ${pyString(m.name)}: lambda params, h=handlers.${functionName(m.name)}: h(params, self),`);
-  return [
-    header,
-    `"""The server side of ${model.title}: typed handlers for every request a client sends, a typed method per request and notification the server sends."""`,
-    "",
-    ...IMPORTS,
-    "",
+  return module(header, `"""The server side of ${model.title}: typed handlers for every request a client sends, a typed method per request and notification the server sends."""`, [
     '__all__ = ["LocalError", "RpcError", "ServerConnection", "ServerHandlers", "ServerNotifications", "serve_connection"]',
     "",
     "",
@@ -236,5 +235,5 @@ export function emitPythonServer(model: ProtocolModel, header: string): string {
     "    connection.start()",
     "    await connection.closed()",
     "",
-  ].join("\n");
+  ]);
 }
