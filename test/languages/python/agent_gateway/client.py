@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 from . import models
@@ -177,50 +177,51 @@ class ClientNotifications:
         return None
 
     async def _dispatch(self, name: str, params: Any) -> None:
-        handler = _RECEIVED.get(name)
-        if handler is not None:
-            await handler(self, params)
+        method = _RECEIVED.get(name)
+        if method is not None:
+            # Looked up on the instance, so that a subclass's override answers.
+            await getattr(self, method)(params)
 
 
-_RECEIVED: dict[str, Callable[[ClientNotifications, Any], Awaitable[None]]] = {
-    "turn/started": ClientNotifications.on_turn_started,
-    "item/started": ClientNotifications.on_item_started,
-    "item/agent_message/delta": ClientNotifications.on_item_agent_message_delta,
-    "item/command_execution/output_delta": ClientNotifications.on_item_command_execution_output_delta,
-    "item/file_change/output_delta": ClientNotifications.on_item_file_change_output_delta,
-    "item/tool/progress": ClientNotifications.on_item_tool_progress,
-    "item/updated": ClientNotifications.on_item_updated,
-    "item/completed": ClientNotifications.on_item_completed,
-    "turn/completed": ClientNotifications.on_turn_completed,
-    "turn/failed": ClientNotifications.on_turn_failed,
-    "turn/blocked": ClientNotifications.on_turn_blocked,
-    "thread/timeline/blocks/changed": ClientNotifications.on_thread_timeline_blocks_changed,
-    "turn/work/items/changed": ClientNotifications.on_turn_work_items_changed,
-    "turn/work/state/changed": ClientNotifications.on_turn_work_state_changed,
-    "turn/permission/request/opened": ClientNotifications.on_turn_permission_request_opened,
-    "turn/permission/request/resolved": ClientNotifications.on_turn_permission_request_resolved,
-    "turn/permission/audit": ClientNotifications.on_turn_permission_audit,
-    "turn/question/opened": ClientNotifications.on_turn_question_opened,
-    "turn/question/resolved": ClientNotifications.on_turn_question_resolved,
-    "turn/handoff/started": ClientNotifications.on_turn_handoff_started,
-    "turn/execution_window/started": ClientNotifications.on_turn_execution_window_started,
-    "turn/execution_window/exhausted": ClientNotifications.on_turn_execution_window_exhausted,
-    "turn/execution_window/checkpointed": ClientNotifications.on_turn_execution_window_checkpointed,
-    "turn/execution_window/continued": ClientNotifications.on_turn_execution_window_continued,
-    "turn/execution_window/blocked": ClientNotifications.on_turn_execution_window_blocked,
-    "item/timeout_detected": ClientNotifications.on_item_timeout_detected,
-    "item/recovery_opened": ClientNotifications.on_item_recovery_opened,
-    "item/recovery_attached": ClientNotifications.on_item_recovery_attached,
-    "item/retry_scheduled": ClientNotifications.on_item_retry_scheduled,
-    "item/retry_attempt_started": ClientNotifications.on_item_retry_attempt_started,
-    "item/recovery_succeeded": ClientNotifications.on_item_recovery_succeeded,
-    "item/recovery_exhausted": ClientNotifications.on_item_recovery_exhausted,
-    "item/tool/retry_scheduled": ClientNotifications.on_item_tool_retry_scheduled,
-    "item/tool/retry_resolved": ClientNotifications.on_item_tool_retry_resolved,
-    "item/tool/retry_exhausted": ClientNotifications.on_item_tool_retry_exhausted,
-    "turn/tool_loop/budget_exceeded": ClientNotifications.on_turn_tool_loop_budget_exceeded,
-    "context/compressing": ClientNotifications.on_context_compressing,
-    "context/compressed": ClientNotifications.on_context_compressed,
+_RECEIVED: dict[str, str] = {
+    "turn/started": "on_turn_started",
+    "item/started": "on_item_started",
+    "item/agent_message/delta": "on_item_agent_message_delta",
+    "item/command_execution/output_delta": "on_item_command_execution_output_delta",
+    "item/file_change/output_delta": "on_item_file_change_output_delta",
+    "item/tool/progress": "on_item_tool_progress",
+    "item/updated": "on_item_updated",
+    "item/completed": "on_item_completed",
+    "turn/completed": "on_turn_completed",
+    "turn/failed": "on_turn_failed",
+    "turn/blocked": "on_turn_blocked",
+    "thread/timeline/blocks/changed": "on_thread_timeline_blocks_changed",
+    "turn/work/items/changed": "on_turn_work_items_changed",
+    "turn/work/state/changed": "on_turn_work_state_changed",
+    "turn/permission/request/opened": "on_turn_permission_request_opened",
+    "turn/permission/request/resolved": "on_turn_permission_request_resolved",
+    "turn/permission/audit": "on_turn_permission_audit",
+    "turn/question/opened": "on_turn_question_opened",
+    "turn/question/resolved": "on_turn_question_resolved",
+    "turn/handoff/started": "on_turn_handoff_started",
+    "turn/execution_window/started": "on_turn_execution_window_started",
+    "turn/execution_window/exhausted": "on_turn_execution_window_exhausted",
+    "turn/execution_window/checkpointed": "on_turn_execution_window_checkpointed",
+    "turn/execution_window/continued": "on_turn_execution_window_continued",
+    "turn/execution_window/blocked": "on_turn_execution_window_blocked",
+    "item/timeout_detected": "on_item_timeout_detected",
+    "item/recovery_opened": "on_item_recovery_opened",
+    "item/recovery_attached": "on_item_recovery_attached",
+    "item/retry_scheduled": "on_item_retry_scheduled",
+    "item/retry_attempt_started": "on_item_retry_attempt_started",
+    "item/recovery_succeeded": "on_item_recovery_succeeded",
+    "item/recovery_exhausted": "on_item_recovery_exhausted",
+    "item/tool/retry_scheduled": "on_item_tool_retry_scheduled",
+    "item/tool/retry_resolved": "on_item_tool_retry_resolved",
+    "item/tool/retry_exhausted": "on_item_tool_retry_exhausted",
+    "turn/tool_loop/budget_exceeded": "on_turn_tool_loop_budget_exceeded",
+    "context/compressing": "on_context_compressing",
+    "context/compressed": "on_context_compressed",
 }
 
 

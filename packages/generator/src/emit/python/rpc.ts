@@ -50,7 +50,7 @@ function notificationsBase(model: ProtocolModel, side: Side): string[] {
     "",
     "    async def _dispatch(self, name: str, params: Any) -> None:",
     ...(notifications.length
-      ? ["        handler = _RECEIVED.get(name)", "        if handler is not None:", "            await handler(self, params)"]
+      ? ["        method = _RECEIVED.get(name)", "        if method is not None:", "            # Looked up on the instance, so that a subclass's override answers.", "            await getattr(self, method)(params)"]
       : ["        return None"]),
   );
   return lines;
@@ -60,8 +60,8 @@ function receivedTable(model: ProtocolModel, side: Side): string[] {
   const { notifications } = received(model, side);
   if (notifications.length === 0) return [];
   return [
-    `_RECEIVED: dict[str, Callable[[${side.notifications}, Any], Awaitable[None]]] = {`,
-    ...notifications.map((n) => `    ${pyString(n.name)}: ${side.notifications}.on_${functionName(n.name)},`),
+    `_RECEIVED: dict[str, str] = {`,
+    ...notifications.map((n) => `    ${pyString(n.name)}: ${pyString(`on_${functionName(n.name)}`)},`),
     "}",
   ];
 }
