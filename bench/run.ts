@@ -6,7 +6,7 @@
  * A full run writes its table into docs/benchmarks.md (bench/page.ts); a partial one (--quick, --only)
  * prints it only.
  *
- * Options: --quick (fewer rounds), --only validation|generate|package|throughput|permission|concurrency|store|cluster|certify,
+ * Options: --quick (fewer rounds), --only validation|languages|generate|package|throughput|permission|concurrency|store|cluster|certify,
  * --no-phases. The validation benchmark runs here without its per-kind breakdown and
  * what-ifs, so the whole run stays within a few minutes; --full-validation adds them, as
  * `node --import ./scripts/from-source.mjs bench/validation.ts` does.
@@ -24,6 +24,7 @@ import { runStoreBench } from "./store.js";
 import { runThroughputBench } from "./throughput.js";
 import { useCompiledPackage } from "./gateway-process.js";
 import { runValidationBench } from "./validation.js";
+import { runLanguagesBench } from "./languages.js";
 
 const args = process.argv.slice(2);
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
@@ -37,6 +38,7 @@ console.log(`turnspec bench: node ${process.version}, ${cpus().length} CPUs (${c
 
 const benches: [string, () => Promise<ResultRow[]>][] = [
   ["validation", () => (args.includes("--full-validation") ? runValidationBench({ quick }) : runValidationBench({ quick, breakdown: false, whatIf: false }))],
+  ["languages", () => runLanguagesBench({ quick })],
   ["generate", () => runGenerateBench({ phases: !args.includes("--no-phases") })],
   ["package", () => runPackageBench()],
   ["throughput", () => runThroughputBench(quick ? { deltas: 2000, rounds: 3, longDeltas: 20_000 } : {})],

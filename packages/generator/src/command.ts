@@ -1,10 +1,11 @@
 /** `turnspec generate`: runs the generator and reports, returning the exit code. */
 import { statSync, watch as watchFolder } from "node:fs";
 import { relative, resolve } from "node:path";
-import { ConfigError, loadConfig, type OutputKind } from "./config.js";
+import { ConfigError, loadConfig, type Language, type OutputKind } from "./config.js";
 import { compareWithDisk, generateFiles, writeToDisk } from "./generate.js";
 import { SchemaErrors } from "./schema-error.js";
 import { loadTypeCheck } from "./load-typecheck.js";
+import { UnsupportedForPython } from "./emit/python/checks.js";
 
 /** The command's flags: each one given overrides turnspec.config.json, which overrides the defaults. */
 export interface GenerateCommand {
@@ -24,6 +25,8 @@ export interface GenerateCommand {
   readonly configFile?: string;
   /** Generate again whenever a file of the schemas folder changes, until interrupted. */
   readonly watch?: boolean;
+  /** The language of the output. Default: the config's, else typescript. */
+  readonly lang?: Language;
 }
 
 interface Settings {
@@ -32,6 +35,7 @@ interface Settings {
   readonly support: string | undefined;
   readonly standalone: boolean;
   readonly outputs: readonly OutputKind[] | undefined;
+  readonly lang: Language;
 }
 
 export function isDirectory(path: string): boolean {
@@ -50,6 +54,7 @@ function settingsOf(command: GenerateCommand): Settings {
     support: command.support ?? config.support,
     standalone: command.standalone ?? config.standalone ?? false,
     outputs: command.outputs ?? config.outputs,
+    lang: command.lang ?? config.lang ?? "typescript",
   };
 }
 
@@ -66,6 +71,13 @@ export async function runGenerate(command: GenerateCommand, out: { write(text: s
     err.write(`turnspec generate: no schemas folder at ${settings.schemasDir}\n`);
     return 2;
   }
+  if (settings.lang === "python") {
+    const given = [settings.support !== undefined && "support", settings.standalone && "standalone", settings.outputs !== undefined && "outputs"].filter(Boolean);
+    if (given.length) {
+      err.write(`turnspec generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; a Python package (--lang python) takes none\n`);
+      return 2;
+    }
+  }
   if (!command.watch) return generateOnce(command, settings, out, err);
   if (command.check) {
     err.write("turnspec generate: --watch writes the output; it cannot be combined with --check\n");
@@ -80,6 +92,7 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
   try {
     files = await generateFiles({
       schemasDir: settings.schemasDir,
+      ...(settings.lang === "typescript" ? {} : { lang: settings.lang }),
       ...(settings.support === undefined ? {} : { support: settings.support }),
       ...(settings.outputs === undefined ? {} : { outputs: settings.outputs }),
       ...(settings.standalone ? { standalone: true } : {}),
@@ -89,9 +102,17 @@ async function generateOnce(command: GenerateCommand, settings: Settings, out: {
       err.write(`turnspec generate: the schemas in ${settings.schemasDir} have mistakes; nothing was written.\n${error.message}\n`);
       return 1;
     }
+    if (error instanceof UnsupportedForPython) {
+      err.write(`turnspec generate --lang python: ${error.message}; nothing was written.\n`);
+      return 1;
+    }
     throw error;
   }
   const outName = relative(process.cwd(), settings.outDir) || ".";
+  if (command.typecheck && settings.lang !== "typescript") {
+    err.write("turnspec generate: --typecheck compiles TypeScript output; check a Python package with pyright --strict or mypy --strict\n");
+    return 2;
+  }
   if (command.typecheck) {
     // The compiler is loaded only when asked for.
     let typeCheck: Awaited<ReturnType<typeof loadTypeCheck>>["typeCheck"];

@@ -19,10 +19,14 @@ import type { ProtocolModel } from "./model.js";
 import { camelMethodName, render } from "./render.js";
 import { OUTPUT_KINDS, withDependencies, type OutputKind } from "./config.js";
 import { STANDALONE_DIR, STANDALONE_SUPPORT, standaloneSupportFiles } from "./standalone.js";
+import { emitPython } from "./emit/python/index.js";
+import type { Language } from "./outputs.js";
 
 export interface GenerateOptions {
   /** The schemas folder (protocol.json, errors.json, one file per type). */
   readonly schemasDir: string;
+  /** The language of the output: TypeScript (the default) or a Python package (docs/languages.md). */
+  readonly lang?: Language;
   /** Import specifier of the JSON-RPC support module the stubs use. Default "@turnspec/rpc". */
   readonly support?: string;
   /** Name of the generated client class. Default "ProtocolClient". */
@@ -60,6 +64,12 @@ export async function generateFiles(options: GenerateOptions): Promise<Generated
 }
 
 export async function emitAll(model: ProtocolModel, options: Omit<GenerateOptions, "schemasDir">): Promise<GeneratedFile[]> {
+  if (options.lang === "python") {
+    // The TypeScript options have no meaning for a Python package: refused, not ignored.
+    const given = (["support", "standalone", "outputs", "clientClass"] as const).filter((key) => options[key] !== undefined && options[key] !== false);
+    if (given.length) throw new Error(`generate: ${given.join(", ")} ${given.length === 1 ? "is an option" : "are options"} of the TypeScript output; the Python package takes none`);
+    return emitPython(model, { header: `# ${NOTE}` });
+  }
   if (options.standalone && options.support !== undefined) {
     throw new Error("generate: standalone writes its own support module; give standalone or support, not both");
   }

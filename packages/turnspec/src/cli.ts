@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import yargs from "yargs";
 import { hideBin } from "yargs/helpers";
-import { OUTPUT_KINDS } from "@turnspec/generator/outputs";
+import { LANGUAGES, OUTPUT_KINDS } from "@turnspec/generator/outputs";
 
 // turnspec's own version, wherever it is run from (yargs would read the nearest package.json of the working directory).
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -31,6 +31,7 @@ const cli = yargs(hideBin(process.argv))
         .option("support", { type: "string", describe: "Import specifier of the JSON-RPC support module (default: the config's, else @turnspec/rpc)", conflicts: "standalone" })
         .option("standalone", { type: "boolean", describe: "Write the support module into <out>/support/ and import it from there: the output then depends on nothing (default: the config's, else off)" })
         .option("outputs", { type: "string", array: true, choices: OUTPUT_KINDS, describe: "Emit only these outputs, each with what it imports (default: the config's, else all)" })
+        .option("lang", { type: "string", choices: LANGUAGES, describe: "The language of the output: typescript, or a Python package written into --out (default: the config's, else typescript)" })
         .option("config", { type: "string", describe: "The config file (default: turnspec.config.json in the working folder, when there is one)" })
         .option("watch", { type: "boolean", default: false, describe: "Generate again whenever a schema file changes, until interrupted" }),
     async (argv) => {
@@ -46,6 +47,7 @@ const cli = yargs(hideBin(process.argv))
         ...(argv.config === undefined ? {} : { configFile: argv.config }),
         watch: argv.watch,
         ...(argv.standalone === undefined ? {} : { standalone: argv.standalone }),
+        ...(argv.lang === undefined ? {} : { lang: argv.lang as (typeof LANGUAGES)[number] }),
       });
     },
   )
@@ -117,6 +119,19 @@ const cli = yargs(hideBin(process.argv))
         format: argv.json ? "json" : argv.markdown ? "markdown" : "text",
         strictUndetermined: argv["strict-undetermined"],
       });
+    },
+  )
+  .command(
+    "vectors",
+    "Write the test vectors of a schemas folder: values per type, per message and per ordering rule, hazards, each with the TypeScript verdicts and canonical JSON",
+    (y) =>
+      y
+        .option("schemas", { type: "string", default: "schemas", describe: "The schemas folder" })
+        .option("out", { type: "string", describe: "The file to write (default: standard output)" })
+        .option("check", { type: "boolean", default: false, describe: "Write nothing; exit 1 if the file of --out is stale" }),
+    async (argv) => {
+      const { runVectors } = await import("@turnspec/generator/vectors-command");
+      process.exitCode = runVectors({ schemasDir: resolve(argv.schemas), ...(argv.out === undefined ? {} : { out: resolve(argv.out) }), check: argv.check });
     },
   )
   .command(
@@ -288,7 +303,7 @@ const cli = yargs(hideBin(process.argv))
       });
     },
   )
-  .demandCommand(1, "Name a command: init, generate, validate, diff, serve, certify or inspect.")
+  .demandCommand(1, "Name a command: init, generate, validate, vectors, diff, serve, certify or inspect.")
   .strict()
   .recommendCommands()
   .fail((message, error) => {
